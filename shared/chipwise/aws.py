@@ -1,0 +1,152 @@
+"""boto3 sessions and clients: one cached factory, standard retries, assume-role, and an API-call counter.
+
+The factory honours the standard environment (AWS_ENDPOINT_URL, AWS_PROFILE, AWS_REGION...), so the same
+code talks to AWS in production and to the local emulator in tests and the demo.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Literal, overload
+
+import boto3
+from botocore.config import Config
+
+if TYPE_CHECKING:
+    from mypy_boto3_batch import BatchClient
+    from mypy_boto3_ce import CostExplorerClient
+    from mypy_boto3_cloudwatch import CloudWatchClient
+    from mypy_boto3_ec2 import EC2Client
+    from mypy_boto3_events import EventBridgeClient
+    from mypy_boto3_organizations import OrganizationsClient
+    from mypy_boto3_pricing import PricingClient
+    from mypy_boto3_s3 import S3Client
+    from mypy_boto3_sagemaker import SageMakerClient
+    from mypy_boto3_secretsmanager import SecretsManagerClient
+    from mypy_boto3_sesv2 import SESV2Client
+    from mypy_boto3_sqs import SQSClient
+    from mypy_boto3_ssm import SSMClient
+    from mypy_boto3_sts import STSClient
+
+RETRY_CONFIG = Config(retries={"mode": "standard", "max_attempts": 6}, connect_timeout=5, read_timeout=60)
+
+
+class ApiCallCounter:
+    """Counts every API call made by clients it is attached to, as ``service.Operation``.
+
+    Retries are counted too: a throttled call that succeeds on its third attempt costs three requests.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._counts: Counter[str] = Counter()
+
+    def _on_call(self, event_name: str, **_kwargs: Any) -> None:
+        # event_name looks like "before-send.cloudwatch.GetMetricData"
+        _, service, operation = event_name.split(".", 2)
+        with self._lock:
+            self._counts[f"{service}.{operation}"] += 1
+
+    def attach(self, client: Any) -> None:
+        client.meta.events.register("before-send.*.*", self._on_call)
+
+    def snapshot(self) -> dict[str, int]:
+        with self._lock:
+            return dict(sorted(self._counts.items()))
+
+    def total(self) -> int:
+        with self._lock:
+            return sum(self._counts.values())
+
+
+@dataclass(frozen=True)
+class AssumeRole:
+    """A member-account role to assume (with the ExternalId the role's trust policy requires)."""
+
+    role_arn: str
+    external_id: str | None = None
+    session_name: str = "chipwise-scan"
+
+
+@dataclass
+class AwsContext:
+    """The clients of one scan: one session (home or assumed), one region, one call counter."""
+
+    session: boto3.Session
+    region: str
+    counter: ApiCallCounter = field(default_factory=ApiCallCounter)
+    _clients: dict[tuple[str, str], Any] = field(default_factory=dict)
+
+    @overload
+    def client(self, service: Literal["batch"], region: str | None = None) -> BatchClient: ...
+    @overload
+    def client(self, service: Literal["ce"], region: str | None = None) -> CostExplorerClient: ...
+    @overload
+    def client(self, service: Literal["cloudwatch"], region: str | None = None) -> CloudWatchClient: ...
+    @overload
+    def client(self, service: Literal["ec2"], region: str | None = None) -> EC2Client: ...
+    @overload
+    def client(self, service: Literal["events"], region: str | None = None) -> EventBridgeClient: ...
+    @overload
+    def client(self, service: Literal["organizations"], region: str | None = None) -> OrganizationsClient: ...
+    @overload
+    def client(self, service: Literal["pricing"], region: str | None = None) -> PricingClient: ...
+    @overload
+    def client(self, service: Literal["s3"], region: str | None = None) -> S3Client: ...
+    @overload
+    def client(self, service: Literal["sagemaker"], region: str | None = None) -> SageMakerClient: ...
+    @overload
+    def client(self, service: Literal["secretsmanager"], region: str | None = None) -> SecretsManagerClient: ...
+    @overload
+    def client(self, service: Literal["sesv2"], region: str | None = None) -> SESV2Client: ...
+    @overload
+    def client(self, service: Literal["sqs"], region: str | None = None) -> SQSClient: ...
+    @overload
+    def client(self, service: Literal["ssm"], region: str | None = None) -> SSMClient: ...
+    @overload
+    def client(self, service: Literal["sts"], region: str | None = None) -> STSClient: ...
+    def client(self, service: str, region: str | None = None) -> Any:
+        """A client for ``service`` (Cost Explorer is always us-east-1), built once per context."""
+        region = "us-east-1" if service in {"ce", "pricing"} else (region or self.region)
+        key = (service, region)
+        if key not in self._clients:
+            client = self.session.client(service, region_name=region, config=RETRY_CONFIG)  # type: ignore[call-overload]
+            self.counter.attach(client)
+            self._clients[key] = client
+        return self._clients[key]
+
+    def account_id(self) -> str:
+        return self.client("sts").get_caller_identity()["Account"]
+
+
+@lru_cache(maxsize=8)
+def base_session(profile: str | None = None) -> boto3.Session:
+    """The home session (credentials from the standard chain), built once per profile."""
+    return boto3.Session(profile_name=profile)
+
+
+def assume_role_session(role: AssumeRole, region: str, counter: ApiCallCounter | None = None) -> boto3.Session:
+    """A session with the member account's temporary credentials (ExternalId sent when configured)."""
+    sts = base_session().client("sts", region_name=region, config=RETRY_CONFIG)
+    if counter is not None:
+        counter.attach(sts)
+    params: dict[str, Any] = {"RoleArn": role.role_arn, "RoleSessionName": role.session_name}
+    if role.external_id:
+        params["ExternalId"] = role.external_id
+    creds = sts.assume_role(**params)["Credentials"]
+    return boto3.Session(
+        aws_access_key_id=creds["AccessKeyId"],
+        aws_secret_access_key=creds["SecretAccessKey"],
+        aws_session_token=creds["SessionToken"],
+        region_name=region,
+    )
+
+
+def aws_context(region: str, role: AssumeRole | None = None) -> AwsContext:
+    """Clients for one account and region: the home account, or a member account through ``role``."""
+    counter = ApiCallCounter()
+    session = base_session() if role is None else assume_role_session(role, region, counter)
+    return AwsContext(session=session, region=region, counter=counter)

@@ -1,0 +1,61 @@
+"""The ``chipwise`` command.
+
+Each module in this package that defines ``register(app)`` adds its commands; adding a command group
+means adding one module, nothing central changes.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import sys
+
+import typer
+from rich.console import Console
+
+from chipwise.errors import ChipwiseError
+
+app = typer.Typer(
+    name="chipwise",
+    help="FinOps advisor for AWS AI accelerators: Inferentia, Trainium and NVIDIA GPU spend.",
+    no_args_is_help=True,
+    rich_markup_mode="rich",
+    pretty_exceptions_enable=False,
+)
+
+_registered = False
+
+
+def _register_commands() -> None:
+    global _registered
+    if _registered:
+        return
+    for module in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        if module.name.startswith("_") or module.name == "common":
+            continue
+        mod = importlib.import_module(f"{__name__}.{module.name}")
+        register = getattr(mod, "register", None)
+        if register is not None:
+            register(app)
+    _registered = True
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point: every Chipwise error ends as one line on stderr and a non-zero exit."""
+    _register_commands()
+    err = Console(stderr=True)
+    try:
+        app(args=argv, standalone_mode=True)  # click prints usage errors itself and exits 2
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    except ChipwiseError as exc:
+        err.print(f"[bold red]chipwise:[/] {exc}", highlight=False, soft_wrap=True)
+        return 1
+    except KeyboardInterrupt:
+        err.print("[yellow]interrupted[/]")
+        return 130
+    return 0
+
+
+def run() -> None:
+    sys.exit(main())

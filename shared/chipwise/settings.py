@@ -1,0 +1,129 @@
+"""Settings: one model, read once (environment with prefix CHIPWISE_, then an optional chipwise.toml)."""
+
+from __future__ import annotations
+
+import os
+from decimal import Decimal
+from functools import lru_cache
+from pathlib import Path
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic_settings import (
+    BaseSettings,
+    NoDecode,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+from chipwise.errors import ConfigError
+
+DEFAULT_DATABASE_URL = "sqlite:///chipwise.db"
+CONFIG_FILE_ENV = "CHIPWISE_CONFIG"
+
+
+def _split_csv(value: object) -> object:
+    if isinstance(value, str):
+        return [item.strip() for item in value.split(",") if item.strip()]
+    return value
+
+
+class BatchQueues(BaseModel):
+    """AWS Batch job queues for benchmark runs, by target family."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    inf2: str = "chipwise-bench-inf2"
+    trn1: str = "chipwise-bench-trn1"
+    trn2: str = "chipwise-bench-trn2"
+    gpu_baseline: str | None = None
+
+
+class Settings(BaseSettings):
+    """Every knob Chipwise has. Environment variables win over chipwise.toml, which wins over defaults."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="CHIPWISE_",
+        env_nested_delimiter="__",
+        extra="forbid",
+        toml_file="chipwise.toml",
+    )
+
+    database_url: str = Field(DEFAULT_DATABASE_URL, description="SQLAlchemy URL of the store.")
+    region: str = Field("us-east-1", pattern=r"^[a-z]{2}(-gov)?-[a-z]+-\d$", description="Home AWS region.")
+    regions: Annotated[list[str], NoDecode] = Field(
+        default_factory=list, description="Regions to scan (default: the home region)."
+    )
+    lookback_days: int = Field(14, ge=1, le=63, description="Days of metrics and costs each scan reads.")
+    thresholds_file: Path | None = Field(None, description="Policy file overriding rule thresholds.")
+    account_ids: Annotated[list[str], NoDecode] = Field(
+        default_factory=list, description="Accounts to scan when AWS Organizations is not used."
+    )
+    use_organizations: bool = Field(False, description="List member accounts from AWS Organizations.")
+    member_role_name: str = Field("ChipwiseReadOnly", description="Role assumed in each member account.")
+    external_id: str | None = Field(None, description="ExternalId sent on every AssumeRole.")
+    email_sender: str = Field("chipwise@example.com", description="Verified SES identity mail is sent from.")
+    email_recipients: Annotated[list[str], NoDecode] = Field(
+        default_factory=list, description="Digest recipients (comma separated)."
+    )
+    advisory_email: str = Field("advisory@example.com", description="Internal address for drafts and plans.")
+    slack_webhook_secret_name: str | None = Field(
+        None, description="Secrets Manager secret (or SSM parameter) holding the Slack webhook URL."
+    )
+    alert_threshold_usd: Decimal = Field(Decimal("500"), ge=0, description="Alert at once above this saving.")
+    benchmark_min_savings_usd: Decimal = Field(
+        Decimal("200"), ge=0, description="Benchmark findings saving at least this much a month."
+    )
+    benchmark_bucket: str = Field("chipwise-artifacts", description="S3 bucket for benchmark results.")
+    event_bus_name: str = Field("chipwise", description="EventBridge bus for Chipwise events.")
+    scan_queue_url: str | None = Field(None, description="SQS queue the dispatcher fans scans out to.")
+    batch_queues: BatchQueues = Field(default_factory=BatchQueues)
+
+    @field_validator("regions", "account_ids", "email_recipients", mode="before")
+    @classmethod
+    def _csv(cls, value: object) -> object:
+        return _split_csv(value)
+
+    @field_validator("account_ids")
+    @classmethod
+    def _account_ids(cls, value: list[str]) -> list[str]:
+        for account in value:
+            if not (account.isdigit() and len(account) == 12):
+                raise ValueError(f"{account!r} is not a 12-digit AWS account id")
+        return value
+
+    @property
+    def scan_regions(self) -> list[str]:
+        return self.regions or [self.region]
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        toml_path = Path(os.environ.get(CONFIG_FILE_ENV, "chipwise.toml"))
+        return (init_settings, env_settings, TomlConfigSettingsSource(settings_cls, toml_file=toml_path))
+
+
+def describe_validation_error(exc: ValidationError) -> str:
+    """One line naming each bad setting and its environment variable."""
+    parts = []
+    for error in exc.errors():
+        path = ".".join(str(p) for p in error["loc"])
+        env = "CHIPWISE_" + "__".join(str(p) for p in error["loc"]).upper()
+        parts.append(f"{path} ({env}): {error['msg']}")
+    return "invalid setting " + "; ".join(parts)
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """The settings, read once per process. Raises ConfigError naming the bad setting."""
+    try:
+        return Settings()
+    except ValidationError as exc:
+        raise ConfigError(describe_validation_error(exc)) from exc

@@ -1,0 +1,1 @@
+"""Repositories: each takes a Session; the caller owns the transaction."""

@@ -1,0 +1,25 @@
+"""All tables, imported in one place so Base.metadata is complete (Alembic and create_all read it)."""
+
+from chipwise.store.tables.findings import BenchmarkRun, Finding, Recommendation
+from chipwise.store.tables.intake import IntakeSubmission, Plan
+from chipwise.store.tables.inventory import Account, Resource
+from chipwise.store.tables.messaging import Draft, OutboxMessage
+from chipwise.store.tables.scans import Scan
+from chipwise.store.tables.usage import CostRecord, MetricCoverage, MetricRollup, NeuronRollup
+
+__all__ = [
+    "Account",
+    "BenchmarkRun",
+    "CostRecord",
+    "Draft",
+    "Finding",
+    "IntakeSubmission",
+    "MetricCoverage",
+    "MetricRollup",
+    "NeuronRollup",
+    "OutboxMessage",
+    "Plan",
+    "Recommendation",
+    "Resource",
+    "Scan",
+]

@@ -1,0 +1,101 @@
+"""Findings (one per rule and resource), their priced recommendations and benchmark runs."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+
+from sqlalchemy import Float, ForeignKey, Index, String, Text, UniqueConstraint
+from sqlalchemy.orm import Mapped, mapped_column
+
+from chipwise.store.base import Base, utcnow
+
+
+class Finding(Base):
+    """Upserted by (rule_id, resource_arn); resolved when the condition is gone; suppressible."""
+
+    __tablename__ = "findings"
+    __table_args__ = (
+        UniqueConstraint("rule_id", "resource_arn"),
+        Index("ix_findings_account_status", "account_id", "status"),
+    )
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    account_id: Mapped[str] = mapped_column(ForeignKey("accounts.account_id"))
+    region: Mapped[str] = mapped_column(String(32))
+    rule_id: Mapped[str] = mapped_column(String(64))
+    resource_arn: Mapped[str] = mapped_column(String(2048))
+    resource_kind: Mapped[str] = mapped_column(String(48))
+    resource_name: Mapped[str] = mapped_column(String(512))
+    instance_type: Mapped[str | None] = mapped_column(String(64))
+    instance_count: Mapped[int] = mapped_column(default=1)
+    monthly_cost_usd: Mapped[Decimal]
+    estimated_monthly_savings_usd: Mapped[Decimal]
+    measured_monthly_savings_usd: Mapped[Decimal | None]
+    recommendation: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    confidence: Mapped[str] = mapped_column(String(8))  # high|medium|low
+    signals_used: Mapped[list[Any]] = mapped_column(default=list)
+    signals_missing: Mapped[list[Any]] = mapped_column(default=list)
+    effort: Mapped[str] = mapped_column(String(8), default="none")  # none|days|weeks|months
+    break_even_months: Mapped[float | None] = mapped_column(Float)
+    summary: Mapped[str] = mapped_column(Text)
+    evidence: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    status: Mapped[str] = mapped_column(String(12), default="open")  # open|resolved|suppressed
+    first_seen: Mapped[datetime] = mapped_column(default=utcnow)
+    last_seen: Mapped[datetime] = mapped_column(default=utcnow)
+    resolved_at: Mapped[datetime | None]
+    suppressed_until: Mapped[datetime | None]
+    suppress_reason: Mapped[str | None] = mapped_column(Text)
+    last_scan_id: Mapped[str | None] = mapped_column(String(36))
+
+
+class Recommendation(Base):
+    """The history of how a finding's recommendation was priced: the estimate, then measurements."""
+
+    __tablename__ = "recommendations"
+    __table_args__ = (Index("ix_recommendations_finding", "finding_id", "created_at"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True, autoincrement=True)
+    finding_id: Mapped[str] = mapped_column(ForeignKey("findings.id", ondelete="CASCADE"))
+    source: Mapped[str] = mapped_column(String(16))  # estimate|benchmark
+    action: Mapped[str] = mapped_column(String(24))
+    target_platform: Mapped[str | None] = mapped_column(String(16))
+    target_instance_type: Mapped[str | None] = mapped_column(String(64))
+    target_count: Mapped[int | None]
+    monthly_cost_usd: Mapped[Decimal | None]
+    monthly_savings_usd: Mapped[Decimal | None]
+    confidence: Mapped[str] = mapped_column(String(8))
+    withdrawn: Mapped[bool] = mapped_column(default=False)
+    reason: Mapped[str | None] = mapped_column(Text)
+    benchmark_run_id: Mapped[str | None] = mapped_column(String(36))
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class BenchmarkRun(Base):
+    """One AWS Batch benchmark job for (finding, target type); at most one active per pair."""
+
+    __tablename__ = "benchmark_runs"
+    __table_args__ = (
+        UniqueConstraint("finding_id", "target_instance_type", "attempt"),
+        Index("ix_benchmark_runs_job", "job_id"),
+    )
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    finding_id: Mapped[str] = mapped_column(ForeignKey("findings.id", ondelete="CASCADE"))
+    target_instance_type: Mapped[str] = mapped_column(String(64))
+    attempt: Mapped[int] = mapped_column(default=1)
+    role: Mapped[str] = mapped_column(String(16), default="target")  # target|gpu_baseline
+    job_queue: Mapped[str] = mapped_column(String(256))
+    job_definition: Mapped[str | None] = mapped_column(String(512))
+    job_id: Mapped[str | None] = mapped_column(String(128))
+    job_name: Mapped[str | None] = mapped_column(String(128))
+    status: Mapped[str] = mapped_column(String(12), default="submitted")  # submitted|running|succeeded|failed|expired
+    parameters: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    result_uri: Mapped[str | None] = mapped_column(String(2048))
+    result: Mapped[dict[str, Any] | None]
+    measured: Mapped[dict[str, Any] | None]
+    failure_reason: Mapped[str | None] = mapped_column(Text)
+    submitted_at: Mapped[datetime] = mapped_column(default=utcnow)
+    finished_at: Mapped[datetime | None]
+    expires_at: Mapped[datetime | None]

@@ -1,0 +1,56 @@
+"""Accounts and the inventory of resources seen in them."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import ForeignKey, Index, String, UniqueConstraint
+from sqlalchemy.orm import Mapped, mapped_column
+
+from chipwise.store.base import Base, utcnow
+
+
+class Account(Base):
+    __tablename__ = "accounts"
+
+    account_id: Mapped[str] = mapped_column(String(12), primary_key=True)
+    name: Mapped[str | None] = mapped_column(String(256))
+    role_arn: Mapped[str | None] = mapped_column(String(2048))
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    last_scan_at: Mapped[datetime | None]
+
+
+class Resource(Base):
+    """One EC2 instance, SageMaker endpoint, training job, Batch compute environment/queue/job.
+
+    ``arn`` is the stable identity; ``details`` keeps what the collector saw (variants, serverless config,
+    image, environment, catalog facts), ``hints`` the workload hints (model family, training/inference,
+    custom CUDA, owner).
+    """
+
+    __tablename__ = "resources"
+    __table_args__ = (
+        UniqueConstraint("arn"),
+        Index("ix_resources_account_region_kind", "account_id", "region", "kind"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True, autoincrement=True)
+    account_id: Mapped[str] = mapped_column(ForeignKey("accounts.account_id"))
+    region: Mapped[str] = mapped_column(String(32))
+    arn: Mapped[str] = mapped_column(String(2048))
+    kind: Mapped[str] = mapped_column(String(48))
+    name: Mapped[str] = mapped_column(String(512))
+    instance_type: Mapped[str | None] = mapped_column(String(64))
+    instance_count: Mapped[int] = mapped_column(default=1)
+    platform: Mapped[str] = mapped_column(String(16))
+    state: Mapped[str | None] = mapped_column(String(32))
+    unknown_instance_type: Mapped[bool] = mapped_column(default=False)
+    launched_at: Mapped[datetime | None]
+    ended_at: Mapped[datetime | None]
+    tags: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    hints: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    details: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    first_seen: Mapped[datetime] = mapped_column(default=utcnow)
+    last_seen: Mapped[datetime] = mapped_column(default=utcnow)
+    last_scan_id: Mapped[str | None] = mapped_column(String(36))

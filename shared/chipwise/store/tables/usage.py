@@ -1,0 +1,98 @@
+"""What resources cost and how busy they were: daily costs, hourly metric and Neuron rollups."""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from decimal import Decimal
+
+from sqlalchemy import BigInteger, Float, ForeignKey, Index, String, UniqueConstraint
+from sqlalchemy.orm import Mapped, mapped_column
+
+from chipwise.store.base import Base, utcnow
+
+
+class CostRecord(Base):
+    """One Cost Explorer group on one day: (service, usage type) with unblended/amortized cost and usage."""
+
+    __tablename__ = "cost_records"
+    __table_args__ = (
+        UniqueConstraint("account_id", "day", "service", "usage_type"),
+        Index("ix_cost_records_account_type_day", "account_id", "instance_type", "day"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True, autoincrement=True)
+    account_id: Mapped[str] = mapped_column(ForeignKey("accounts.account_id"))
+    day: Mapped[date]
+    service: Mapped[str] = mapped_column(String(128))
+    usage_type: Mapped[str] = mapped_column(String(256))
+    usage_kind: Mapped[str | None] = mapped_column(String(16))  # BoxUsage, SpotUsage, Host, Train, ...
+    instance_type: Mapped[str | None] = mapped_column(String(64))
+    region: Mapped[str | None] = mapped_column(String(32))
+    unblended_cost: Mapped[Decimal]
+    amortized_cost: Mapped[Decimal]
+    usage_quantity: Mapped[Decimal]
+    estimated: Mapped[bool] = mapped_column(default=False)
+    fetched_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class MetricRollup(Base):
+    """One hour of one CloudWatch metric for one resource (max across GPUs/cores already taken)."""
+
+    __tablename__ = "metric_rollups"
+    __table_args__ = (UniqueConstraint("resource_id", "namespace", "metric", "hour"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True, autoincrement=True)
+    resource_id: Mapped[int] = mapped_column(ForeignKey("resources.id", ondelete="CASCADE"))
+    namespace: Mapped[str] = mapped_column(String(128))
+    metric: Mapped[str] = mapped_column(String(128))
+    hour: Mapped[datetime]
+    average: Mapped[float | None] = mapped_column(Float)
+    maximum: Mapped[float | None] = mapped_column(Float)
+    sum: Mapped[float | None] = mapped_column(Float)
+    sample_count: Mapped[float | None] = mapped_column(Float)
+
+
+class MetricCoverage(Base):
+    """Whether a metric exists for a resource over a window, and how many hours had datapoints.
+
+    ``exists`` False means telemetry is missing (never "idle"); True with ``hours_with_data`` below the
+    window means hours without datapoints (for SageMaker invocations: zero traffic).
+    """
+
+    __tablename__ = "metric_coverage"
+    __table_args__ = (UniqueConstraint("resource_id", "namespace", "metric"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True, autoincrement=True)
+    resource_id: Mapped[int] = mapped_column(ForeignKey("resources.id", ondelete="CASCADE"))
+    namespace: Mapped[str] = mapped_column(String(128))
+    metric: Mapped[str] = mapped_column(String(128))
+    exists: Mapped[bool]
+    hours_with_data: Mapped[int] = mapped_column(default=0)
+    window_start: Mapped[datetime]
+    window_end: Mapped[datetime]
+    checked_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class NeuronRollup(Base):
+    """One hour of neuron-monitor telemetry for one instance and runtime (from S3 reports)."""
+
+    __tablename__ = "neuron_rollups"
+    __table_args__ = (UniqueConstraint("account_id", "instance_id", "runtime_tag", "hour"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True, autoincrement=True)
+    account_id: Mapped[str] = mapped_column(String(12))
+    instance_id: Mapped[str] = mapped_column(String(64))
+    instance_type: Mapped[str | None] = mapped_column(String(64))
+    runtime_tag: Mapped[str] = mapped_column(String(255))
+    hour: Mapped[datetime]
+    reports: Mapped[int] = mapped_column(default=0)
+    neuroncore_utilization_avg: Mapped[float | None] = mapped_column(Float)
+    neuroncore_utilization_max: Mapped[float | None] = mapped_column(Float)
+    cores_in_use: Mapped[int | None]
+    device_memory_used_max: Mapped[int | None] = mapped_column(BigInteger)
+    host_memory_used_max: Mapped[int | None] = mapped_column(BigInteger)
+    executions_completed: Mapped[int] = mapped_column(BigInteger, default=0)
+    executions_failed: Mapped[int] = mapped_column(BigInteger, default=0)
+    latency_p50_s: Mapped[float | None] = mapped_column(Float)
+    latency_p99_s: Mapped[float | None] = mapped_column(Float)
+    errors: Mapped[int] = mapped_column(default=0)

@@ -1,0 +1,184 @@
+"""Shared fixtures: stores (SQLite always, PostgreSQL when CHIPWISE_TEST_DATABASE_URL is set), the AWS emulator,
+sample events and clean settings."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import create_engine, text
+from sqlalchemy.engine import make_url
+from sqlalchemy.orm import Session, sessionmaker
+
+from chipwise.aws import base_session
+from chipwise.settings import get_settings
+from chipwise.store.base import Base
+from chipwise.store.session import get_engine, get_session_factory, upgrade
+
+ROOT = Path(__file__).resolve().parent.parent
+EVENTS = ROOT / "events"
+PG_ENV = "CHIPWISE_TEST_DATABASE_URL"
+
+# Tests never reach real AWS: fake credentials everywhere, endpoints set by the emulator fixture.
+os.environ.update(
+    AWS_ACCESS_KEY_ID="testing",
+    AWS_SECRET_ACCESS_KEY="testing",
+    AWS_DEFAULT_REGION="us-east-1",
+    AWS_REGION="us-east-1",
+    AWS_EC2_METADATA_DISABLED="true",
+    POWERTOOLS_TRACE_DISABLED="true",
+    POWERTOOLS_METRICS_NAMESPACE="Chipwise",
+    POWERTOOLS_SERVICE_NAME="chipwise-tests",
+)
+for _var in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL"):
+    os.environ.pop(_var, None)
+
+
+def _database_backends() -> list[str]:
+    return ["sqlite", "postgresql"] if os.environ.get(PG_ENV) else ["sqlite"]
+
+
+@pytest.fixture(scope="session")
+def _sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One migrated SQLite file; each test gets a copy (cheaper than migrating per test)."""
+    path = tmp_path_factory.mktemp("db") / "template.db"
+    url = f"sqlite:///{path}"
+    upgrade(url)
+    get_engine(url).dispose()  # checkpoints the WAL into the file before it is copied
+    get_engine.cache_clear()
+    get_session_factory.cache_clear()
+    return path
+
+
+@pytest.fixture(scope="session")
+def _postgres_url(worker_id: str) -> Iterator[str]:
+    """A fresh PostgreSQL database per test session (and xdist worker), migrated once."""
+    admin_url = make_url(os.environ[PG_ENV])
+    name = f"chipwise_test_{worker_id}_{uuid.uuid4().hex[:8]}"
+    admin = create_engine(admin_url.set(drivername="postgresql+psycopg"), isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text(f'CREATE DATABASE "{name}"'))
+    url = admin_url.set(drivername="postgresql+psycopg", database=name).render_as_string(hide_password=False)
+    upgrade(url)
+    yield url
+    get_engine(url).dispose()
+    get_engine.cache_clear()
+    with admin.connect() as conn:
+        conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    admin.dispose()
+
+
+@pytest.fixture(scope="session")
+def worker_id(request: pytest.FixtureRequest) -> str:
+    """xdist's worker id when running in parallel, "main" otherwise."""
+    workerinput = getattr(request.config, "workerinput", None)
+    return str(workerinput["workerid"]) if workerinput else "main"
+
+
+@pytest.fixture(params=_database_backends())
+def db_url(request: pytest.FixtureRequest, tmp_path: Path, _sqlite_template: Path) -> Iterator[str]:
+    """An empty, migrated store: SQLite always, PostgreSQL too when CHIPWISE_TEST_DATABASE_URL is set."""
+    if request.param == "sqlite":
+        path = tmp_path / "chipwise.db"
+        shutil.copy(_sqlite_template, path)
+        url = f"sqlite:///{path}"
+        yield url
+        get_engine(url).dispose()
+        return
+    url = request.getfixturevalue("_postgres_url")
+    tables = ", ".join(f'"{t.name}"' for t in Base.metadata.sorted_tables)
+    with get_engine(url).begin() as conn:
+        conn.execute(text(f"TRUNCATE {tables} RESTART IDENTITY CASCADE"))
+    yield url
+
+
+@pytest.fixture
+def sqlite_url(tmp_path: Path, _sqlite_template: Path) -> Iterator[str]:
+    """A migrated SQLite store only (for tests whose subject is not the database)."""
+    path = tmp_path / "chipwise.db"
+    shutil.copy(_sqlite_template, path)
+    url = f"sqlite:///{path}"
+    yield url
+    get_engine(url).dispose()
+
+
+@pytest.fixture
+def session_factory(db_url: str) -> sessionmaker[Session]:
+    return get_session_factory(db_url)
+
+
+@pytest.fixture
+def session(session_factory: sessionmaker[Session]) -> Iterator[Session]:
+    """A session whose work is committed at the end of the test (rolled back on error)."""
+    with session_factory.begin() as s:
+        yield s
+
+
+@pytest.fixture(autouse=True)
+def _clean_settings(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
+    """Each test starts from default settings, in its own working directory (no stray chipwise.toml/db)."""
+    for key in list(os.environ):
+        if key.startswith("CHIPWISE_") and key != PG_ENV:
+            monkeypatch.delenv(key)
+    monkeypatch.chdir(tmp_path)
+    get_settings.cache_clear()
+    yield
+    get_settings.cache_clear()
+
+
+@pytest.fixture
+def use_db(monkeypatch: pytest.MonkeyPatch, db_url: str) -> str:
+    """Point the settings (and so the CLI and handlers) at the test store."""
+    monkeypatch.setenv("CHIPWISE_DATABASE_URL", db_url)
+    get_settings.cache_clear()
+    return db_url
+
+
+@pytest.fixture(scope="session")
+def emulator() -> Iterator[Any]:
+    """One moto server on 127.0.0.1 for the whole session (reset per test by ``aws``)."""
+    from chipwise.emulator import Emulator
+
+    with Emulator() as emu:
+        yield emu
+
+
+@pytest.fixture
+def aws(emulator: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """The emulator, reset, with this process's AWS environment pointed at it."""
+    emulator.reset()
+    for key, value in emulator.env().items():
+        monkeypatch.setenv(key, value)
+    base_session.cache_clear()
+    yield emulator
+    base_session.cache_clear()
+
+
+def load_event(name: str, **overrides: Any) -> dict[str, Any]:
+    """A sample event from events/ (the same files `sam local invoke -e` uses)."""
+    event: dict[str, Any] = json.loads((EVENTS / f"{name}.json").read_text())
+    event.update(overrides)
+    return event
+
+
+@pytest.fixture
+def lambda_context() -> Any:
+    """A minimal Lambda context for handler tests."""
+
+    class _Context:
+        function_name = "chipwise-test"
+        memory_limit_in_mb = 512
+        invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:chipwise-test"
+        aws_request_id = "00000000-0000-0000-0000-000000000000"
+
+        @staticmethod
+        def get_remaining_time_in_millis() -> int:
+            return 300_000
+
+    return _Context()

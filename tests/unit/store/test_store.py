@@ -1,0 +1,100 @@
+"""The store: schema from migrations equals the models, writers are idempotent, types round-trip."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime, timedelta
+from decimal import Decimal
+
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session, sessionmaker
+
+from chipwise.store.base import Base
+from chipwise.store.repositories.accounts import AccountRepository
+from chipwise.store.session import alembic_config, get_engine
+from chipwise.store.tables import CostRecord, Resource
+from chipwise.store.upsert import upsert
+
+
+def test_migrations_match_models(db_url: str) -> None:
+    # Given a store built only by the migrations
+    with get_engine(db_url).connect() as conn:
+        # When Alembic compares it with the ORM models
+        diff = compare_metadata(MigrationContext.configure(conn, opts={"compare_type": True}), Base.metadata)
+    # Then there is nothing to migrate
+    assert diff == []
+
+
+def test_single_migration_head() -> None:
+    heads = ScriptDirectory.from_config(alembic_config("sqlite://")).get_heads()
+    assert len(heads) == 1
+
+
+def test_upsert_is_idempotent(session_factory: sessionmaker[Session]) -> None:
+    row = {
+        "account_id": "123456789012",
+        "day": date(2026, 11, 1),
+        "service": "Amazon SageMaker",
+        "usage_type": "USE1-Host:ml.inf2.xlarge",
+        "instance_type": "ml.inf2.xlarge",
+        "unblended_cost": Decimal("18.196800"),
+        "amortized_cost": Decimal("18.196800"),
+        "usage_quantity": Decimal("24"),
+    }
+    with session_factory.begin() as s:
+        AccountRepository(s).ensure("123456789012")
+    for amount in ("18.196800", "20.000001"):
+        with session_factory.begin() as s:
+            upsert(
+                s,
+                CostRecord,
+                [{**row, "unblended_cost": Decimal(amount)}],
+                conflict=["account_id", "day", "service", "usage_type"],
+            )
+    with session_factory() as s:
+        assert s.scalar(select(func.count()).select_from(CostRecord)) == 1
+        stored = s.scalars(select(CostRecord)).one()
+        assert stored.unblended_cost == Decimal("20.000001")
+        assert isinstance(stored.unblended_cost, Decimal)
+
+
+def test_timestamps_are_utc_aware(session_factory: sessionmaker[Session]) -> None:
+    seen = datetime(2026, 11, 20, 12, 30, tzinfo=UTC) + timedelta(microseconds=5)
+    with session_factory.begin() as s:
+        AccountRepository(s).ensure("123456789012")
+        s.add(
+            Resource(
+                account_id="123456789012",
+                region="us-east-1",
+                arn="arn:x",
+                kind="ec2_instance",
+                name="n",
+                platform="cpu",
+                first_seen=seen,
+                last_seen=seen,
+            )
+        )
+    with session_factory() as s:
+        res = s.scalars(select(Resource)).one()
+        assert res.first_seen == seen
+        assert res.first_seen.tzinfo is not None
+
+
+def test_naive_datetimes_are_refused(session_factory: sessionmaker[Session]) -> None:
+    with pytest.raises(Exception, match="naive datetime"), session_factory.begin() as s:
+        AccountRepository(s).ensure("123456789012")
+        s.add(
+            Resource(
+                account_id="123456789012",
+                region="us-east-1",
+                arn="arn:y",
+                kind="ec2_instance",
+                name="n",
+                platform="cpu",
+                first_seen=datetime(2026, 1, 1),
+            )
+        )  # noqa: DTZ001
+        s.flush()
