@@ -1,0 +1,39 @@
+"""`python -m benchmarks [NAME...]`: run the benchmark modules and print their figures."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import pkgutil
+import sys
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from benchmarks.harness import BenchResult
+
+
+def main(selected: list[str]) -> int:
+    console = Console()
+    here = Path(__file__).parent
+    results: list[BenchResult] = []
+    for module in sorted(pkgutil.iter_modules([str(here)]), key=lambda m: m.name):
+        if not module.name.startswith("bench_"):
+            continue
+        if selected and not any(s in module.name for s in selected):
+            continue
+        console.print(f"[bold]{module.name}[/]")
+        mod = importlib.import_module(f"benchmarks.{module.name}")
+        results.extend(mod.run())
+    table = Table("benchmark", "figures", "ratio to baseline")
+    for r in results:
+        ratio = f"{r.ratio:.2f}× {r.baseline}" if r.ratio is not None else ""
+        table.add_row(r.name, json.dumps(r.figures, default=str), ratio)
+    console.print(table)
+    Path("benchmarks/last-run.json").write_text(json.dumps([r.__dict__ for r in results], default=str, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,1 @@
+"""Pydantic models at the boundaries (documents, events, messages). No I/O here."""

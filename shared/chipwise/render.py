@@ -1,0 +1,62 @@
+"""The one Jinja2 environment: templates/ at the repository root (or packaged), StrictUndefined, autoescape.
+
+HTML templates (``.html``, ``.html.j2``) are autoescaped; text, Markdown and Slack JSON templates are not,
+so their callers escape with the filters registered here (``slack`` for mrkdwn, ``tojson`` for JSON).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from decimal import ROUND_HALF_UP, Decimal
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+
+_SLACK_ESCAPES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
+_SLACK_FORMATTING = re.compile(r"([*_~`])")
+
+
+def templates_dir() -> Path:
+    """templates/ beside the package in a checkout; the packaged copy in an installed wheel or Lambda."""
+    here = Path(__file__).resolve().parent
+    for candidate in (here.parent.parent / "templates", here / "templates"):
+        if candidate.is_dir():
+            return candidate
+    raise FileNotFoundError("Chipwise templates/ directory not found")
+
+
+def money(value: Decimal | int | float | str, places: int = 2) -> str:
+    """$1,234.56 (no float arithmetic)."""
+    amount = Decimal(str(value)).quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
+    sign = "-" if amount < 0 else ""
+    return f"{sign}${abs(amount):,.{places}f}"
+
+
+def slack_escape(value: object) -> str:
+    """Text safe inside Slack mrkdwn: no links, mentions (<!channel>) or formatting from user data."""
+    text = "".join(_SLACK_ESCAPES.get(ch, ch) for ch in str(value))
+    return _SLACK_FORMATTING.sub(lambda m: "\u200b" + m.group(1), text)
+
+
+@lru_cache(maxsize=1)
+def environment() -> Environment:
+    env = Environment(
+        loader=FileSystemLoader(str(templates_dir())),
+        undefined=StrictUndefined,
+        autoescape=select_autoescape(enabled_extensions=("html", "htm", "html.j2"), default_for_string=False),
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    env.filters["money"] = money
+    env.filters["slack"] = slack_escape
+    env.filters["json"] = lambda v: json.dumps(v, default=str)
+    return env
+
+
+def render(template: str, **context: Any) -> str:
+    """Render ``template`` (a path under templates/); a missing variable raises, never renders empty."""
+    return environment().get_template(template).render(**context)
