@@ -75,7 +75,9 @@ class Settings(BaseSettings):
     benchmark_min_savings_usd: Decimal = Field(
         Decimal("200"), ge=0, description="Benchmark findings saving at least this much a month."
     )
-    benchmark_bucket: str = Field("chipwise-artifacts", description="S3 bucket for benchmark results.")
+    artifacts_bucket: str = Field(
+        "chipwise-artifacts", description="S3 bucket for neuron-monitor reports (neuron/) and benchmark results."
+    )
     event_bus_name: str = Field("chipwise", description="EventBridge bus for Chipwise events.")
     scan_queue_url: str | None = Field(None, description="SQS queue the dispatcher fans scans out to.")
     batch_queues: BatchQueues = Field(default_factory=BatchQueues)

@@ -1,0 +1,1 @@
+"""Actions: benchmark jobs, notifications and drafts (the side effects, each idempotent)."""
