@@ -1,0 +1,278 @@
+"""The intake: what a founder tells us (JSON body of ``POST /intake``, the form, ``chipwise plan --input``).
+
+Three things live here, all without I/O beyond the cached catalog:
+
+* the pydantic model (:class:`IntakeRequest`) with its limits, so every bad field is named by its path;
+* :func:`form_to_raw`, which turns the flat, dotted form fields (``workloads.0.name``) into the same nested
+  shape as the JSON body, keeping every typed string so an invalid form can be shown again unchanged;
+* :func:`field_errors`, which turns a ``ValidationError`` into one human message per field path.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from decimal import Decimal
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    EmailStr,
+    Field,
+    HttpUrl,
+    StringConstraints,
+    TypeAdapter,
+    ValidationError,
+)
+from pydantic_core import PydanticCustomError
+
+MAX_BODY_BYTES = 64 * 1024  # a full form with the maximum number of workloads is under 8 KiB
+MAX_WORKLOADS = 10
+MAX_ACCOUNT_IDS = 20
+HONEYPOT_FIELD = "nickname"  # hidden from people (CSS + aria-hidden); bots fill every field they find
+
+CompanyStage = Literal["bootstrapped", "pre_seed", "seed", "series_a", "series_b", "later"]
+WorkloadStage = Literal["training", "inference"]
+Traffic = Literal["steady", "spiky"]
+
+COMPANY_STAGES: tuple[CompanyStage, ...] = ("bootstrapped", "pre_seed", "seed", "series_a", "series_b", "later")
+STAGE_LABELS: dict[str, str] = {
+    "bootstrapped": "Bootstrapped / self-funded",
+    "pre_seed": "Pre-seed",
+    "seed": "Seed",
+    "series_a": "Series A",
+    "series_b": "Series B",
+    "later": "Series C or later",
+}
+
+_ACCOUNT_ID = re.compile(r"^\d{12}$")
+_WEBSITE = TypeAdapter(HttpUrl)
+
+Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=120)]
+ShortText = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=80)]
+
+
+def _website(value: str) -> str:
+    """A web address; "example.com" is taken to mean https://example.com (nothing typed is refused for that)."""
+    text = value.strip()
+    if not re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*://", text):
+        text = f"https://{text}"
+    try:
+        url = _WEBSITE.validate_python(text)
+    except ValidationError:
+        raise PydanticCustomError("url", "Enter a web address such as https://example.com.") from None
+    if url.scheme not in ("http", "https") or not url.host or "." not in url.host:
+        raise PydanticCustomError("url", "Enter a web address such as https://example.com.")
+    return str(url)
+
+
+def _country(value: str) -> str:
+    code = value.strip().upper()
+    if not re.fullmatch(r"[A-Z]{2}", code):
+        raise PydanticCustomError("country", "Use the two-letter country code (ISO 3166), for example US or DE.")
+    return code
+
+
+def _account_ids(value: object) -> object:
+    """Account ids typed into one box: "1234…, 5678…" or one per line."""
+    if isinstance(value, str):
+        return [part for part in re.split(r"[\s,;]+", value) if part]
+    return value
+
+
+def _account_id(value: str) -> str:
+    if not _ACCOUNT_ID.fullmatch(value):
+        raise PydanticCustomError("account_id", "An AWS account id is 12 digits.")
+    return value
+
+
+def _instance_type(value: str) -> str:
+    """A type the catalog knows (it prices the plan); "ml." SageMaker names are accepted as well."""
+    from chipwise.catalog import get_catalog  # the cached data files; imported late to keep import cheap
+
+    name = value.strip().lower()
+    if get_catalog().get(name) is None:
+        raise PydanticCustomError(
+            "instance_type", "Unknown instance type {name}: use an EC2 name such as g5.xlarge.", {"name": name}
+        )
+    return name
+
+
+Website = Annotated[str, StringConstraints(max_length=255), AfterValidator(_website)]
+Country = Annotated[str, StringConstraints(max_length=8), AfterValidator(_country)]
+AccountId = Annotated[str, StringConstraints(strip_whitespace=True), AfterValidator(_account_id)]
+InstanceTypeName = Annotated[str, StringConstraints(max_length=40), AfterValidator(_instance_type)]
+OrgId = Annotated[str, StringConstraints(strip_whitespace=True, pattern=r"^[A-Za-z0-9_-]{3,64}$")]
+Region = Annotated[str, StringConstraints(strip_whitespace=True, pattern=r"^[a-z]{2}(-gov)?-[a-z]+-\d$")]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class CompanyIn(_Model):
+    name: Name
+    website: Website | None = None
+    country: Country = "US"
+    stage: CompanyStage = "seed"
+    institutional_funding: bool = Field(False, description="Raised money from a VC, accelerator or angel group.")
+    activate_provider_org_id: OrgId | None = Field(
+        None, description="The Org ID an AWS Activate Provider (your VC or accelerator) gave you."
+    )
+    ai_first: bool = Field(True, description="The product is built on machine learning.")
+
+
+class ContactIn(_Model):
+    name: Name
+    email: Annotated[EmailStr, StringConstraints(max_length=254)]
+
+
+class AwsIn(_Model):
+    monthly_spend_usd: Decimal | None = Field(None, ge=0, le=Decimal("100000000"), decimal_places=2)
+    account_ids: Annotated[list[AccountId], BeforeValidator(_account_ids)] = Field(
+        default_factory=list, max_length=MAX_ACCOUNT_IDS
+    )
+    region: Region = "us-east-1"
+
+
+class WorkloadIn(_Model):
+    """One workload. Optional fields may be left out: the planner names every assumption it makes for them."""
+
+    name: ShortText
+    stage: WorkloadStage = "inference"
+    model_family: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=80)]
+    parameters_billion: Decimal | None = Field(None, gt=0, le=Decimal("10000"))
+    custom_cuda_kernels: bool = False
+    traffic: Traffic = "steady"
+    current_instance_type: InstanceTypeName | None = None
+    instance_count: int | None = Field(None, ge=1, le=10000)
+    hours_per_month: Decimal | None = Field(None, gt=0, le=Decimal("744"), description="Default 730.")
+    requests_per_day: Decimal | None = Field(None, ge=0, le=Decimal("1000000000000"))
+    current_throughput_per_instance: Decimal | None = Field(
+        None, gt=0, le=Decimal("1000000"), description="Requests a second one current instance sustains."
+    )
+    latency_ms_target: int | None = Field(None, gt=0, le=600000)
+    tokens_per_request: int | None = Field(None, ge=1, le=1000000, description="Input plus output tokens.")
+    runs_per_month: Decimal | None = Field(None, gt=0, le=Decimal("1000"), description="Training runs a month.")
+    one_off: bool = Field(False, description="A single job that will not be repeated.")
+    foundation_model_only: bool = Field(False, description="A standard foundation model would do.")
+    serve_on_trainium: bool = Field(
+        False, description="Keep one chip family for training and serving (for example reserved Trainium)."
+    )
+
+
+class IntakeRequest(_Model):
+    """The JSON body of ``POST /intake`` and the file ``chipwise plan --input`` reads."""
+
+    company: CompanyIn
+    contact: ContactIn
+    aws: AwsIn = Field(default_factory=AwsIn)
+    workloads: list[WorkloadIn] = Field(min_length=1, max_length=MAX_WORKLOADS)
+
+
+# --- the HTML form -----------------------------------------------------------------------------------------
+
+BOOLEAN_FIELDS: dict[str, tuple[str, ...]] = {
+    "company": tuple(n for n, f in CompanyIn.model_fields.items() if f.annotation is bool),
+    "workloads": tuple(n for n, f in WorkloadIn.model_fields.items() if f.annotation is bool),
+}
+_INDEX_LIMIT = 1000  # form indices are renumbered; anything beyond this is not a form we served
+
+
+class FormError(ValueError):
+    """The form body itself is malformed (not a field problem): a field name we never served."""
+
+
+def _set_path(target: dict[str, Any], path: Sequence[str], value: str) -> None:
+    node = target
+    for part in path[:-1]:
+        child = node.setdefault(part, {})
+        if not isinstance(child, dict):
+            raise FormError(f"field {'.'.join(path)} clashes with another field")
+        node = child
+    node[path[-1]] = value
+
+
+def _renumber(workloads: dict[str, Any]) -> list[dict[str, Any]]:
+    """Workload blocks in index order, gaps closed (a block removed in the page leaves a gap)."""
+    if not all(key.isdigit() and int(key) < _INDEX_LIMIT for key in workloads):
+        raise FormError("workload fields must be named workloads.<n>.<field>")
+    return [workloads[key] for key in sorted(workloads, key=int)]
+
+
+def form_to_raw(fields: Mapping[str, Sequence[str]]) -> dict[str, Any]:
+    """The nested intake (string values, as typed) from dotted form fields; empty fields are left out.
+
+    Unchecked checkboxes are not sent by browsers, so the form's boolean fields become "false" explicitly;
+    otherwise a default of true (``ai_first``) could never be turned off.
+    """
+    raw: dict[str, Any] = {}
+    for name, values in fields.items():
+        if name == HONEYPOT_FIELD or not values:
+            continue
+        value = values[-1].strip()
+        if value:
+            _set_path(raw, name.split("."), value)
+    company = raw.setdefault("company", {})
+    for flag in BOOLEAN_FIELDS["company"]:
+        company.setdefault(flag, "false")
+    workloads = _renumber(raw.get("workloads", {}) if isinstance(raw.get("workloads"), dict) else {})
+    for workload in workloads:
+        for flag in BOOLEAN_FIELDS["workloads"]:
+            workload.setdefault(flag, "false")
+    raw["workloads"] = workloads or [{}]
+    raw.setdefault("contact", {})
+    raw.setdefault("aws", {})
+    return raw
+
+
+def honeypot_filled(fields: Mapping[str, Sequence[str]]) -> bool:
+    return any(v.strip() for v in fields.get(HONEYPOT_FIELD, []))
+
+
+# --- errors ------------------------------------------------------------------------------------------------
+
+_FRIENDLY = {
+    "missing": "This field is required.",
+    "string_too_short": "This field is required.",
+    "bool_parsing": "Choose yes or no.",
+    "decimal_parsing": "Enter a number.",
+    "int_parsing": "Enter a whole number.",
+    "int_from_float": "Enter a whole number.",
+    "decimal_max_places": "Use at most two decimal places.",
+    "literal_error": "Choose one of the listed options.",
+    "extra_forbidden": "This field is not part of the intake.",
+}
+
+
+def error_path(loc: Sequence[str | int]) -> str:
+    """ "workloads.0.name" from ("workloads", 0, "name"): the form field's name and the JSON path."""
+    return ".".join(str(part) for part in loc)
+
+
+def error_message(error: Mapping[str, Any]) -> str:
+    if error["type"] == "string_too_short" and error.get("ctx", {}).get("min_length", 1) > 1:
+        return str(error["msg"])
+    friendly = _FRIENDLY.get(str(error["type"]))
+    if friendly:
+        return friendly
+    message = str(error["msg"])
+    return message.removeprefix("Value error, ")
+
+
+def field_errors(exc: ValidationError) -> dict[str, str]:
+    """One message per field path (the first one, when a field breaks two rules)."""
+    messages: dict[str, str] = {}
+    for error in exc.errors():
+        messages.setdefault(error_path(error["loc"]), error_message(error))
+    return messages
+
+
+def api_error_detail(exc: ValidationError) -> list[dict[str, Any]]:
+    """The 422 body's ``detail`` list, shaped like Powertools' own (``loc`` starts with "body")."""
+    return [
+        {"loc": ["body", *error["loc"]], "type": error["type"], "msg": error_message(error)} for error in exc.errors()
+    ]

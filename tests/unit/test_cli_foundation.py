@@ -1,0 +1,89 @@
+"""The command line's foundation: one clear line and a non-zero exit for every kind of bad start."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from chipwise.cli import main
+
+
+def test_help_lists_the_commands(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--help"]) == 0
+    out = capsys.readouterr().out
+    for command in ("demo", "db"):
+        assert command in out
+
+
+def test_an_unknown_command_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["no-such-command"]) == 2
+    assert "No such command" in capsys.readouterr().err
+
+
+def test_a_bad_setting_is_one_line(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("CHIPWISE_LOOKBACK_DAYS", "-1")
+    assert main(["db", "status"]) == 1
+    err = capsys.readouterr().err
+    assert "CHIPWISE_LOOKBACK_DAYS" in err
+    assert "Traceback" not in err
+    assert len(err.strip().splitlines()) <= 2
+
+
+def test_an_unreachable_database_is_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("CHIPWISE_DATABASE_URL", "postgresql+psycopg://nobody@127.0.0.1:9/none")
+    assert main(["db", "upgrade"]) == 1
+    err = capsys.readouterr().err
+    assert "cannot reach the database" in err and "CHIPWISE_DATABASE_URL" in err
+    assert "Traceback" not in err
+
+
+def test_db_upgrade_builds_the_schema_on_an_empty_sqlite_file(tmp_path: Path) -> None:
+    # Given an empty SQLite file and the installed console script
+    env = {**os.environ, "CHIPWISE_DATABASE_URL": f"sqlite:///{tmp_path / 'empty.db'}"}
+    chipwise = Path(sys.executable).with_name("chipwise")
+    # When `chipwise db upgrade` runs twice
+    for _ in range(2):
+        done = subprocess.run([chipwise, "db", "upgrade"], env=env, capture_output=True, text=True, check=False)
+        assert done.returncode == 0, done.stderr
+    # Then the schema is there
+    status = subprocess.run([chipwise, "db", "status"], env=env, capture_output=True, text=True, check=True)
+    assert "findings" in status.stdout and "0001" in status.stdout
+
+
+def test_db_upgrade_builds_the_schema_on_an_empty_database(
+    db_url: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """On SQLite always, and on an empty PostgreSQL database when CHIPWISE_TEST_DATABASE_URL is set."""
+    from chipwise.store.session import get_engine, table_names
+    from sqlalchemy import create_engine, text
+    from sqlalchemy.engine import make_url
+
+    if db_url.startswith("sqlite"):
+        empty = f"sqlite:///{tmp_path / 'fresh.db'}"
+        drop = None
+    else:  # a brand-new database next to the test database
+        admin = create_engine(make_url(db_url).set(database="postgres"), isolation_level="AUTOCOMMIT")
+        name = f"chipwise_empty_{os.getpid()}"
+        with admin.connect() as conn:
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}"'))
+            conn.execute(text(f'CREATE DATABASE "{name}"'))
+        empty = make_url(db_url).set(database=name).render_as_string(hide_password=False)
+        drop = (admin, name)
+    try:
+        # Given an empty database, When `chipwise db upgrade` runs
+        monkeypatch.setenv("CHIPWISE_DATABASE_URL", empty)
+        assert main(["db", "upgrade"]) == 0
+        # Then every table is there
+        assert {"accounts", "resources", "findings", "notification_outbox", "plans"} <= set(table_names(empty))
+    finally:
+        get_engine(empty).dispose()
+        if drop is not None:
+            admin, name = drop
+            with admin.connect() as conn:
+                conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+            admin.dispose()
