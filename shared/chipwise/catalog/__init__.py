@@ -1,0 +1,434 @@
+"""Facts from outside, each with its source and as-of date: instance types and prices, Neuron model support,
+representative economics and credit programs.
+
+Everything is read from the data files in ``chipwise/catalog/data/`` on first use (cached factories, no I/O at
+import). Logic elsewhere asks these objects for figures and never carries its own.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from datetime import date
+from decimal import Decimal
+from functools import lru_cache
+from typing import Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from chipwise.catalog.instances import (
+    CATALOG_FILE_ENV,
+    Catalog,
+    InstanceType,
+    ParsedUsageType,
+    Platform,
+    Region,
+    Regions,
+    Source,
+    UnknownInstanceType,
+    UsageKind,
+    get_catalog,
+    get_regions,
+    load_data_file,
+    parse_usage_type,
+    platform_of,
+)
+from chipwise.errors import ConfigError
+from chipwise.models.common import Effort
+
+__all__ = [
+    "CATALOG_FILE_ENV",
+    "BedrockPrice",
+    "Catalog",
+    "CompanyStage",
+    "CreditProgram",
+    "CreditProgramId",
+    "Economics",
+    "Eligibility",
+    "Figure",
+    "InstanceType",
+    "ModelFamilies",
+    "ModelFamily",
+    "ParsedUsageType",
+    "Platform",
+    "PortingEffort",
+    "Region",
+    "Regions",
+    "Source",
+    "SupportLevel",
+    "UnknownInstanceType",
+    "UsageKind",
+    "get_catalog",
+    "get_credit_programs",
+    "get_economics",
+    "get_model_families",
+    "get_regions",
+    "parse_usage_type",
+    "platform_of",
+]
+
+SupportLevel = Literal["drop_in", "supported", "needs_work", "unsupported"]
+PortingEffort = Literal["days", "weeks", "months"]
+CompanyStage = Literal["bootstrapped", "pre_seed", "seed", "series_a", "series_b", "later"]
+CreditProgramId = Literal["activate_founders", "activate_portfolio", "genai_poc_funding", "genai_accelerator", "map"]
+
+_M = TypeVar("_M", bound=BaseModel)
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+def _load(model: type[_M], name: str) -> _M:
+    try:
+        return model.model_validate(load_data_file(name))
+    except ValidationError as exc:
+        raise ConfigError(f"catalog data file {name} is invalid: {exc}") from exc
+
+
+def _check_sources(used: Iterable[str], sources: dict[str, Source]) -> None:
+    missing = sorted(set(used) - set(sources))
+    if missing:
+        raise ValueError(f"source codes without a sources entry: {', '.join(missing)}")
+
+
+# --- model families --------------------------------------------------------------------------------------------
+
+
+class ModelFamily(_Frozen):
+    """Neuron support for one model family, and how to recognise it in model ids, image names and tags."""
+
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
+    name: str
+    training_support: SupportLevel
+    inference_support: SupportLevel
+    porting_effort: PortingEffort
+    bedrock_available: bool = Field(description="Amazon Bedrock serves the family as a managed foundation model.")
+    typical_params_billion: Decimal | None = Field(gt=0)
+    aliases: tuple[str, ...]
+    sources: tuple[str, ...]
+    note: str | None = None
+
+    def support(self, stage: Literal["training", "inference"]) -> SupportLevel:
+        return self.training_support if stage == "training" else self.inference_support
+
+
+class _ModelFamiliesDocument(_Frozen):
+    schema_version: Literal[1]
+    description: str
+    as_of: date
+    levels: dict[SupportLevel, str]
+    efforts: dict[PortingEffort, str]
+    sources: dict[str, Source]
+    families: tuple[ModelFamily, ...]
+
+    @model_validator(mode="after")
+    def _valid(self) -> _ModelFamiliesDocument:
+        ids = [f.id for f in self.families]
+        if len(ids) != len(set(ids)):
+            raise ValueError("model family ids must be unique")
+        if "custom" not in ids:
+            raise ValueError("a 'custom' fallback family is required")
+        owners: dict[str, str] = {}
+        for family in self.families:
+            for alias in family.aliases:
+                if alias != alias.lower() or not alias.strip():
+                    raise ValueError(f"{family.id}: alias {alias!r} must be lowercase text")
+                if owners.setdefault(alias, family.id) != family.id:
+                    raise ValueError(f"alias {alias!r} belongs to both {owners[alias]} and {family.id}")
+        _check_sources((s for f in self.families for s in f.sources), self.sources)
+        return self
+
+
+class ModelFamilies:
+    """The model-family table: look up by id, or recognise a family in free text."""
+
+    def __init__(self, document: _ModelFamiliesDocument) -> None:
+        self.as_of: date = document.as_of
+        self.sources: dict[str, Source] = dict(document.sources)
+        self.levels: dict[SupportLevel, str] = dict(document.levels)
+        self._families = list(document.families)
+        self._by_id = {f.id: f for f in self._families}
+        # Word start before the alias; no letter right after it (digits may follow: llama3, qwen2, gpt2).
+        self._patterns = [
+            (re.compile(rf"(?<![a-z0-9]){re.escape(alias)}(?![a-z])"), len(alias), family)
+            for family in self._families
+            for alias in family.aliases
+        ]
+
+    def get(self, family_id: str) -> ModelFamily | None:
+        return self._by_id.get(family_id.strip().lower())
+
+    def all(self) -> list[ModelFamily]:
+        return list(self._families)
+
+    @property
+    def custom(self) -> ModelFamily:
+        """The fallback for models nothing matches."""
+        return self._by_id["custom"]
+
+    def match(self, text: str) -> ModelFamily | None:
+        """The family named in a Hugging Face id (``meta-llama/Llama-3.1-8B-Instruct``), an image name or a tag
+        value, case-insensitively. The last path segment is tried first, then the others from right to left;
+        within a segment the longest matching alias wins. None when nothing matches."""
+        segments = [s for s in text.strip().lower().split("/") if s]
+        for segment in reversed(segments):
+            best: tuple[int, ModelFamily] | None = None
+            for pattern, length, family in self._patterns:
+                if (best is None or length > best[0]) and pattern.search(segment):
+                    best = (length, family)
+            if best is not None:
+                return best[1]
+        return None
+
+
+@lru_cache(maxsize=1)
+def get_model_families() -> ModelFamilies:
+    """The shipped ``model_families.json`` (read once)."""
+    return ModelFamilies(_load(_ModelFamiliesDocument, "model_families.json"))
+
+
+# --- economics -------------------------------------------------------------------------------------------------
+
+
+class Figure(_Frozen):
+    """One representative figure with its range and provenance."""
+
+    value: Decimal
+    low: Decimal | None = None
+    high: Decimal | None = None
+    unit: str
+    source: str
+    as_of: date
+    estimate: bool
+    note: str | None = None
+
+    @model_validator(mode="after")
+    def _in_range(self) -> Figure:
+        if self.low is not None and self.value < self.low:
+            raise ValueError(f"value {self.value} is below its low {self.low}")
+        if self.high is not None and self.value > self.high:
+            raise ValueError(f"value {self.value} is above its high {self.high}")
+        return self
+
+
+class EffortWeeks(_Frozen):
+    """Porting effort level -> engineer-weeks."""
+
+    none: Decimal = Field(ge=0)
+    days: Decimal = Field(ge=0)
+    weeks: Decimal = Field(ge=0)
+    months: Decimal = Field(ge=0)
+    source: str
+    as_of: date
+    note: str | None = None
+
+    def of(self, effort: Effort) -> Decimal:
+        weeks: Decimal = getattr(self, effort)
+        return weeks
+
+
+class BedrockPrice(_Frozen):
+    """On-demand price of one Bedrock model, USD per million tokens."""
+
+    model_id: str
+    name: str
+    model_family: str | None
+    input_per_million: Decimal = Field(ge=0)
+    output_per_million: Decimal | None = Field(ge=0)
+    source: str
+    as_of: date
+    estimate: bool
+
+
+class BedrockPrices(_Frozen):
+    region: str
+    unit: str
+    prices: tuple[BedrockPrice, ...]
+
+
+class InferenceWorkedExample(_Frozen):
+    source: str
+    note: str | None = None
+    requests_per_day: Decimal
+    gpu_instance_type: str
+    gpu_requests_per_second: Decimal
+    neuron_instance_type: str
+    neuron_requests_per_second: Decimal
+    expected_gpu_instances: int
+    expected_neuron_instances: int
+    expected_gpu_monthly_usd: Decimal
+    expected_neuron_monthly_usd: Decimal
+    expected_monthly_saving_usd: Decimal
+    tolerance: Decimal
+
+
+class TrainingWorkedExample(_Frozen):
+    source: str
+    note: str | None = None
+    instance_type: str
+    hours: Decimal
+    expected_cost_usd: Decimal
+    tolerance: Decimal
+
+
+class WorkedExamples(_Frozen):
+    """The sources' worked figures, for tests of the economics (reproduce them within ``tolerance``)."""
+
+    inference_10m_requests_per_day: InferenceWorkedExample
+    training_7b_100h_p4d: TrainingWorkedExample
+
+
+class Economics(_Frozen):
+    """``economics.json``: the representative ratios, assumptions and Bedrock token prices."""
+
+    schema_version: Literal[1]
+    description: str
+    as_of: date
+    sources: dict[str, Source]
+    trainium_training_price_performance_gain: Figure
+    inferentia2_inference_throughput_ratio: Figure
+    inferentia2_single_request_latency_penalty: Figure
+    inferentia2_inference_cost_reduction: Figure
+    inf2_vs_inf1_throughput_ratio: Figure
+    inferentia2_max_params_billion: Figure
+    engineer_week_cost_usd: Figure
+    effort_engineer_weeks: EffortWeeks
+    hours_per_month: Figure
+    memory_headroom_factor: Figure
+    core_headroom_factor: Figure
+    bedrock_on_demand: BedrockPrices
+    worked_examples: WorkedExamples
+
+    @model_validator(mode="after")
+    def _sources_known(self) -> Economics:
+        used = [value.source for _, value in self if isinstance(value, Figure | EffortWeeks)]
+        used += [p.source for p in self.bedrock_on_demand.prices]
+        used += [self.worked_examples.inference_10m_requests_per_day.source]
+        used += [self.worked_examples.training_7b_100h_p4d.source]
+        _check_sources(used, self.sources)
+        return self
+
+    def figures(self) -> dict[str, Figure]:
+        """Every single-valued figure by name (for listings and tests)."""
+        return {name: value for name, value in self if isinstance(value, Figure)}
+
+    def engineer_weeks(self, effort: Effort) -> Decimal:
+        return self.effort_engineer_weeks.of(effort)
+
+    def porting_cost_usd(self, effort: Effort) -> Decimal:
+        """One-time porting cost: engineer-weeks for the effort x the loaded weekly cost."""
+        return self.engineer_weeks(effort) * self.engineer_week_cost_usd.value
+
+    def bedrock_price(self, model_id: str) -> BedrockPrice | None:
+        return next((p for p in self.bedrock_on_demand.prices if p.model_id == model_id), None)
+
+    def bedrock_prices_for_family(self, family_id: str) -> list[BedrockPrice]:
+        return [p for p in self.bedrock_on_demand.prices if p.model_family == family_id]
+
+
+@lru_cache(maxsize=1)
+def get_economics() -> Economics:
+    """The shipped ``economics.json`` (read once)."""
+    return _load(Economics, "economics.json")
+
+
+# --- credit programs -------------------------------------------------------------------------------------------
+
+
+class Eligibility(_Frozen):
+    """Who a credit program is for, as data."""
+
+    stages: tuple[CompanyStage, ...] = Field(min_length=1)
+    requires_provider_org_id: bool
+    requires_institutional_funding: bool
+    self_funded_only: bool
+    ai_first: bool = Field(description="Only for AI-first startups.")
+    requires_existing_workload_migration: bool
+    requires_partner: bool = Field(description="Filed or run by an AWS partner (not a blocker, a route).")
+    invite_only: bool
+    min_monthly_spend_usd: Decimal | None = Field(ge=0)
+    max_company_age_years: int | None = Field(ge=1)
+    notes: str | None = None
+
+    def unmet(
+        self,
+        *,
+        stage: CompanyStage,
+        institutional_funding: bool,
+        has_provider_org_id: bool,
+        ai_first: bool,
+        migrating_existing_workload: bool = False,
+        monthly_spend_usd: Decimal | None = None,
+    ) -> list[str]:
+        """Why a company does not qualify (empty when it may). Unknown spend never disqualifies."""
+        reasons: list[str] = []
+        if stage not in self.stages:
+            reasons.append(f"open to {', '.join(self.stages)} companies, not {stage}")
+        if self.requires_provider_org_id and not has_provider_org_id:
+            reasons.append("needs an Org ID from an AWS Activate Provider (VC, accelerator, angel group)")
+        if self.requires_institutional_funding and not institutional_funding:
+            reasons.append("needs institutional funding (VC, accelerator or angel group)")
+        if self.self_funded_only and institutional_funding:
+            reasons.append("for bootstrapped or self-funded companies only")
+        if self.ai_first and not ai_first:
+            reasons.append("for AI-first startups only")
+        if self.requires_existing_workload_migration and not migrating_existing_workload:
+            reasons.append("only for migrating existing workloads, not new builds")
+        if self.invite_only:
+            reasons.append("by invitation only")
+        minimum = self.min_monthly_spend_usd
+        if minimum is not None and monthly_spend_usd is not None and monthly_spend_usd < minimum:
+            reasons.append(f"needs at least ${self.min_monthly_spend_usd} a month of AWS spend")
+        return reasons
+
+
+class CreditProgram(_Frozen):
+    """One AWS credit or funding program, with its amount, eligibility and provenance."""
+
+    id: CreditProgramId
+    name: str
+    max_amount_usd: Decimal | None = Field(gt=0, description="None: no fixed cap (scaled to spend).")
+    min_amount_usd: Decimal | None = Field(gt=0)
+    typical_amount_usd: Decimal | None = Field(gt=0)
+    amount_note: str
+    eligibility: Eligibility
+    how_to_apply: str
+    url: str
+    source: str
+    as_of: date
+    estimate: bool = Field(description="The amount rests on third-party pages only.")
+
+    @model_validator(mode="after")
+    def _amounts(self) -> CreditProgram:
+        amounts = [a for a in (self.min_amount_usd, self.typical_amount_usd, self.max_amount_usd) if a is not None]
+        if amounts != sorted(amounts):
+            raise ValueError(f"{self.id}: amounts must satisfy min <= typical <= max")
+        return self
+
+
+class _CreditProgramsDocument(_Frozen):
+    schema_version: Literal[1]
+    description: str
+    as_of: date
+    programs: tuple[CreditProgram, ...]
+
+    @model_validator(mode="after")
+    def _unique(self) -> _CreditProgramsDocument:
+        ids = [p.id for p in self.programs]
+        if len(ids) != len(set(ids)):
+            raise ValueError("credit program ids must be unique")
+        return self
+
+
+@lru_cache(maxsize=1)
+def _credit_programs() -> tuple[CreditProgram, ...]:
+    return _load(_CreditProgramsDocument, "credit_programs.json").programs
+
+
+def get_credit_programs() -> list[CreditProgram]:
+    """The shipped ``credit_programs.json`` (read once), in file order."""
+    return list(_credit_programs())
+
+
+get_credit_programs.cache_clear = _credit_programs.cache_clear  # type: ignore[attr-defined]

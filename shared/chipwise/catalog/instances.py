@@ -1,0 +1,557 @@
+"""The instance catalog: EC2 and SageMaker ``ml.*`` types, their accelerators and on-demand prices.
+
+Every figure comes from ``data/instances.json`` (or a refreshed copy, see :mod:`chipwise.catalog.refresh`) and
+``data/regions.json``; each price names a source code whose citation and as-of date are in the file. Nothing
+here holds a price: the code only reads, derives (SageMaker premium, regional multiplier) and looks up.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Mapping
+from datetime import date
+from decimal import ROUND_HALF_UP, Decimal
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from chipwise.errors import ConfigError, NotFound
+from chipwise.models.common import Platform
+
+__all__ = [
+    "CATALOG_FILE_ENV",
+    "Catalog",
+    "InstanceRow",
+    "InstanceType",
+    "InstancesDocument",
+    "ParsedUsageType",
+    "Platform",
+    "PremiumFactor",
+    "Region",
+    "Regions",
+    "Source",
+    "UnknownInstanceType",
+    "UsageKind",
+    "dump_document",
+    "get_catalog",
+    "get_regions",
+    "load_data_file",
+    "parse_usage_type",
+    "platform_of",
+]
+
+CATALOG_FILE_ENV = "CHIPWISE_CATALOG_FILE"  # a refreshed catalog (``chipwise catalog refresh``) to use instead
+SAGEMAKER_PREFIX = "ml."
+PRICE_PLACES = Decimal("0.000001")
+_NAME = re.compile(r"^[a-z0-9][a-z0-9-]*\.[a-z0-9][a-z0-9-]*$")
+_NEURON_PLATFORMS: frozenset[str] = frozenset({"inferentia", "trainium"})
+
+
+class UnknownInstanceType(NotFound):
+    """The catalog has no such instance type."""
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Source(_Frozen):
+    """Where figures come from: one entry of a data file's ``sources`` table, keyed by its short code."""
+
+    title: str
+    citation: str
+    url: str | None = None
+    as_of: date
+    estimate: bool = Field(description="Figures from this source are unverified (recollection, third party).")
+    note: str | None = None
+
+
+def quantize_price(value: Decimal) -> Decimal:
+    """Hourly prices are kept to 6 decimal places (the AWS price list carries up to 10, SKY up to 6)."""
+    return value.quantize(PRICE_PLACES, rounding=ROUND_HALF_UP)
+
+
+def strip_ml(name: str) -> str:
+    return name[len(SAGEMAKER_PREFIX) :] if name.startswith(SAGEMAKER_PREFIX) else name
+
+
+def family_of(name: str) -> str:
+    """``inf2`` from ``inf2.xlarge`` or ``ml.inf2.xlarge``."""
+    return strip_ml(name.strip().lower()).split(".", 1)[0]
+
+
+# --- the data file --------------------------------------------------------------------------------------------
+
+
+class PremiumFactor(_Frozen):
+    """SageMaker price = EC2 price x factor, for ``ml.*`` types without an explicit figure."""
+
+    factor: Decimal = Field(gt=0)
+    source: str
+    estimate: bool = True
+    basis: str
+
+
+class InstanceRow(_Frozen):
+    """One EC2 type as stored in ``instances.json`` (the SageMaker ``ml.`` twin is derived from it)."""
+
+    name: str
+    platform: Platform
+    accelerator: str | None
+    accelerator_count: int = Field(ge=0)
+    neuron_cores: int = Field(ge=0, description="Physical NeuronCores.")
+    default_lnc: int = Field(1, ge=1, description="Logical NeuronCore config (trn2 defaults to 2).")
+    accelerator_memory_gib: Decimal = Field(ge=0)
+    vcpu: int = Field(ge=1)
+    memory_gib: Decimal = Field(gt=0)
+    price: Decimal | None = Field(gt=0, description="On-demand USD/hour in the document's region.")
+    price_source: str | None
+    sagemaker: bool = False
+    sagemaker_price: Decimal | None = Field(None, gt=0)
+    sagemaker_price_source: str | None = None
+    note: str | None = None
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, value: str) -> str:
+        if not _NAME.match(value) or value.startswith(SAGEMAKER_PREFIX):
+            raise ValueError(f"{value!r} is not an EC2 instance type name (lowercase family.size, no ml.)")
+        return value
+
+    @model_validator(mode="after")
+    def _consistent(self) -> InstanceRow:
+        if (self.price is None) != (self.price_source is None):
+            raise ValueError(f"{self.name}: price and price_source go together")
+        if self.price is None and not self.note:
+            raise ValueError(f"{self.name}: a missing price needs a note saying why")
+        if (self.sagemaker_price is None) != (self.sagemaker_price_source is None):
+            raise ValueError(f"{self.name}: sagemaker_price and sagemaker_price_source go together")
+        if self.sagemaker_price is not None and not self.sagemaker:
+            raise ValueError(f"{self.name}: sagemaker_price given but sagemaker is false")
+        neuron = self.platform in _NEURON_PLATFORMS
+        if neuron and (self.neuron_cores < 1 or self.accelerator_count < 1):
+            raise ValueError(f"{self.name}: a Neuron type needs devices and NeuronCores")
+        if not neuron and (self.neuron_cores or self.default_lnc != 1):
+            raise ValueError(f"{self.name}: only Neuron types have NeuronCores")
+        if self.platform == "cpu" and (self.accelerator or self.accelerator_count or self.accelerator_memory_gib):
+            raise ValueError(f"{self.name}: a CPU type has no accelerator")
+        if self.platform != "cpu" and (not self.accelerator or self.accelerator_count < 1):
+            raise ValueError(f"{self.name}: an accelerated type names its accelerator and count")
+        if self.neuron_cores % self.default_lnc:
+            raise ValueError(f"{self.name}: neuron_cores must divide by default_lnc")
+        return self
+
+
+class InstancesDocument(_Frozen):
+    """The whole ``instances.json`` (shipped, or written by ``chipwise catalog refresh``)."""
+
+    schema_version: Literal[1]
+    description: str
+    as_of: date
+    region: str
+    currency: Literal["USD"]
+    generated_by: str
+    sources: dict[str, Source]
+    spec_source: str
+    spec_note: str
+    sagemaker_premium: dict[str, PremiumFactor]
+    extra_families: dict[str, Platform] = Field(
+        default_factory=dict, description="Families without catalog rows, for platform_of() only."
+    )
+    regional_prices: dict[str, dict[str, Decimal]] = Field(
+        default_factory=dict, description="Exact prices by region (from a refresh), EC2 and ml.* names."
+    )
+    instances: list[InstanceRow]
+
+    @model_validator(mode="after")
+    def _references(self) -> InstancesDocument:
+        names = [row.name for row in self.instances]
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        if duplicates:
+            raise ValueError(f"duplicate instance types: {', '.join(duplicates)}")
+        if "default" not in self.sagemaker_premium:
+            raise ValueError("sagemaker_premium needs a 'default' factor")
+        used = {self.spec_source} | {p.source for p in self.sagemaker_premium.values()}
+        for row in self.instances:
+            used.update(s for s in (row.price_source, row.sagemaker_price_source) if s)
+        missing = sorted(used - set(self.sources))
+        if missing:
+            raise ValueError(f"source codes without a sources entry: {', '.join(missing)}")
+        families = {family_of(n) for n in names}
+        unknown = sorted(set(self.sagemaker_premium) - families - {"default"})
+        if unknown:
+            raise ValueError(f"sagemaker_premium for unknown families: {', '.join(unknown)}")
+        return self
+
+
+def load_data_file(name: str) -> Any:
+    """A shipped data file (``chipwise/catalog/data/<name>``), numbers as Decimal (never float)."""
+    text = resources.files("chipwise.catalog").joinpath("data", name).read_text(encoding="utf-8")
+    return json.loads(text, parse_float=Decimal)
+
+
+def _format_value(value: Any) -> Any:
+    if isinstance(value, Decimal):
+        return format(value, "f")
+    if isinstance(value, date):
+        return value.isoformat()
+    raise TypeError(f"cannot serialise {type(value).__name__}")
+
+
+def dump_document(document: Mapping[str, Any]) -> str:
+    """``instances.json`` text: indented, one instance row per line (diffs stay readable), Decimals as strings."""
+    head = {k: v for k, v in document.items() if k != "instances"}
+    text = json.dumps(head, indent=2, ensure_ascii=False, default=_format_value)
+    rows = ",\n".join(
+        "    " + json.dumps(row, ensure_ascii=False, default=_format_value) for row in document.get("instances", [])
+    )
+    return text[: text.rfind("}")].rstrip() + ',\n  "instances": [\n' + rows + "\n  ]\n}\n"
+
+
+# --- regions ---------------------------------------------------------------------------------------------------
+
+
+class Region(_Frozen):
+    """One AWS region: its Price List ``location``, Cost Explorer usage-type prefix and price multiplier."""
+
+    code: str
+    location: str = Field(description="The Price List API 'location' attribute.")
+    usage_type_prefix: str = Field(pattern=r"^[A-Z]{2,4}\d$")
+    multiplier: Decimal | None = Field(
+        None, gt=0, description="Approximate on-demand price vs us-east-1 for accelerated types; None: unknown."
+    )
+    platform_multipliers: dict[Platform, Decimal] = Field(default_factory=dict)
+    source: str | None = None
+    note: str | None = None
+
+    def multiplier_for(self, platform: Platform) -> Decimal | None:
+        return self.platform_multipliers.get(platform, self.multiplier)
+
+
+class _RegionsDocument(_Frozen):
+    schema_version: Literal[1]
+    description: str
+    as_of: date
+    base_region: str
+    sources: dict[str, Source]
+    regions: dict[str, Region]
+
+    @model_validator(mode="before")
+    @classmethod
+    def _codes(cls, data: Any) -> Any:
+        if isinstance(data, dict) and isinstance(data.get("regions"), dict):
+            data = {**data, "regions": {k: {"code": k, **v} for k, v in data["regions"].items()}}
+        return data
+
+    @model_validator(mode="after")
+    def _valid(self) -> _RegionsDocument:
+        prefixes = [r.usage_type_prefix for r in self.regions.values()]
+        if len(prefixes) != len(set(prefixes)):
+            raise ValueError("usage_type_prefix values must be unique")
+        base = self.regions.get(self.base_region)
+        if base is None or base.multiplier != 1:
+            raise ValueError("the base region must be listed with multiplier 1")
+        missing = sorted({r.source for r in self.regions.values() if r.source} - set(self.sources))
+        if missing:
+            raise ValueError(f"source codes without a sources entry: {', '.join(missing)}")
+        return self
+
+
+class Regions:
+    """Regions by code and by Cost Explorer usage-type prefix (``USE1`` -> ``us-east-1``)."""
+
+    def __init__(self, document: _RegionsDocument) -> None:
+        self.as_of: date = document.as_of
+        self.base_region: str = document.base_region
+        self.sources: dict[str, Source] = dict(document.sources)
+        self._by_code: dict[str, Region] = dict(document.regions)
+        self._by_prefix: dict[str, Region] = {r.usage_type_prefix: r for r in document.regions.values()}
+
+    def get(self, code: str) -> Region | None:
+        return self._by_code.get(code.strip().lower())
+
+    def by_prefix(self, prefix: str) -> Region | None:
+        return self._by_prefix.get(prefix.strip().upper())
+
+    def all(self) -> list[Region]:
+        return list(self._by_code.values())
+
+    def multiplier(self, region: str, platform: Platform) -> Decimal | None:
+        info = self.get(region)
+        return info.multiplier_for(platform) if info else None
+
+
+@lru_cache(maxsize=1)
+def get_regions() -> Regions:
+    """The shipped ``regions.json`` (read once)."""
+    try:
+        return Regions(_RegionsDocument.model_validate(load_data_file("regions.json")))
+    except ValidationError as exc:
+        raise ConfigError(f"catalog data file regions.json is invalid: {exc}") from exc
+
+
+# --- the catalog -----------------------------------------------------------------------------------------------
+
+
+class InstanceType(_Frozen):
+    """One EC2 type or its SageMaker ``ml.`` twin, with its accelerators and on-demand price in the base region."""
+
+    name: str = Field(description="inf2.xlarge, or ml.inf2.xlarge for the SageMaker type.")
+    family: str = Field(description="inf2 (without ml.).")
+    platform: Platform
+    sagemaker: bool
+    accelerator: str | None = Field(description="Inferentia, Inferentia2, Trainium, Trainium2, A100, H100, ...")
+    accelerator_count: int = Field(description="Accelerator chips (Neuron devices or GPUs).")
+    neuron_cores: int = Field(description="Physical NeuronCores (0 for GPU and CPU types).")
+    neuron_devices: int = Field(description="Neuron devices (chips); 0 for GPU and CPU types.")
+    logical_neuron_cores: int = Field(description="NeuronCores as the runtime shows them at the default LNC.")
+    accelerator_memory_gib: Decimal = Field(description="Accelerator memory of the whole instance.")
+    vcpu: int
+    memory_gib: Decimal
+    price_usd_per_hour: Decimal | None = Field(description="On-demand, Linux, in the catalog's base region.")
+    price_source: str | None = Field(description="A key of Catalog.sources.")
+    price_is_estimate: bool
+    price_note: str | None = None
+    ec2_name: str = Field(description="The EC2 name (inf2.xlarge) for both variants.")
+
+    @property
+    def accelerated(self) -> bool:
+        return self.platform != "cpu"
+
+    @property
+    def neuron(self) -> bool:
+        return self.platform in _NEURON_PLATFORMS
+
+
+def _ec2_type(row: InstanceRow, sources: Mapping[str, Source]) -> InstanceType:
+    neuron = row.platform in _NEURON_PLATFORMS
+    return InstanceType(
+        name=row.name,
+        family=family_of(row.name),
+        platform=row.platform,
+        sagemaker=False,
+        accelerator=row.accelerator,
+        accelerator_count=row.accelerator_count,
+        neuron_cores=row.neuron_cores,
+        neuron_devices=row.accelerator_count if neuron else 0,
+        logical_neuron_cores=row.neuron_cores // row.default_lnc,
+        accelerator_memory_gib=row.accelerator_memory_gib,
+        vcpu=row.vcpu,
+        memory_gib=row.memory_gib,
+        price_usd_per_hour=row.price,
+        price_source=row.price_source,
+        price_is_estimate=row.price_source is not None and sources[row.price_source].estimate,
+        price_note=row.note if row.price is None else None,
+        ec2_name=row.name,
+    )
+
+
+def _sagemaker_type(ec2: InstanceType, row: InstanceRow, doc: InstancesDocument) -> InstanceType:
+    """The ``ml.`` twin: the explicit SageMaker figure, else the EC2 price x the family's premium factor."""
+    price: Decimal | None
+    source: str | None
+    if row.sagemaker_price is not None and row.sagemaker_price_source is not None:
+        price, source = row.sagemaker_price, row.sagemaker_price_source
+        estimate, note = doc.sources[source].estimate, None
+    else:
+        premium = doc.sagemaker_premium.get(ec2.family, doc.sagemaker_premium["default"])
+        if ec2.price_usd_per_hour is None:
+            price, source, estimate = None, None, False
+            note = "no SageMaker figure, and the EC2 type has no on-demand price to derive one from"
+        else:
+            price, source, estimate = quantize_price(ec2.price_usd_per_hour * premium.factor), premium.source, True
+            note = f"EC2 price {ec2.price_usd_per_hour} x SageMaker premium {premium.factor} (estimate)"
+    return ec2.model_copy(
+        update={
+            "name": SAGEMAKER_PREFIX + ec2.name,
+            "sagemaker": True,
+            "price_usd_per_hour": price,
+            "price_source": source,
+            "price_is_estimate": estimate,
+            "price_note": note,
+        }
+    )
+
+
+def _price_order(item: InstanceType) -> tuple[int, Decimal, int, str]:
+    price = item.price_usd_per_hour
+    return (price is None, price or Decimal(0), item.vcpu, item.name)
+
+
+class Catalog:
+    """Instance types by name (EC2 and ``ml.``), their prices and the sources behind them."""
+
+    def __init__(self, document: InstancesDocument, regions: Regions) -> None:
+        self.document = document
+        self.as_of: date = document.as_of
+        self.region: str = document.region
+        self.sources: dict[str, Source] = dict(document.sources)
+        self.regions = regions
+        self._types: dict[str, InstanceType] = {}
+        for row in document.instances:
+            ec2 = _ec2_type(row, document.sources)
+            self._types[ec2.name] = ec2
+            if row.sagemaker:
+                ml = _sagemaker_type(ec2, row, document)
+                self._types[ml.name] = ml
+        self._family_platforms: dict[str, Platform] = dict(document.extra_families)
+        self._family_platforms.update({t.family: t.platform for t in self._types.values()})
+        self._regional = {
+            region.lower(): {name.lower(): price for name, price in prices.items()}
+            for region, prices in document.regional_prices.items()
+        }
+
+    def get(self, name: str) -> InstanceType | None:
+        """``inf2.xlarge`` (EC2) or ``ml.inf2.xlarge`` (SageMaker); case and surrounding spaces are ignored."""
+        return self._types.get(name.strip().lower())
+
+    def require(self, name: str) -> InstanceType:
+        found = self.get(name)
+        if found is None:
+            raise UnknownInstanceType(f"unknown instance type {name!r}: `chipwise catalog show` lists the known ones")
+        return found
+
+    def price(self, name: str, region: str = "us-east-1") -> Decimal | None:
+        """On-demand USD/hour in ``region``: an exact refreshed figure, else the base price x the region's
+        (approximate) multiplier. None when the type, its price or the region's multiplier is unknown."""
+        found = self.get(name)
+        if found is None or found.price_usd_per_hour is None:
+            return None
+        region = region.strip().lower()
+        if region == self.region:
+            return quantize_price(found.price_usd_per_hour)
+        exact = self._regional.get(region, {}).get(found.name)
+        if exact is not None:
+            return quantize_price(exact)
+        target = self.regions.multiplier(region, found.platform)
+        base = self.regions.multiplier(self.region, found.platform)
+        if target is None or base is None:
+            return None
+        return quantize_price(found.price_usd_per_hour * target / base)
+
+    def family(self, family: str, sagemaker: bool = False) -> list[InstanceType]:
+        """Every size of a family (``inf2``), cheapest first, unpriced last."""
+        wanted = family_of(family + ".x")
+        return sorted(
+            (t for t in self._types.values() if t.family == wanted and t.sagemaker == sagemaker), key=_price_order
+        )
+
+    def by_platform(self, platform: Platform, sagemaker: bool = False) -> list[InstanceType]:
+        return sorted(
+            (t for t in self._types.values() if t.platform == platform and t.sagemaker == sagemaker),
+            key=_price_order,
+        )
+
+    def all(self) -> list[InstanceType]:
+        return list(self._types.values())
+
+    def families(self, sagemaker: bool = False) -> list[str]:
+        return sorted({t.family for t in self._types.values() if t.sagemaker == sagemaker})
+
+    def platform_of_family(self, family: str) -> Platform | None:
+        return self._family_platforms.get(family_of(family + ".x"))
+
+    def source_of(self, item: InstanceType) -> Source | None:
+        return self.sources.get(item.price_source) if item.price_source else None
+
+
+def load_catalog_document(path: Path | None) -> InstancesDocument:
+    """The shipped ``instances.json``, or the file at ``path`` (a refreshed catalog)."""
+    where = str(path) if path else "chipwise/catalog/data/instances.json"
+    try:
+        if path is None:
+            raw = load_data_file("instances.json")
+        else:
+            raw = json.loads(path.read_text(encoding="utf-8"), parse_float=Decimal)
+        return InstancesDocument.model_validate(raw)
+    except OSError as exc:
+        raise ConfigError(f"cannot read the catalog file {where}: {exc.strerror or exc}") from exc
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"the catalog file {where} is not JSON: {exc}") from exc
+    except ValidationError as exc:
+        raise ConfigError(f"the catalog file {where} is invalid: {exc}") from exc
+
+
+@lru_cache(maxsize=8)
+def _load_catalog(path: Path | None) -> Catalog:
+    return Catalog(load_catalog_document(path), get_regions())
+
+
+def get_catalog(path: Path | None = None) -> Catalog:
+    """The catalog, loaded once per file: ``path``, else ``$CHIPWISE_CATALOG_FILE``, else the shipped data."""
+    if path is None:
+        env = os.environ.get(CATALOG_FILE_ENV, "").strip()
+        path = Path(env) if env else None
+    return _load_catalog(path.resolve() if path else None)
+
+
+get_catalog.cache_clear = _load_catalog.cache_clear  # type: ignore[attr-defined]
+
+
+def platform_of(instance_type: str) -> Platform | None:
+    """The platform of a type (``ml.`` accepted); a known family's platform for sizes not in the catalog."""
+    catalog = get_catalog()
+    found = catalog.get(instance_type)
+    if found is not None:
+        return found.platform
+    if "." not in instance_type:
+        return None
+    return catalog.platform_of_family(instance_type)
+
+
+# --- Cost Explorer / price-list usage types ----------------------------------------------------------------------
+
+UsageKind = Literal["BoxUsage", "SpotUsage", "Host", "Train", "AsyncInf", "Notebk"]
+_SAGEMAKER_KINDS: frozenset[str] = frozenset({"Host", "Train", "AsyncInf", "Notebk"})
+_USAGE_TYPE = re.compile(
+    r"^(?:(?P<prefix>[A-Z]{2,4}\d)-)?(?P<kind>BoxUsage|SpotUsage|Host|Train|AsyncInf|Notebk)"
+    r":(?P<type>(?:ml\.)?[a-z0-9][a-z0-9-]*\.[a-z0-9][a-z0-9-]*)$"
+)
+
+
+class ParsedUsageType(_Frozen):
+    """An instance-hour usage type taken apart: ``USW2-SpotUsage:p5.48xlarge`` -> spot p5.48xlarge in us-west-2."""
+
+    usage_type: str
+    kind: UsageKind
+    service: Literal["ec2", "sagemaker"]
+    instance_type: str = Field(description="With the ml. prefix for SageMaker usage.")
+    region: str = Field(description="From the prefix; us-east-1 when there is none.")
+    region_prefix: str | None
+    purchase: Literal["on_demand", "spot"]
+
+
+def parse_usage_type(usage_type: str) -> ParsedUsageType | None:
+    """Instance hours (EC2 BoxUsage/SpotUsage, SageMaker Host/Train/AsyncInf/Notebk), with or without a region
+    prefix. None for anything else (EBS, data transfer, ...) and for region prefixes ``regions.json`` lacks."""
+    match = _USAGE_TYPE.match(usage_type.strip())
+    if match is None:
+        return None
+    kind = match["kind"]
+    sagemaker = kind in _SAGEMAKER_KINDS
+    name = match["type"]
+    if sagemaker != name.startswith(SAGEMAKER_PREFIX):
+        return None  # "Host:inf2.xlarge" or "BoxUsage:ml.m5.xlarge" are not real usage types
+    prefix = match["prefix"]
+    regions = get_regions()
+    if prefix is None:
+        region = regions.base_region
+    else:
+        info = regions.by_prefix(prefix)
+        if info is None:
+            return None
+        region = info.code
+    return ParsedUsageType(
+        usage_type=usage_type.strip(),
+        kind=kind,  # type: ignore[arg-type]  # the regex only admits UsageKind values
+        service="sagemaker" if sagemaker else "ec2",
+        instance_type=name,
+        region=region,
+        region_prefix=prefix,
+        purchase="spot" if kind == "SpotUsage" else "on_demand",
+    )

@@ -1,0 +1,122 @@
+"""``chipwise catalog``: the instance catalog, its prices and their sources."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from pathlib import Path
+
+import typer
+from rich.progress import TaskID
+from rich.table import Table
+
+from chipwise.catalog import Catalog, InstanceType, get_catalog
+from chipwise.catalog.instances import CATALOG_FILE_ENV
+from chipwise.catalog.refresh import DEFAULT_OUTPUT, RefreshResult, refresh_catalog
+from chipwise.cli.common import err, out, progress
+from chipwise.errors import InvalidInput
+
+app = typer.Typer(help="The instance catalog: types, prices and their sources.", no_args_is_help=True)
+
+
+def _accelerators(item: InstanceType) -> str:
+    return f"{item.accelerator_count} × {item.accelerator}" if item.accelerator else "–"
+
+
+def _cores(item: InstanceType) -> str:
+    if not item.neuron_cores:
+        return "–"
+    if item.logical_neuron_cores != item.neuron_cores:
+        return f"{item.neuron_cores} ({item.logical_neuron_cores} logical)"
+    return str(item.neuron_cores)
+
+
+def _memory(item: InstanceType) -> str:
+    accel = f"{item.accelerator_memory_gib} GiB / " if item.accelerator_memory_gib else ""
+    return f"{accel}{item.vcpu} vCPU, {item.memory_gib} GiB"
+
+
+def _price(price: Decimal | None, estimate: bool) -> str:
+    if price is None:
+        return "[dim]n/a[/]"
+    text = f"{price.normalize():f}"
+    return f"≈{text}" if estimate else text
+
+
+def _rows(catalog: Catalog, family: str | None, sagemaker: bool) -> list[InstanceType]:
+    if family is None:
+        items = [t for t in catalog.all() if t.sagemaker == sagemaker]
+        return sorted(items, key=lambda t: (t.platform, t.family, t.price_usd_per_hour or Decimal("Infinity")))
+    items = catalog.family(family, sagemaker=sagemaker)
+    if not items:
+        known = ", ".join(catalog.families())
+        raise InvalidInput(f"no instance family {family!r} in the catalog (known: {known})")
+    return items
+
+
+@app.command("show")
+def show_command(
+    family: str | None = typer.Argument(None, help="A family such as inf2, trn1 or g5 (default: every type)."),
+    sagemaker: bool = typer.Option(False, "--sagemaker", help="Show the SageMaker ml.* types instead of EC2."),
+    region: str = typer.Option("us-east-1", "--region", help="Price in this region (multiplier or refreshed)."),
+) -> None:
+    """List instance types with accelerators, NeuronCores, memory, $/hour and the price's source."""
+    catalog = get_catalog()
+    rows = _rows(catalog, family, sagemaker)
+    table = Table(title=f"Chipwise catalog ({region}, on-demand Linux, as of {catalog.as_of})", title_justify="left")
+    for column in ("type", "platform", "accelerators", "NeuronCores", "memory"):
+        table.add_column(column)
+    table.add_column("$/h", justify="right")
+    table.add_column("source")
+    used: set[str] = set()
+    for item in rows:
+        price = catalog.price(item.name, region)
+        regional = region.strip().lower() != catalog.region
+        estimate = item.price_is_estimate or (regional and price is not None)
+        source = item.price_source or "–"
+        if item.price_source:
+            used.add(item.price_source)
+        table.add_row(
+            item.name, item.platform, _accelerators(item), _cores(item), _memory(item), _price(price, estimate), source
+        )
+    out.print(table)
+    out.print("≈ estimate (unverified source, SageMaker premium factor or regional multiplier); n/a: no price.")
+    for code in sorted(used):
+        src = catalog.sources[code]
+        out.print(f"[bold]{code}[/] ({src.as_of}): {src.citation}", highlight=False, soft_wrap=True)
+
+
+def _summary(result: RefreshResult) -> None:
+    for region in result.regions:
+        missing = result.missing.get(region, [])
+        line = f"{region}: {result.updated.get(region, 0)} prices from the Price List API"
+        if missing:
+            shown = ", ".join(missing[:8]) + (" …" if len(missing) > 8 else "")
+            line += f"; kept the previous figure for {len(missing)} ({shown})"
+        err.print(line, highlight=False)
+    err.print(f"{result.api_calls} Price List requests")
+    out.print(f"[green]wrote {result.output}[/] (as of {result.as_of})")
+    err.print(f"use it with: export {CATALOG_FILE_ENV}={result.output.resolve()}", highlight=False, soft_wrap=True)
+
+
+@app.command("refresh")
+def refresh_command(
+    output: Path = typer.Option(DEFAULT_OUTPUT, "--output", "-o", help="Where to write the refreshed catalog."),
+    regions: list[str] = typer.Option(
+        [], "--region", help="Also fetch exact prices for this region (repeatable); us-east-1 is always fetched."
+    ),
+) -> None:
+    """Rebuild the catalog's prices from the AWS Price List API (needs pricing:GetProducts)."""
+    with progress() as bar:
+        tasks: dict[str, TaskID] = {}
+
+        def report(region: str, done: int, total: int) -> None:
+            if region not in tasks:
+                tasks[region] = bar.add_task(f"prices {region}", total=total)
+            bar.update(tasks[region], completed=done)
+
+        result = refresh_catalog(output, regions=regions, progress=report)
+    _summary(result)
+
+
+def register(root: typer.Typer) -> None:
+    root.add_typer(app, name="catalog")
