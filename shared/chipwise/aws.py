@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from mypy_boto3_cloudwatch import CloudWatchClient
     from mypy_boto3_ec2 import EC2Client
     from mypy_boto3_events import EventBridgeClient
+    from mypy_boto3_iam import IAMClient
     from mypy_boto3_organizations import OrganizationsClient
     from mypy_boto3_pricing import PricingClient
     from mypy_boto3_s3 import S3Client
@@ -90,6 +91,8 @@ class AwsContext:
     def client(self, service: Literal["ec2"], region: str | None = None) -> EC2Client: ...
     @overload
     def client(self, service: Literal["events"], region: str | None = None) -> EventBridgeClient: ...
+    @overload
+    def client(self, service: Literal["iam"], region: str | None = None) -> IAMClient: ...
     @overload
     def client(self, service: Literal["organizations"], region: str | None = None) -> OrganizationsClient: ...
     @overload

@@ -72,8 +72,32 @@ class Settings(BaseSettings):
         None, description="Secrets Manager secret (or SSM parameter) holding the Slack webhook URL."
     )
     alert_threshold_usd: Decimal = Field(Decimal("500"), ge=0, description="Alert at once above this saving.")
+    notify_max_attempts: int = Field(
+        5, ge=1, le=20, description="Send attempts before an outbox message is marked failed."
+    )
+    notify_retry_seconds: int = Field(
+        60, ge=1, le=86_400, description="Delay before the first retry of a failed send; doubles each attempt."
+    )
     benchmark_min_savings_usd: Decimal = Field(
         Decimal("200"), ge=0, description="Benchmark findings saving at least this much a month."
+    )
+    benchmark_max_attempts: int = Field(
+        3, ge=1, le=10, description="Benchmark job attempts per (finding, target) before the run is given up."
+    )
+    benchmark_expiry_hours: int = Field(
+        24, ge=1, le=24 * 14, description="A benchmark run with no terminal state after this long is expired."
+    )
+    benchmark_timeout_minutes: int = Field(
+        180, ge=5, le=24 * 60, description="Batch attempt timeout of a benchmark job (a timed-out job fails)."
+    )
+    benchmark_image: str = Field(
+        "chipwise-benchmark-neuron:latest", description="Container image of Neuron benchmark jobs (iac/benchmark)."
+    )
+    benchmark_gpu_image: str = Field(
+        "chipwise-benchmark-gpu:latest", description="Container image of the paired GPU baseline jobs."
+    )
+    benchmark_job_role_arn: str | None = Field(
+        None, description="IAM role benchmark jobs run as (needs s3:PutObject on the artifacts bucket)."
     )
     artifacts_bucket: str = Field(
         "chipwise-artifacts", description="S3 bucket for neuron-monitor reports (neuron/) and benchmark results."

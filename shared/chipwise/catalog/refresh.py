@@ -235,7 +235,9 @@ def refresh_document(
     ]  # the rows' own defaults (default_lnc 1, no note...) stay out of the file
     wanted = {n.strip().lower() for n in instance_types} if instance_types is not None else None
     selected = [row for row in rows if wanted is None or row["name"] in wanted]
-    extra = [r.strip().lower() for r in regions if r.strip().lower() != base.region]
+    extra = list(dict.fromkeys(r.strip().lower() for r in regions if r.strip().lower() != base.region))
+    for region in (base.region, *extra):
+        _region_facts(region)  # an unknown region fails before any request is made
     result = RefreshResult(output=DEFAULT_OUTPUT, as_of=today, regions=[base.region, *extra])
 
     ec2, ml, missing = _fetch_region(price_list, base.region, selected, progress)

@@ -63,7 +63,8 @@ def show_command(
     catalog = get_catalog()
     rows = _rows(catalog, family, sagemaker)
     table = Table(title=f"Chipwise catalog ({region}, on-demand Linux, as of {catalog.as_of})", title_justify="left")
-    for column in ("type", "platform", "accelerators", "NeuronCores", "memory"):
+    table.add_column("type", no_wrap=True)
+    for column in ("platform", "accelerators", "NeuronCores", "memory"):
         table.add_column(column)
     table.add_column("$/h", justify="right")
     table.add_column("source")
@@ -80,6 +81,9 @@ def show_command(
         )
     out.print(table)
     out.print("≈ estimate (unverified source, SageMaker premium factor or regional multiplier); n/a: no price.")
+    for item in rows:
+        if item.price_usd_per_hour is None and item.price_note:
+            out.print(f"[bold]{item.name}[/]: {item.price_note}", highlight=False, soft_wrap=True)
     for code in sorted(used):
         src = catalog.sources[code]
         out.print(f"[bold]{code}[/] ({src.as_of}): {src.citation}", highlight=False, soft_wrap=True)

@@ -307,7 +307,7 @@ def _neuron_instances() -> list[DemoResource]:
 
 
 def _gpu_and_cpu_instances() -> list[DemoResource]:
-    cpu_noise = [
+    cpu_noise: list[tuple[str, str, Series]] = [
         ("api-server-1", "m6i.xlarge", Steady(35.0)),
         ("api-server-2", "m6i.xlarge", Steady(33.0)),
         ("api-server-3", "m6i.xlarge", Steady(31.0)),

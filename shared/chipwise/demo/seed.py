@@ -11,7 +11,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from chipwise.aws import AwsContext, aws_context
 from chipwise.catalog import InstanceType, get_catalog
@@ -28,6 +28,17 @@ from chipwise.demo.account import (
 )
 from chipwise.demo.series import Flat, Steady, Window, hours_ending
 from chipwise.settings import get_settings
+
+if TYPE_CHECKING:
+    from mypy_boto3_ec2.literals import InstanceTypeType
+    from mypy_boto3_ec2.type_defs import TagSpecificationTypeDef
+    from mypy_boto3_sagemaker.literals import ProductionVariantInstanceTypeType, TrainingInstanceTypeType
+    from mypy_boto3_sagemaker.type_defs import (
+        ContainerDefinitionTypeDef,
+        ProductionVariantTypeDef,
+        ResourceConfigTypeDef,
+        TagTypeDef,
+    )
 
 COST_DAYS = 14
 AMI = "ami-0c55b159cbfafe1f0"
@@ -99,6 +110,8 @@ def seed_demo_account(emulator: Any, now: datetime | None = None, region: str = 
 class Network:
     subnet: str
     security_group: str
+    service_role: str
+    instance_profile: str
 
 
 def _network(aws: AwsContext) -> Network:
@@ -106,7 +119,24 @@ def _network(aws: AwsContext) -> Network:
     vpc = ec2.create_vpc(CidrBlock="10.20.0.0/16")["Vpc"]["VpcId"]
     subnet = ec2.create_subnet(VpcId=vpc, CidrBlock="10.20.1.0/24")["Subnet"]["SubnetId"]
     group = ec2.create_security_group(GroupName="chipwise-demo-batch", Description="demo", VpcId=vpc)["GroupId"]
-    return Network(subnet=subnet, security_group=group)
+    iam = aws.client("iam")
+    trust = json.dumps(
+        {
+            "Version": "2012-10-17",
+            "Statement": [
+                {
+                    "Effect": "Allow",
+                    "Action": "sts:AssumeRole",
+                    "Principal": {"Service": ["batch.amazonaws.com", "ec2.amazonaws.com"]},
+                }
+            ],
+        }
+    )
+    service_role = iam.create_role(RoleName="AWSBatchServiceRole", AssumeRolePolicyDocument=trust)["Role"]["Arn"]
+    iam.create_role(RoleName="ecsInstanceRole", AssumeRolePolicyDocument=trust)
+    profile = iam.create_instance_profile(InstanceProfileName="ecsInstanceRole")["InstanceProfile"]["Arn"]
+    iam.add_role_to_instance_profile(InstanceProfileName="ecsInstanceRole", RoleName="ecsInstanceRole")
+    return Network(subnet=subnet, security_group=group, service_role=service_role, instance_profile=profile)
 
 
 def _create(aws: AwsContext, res: DemoResource, seeded: SeededAccount, network: Network) -> list[Point]:
@@ -126,7 +156,7 @@ def _create(aws: AwsContext, res: DemoResource, seeded: SeededAccount, network: 
     return []
 
 
-def _tag_list(tags: dict[str, str]) -> list[dict[str, str]]:
+def _tags(tags: dict[str, str]) -> list[TagTypeDef]:
     return [{"Key": k, "Value": v} for k, v in tags.items()]
 
 
@@ -134,52 +164,52 @@ def _run_instance(aws: AwsContext, res: DemoResource) -> str:
     tags = {"Name": res.name, **res.tags}
     if res.eks_cluster:
         tags |= {"eks:cluster-name": res.eks_cluster, f"kubernetes.io/cluster/{res.eks_cluster}": "owned"}
+    spec: TagSpecificationTypeDef = {
+        "ResourceType": "instance",
+        "Tags": [{"Key": k, "Value": v} for k, v in tags.items()],
+    }
     reservation = aws.client("ec2").run_instances(
         ImageId=AMI,
-        InstanceType=res.instance_type,  # type: ignore[arg-type]
+        InstanceType=cast("InstanceTypeType", res.instance_type),
         MinCount=1,
         MaxCount=1,
-        TagSpecifications=[{"ResourceType": "instance", "Tags": _tag_list(tags)}],  # type: ignore[typeddict-item]
+        TagSpecifications=[spec],
     )
     return reservation["Instances"][0]["InstanceId"]
 
 
 def _create_endpoint(aws: AwsContext, res: DemoResource) -> str:
     sm = aws.client("sagemaker")
-    container: dict[str, Any] = {"Image": res.image or "", "Environment": res.environment}
+    container: ContainerDefinitionTypeDef = {"Image": res.image or "", "Environment": res.environment}
     sm.create_model(ModelName=f"{res.name}-model", PrimaryContainer=container, ExecutionRoleArn=ROLE_ARN)
-    sm.create_endpoint_config(
-        EndpointConfigName=f"{res.name}-config",
-        ProductionVariants=[
-            {
-                "VariantName": VARIANT,
-                "ModelName": f"{res.name}-model",
-                "InstanceType": res.instance_type,  # type: ignore[typeddict-item]
-                "InitialInstanceCount": res.count,
-                "InitialVariantWeight": 1.0,
-            }
-        ],
-    )
-    return sm.create_endpoint(EndpointName=res.name, EndpointConfigName=f"{res.name}-config", Tags=_tag_list(res.tags))[
-        "EndpointArn"
-    ]
+    variant: ProductionVariantTypeDef = {
+        "VariantName": VARIANT,
+        "ModelName": f"{res.name}-model",
+        "InstanceType": cast("ProductionVariantInstanceTypeType", res.instance_type),
+        "InitialInstanceCount": res.count,
+        "InitialVariantWeight": 1.0,
+    }
+    sm.create_endpoint_config(EndpointConfigName=f"{res.name}-config", ProductionVariants=[variant])
+    created = sm.create_endpoint(EndpointName=res.name, EndpointConfigName=f"{res.name}-config", Tags=_tags(res.tags))
+    return created["EndpointArn"]
 
 
 def _create_training_job(aws: AwsContext, res: DemoResource) -> str:
+    config: ResourceConfigTypeDef = {
+        "InstanceType": cast("TrainingInstanceTypeType", res.instance_type),
+        "InstanceCount": res.count,
+        "VolumeSizeInGB": 500,
+    }
     return aws.client("sagemaker").create_training_job(
         TrainingJobName=res.name,
         AlgorithmSpecification={"TrainingImage": res.image or "", "TrainingInputMode": "File"},
         RoleArn=ROLE_ARN,
         OutputDataConfig={"S3OutputPath": f"s3://chipwise-demo-models/{res.name}/"},
-        ResourceConfig={
-            "InstanceType": res.instance_type,  # type: ignore[typeddict-item]
-            "InstanceCount": res.count,
-            "VolumeSizeInGB": 500,
-        },
+        ResourceConfig=config,
         StoppingCondition={"MaxRuntimeInSeconds": 5 * 24 * 3600},
         Environment=res.environment,
         HyperParameters={"epochs": "3"},
-        Tags=_tag_list(res.tags),
+        Tags=_tags(res.tags),
     )["TrainingJobArn"]
 
 
@@ -195,9 +225,9 @@ def _create_compute_environment(aws: AwsContext, res: DemoResource, network: Net
             "instanceTypes": [res.instance_type],
             "subnets": [network.subnet],
             "securityGroupIds": [network.security_group],
-            "instanceRole": f"arn:aws:iam::{DEMO_ACCOUNT_ID}:instance-profile/ecsInstanceRole",
+            "instanceRole": network.instance_profile,
         },
-        serviceRole=f"arn:aws:iam::{DEMO_ACCOUNT_ID}:role/AWSBatchServiceRole",
+        serviceRole=network.service_role,
     )["computeEnvironmentArn"]
 
 

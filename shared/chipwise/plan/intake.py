@@ -26,8 +26,9 @@ from pydantic import (
     StringConstraints,
     TypeAdapter,
     ValidationError,
+    model_validator,
 )
-from pydantic_core import PydanticCustomError
+from pydantic_core import InitErrorDetails, PydanticCustomError
 
 MAX_BODY_BYTES = 64 * 1024  # a full form with the maximum number of workloads is under 8 KiB
 MAX_WORKLOADS = 10
@@ -89,6 +90,19 @@ def _account_id(value: str) -> str:
     return value
 
 
+def _region(value: str) -> str:
+    """A region whose prices the catalog knows (a plan in a region it cannot price would be a guess)."""
+    from chipwise.catalog import get_regions
+
+    code = value.strip().lower()
+    known = get_regions().get(code)
+    if known is None or known.multiplier is None:
+        raise PydanticCustomError(
+            "region", "Prices for region {code} are not known; choose one of the listed regions.", {"code": code}
+        )
+    return code
+
+
 def _instance_type(value: str) -> str:
     """A type the catalog knows (it prices the plan); "ml." SageMaker names are accepted as well."""
     from chipwise.catalog import get_catalog  # the cached data files; imported late to keep import cheap
@@ -106,7 +120,7 @@ Country = Annotated[str, StringConstraints(max_length=8), AfterValidator(_countr
 AccountId = Annotated[str, StringConstraints(strip_whitespace=True), AfterValidator(_account_id)]
 InstanceTypeName = Annotated[str, StringConstraints(max_length=40), AfterValidator(_instance_type)]
 OrgId = Annotated[str, StringConstraints(strip_whitespace=True, pattern=r"^[A-Za-z0-9_-]{3,64}$")]
-Region = Annotated[str, StringConstraints(strip_whitespace=True, pattern=r"^[a-z]{2}(-gov)?-[a-z]+-\d$")]
+Region = Annotated[str, StringConstraints(max_length=32), AfterValidator(_region)]
 
 
 class _Model(BaseModel):
@@ -162,6 +176,9 @@ class WorkloadIn(_Model):
     serve_on_trainium: bool = Field(
         False, description="Keep one chip family for training and serving (for example reserved Trainium)."
     )
+    runs_outside_aws: bool = Field(
+        False, description="Runs on another cloud or on premises today (the instance type is the closest AWS one)."
+    )
 
 
 class IntakeRequest(_Model):
@@ -171,6 +188,29 @@ class IntakeRequest(_Model):
     contact: ContactIn
     aws: AwsIn = Field(default_factory=AwsIn)
     workloads: list[WorkloadIn] = Field(min_length=1, max_length=MAX_WORKLOADS)
+
+    @model_validator(mode="after")
+    def _priced(self) -> IntakeRequest:
+        """Each current instance type must have an on-demand price in the region, or nothing can be compared."""
+        from chipwise.catalog import get_catalog
+
+        catalog = get_catalog()
+        errors: list[InitErrorDetails] = [
+            InitErrorDetails(
+                type=PydanticCustomError(
+                    "unpriced_instance_type",
+                    "{name} has no on-demand price in {region} (sold as capacity blocks); pick the closest priced type.",
+                    {"name": w.current_instance_type, "region": self.aws.region},
+                ),
+                loc=("workloads", index, "current_instance_type"),
+                input=w.current_instance_type,
+            )
+            for index, w in enumerate(self.workloads)
+            if w.current_instance_type and catalog.price(w.current_instance_type, self.aws.region) is None
+        ]
+        if errors:
+            raise ValidationError.from_exception_data(type(self).__name__, errors)
+        return self
 
 
 # --- the HTML form -----------------------------------------------------------------------------------------

@@ -1,0 +1,378 @@
+"""The digest and alert view-models, built from the findings store (templates never query the database).
+
+``load_snapshot`` reads one account's findings, owners and benchmark results once; ``build_digest`` and
+``build_alert`` are pure functions of that snapshot, so the same figures go to every channel and recipient.
+
+"What changed since the last digest" is: findings first seen after it (new), findings resolved after it
+(resolved), and benchmark results recorded after it (benchmarked: the measured saving next to the estimate).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+
+from pydantic import EmailStr, TypeAdapter, ValidationError
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from chipwise.models.findings import FindingDocument
+from chipwise.store.tables import Account, Finding, Recommendation, Resource
+
+OWNER_TAGS = ("chipwise:owner", "owner", "Owner", "OWNER")
+TOP_FINDINGS = 10
+_EMAIL = TypeAdapter(EmailStr)
+_SPLIT = re.compile(r"[\s,;]+")
+_ACRONYMS = {"gpu": "GPU", "cpu": "CPU", "ec2": "EC2", "eks": "EKS", "sagemaker": "SageMaker"}
+
+
+def rule_label(rule_id: str) -> str:
+    """A readable name for a rule id: ``gpu_inference_portable`` → "GPU inference portable"."""
+    words = [_ACRONYMS.get(w, w) for w in rule_id.split("_") if w]
+    if not words:
+        return rule_id
+    first = words[0] if words[0] in _ACRONYMS.values() else words[0].capitalize()
+    return " ".join([first, *words[1:]])
+
+
+def owner_emails(tags: Mapping[str, Any], hints: Mapping[str, Any]) -> tuple[str, ...]:
+    """The email addresses named by a resource's owner tags (or the collector's owner hint), in order.
+
+    Values that are not email addresses (a team name) are ignored for routing: only mail can reach them.
+    """
+    values = [str(tags[key]) for key in OWNER_TAGS if tags.get(key)]
+    if hints.get("owner"):
+        values.append(str(hints["owner"]))
+    found: list[str] = []
+    for value in values:
+        for token in _SPLIT.split(value):
+            try:
+                address = str(_EMAIL.validate_python(token)).lower()
+            except ValidationError:
+                continue
+            if address not in found:
+                found.append(address)
+    return tuple(found)
+
+
+# --- view-models -------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FindingLine:
+    """One finding as messages show it: the money first, then what to do."""
+
+    finding_id: str
+    rule_id: str
+    rule_label: str
+    account_id: str
+    region: str
+    resource_id: str
+    resource_name: str
+    resource_kind: str
+    instance_type: str | None
+    instance_count: int
+    monthly_cost_usd: Decimal
+    monthly_savings_usd: Decimal
+    measured: bool
+    action: str
+    target: str | None
+    confidence: str
+    effort: str
+    summary: str
+    status: str
+    first_seen: datetime
+    owners: tuple[str, ...] = ()
+
+    @classmethod
+    def from_document(cls, doc: FindingDocument, owners: tuple[str, ...] = ()) -> FindingLine:
+        measured = doc.measured_monthly_savings_usd is not None
+        savings = doc.measured_monthly_savings_usd if measured else doc.estimated_monthly_savings_usd
+        assert savings is not None
+        return cls(
+            finding_id=doc.finding_id,
+            rule_id=doc.rule_id,
+            rule_label=rule_label(doc.rule_id),
+            account_id=doc.account_id,
+            region=doc.region,
+            resource_id=doc.resource_id,
+            resource_name=doc.resource_name,
+            resource_kind=doc.resource_kind,
+            instance_type=doc.instance_type,
+            instance_count=doc.instance_count,
+            monthly_cost_usd=doc.monthly_cost_usd,
+            monthly_savings_usd=savings,
+            measured=measured,
+            action=doc.recommendation.action,
+            target=_target(doc),
+            confidence=doc.confidence,
+            effort=doc.effort,
+            summary=doc.summary,
+            status=doc.status,
+            first_seen=doc.first_seen,
+            owners=owners,
+        )
+
+    @property
+    def current(self) -> str:
+        """"ml.g5.2xlarge ×4" (or the resource kind when there is no instance type)."""
+        kind = self.instance_type or self.resource_kind.replace("_", " ")
+        return f"{kind} ×{self.instance_count}" if self.instance_count > 1 else kind
+
+    @property
+    def next_step(self) -> str:
+        """The recommendation in a few words: "Migrate to inf2.xlarge ×2", "Delete"."""
+        verb = {"enable_telemetry": "Enable telemetry"}.get(self.action, self.action.replace("_", " ").capitalize())
+        return f"{verb} → {self.target}" if self.target else verb
+
+
+def _target(doc: FindingDocument) -> str | None:
+    rec = doc.recommendation
+    if rec.target_instance_type:
+        count = rec.target_count or 1
+        return f"{rec.target_instance_type} ×{count}" if count > 1 else rec.target_instance_type
+    if rec.target_platform == "bedrock":
+        return "Amazon Bedrock"
+    return rec.target_platform
+
+
+@dataclass(frozen=True)
+class BenchmarkedLine:
+    """A benchmark result recorded since the last digest: the measured saving beside the estimate."""
+
+    finding: FindingLine
+    estimated_savings_usd: Decimal
+    measured_savings_usd: Decimal | None
+    target_instance_type: str | None
+    withdrawn: bool
+    reason: str | None
+    recorded_at: datetime
+
+
+@dataclass(frozen=True)
+class RuleBar:
+    """One bar of the "waste by rule" chart; ``percent`` is relative to the largest bar (1–100)."""
+
+    rule_id: str
+    label: str
+    findings: int
+    monthly_savings_usd: Decimal
+    percent: int
+
+
+@dataclass(frozen=True)
+class AccountSnapshot:
+    """What the store knows about one account's findings, read once for every message about it."""
+
+    account_id: str
+    account_name: str | None
+    since: datetime
+    open: list[FindingLine]
+    resolved: list[FindingLine]
+    benchmarked: list[BenchmarkedLine]
+
+    @property
+    def display_name(self) -> str:
+        return f"{self.account_name} ({self.account_id})" if self.account_name else self.account_id
+
+    def owners(self) -> list[str]:
+        """Every owner address named on an open, resolved or benchmarked finding, in first-seen order."""
+        found: dict[str, None] = {}
+        lines = [*self.open, *self.resolved, *(b.finding for b in self.benchmarked)]
+        for line in lines:
+            found.update(dict.fromkeys(line.owners))
+        return list(found)
+
+    def for_owner(self, owner: str) -> AccountSnapshot:
+        """Only the findings on resources ``owner`` owns."""
+        return replace(
+            self,
+            open=[f for f in self.open if owner in f.owners],
+            resolved=[f for f in self.resolved if owner in f.owners],
+            benchmarked=[b for b in self.benchmarked if owner in b.finding.owners],
+        )
+
+
+@dataclass(frozen=True)
+class Digest:
+    """The daily digest of one account (or of the part of it one owner owns)."""
+
+    account_id: str
+    account_display: str
+    generated_at: datetime
+    since: datetime
+    owner: str | None
+    open_count: int
+    total_monthly_cost_usd: Decimal
+    total_monthly_waste_usd: Decimal
+    measured_monthly_waste_usd: Decimal
+    top: list[FindingLine]
+    more_count: int
+    by_rule: list[RuleBar]
+    new: list[FindingLine]
+    resolved: list[FindingLine]
+    benchmarked: list[BenchmarkedLine]
+    new_monthly_waste_usd: Decimal = field(default=Decimal(0))
+
+    @property
+    def has_news(self) -> bool:
+        """Anything worth a message: open waste or a change since the last digest."""
+        return bool(self.open_count or self.resolved or self.benchmarked)
+
+    @property
+    def changes(self) -> int:
+        return len(self.new) + len(self.resolved) + len(self.benchmarked)
+
+
+@dataclass(frozen=True)
+class Alert:
+    """An immediate alert: one new finding whose saving is above the threshold."""
+
+    account_id: str
+    account_display: str
+    generated_at: datetime
+    threshold_usd: Decimal
+    finding: FindingLine
+
+
+# --- loading -----------------------------------------------------------------------------------------------
+
+
+def account_ids_with_findings(session: Session) -> list[str]:
+    """Accounts that have any finding (the digest loop's accounts)."""
+    return list(session.scalars(select(Finding.account_id).distinct().order_by(Finding.account_id)))
+
+
+def _owners_by_arn(session: Session, arns: Iterable[str]) -> dict[str, tuple[str, ...]]:
+    wanted = list(set(arns))
+    owners: dict[str, tuple[str, ...]] = {}
+    for start in range(0, len(wanted), 500):
+        chunk = wanted[start : start + 500]
+        rows = session.execute(select(Resource.arn, Resource.tags, Resource.hints).where(Resource.arn.in_(chunk)))
+        for arn, tags, hints in rows:
+            owners[arn] = owner_emails(tags or {}, hints or {})
+    return owners
+
+
+def load_snapshot(session: Session, account_id: str, *, since: datetime) -> AccountSnapshot:
+    """Open findings, findings resolved after ``since`` and benchmark results recorded after ``since``."""
+    rows = list(
+        session.scalars(
+            select(Finding).where(
+                Finding.account_id == account_id,
+                (Finding.status == "open") | ((Finding.status == "resolved") & (Finding.resolved_at > since)),
+            )
+        )
+    )
+    benchmarks = session.execute(
+        select(Recommendation, Finding)
+        .join(Finding, Finding.id == Recommendation.finding_id)
+        .where(
+            Finding.account_id == account_id,
+            Recommendation.source == "benchmark",
+            Recommendation.created_at > since,
+        )
+        .order_by(Recommendation.created_at)
+    ).all()
+    findings = {row.id: row for row in rows} | {finding.id: finding for _, finding in benchmarks}
+    owners = _owners_by_arn(session, (f.resource_arn for f in findings.values()))
+    lines = {fid: FindingLine.from_document(FindingDocument.from_row(f), owners.get(f.resource_arn, ())) for fid, f in findings.items()}
+    account = session.get(Account, account_id)
+    return AccountSnapshot(
+        account_id=account_id,
+        account_name=account.name if account else None,
+        since=since,
+        open=[lines[r.id] for r in rows if r.status == "open"],
+        resolved=[lines[r.id] for r in rows if r.status == "resolved"],
+        benchmarked=[_benchmarked(rec, finding, lines[finding.id]) for rec, finding in benchmarks],
+    )
+
+
+def _benchmarked(rec: Recommendation, finding: Finding, line: FindingLine) -> BenchmarkedLine:
+    return BenchmarkedLine(
+        finding=line,
+        estimated_savings_usd=finding.estimated_monthly_savings_usd,
+        measured_savings_usd=rec.monthly_savings_usd,
+        target_instance_type=rec.target_instance_type,
+        withdrawn=rec.withdrawn,
+        reason=rec.reason,
+        recorded_at=rec.created_at,
+    )
+
+
+# --- building (pure) ---------------------------------------------------------------------------------------
+
+
+def by_savings(lines: Iterable[FindingLine]) -> list[FindingLine]:
+    """Largest monthly saving first; ties by resource name so messages are stable from run to run."""
+    return sorted(lines, key=lambda f: (-f.monthly_savings_usd, f.resource_name, f.rule_id))
+
+
+def waste_by_rule(lines: Sequence[FindingLine]) -> list[RuleBar]:
+    """The chart's bars: saving per rule, largest first, only rules with a saving."""
+    totals: dict[str, Decimal] = defaultdict(Decimal)
+    counts: dict[str, int] = defaultdict(int)
+    for line in lines:
+        totals[line.rule_id] += line.monthly_savings_usd
+        counts[line.rule_id] += 1
+    ranked = sorted(((rule, total) for rule, total in totals.items() if total > 0), key=lambda rt: (-rt[1], rt[0]))
+    if not ranked:
+        return []
+    largest = ranked[0][1]
+    return [
+        RuleBar(rule, rule_label(rule), counts[rule], total, max(1, int((total * 100 / largest).to_integral_value())))
+        for rule, total in ranked
+    ]
+
+
+def build_digest(
+    snapshot: AccountSnapshot, *, now: datetime, owner: str | None = None, top_n: int = TOP_FINDINGS
+) -> Digest:
+    """The digest of ``snapshot`` (already narrowed to ``owner``'s findings when it is an owner digest)."""
+    ranked = by_savings(snapshot.open)
+    new = by_savings(f for f in snapshot.open if f.first_seen > snapshot.since)
+    return Digest(
+        account_id=snapshot.account_id,
+        account_display=snapshot.display_name,
+        generated_at=now,
+        since=snapshot.since,
+        owner=owner,
+        open_count=len(ranked),
+        total_monthly_cost_usd=sum((f.monthly_cost_usd for f in ranked), Decimal(0)),
+        total_monthly_waste_usd=sum((f.monthly_savings_usd for f in ranked), Decimal(0)),
+        measured_monthly_waste_usd=sum((f.monthly_savings_usd for f in ranked if f.measured), Decimal(0)),
+        top=ranked[:top_n],
+        more_count=max(0, len(ranked) - top_n),
+        by_rule=waste_by_rule(ranked),
+        new=new,
+        resolved=by_savings(snapshot.resolved),
+        benchmarked=list(snapshot.benchmarked),
+        new_monthly_waste_usd=sum((f.monthly_savings_usd for f in new), Decimal(0)),
+    )
+
+
+def alert_candidates(
+    snapshot: AccountSnapshot, *, threshold_usd: Decimal, finding_ids: Iterable[str] = ()
+) -> list[FindingLine]:
+    """Open findings above the threshold that are new: first seen after ``since``, or named by the scan."""
+    named = set(finding_ids)
+    return by_savings(
+        f
+        for f in snapshot.open
+        if f.monthly_savings_usd > threshold_usd and (f.first_seen > snapshot.since or f.finding_id in named)
+    )
+
+
+def build_alert(snapshot: AccountSnapshot, finding: FindingLine, *, now: datetime, threshold_usd: Decimal) -> Alert:
+    return Alert(
+        account_id=snapshot.account_id,
+        account_display=snapshot.display_name,
+        generated_at=now,
+        threshold_usd=threshold_usd,
+        finding=finding,
+    )

@@ -1,0 +1,416 @@
+"""Inventory: accelerator EC2 instances (EKS nodes included), SageMaker endpoints and training jobs, AWS Batch
+compute environments (with their job queues and recent jobs).
+
+Each collector returns :class:`CollectedResource` records with the catalog's facts, every tag, workload hints
+and the details the metric collector and the rules need (endpoint variants, training hosts, EKS cluster).
+An instance type the catalog does not know is kept and flagged (``unknown_instance_type``), never dropped.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from decimal import Decimal
+from typing import Any
+
+from chipwise.aws import AwsContext
+from chipwise.catalog import get_catalog
+from chipwise.collect.hints import workload_hints
+from chipwise.models.common import Platform, ResourceKind
+
+# How long a SageMaker training job may run (its MaxRuntimeInSeconds ceiling): older jobs cannot overlap.
+MAX_TRAINING_DAYS = 28
+_EC2_LIVE_STATES = ["pending", "running", "stopping", "stopped"]
+_EKS_CLUSTER_TAGS = ("eks:cluster-name", "aws:eks:cluster-name", "alpha.eksctl.io/cluster-name")
+_K8S_CLUSTER_TAG = re.compile(r"^kubernetes\.io/cluster/(?P<name>.+)$")
+# Families the catalog does not list yet, recognised by their prefix so a new accelerator is not missed.
+_FAMILY_GUESSES: tuple[tuple[re.Pattern[str], Platform], ...] = (
+    (re.compile(r"^inf\d"), "inferentia"),
+    (re.compile(r"^trn\d"), "trainium"),
+    (re.compile(r"^(p\d|g\d|dl\d)"), "nvidia"),
+)
+MAX_RECENT_BATCH_JOBS = 50
+
+
+@dataclass
+class CollectedResource:
+    """One resource as a collector saw it (the columns of ``resources``, before the store assigns an id)."""
+
+    arn: str
+    kind: ResourceKind
+    name: str
+    instance_type: str | None
+    instance_count: int
+    platform: Platform
+    state: str | None
+    unknown_instance_type: bool
+    launched_at: datetime | None = None
+    ended_at: datetime | None = None
+    tags: dict[str, str] = field(default_factory=dict)
+    hints: dict[str, Any] = field(default_factory=dict)
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class TypeFacts:
+    """What the catalog says about an instance type (or that it does not know it)."""
+
+    platform: Platform
+    unknown: bool
+    facts: dict[str, Any]
+
+
+def type_facts(instance_type: str | None) -> TypeFacts:
+    """Platform and catalog facts; unknown types get a platform guessed from their family and are flagged."""
+    if not instance_type:
+        return TypeFacts("cpu", False, {})
+    catalog = get_catalog()
+    found = catalog.get(instance_type)
+    if found is not None:
+        facts = {
+            "accelerator": found.accelerator,
+            "accelerator_count": found.accelerator_count,
+            "neuron_cores": found.neuron_cores,
+            "neuron_devices": found.neuron_devices,
+            "accelerator_memory_gib": str(found.accelerator_memory_gib),
+            "vcpu": found.vcpu,
+            "memory_gib": str(found.memory_gib),
+            "price_usd_per_hour": None if found.price_usd_per_hour is None else str(found.price_usd_per_hour),
+            "price_source": found.price_source,
+        }
+        return TypeFacts(found.platform, False, facts)
+    family = instance_type.lower().removeprefix("ml.").split(".", 1)[0]
+    platform = catalog.platform_of_family(family)
+    if platform is None:
+        platform = next((p for pattern, p in _FAMILY_GUESSES if pattern.match(family)), "cpu")
+    return TypeFacts(platform, True, {})
+
+
+def _tags(items: Iterable[Mapping[str, Any]] | None) -> dict[str, str]:
+    return {str(t["Key"]): str(t.get("Value", "")) for t in items or [] if "Key" in t}
+
+
+def _jsonable(value: Any) -> Any:
+    """AWS response values as JSON (datetimes as ISO strings), for ``details``."""
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, Decimal):
+        return str(value)
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in value.items() if k != "ResponseMetadata"}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    return value
+
+
+# --- EC2 -------------------------------------------------------------------------------------------------------
+
+
+def eks_cluster(tags: Mapping[str, str]) -> str | None:
+    """The EKS cluster an instance is a node of, from its tags."""
+    for key in _EKS_CLUSTER_TAGS:
+        if tags.get(key):
+            return tags[key]
+    for key in tags:
+        match = _K8S_CLUSTER_TAG.match(key)
+        if match:
+            return match["name"]
+    return None
+
+
+def collect_ec2_instances(aws: AwsContext, account_id: str) -> list[CollectedResource]:
+    """Live EC2 instances of accelerator types (CPU instances are not Chipwise's business)."""
+    ec2 = aws.client("ec2")
+    found: list[CollectedResource] = []
+    pages = ec2.get_paginator("describe_instances").paginate(
+        Filters=[{"Name": "instance-state-name", "Values": _EC2_LIVE_STATES}], PaginationConfig={"PageSize": 1000}
+    )
+    for page in pages:
+        for reservation in page.get("Reservations", []):
+            owner = reservation.get("OwnerId") or account_id
+            for instance in reservation.get("Instances", []):
+                resource = _ec2_resource(dict(instance), owner, aws.region)
+                if resource.platform != "cpu":
+                    found.append(resource)
+    return found
+
+
+def _ec2_resource(instance: dict[str, Any], owner: str, region: str) -> CollectedResource:
+    instance_id = str(instance["InstanceId"])
+    instance_type = str(instance.get("InstanceType", ""))
+    tags = _tags(instance.get("Tags"))
+    typ = type_facts(instance_type)
+    cluster = eks_cluster(tags)
+    details = {
+        "instance_id": instance_id,
+        "image_id": instance.get("ImageId"),
+        "availability_zone": (instance.get("Placement") or {}).get("AvailabilityZone"),
+        "private_dns_name": instance.get("PrivateDnsName"),
+        "lifecycle": instance.get("InstanceLifecycle", "on-demand"),
+        "eks_cluster": cluster,
+        "catalog": typ.facts,
+    }
+    return CollectedResource(
+        arn=f"arn:aws:ec2:{region}:{owner}:instance/{instance_id}",
+        kind="ec2_instance",
+        name=tags.get("Name") or instance_id,
+        instance_type=instance_type,
+        instance_count=1,
+        platform=typ.platform,
+        state=(instance.get("State") or {}).get("Name"),
+        unknown_instance_type=typ.unknown,
+        launched_at=instance.get("LaunchTime"),
+        tags=tags,
+        hints=workload_hints(tags=tags, kind="ec2_instance"),
+        details=details,
+    )
+
+
+# --- SageMaker endpoints ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class _ModelCache:
+    """describe_model answers by name: endpoints often share a model."""
+
+    fetch: Callable[[str], dict[str, Any]]
+    seen: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def get(self, name: str) -> dict[str, Any]:
+        if name not in self.seen:
+            self.seen[name] = self.fetch(name)
+        return self.seen[name]
+
+
+def collect_sagemaker_endpoints(aws: AwsContext) -> list[CollectedResource]:
+    """Every endpoint with its variants (instance type and count or serverless config) and primary container."""
+    sm = aws.client("sagemaker")
+    models = _ModelCache(lambda name: _model_container(dict(sm.describe_model(ModelName=name))))
+    found: list[CollectedResource] = []
+    for page in sm.get_paginator("list_endpoints").paginate():
+        for summary in page.get("Endpoints", []):
+            endpoint = dict(sm.describe_endpoint(EndpointName=summary["EndpointName"]))
+            config = dict(sm.describe_endpoint_config(EndpointConfigName=endpoint["EndpointConfigName"]))
+            tags = _tags(sm.list_tags(ResourceArn=endpoint["EndpointArn"]).get("Tags"))
+            found.append(_endpoint_resource(endpoint, config, tags, models))
+    return found
+
+
+def _model_container(model: dict[str, Any]) -> dict[str, Any]:
+    container = model.get("PrimaryContainer") or next(iter(model.get("Containers") or []), {})
+    return {"image": container.get("Image"), "environment": dict(container.get("Environment") or {})}
+
+
+def _endpoint_variants(endpoint: dict[str, Any], config: dict[str, Any], models: _ModelCache) -> list[dict[str, Any]]:
+    live = {v["VariantName"]: v for v in endpoint.get("ProductionVariants") or []}
+    variants = []
+    for variant in config.get("ProductionVariants") or []:
+        now = live.get(variant["VariantName"], {})
+        serverless = now.get("CurrentServerlessConfig") or variant.get("ServerlessConfig")
+        count = now.get("CurrentInstanceCount", variant.get("InitialInstanceCount"))
+        model_name = variant.get("ModelName")
+        container = models.get(model_name) if model_name else {"image": None, "environment": {}}
+        variants.append(
+            {
+                "variant_name": variant["VariantName"],
+                "instance_type": variant.get("InstanceType"),
+                "instance_count": 0 if serverless and not variant.get("InstanceType") else int(count or 0),
+                "serverless": _jsonable(serverless) if serverless else None,
+                "model_name": model_name,
+                "image": container["image"],
+                "environment": container["environment"],
+                "weight": now.get("CurrentWeight", variant.get("InitialVariantWeight")),
+            }
+        )
+    return variants
+
+
+def _endpoint_resource(
+    endpoint: dict[str, Any], config: dict[str, Any], tags: dict[str, str], models: _ModelCache
+) -> CollectedResource:
+    variants = _endpoint_variants(endpoint, config, models)
+    provisioned = [v for v in variants if v["instance_type"]]
+    instance_type = provisioned[0]["instance_type"] if provisioned else None
+    count = sum(v["instance_count"] for v in provisioned if v["instance_type"] == instance_type)
+    typ = type_facts(instance_type)
+    primary = variants[0] if variants else {"image": None, "environment": {}}
+    details = {
+        "endpoint_config_name": endpoint.get("EndpointConfigName"),
+        "variants": variants,
+        "async_inference": bool(config.get("AsyncInferenceConfig")),
+        "catalog": typ.facts,
+    }
+    return CollectedResource(
+        arn=str(endpoint["EndpointArn"]),
+        kind="sagemaker_endpoint",
+        name=str(endpoint["EndpointName"]),
+        instance_type=instance_type,
+        instance_count=count,
+        platform=typ.platform,
+        state=endpoint.get("EndpointStatus"),
+        unknown_instance_type=typ.unknown,
+        launched_at=endpoint.get("CreationTime"),
+        tags=tags,
+        hints=workload_hints(
+            tags=tags, kind="sagemaker_endpoint", image=primary["image"], environment=primary["environment"]
+        ),
+        details=details,
+    )
+
+
+# --- SageMaker training jobs -----------------------------------------------------------------------------------
+
+
+def collect_training_jobs(aws: AwsContext, window_start: datetime) -> list[CollectedResource]:
+    """Training jobs that ran during the window (still running, or ended after it started)."""
+    sm = aws.client("sagemaker")
+    oldest = window_start - timedelta(days=MAX_TRAINING_DAYS)
+    found: list[CollectedResource] = []
+    pages = sm.get_paginator("list_training_jobs").paginate(SortBy="CreationTime", SortOrder="Descending")
+    for page in pages:
+        summaries = page.get("TrainingJobSummaries", [])
+        for summary in summaries:
+            if summary["CreationTime"] < oldest:
+                return found
+            ended = summary.get("TrainingEndTime")
+            if summary.get("TrainingJobStatus") != "InProgress" and ended is not None and ended < window_start:
+                continue
+            job = dict(sm.describe_training_job(TrainingJobName=summary["TrainingJobName"]))
+            tags = _tags(sm.list_tags(ResourceArn=job["TrainingJobArn"]).get("Tags"))
+            found.append(_training_resource(job, tags))
+    return found
+
+
+def training_hosts(job_name: str, count: int) -> list[str]:
+    """The ``Host`` dimension values SageMaker publishes training metrics under."""
+    return [f"{job_name}/algo-{n}" for n in range(1, max(1, count) + 1)]
+
+
+def _training_resource(job: dict[str, Any], tags: dict[str, str]) -> CollectedResource:
+    config = job.get("ResourceConfig") or {}
+    groups = config.get("InstanceGroups") or []
+    instance_type = config.get("InstanceType") or (groups[0].get("InstanceType") if groups else None)
+    count = int(config.get("InstanceCount") or sum(int(g.get("InstanceCount", 0)) for g in groups) or 1)
+    image = (job.get("AlgorithmSpecification") or {}).get("TrainingImage")
+    environment = dict(job.get("Environment") or {})
+    typ = type_facts(instance_type)
+    name = str(job["TrainingJobName"])
+    details = {
+        "status": job.get("TrainingJobStatus"),
+        "hosts": training_hosts(name, count),
+        "training_start": _jsonable(job.get("TrainingStartTime")),
+        "training_end": _jsonable(job.get("TrainingEndTime")),
+        "billable_seconds": job.get("BillableTimeInSeconds"),
+        "training_seconds": job.get("TrainingTimeInSeconds"),
+        "max_runtime_seconds": (job.get("StoppingCondition") or {}).get("MaxRuntimeInSeconds"),
+        "spot": bool(job.get("EnableManagedSpotTraining")),
+        "image": image,
+        "environment": environment,
+        "hyperparameters": dict(job.get("HyperParameters") or {}),
+        "catalog": typ.facts,
+    }
+    return CollectedResource(
+        arn=str(job["TrainingJobArn"]),
+        kind="sagemaker_training_job",
+        name=name,
+        instance_type=instance_type,
+        instance_count=count,
+        platform=typ.platform,
+        state=job.get("TrainingJobStatus"),
+        unknown_instance_type=typ.unknown,
+        launched_at=job.get("TrainingStartTime") or job.get("CreationTime"),
+        ended_at=job.get("TrainingEndTime"),
+        tags=tags,
+        hints=workload_hints(tags=tags, kind="sagemaker_training_job", image=image, environment=environment),
+        details=details,
+    )
+
+
+# --- AWS Batch -------------------------------------------------------------------------------------------------
+
+
+def collect_batch(aws: AwsContext, window_start: datetime) -> list[CollectedResource]:
+    """Compute environments, each with the job queues that feed it and their jobs created in the window."""
+    batch = aws.client("batch")
+    queues: dict[str, list[dict[str, Any]]] = {}
+    for page in batch.get_paginator("describe_job_queues").paginate():
+        for queue in page.get("jobQueues", []):
+            recent = _recent_jobs(aws, queue["jobQueueArn"], window_start)
+            entry = {"name": queue["jobQueueName"], "arn": queue["jobQueueArn"], "state": queue.get("state")}
+            entry |= recent
+            for order in queue.get("computeEnvironmentOrder", []):
+                queues.setdefault(order["computeEnvironment"], []).append(entry)
+    found: list[CollectedResource] = []
+    for page in batch.get_paginator("describe_compute_environments").paginate():
+        for environment in page.get("computeEnvironments", []):
+            env = dict(environment)
+            attached = queues.get(env["computeEnvironmentArn"], []) + queues.get(env["computeEnvironmentName"], [])
+            found.append(_batch_resource(env, attached))
+    return found
+
+
+def _recent_jobs(aws: AwsContext, queue_arn: str, window_start: datetime) -> dict[str, Any]:
+    after = str(int(window_start.timestamp() * 1000))
+    jobs: list[dict[str, Any]] = []
+    pages = aws.client("batch").get_paginator("list_jobs").paginate(
+        jobQueue=queue_arn, filters=[{"name": "AFTER_CREATED_AT", "values": [after]}]
+    )
+    for page in pages:
+        jobs.extend(dict(j) for j in page.get("jobSummaryList", []))
+    by_status: dict[str, int] = {}
+    for job in jobs:
+        status = str(job.get("status", "UNKNOWN"))
+        by_status[status] = by_status.get(status, 0) + 1
+    recent = sorted(jobs, key=lambda j: j.get("createdAt", 0), reverse=True)[:MAX_RECENT_BATCH_JOBS]
+    return {
+        "jobs_in_window": len(jobs),
+        "jobs_by_status": by_status,
+        "recent_jobs": [
+            {"job_id": j.get("jobId"), "name": j.get("jobName"), "status": j.get("status")} for j in recent
+        ],
+    }
+
+
+def _batch_resource(env: dict[str, Any], queues: list[dict[str, Any]]) -> CollectedResource:
+    compute = env.get("computeResources") or {}
+    types = [str(t) for t in compute.get("instanceTypes") or []]
+    typed = [(t, _batch_type_facts(t)) for t in types]
+    accelerated = [(t, f) for t, f in typed if f.platform != "cpu"]
+    instance_type, typ = (accelerated or typed or [(None, TypeFacts("cpu", False, {}))])[0]
+    vcpu = typ.facts.get("vcpu") if typ.facts else None
+    desired = int(compute.get("desiredvCpus") or 0)
+    tags = {str(k): str(v) for k, v in (env.get("tags") or {}).items()}
+    details = {
+        "instance_types": types,
+        "type": env.get("type"),
+        "compute_type": compute.get("type"),
+        "min_vcpus": compute.get("minvCpus"),
+        "max_vcpus": compute.get("maxvCpus"),
+        "desired_vcpus": desired,
+        "status": env.get("status"),
+        "job_queues": queues,
+        "catalog": typ.facts,
+    }
+    return CollectedResource(
+        arn=str(env["computeEnvironmentArn"]),
+        kind="batch_compute_environment",
+        name=str(env["computeEnvironmentName"]),
+        instance_type=instance_type,
+        instance_count=desired // int(vcpu) if vcpu else 0,
+        platform=typ.platform,
+        state=env.get("state"),
+        unknown_instance_type=typ.unknown,
+        tags=tags,
+        hints=workload_hints(tags=tags, kind="batch_compute_environment"),
+        details=details,
+    )
+
+
+def _batch_type_facts(name: str) -> TypeFacts:
+    """Batch accepts whole families (``inf2``) and ``optimal`` beside exact types."""
+    if "." in name:
+        return type_facts(name)
+    platform = get_catalog().platform_of_family(name)
+    return TypeFacts(platform or "cpu", platform is None and name != "optimal", {})

@@ -1,0 +1,93 @@
+"""The planner's own assumptions (``plan/data/planner.json``): sizing rules, thresholds and defaults.
+
+Prices, throughput ratios, porting costs and credit amounts are catalog facts (``chipwise.catalog``); this file
+holds only what the planner decides with, each figure with its unit, source and date, read once.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import date
+from decimal import Decimal
+from functools import lru_cache
+from importlib import resources
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from chipwise.catalog import Figure, Source
+from chipwise.errors import ConfigError
+from chipwise.models.common import Effort
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class PlannerFigures(_Frozen):
+    inference_bytes_per_parameter: Figure
+    training_bytes_per_parameter: Figure
+    small_model_max_params_billion: Figure
+    large_training_min_params_billion: Figure
+    max_payback_months: Figure
+    spiky_peak_to_average: Figure
+    default_tokens_per_request: Figure
+    output_token_share: Figure
+    default_runs_per_month: Figure
+
+
+class PlannerDefaults(_Frozen):
+    inference_instance_type: str
+    training_instance_type: str
+    source: str
+    note: str | None = None
+
+
+class PlannerTargets(_Frozen):
+    """Neuron families per decision-table row, in order of preference."""
+
+    inference_large: tuple[str, ...] = Field(min_length=1)
+    inference_small: tuple[str, ...] = Field(min_length=1)
+    inference_on_trainium: tuple[str, ...] = Field(min_length=1)
+    training: tuple[str, ...] = Field(min_length=1)
+    training_large: tuple[str, ...] = Field(min_length=1)
+    bedrock_effort: Effort
+    bedrock_default_model: str
+    source: str
+    note: str | None = None
+
+
+class PlannerData(_Frozen):
+    schema_version: Literal[1]
+    description: str
+    as_of: date
+    sources: dict[str, Source]
+    figures: PlannerFigures
+    defaults: PlannerDefaults
+    targets: PlannerTargets
+
+    @model_validator(mode="after")
+    def _sources_known(self) -> PlannerData:
+        used = {figure.source for _, figure in self.figures}
+        used |= {self.defaults.source, self.targets.source}
+        missing = sorted(used - set(self.sources))
+        if missing:
+            raise ValueError(f"source codes without a sources entry: {', '.join(missing)}")
+        return self
+
+    def value(self, name: str) -> Decimal:
+        figure: Figure = getattr(self.figures, name)
+        return figure.value
+
+    def source_of(self, figure: Figure) -> Source:
+        return self.sources[figure.source]
+
+
+@lru_cache(maxsize=1)
+def get_planner_data() -> PlannerData:
+    """The shipped ``planner.json`` (read once)."""
+    text = resources.files("chipwise.plan").joinpath("data", "planner.json").read_text(encoding="utf-8")
+    try:
+        return PlannerData.model_validate(json.loads(text, parse_float=Decimal))
+    except ValidationError as exc:
+        raise ConfigError(f"planner data file planner.json is invalid: {exc}") from exc
