@@ -106,7 +106,10 @@ def _summary(result: RefreshResult) -> None:
 def refresh_command(
     output: Path = typer.Option(DEFAULT_OUTPUT, "--output", "-o", help="Where to write the refreshed catalog."),
     regions: list[str] = typer.Option(
-        [], "--region", help="Also fetch exact prices for this region (repeatable); us-east-1 is always fetched."
+        [],
+        "--region",
+        metavar="REGION",
+        help="Also fetch exact prices for this region (repeatable); us-east-1 is always fetched.",
     ),
 ) -> None:
     """Rebuild the catalog's prices from the AWS Price List API (needs pricing:GetProducts)."""

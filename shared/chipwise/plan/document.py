@@ -59,8 +59,9 @@ class CreditLine(_Doc):
     program: str
     name: str
     eligible: bool
-    max_amount_usd: MoneyStr
+    max_amount_usd: MoneyStr | None = Field(description="Null when the program has no fixed cap (MAP).")
     reason: str
+    how_to_apply: str
     source: str
     as_of: str | None = None
 
@@ -72,7 +73,7 @@ class PlanTotals(_Doc):
     one_time_savings_usd: MoneyStr
     porting_cost_usd: MoneyStr
     payback_months: float | None
-    eligible_credits_usd: MoneyStr
+    largest_eligible_credit_usd: MoneyStr | None
 
 
 class PlanDocument(_Doc):

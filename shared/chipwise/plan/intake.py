@@ -49,6 +49,7 @@ STAGE_LABELS: dict[str, str] = {
     "later": "Series C or later",
 }
 
+_UNPRICED = "{name} has no on-demand price in {region} (sold as capacity blocks); pick the closest priced type."
 _ACCOUNT_ID = re.compile(r"^\d{12}$")
 _WEBSITE = TypeAdapter(HttpUrl)
 
@@ -107,11 +108,19 @@ def _instance_type(value: str) -> str:
     """A type the catalog knows (it prices the plan); "ml." SageMaker names are accepted as well."""
     from chipwise.catalog import get_catalog  # the cached data files; imported late to keep import cheap
 
+    catalog = get_catalog()
     name = value.strip().lower()
-    if get_catalog().get(name) is None:
+    found = catalog.get(name)
+    if found is None:
         raise PydanticCustomError(
             "instance_type", "Unknown instance type {name}: use an EC2 name such as g5.xlarge.", {"name": name}
         )
+    if not found.accelerated:
+        raise PydanticCustomError(
+            "instance_type", "{name} has no accelerator: give the GPU or Neuron type the model runs on.", {"name": name}
+        )
+    if catalog.price(name, catalog.region) is None:
+        raise PydanticCustomError("unpriced_instance_type", _UNPRICED, {"name": name, "region": catalog.region})
     return name
 
 
@@ -199,7 +208,7 @@ class IntakeRequest(_Model):
             InitErrorDetails(
                 type=PydanticCustomError(
                     "unpriced_instance_type",
-                    "{name} has no on-demand price in {region} (sold as capacity blocks); pick the closest priced type.",
+                    _UNPRICED,
                     {"name": w.current_instance_type, "region": self.aws.region},
                 ),
                 loc=("workloads", index, "current_instance_type"),

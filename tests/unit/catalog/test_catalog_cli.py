@@ -2,16 +2,25 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
-from chipwise.cli import main
+from chipwise.cli import common, main
 from chipwise.cli.catalog import app
 from typer.testing import CliRunner
 
 runner = CliRunner()
 
 
+@pytest.fixture(autouse=True)
+def _wide_console(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The shared stdout console may have fixed its width at import (80 under xdist): widen it for the tables."""
+    monkeypatch.setattr(common.out, "_width", 200)
+    yield
+
+
 def test_show_a_family() -> None:
-    result = runner.invoke(app, ["show", "inf2"], env={"COLUMNS": "200"})
+    result = runner.invoke(app, ["show", "inf2"])
     assert result.exit_code == 0, result.output
     assert "inf2.48xlarge" in result.output and "12.98127" in result.output
     assert "≈0.7582" in result.output  # MEM figures are marked as estimates
@@ -19,14 +28,14 @@ def test_show_a_family() -> None:
 
 
 def test_show_sagemaker_types_in_a_region() -> None:
-    result = runner.invoke(app, ["show", "trn2", "--sagemaker", "--region", "eu-west-1"], env={"COLUMNS": "200"})
+    result = runner.invoke(app, ["show", "trn2", "--sagemaker", "--region", "eu-west-1"])
     assert result.exit_code == 0, result.output
     assert "ml.trn2.48xlarge" in result.output and "n/a" in result.output
     assert "128 (64 logical)" in result.output
 
 
 def test_show_everything() -> None:
-    result = runner.invoke(app, ["show"], env={"COLUMNS": "200"})
+    result = runner.invoke(app, ["show"])
     assert result.exit_code == 0, result.output
     for name in ("inf1.xlarge", "trn1n.32xlarge", "p5.4xlarge", "g6e.48xlarge", "m5.xlarge"):
         assert name in result.output

@@ -67,7 +67,11 @@ def test_support_levels() -> None:
     families = get_model_families()
     llama = families.get("llama")
     assert llama is not None
-    assert (llama.support("training"), llama.support("inference"), llama.porting_effort) == ("drop_in", "drop_in", "days")
+    assert (llama.support("training"), llama.support("inference"), llama.porting_effort) == (
+        "drop_in",
+        "drop_in",
+        "days",
+    )
     assert llama.bedrock_available
     bert = families.get("BERT")
     assert bert is not None and not bert.bedrock_available

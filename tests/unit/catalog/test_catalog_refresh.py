@@ -172,7 +172,8 @@ def test_on_demand_price_parsing() -> None:
 
 
 @pytest.mark.parametrize(
-    ("raw", "clean"), [("0.7582000000", "0.7582"), ("10.0000000000", "10"), ("21.5000", "21.5"), ("0.000001", "0.000001")]
+    ("raw", "clean"),
+    [("0.7582000000", "0.7582"), ("10.0000000000", "10"), ("21.5000", "21.5"), ("0.000001", "0.000001")],
 )
 def test_clean_price(raw: str, clean: str) -> None:
     assert format(clean_price(Decimal(raw)), "f") == clean

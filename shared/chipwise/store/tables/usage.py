@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import date, datetime
 from decimal import Decimal
+from typing import Any
 
 from sqlalchemy import BigInteger, Float, ForeignKey, Index, String, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
@@ -96,3 +97,6 @@ class NeuronRollup(Base):
     latency_p50_s: Mapped[float | None] = mapped_column(Float)
     latency_p99_s: Mapped[float | None] = mapped_column(Float)
     errors: Mapped[int] = mapped_column(default=0)
+    # The partial sums of each S3 object that reported on this hour, by object key: the figures above are merged
+    # from them, so an hour split across objects adds up and ingesting an object twice changes nothing.
+    parts: Mapped[dict[str, Any] | None]

@@ -2,7 +2,7 @@
 
 Revision ID: 0001_initial
 Revises:
-Create Date: 2026-11-22 10:47:41.983493
+Create Date: 2026-11-22 11:08:18.021993
 """
 
 from __future__ import annotations
@@ -80,6 +80,7 @@ def upgrade() -> None:
         sa.Column("latency_p50_s", sa.Float(), nullable=True),
         sa.Column("latency_p99_s", sa.Float(), nullable=True),
         sa.Column("errors", sa.Integer(), nullable=False),
+        sa.Column("parts", sa.JSON().with_variant(postgresql.JSONB(astext_type=Text()), "postgresql"), nullable=True),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_neuron_rollups")),
         sa.UniqueConstraint(
             "account_id",

@@ -1,0 +1,7 @@
+"""Benchmark jobs: submit them to the trn/inf AWS Batch queues, and fold their results back into the findings.
+
+``dispatch`` selects migration findings and submits jobs (the ``benchmark_dispatch`` Lambda and ``chipwise
+benchmarks submit``); ``results`` records Batch state changes, retries failures and re-prices the recommendation
+(the ``benchmark_result`` Lambda and the demo); ``economics`` prices a measurement; ``jobs`` builds and registers
+job definitions and submits jobs; ``provision`` creates a compute environment and queues for a sandbox account.
+"""

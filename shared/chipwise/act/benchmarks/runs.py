@@ -1,0 +1,216 @@
+"""Benchmark runs in the store, and the one way a run is created: row first, then the Batch job.
+
+A run is one attempt of one (finding, target type). The row is written (and flushed) before SubmitJob, so a
+failed submission is recorded as a failed attempt with its reason, and a job whose row was lost is still
+recognised later by its tags (see :func:`chipwise.act.benchmarks.results.record_job_state`).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable, Sequence
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from botocore.exceptions import BotoCoreError, ClientError
+from pydantic import BaseModel, ConfigDict
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from chipwise.act.benchmarks.jobs import JobDefinitions, JobLabels, job_definition_name, job_name, submit_job
+from chipwise.catalog import get_catalog
+from chipwise.models.benchmark import ACTIVE_STATUSES, BenchmarkParameters, BenchmarkRole, result_uri
+from chipwise.settings import Settings
+from chipwise.store.tables import BenchmarkRun
+
+if TYPE_CHECKING:
+    from mypy_boto3_batch import BatchClient
+
+
+class PlannedRun(BaseModel):
+    """A run about to be submitted (what ``--dry-run`` prints)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    finding_id: str
+    rule_id: str
+    account_id: str
+    resource_name: str
+    role: BenchmarkRole
+    target_instance_type: str
+    attempt: int
+    job_queue: str
+    job_definition: str
+    parameters: BenchmarkParameters
+
+    @property
+    def labels(self) -> JobLabels:
+        return JobLabels(rule_id=self.rule_id, account_id=self.account_id, attempt=self.attempt)
+
+
+def new_run_id() -> str:
+    return str(uuid.uuid4())
+
+
+def plan_parameters(parameters: BenchmarkParameters, bucket: str) -> BenchmarkParameters:
+    """The same benchmark under a fresh run id (and so a fresh result location)."""
+    run_id = new_run_id()
+    return parameters.model_copy(update={"run_id": run_id, "result_uri": result_uri(bucket, run_id)})
+
+
+def retry_plan(run: BenchmarkRun, rule_id: str, account_id: str, resource_name: str, bucket: str) -> PlannedRun:
+    """The next attempt of a failed or expired run: same queue and benchmark, new run id."""
+    parameters = plan_parameters(BenchmarkParameters.model_validate(run.parameters), bucket)
+    instance = get_catalog().require(parameters.instance_type)
+    return PlannedRun(
+        finding_id=run.finding_id,
+        rule_id=rule_id,
+        account_id=account_id,
+        resource_name=resource_name,
+        role=parameters.role,
+        target_instance_type=run.target_instance_type,
+        attempt=run.attempt + 1,
+        job_queue=run.job_queue,
+        job_definition=job_definition_name(instance, parameters.role),
+        parameters=parameters,
+    )
+
+
+def submit_run(
+    session: Session,
+    batch: BatchClient,
+    definitions: JobDefinitions,
+    planned: PlannedRun,
+    *,
+    settings: Settings,
+    now: datetime,
+) -> BenchmarkRun:
+    """Store the run, register the job definition if needed and submit the job.
+
+    An AWS error does not raise: the run is stored as a failed attempt with the error as its reason, so the
+    next dispatch retries it (up to ``benchmark_max_attempts``) and the rest of the batch goes on.
+    """
+    params = planned.parameters
+    run = BenchmarkRun(
+        id=params.run_id,
+        finding_id=planned.finding_id,
+        target_instance_type=planned.target_instance_type,
+        attempt=planned.attempt,
+        role=planned.role,
+        job_queue=planned.job_queue,
+        job_name=job_name(params),
+        status="submitted",
+        parameters=params.model_dump(mode="json"),
+        result_uri=params.result_uri,
+        submitted_at=now,
+        expires_at=now + timedelta(hours=settings.benchmark_expiry_hours),
+    )
+    session.add(run)
+    session.flush()
+    try:
+        instance = get_catalog().require(params.instance_type)
+        run.job_definition = definitions.arn_for(instance, planned.role)
+        run.job_id = submit_job(
+            batch,
+            queue=planned.job_queue,
+            definition_arn=run.job_definition,
+            parameters=params,
+            labels=planned.labels,
+        )
+    except (ClientError, BotoCoreError) as exc:
+        run.status, run.finished_at, run.expires_at = "failed", now, None
+        run.failure_reason = f"submission failed: {exc}"
+    session.flush()
+    return run
+
+
+# --- queries -----------------------------------------------------------------------------------------------------
+
+
+def runs_for(session: Session, finding_id: str, target_instance_type: str | None = None) -> list[BenchmarkRun]:
+    """A finding's runs (for one target type when given), oldest attempt first."""
+    stmt = select(BenchmarkRun).where(BenchmarkRun.finding_id == finding_id)
+    if target_instance_type is not None:
+        stmt = stmt.where(BenchmarkRun.target_instance_type == target_instance_type)
+    return list(session.scalars(stmt.order_by(BenchmarkRun.attempt, BenchmarkRun.submitted_at)))
+
+
+def runs_by_finding(session: Session, finding_ids: Iterable[str]) -> dict[str, list[BenchmarkRun]]:
+    """Runs of many findings in one query, oldest attempt first."""
+    ids = list(finding_ids)
+    out: dict[str, list[BenchmarkRun]] = {i: [] for i in ids}
+    if not ids:
+        return out
+    stmt = select(BenchmarkRun).where(BenchmarkRun.finding_id.in_(ids)).order_by(BenchmarkRun.attempt)
+    for run in session.scalars(stmt):
+        out[run.finding_id].append(run)
+    return out
+
+
+def latest(runs: Sequence[BenchmarkRun], target_instance_type: str) -> BenchmarkRun | None:
+    pair = [r for r in runs if r.target_instance_type == target_instance_type]
+    return max(pair, key=lambda r: r.attempt, default=None)
+
+
+def stale_runs(session: Session, now: datetime) -> list[BenchmarkRun]:
+    """Active runs past their expiry time."""
+    stmt = select(BenchmarkRun).where(BenchmarkRun.status.in_(ACTIVE_STATUSES), BenchmarkRun.expires_at <= now)
+    return list(session.scalars(stmt.order_by(BenchmarkRun.submitted_at)))
+
+
+def find_run(session: Session, run_id: str | None, job_id: str) -> BenchmarkRun | None:
+    """A run by its id (from the job's tags), else by its Batch job id."""
+    if run_id:
+        run = session.get(BenchmarkRun, run_id)
+        if run is not None:
+            return run
+    return session.scalars(select(BenchmarkRun).where(BenchmarkRun.job_id == job_id)).first()
+
+
+def list_runs(
+    session: Session,
+    *,
+    account_id: str | None = None,
+    status: str | None = None,
+    finding_id: str | None = None,
+    limit: int = 100,
+) -> list[BenchmarkRun]:
+    """Newest first, for ``chipwise benchmarks list``."""
+    from chipwise.store.tables import Finding
+
+    stmt = select(BenchmarkRun)
+    if account_id:
+        stmt = stmt.join(Finding, Finding.id == BenchmarkRun.finding_id).where(Finding.account_id == account_id)
+    if status:
+        stmt = stmt.where(BenchmarkRun.status == status)
+    if finding_id:
+        stmt = stmt.where(BenchmarkRun.finding_id == finding_id)
+    return list(session.scalars(stmt.order_by(BenchmarkRun.submitted_at.desc()).limit(limit)))
+
+
+def is_rejected(run: BenchmarkRun) -> bool:
+    """A run whose job succeeded but whose result file was rejected: running it again would not help."""
+    return bool(run.result and run.result.get("rejected"))
+
+
+def run_summary(run: BenchmarkRun) -> dict[str, Any]:
+    """The row as a JSON-able dict (CLI ``--json``)."""
+    return {
+        "run_id": run.id,
+        "finding_id": run.finding_id,
+        "target_instance_type": run.target_instance_type,
+        "attempt": run.attempt,
+        "role": run.role,
+        "status": run.status,
+        "job_queue": run.job_queue,
+        "job_definition": run.job_definition,
+        "job_id": run.job_id,
+        "parameters": run.parameters,
+        "result_uri": run.result_uri,
+        "result": run.result,
+        "measured": run.measured,
+        "failure_reason": run.failure_reason,
+        "submitted_at": run.submitted_at,
+        "finished_at": run.finished_at,
+        "expires_at": run.expires_at,
+    }

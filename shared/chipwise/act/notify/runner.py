@@ -1,0 +1,342 @@
+"""Deciding who is told what, enqueueing it, and draining the outbox: what the Lambda, CLI and demo call.
+
+* Immediate alerts: an open finding whose monthly saving is above ``alert_threshold_usd`` and that is new
+  (first seen after the last digest, or named by the ``ScanCompleted`` event) goes to the digest recipients,
+  the resource's owners (``chipwise:owner`` / ``owner`` tags) and Slack, once per finding.
+* The daily digest, once per account and day: the whole account to the configured recipients and Slack, and
+  to each owner the part of it on resources they own.
+
+Everything is rendered when it is enqueued, so the outbox row is exactly what is sent, and the dedupe keys
+(one per message, recipient and channel) make a second run on the same day send nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from pydantic import ValidationError
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session, sessionmaker
+
+from chipwise.act.notify import slack as slack_blocks
+from chipwise.act.notify.digest import (
+    AccountSnapshot,
+    Alert,
+    Digest,
+    FindingLine,
+    account_ids_with_findings,
+    alert_candidates,
+    build_alert,
+    build_digest,
+    load_snapshot,
+)
+from chipwise.act.notify.outbox import Channel, DrainReport, Sender, drain, due_ids, enqueue, existing_keys
+from chipwise.models.scan import SCAN_COMPLETED_DETAIL_TYPE, SCAN_COMPLETED_SOURCE, ScanCompleted
+from chipwise.observability import logger
+from chipwise.render import money, render
+from chipwise.settings import Settings
+from chipwise.store.base import utcnow
+from chipwise.store.session import get_session_factory
+from chipwise.store.tables import OutboxMessage
+
+FIRST_DIGEST_LOOKBACK = timedelta(days=1)  # "since the last digest" when there has never been one
+_MAX_KEY = 256
+
+
+@dataclass(frozen=True)
+class PlannedMessage:
+    """A message decided and rendered, not yet in the outbox (the arguments of ``outbox.enqueue``)."""
+
+    channel: Channel
+    kind: str
+    recipient: str
+    dedupe_key: str
+    subject: str | None
+    payload: dict[str, Any]
+    account_id: str | None
+
+
+@dataclass
+class NotifyReport:
+    """What a notify run decided (``planned``: new messages only) and what the drain did."""
+
+    dry_run: bool
+    planned: list[PlannedMessage] = field(default_factory=list)
+    enqueued: int = 0
+    due: list[OutboxMessage] = field(default_factory=list)
+    drained: DrainReport = field(default_factory=DrainReport)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "dry_run": self.dry_run,
+            "planned": [
+                {k: v for k, v in asdict(p).items() if k != "payload"} for p in self.planned
+            ],
+            "enqueued": self.enqueued,
+            "already_due": len(self.due),
+            **self.drained.as_dict(),
+        }
+
+
+def dedupe_key(*parts: str) -> str:
+    """``parts`` joined with ":"; hashed at the end when an address would make it longer than the column."""
+    key = ":".join(parts)
+    if len(key) <= _MAX_KEY:
+        return key
+    return key[: _MAX_KEY - 65] + ":" + hashlib.sha256(key.encode()).hexdigest()
+
+
+def slack_recipient(settings: Settings) -> str:
+    return f"slack:{settings.slack_webhook_secret_name}"
+
+
+# --- what the last digest was ------------------------------------------------------------------------------
+
+
+def last_digest_at(session: Session, account_id: str) -> datetime | None:
+    stmt = select(func.max(OutboxMessage.created_at)).where(
+        OutboxMessage.kind == "digest", OutboxMessage.account_id == account_id
+    )
+    value = session.scalar(stmt)
+    if value is None:
+        return None
+    # func.max bypasses the column type on SQLite: normalise to aware UTC
+    from chipwise.store.base import UTCDateTime
+
+    return UTCDateTime().process_result_value(value, session.get_bind().dialect)
+
+
+def digest_sent_on(session: Session, account_id: str, day: str) -> bool:
+    prefix = f"digest:{account_id}:{day}:"
+    stmt = select(OutboxMessage.id).where(OutboxMessage.dedupe_key.startswith(prefix, autoescape=True)).limit(1)
+    return session.scalar(stmt) is not None
+
+
+# --- rendering ---------------------------------------------------------------------------------------------
+
+
+def _digest_subject(digest: Digest) -> str:
+    subject = f"Chipwise: {money(digest.total_monthly_waste_usd, 0)} a month to save in {digest.account_display}"
+    return subject + (f" · {len(digest.new)} new" if digest.new else "")
+
+
+def _alert_subject(alert: Alert) -> str:
+    f = alert.finding
+    return f"Chipwise alert: {money(f.monthly_savings_usd, 0)} a month on {f.resource_name}"
+
+
+def digest_email(digest: Digest) -> tuple[str, dict[str, Any]]:
+    """Subject and payload (both parts) of a digest email."""
+    html = render("email/digest.html.j2", digest=digest)
+    text = render("email/digest.txt.j2", digest=digest)
+    return _digest_subject(digest), {"html": html, "text": text}
+
+
+def alert_email(alert: Alert) -> tuple[str, dict[str, Any]]:
+    html = render("email/alert.html.j2", alert=alert)
+    text = render("email/alert.txt.j2", alert=alert)
+    return _alert_subject(alert), {"html": html, "text": text}
+
+
+# --- planning ----------------------------------------------------------------------------------------------
+
+
+def _email(kind: str, recipient: str, key: str, subject: str, body: dict[str, Any], account: str) -> PlannedMessage:
+    payload = {**body, "to": [recipient]}
+    return PlannedMessage("email", kind, recipient, key, subject, payload, account)
+
+
+def digest_messages(
+    snapshot: AccountSnapshot, *, now: datetime, settings: Settings, slack_enabled: bool
+) -> list[PlannedMessage]:
+    """Today's digest for the configured recipients and Slack, and each owner's share of it."""
+    day = f"{now:%Y-%m-%d}"
+    account = snapshot.account_id
+    planned: list[PlannedMessage] = []
+    digest = build_digest(snapshot, now=now)
+    if digest.has_news:
+        subject, body = digest_email(digest)
+        for recipient in settings.email_recipients:
+            key = dedupe_key("digest", account, day, "email", recipient.lower())
+            planned.append(_email("digest", recipient, key, subject, body, account))
+        if slack_enabled:
+            target = slack_recipient(settings)
+            key = dedupe_key("digest", account, day, "slack", target)
+            payload = slack_blocks.digest_message(digest)
+            planned.append(PlannedMessage("slack", "digest", target, key, None, payload, account))
+    configured = {r.lower() for r in settings.email_recipients}
+    for owner in snapshot.owners():
+        if owner in configured:
+            continue  # they already get the whole account
+        mine = build_digest(snapshot.for_owner(owner), now=now, owner=owner)
+        if mine.has_news:
+            subject, body = digest_email(mine)
+            key = dedupe_key("digest", account, day, "email", owner)
+            planned.append(_email("digest", owner, key, subject, body, account))
+    return planned
+
+
+def alert_messages(
+    snapshot: AccountSnapshot,
+    lines: Sequence[FindingLine],
+    *,
+    now: datetime,
+    settings: Settings,
+    slack_enabled: bool,
+) -> list[PlannedMessage]:
+    """One alert per finding to the recipients, its owners and Slack."""
+    planned: list[PlannedMessage] = []
+    for line in lines:
+        alert = build_alert(snapshot, line, now=now, threshold_usd=settings.alert_threshold_usd)
+        base = ("alert", line.finding_id, f"{line.first_seen:%Y%m%dT%H%M%SZ}")
+        subject, body = alert_email(alert)
+        recipients = dict.fromkeys([*(r.lower() for r in settings.email_recipients), *line.owners])
+        for recipient in recipients:
+            key = dedupe_key(*base, "email", recipient)
+            planned.append(_email("alert", recipient, key, subject, body, snapshot.account_id))
+        if slack_enabled:
+            target = slack_recipient(settings)
+            payload = slack_blocks.alert_message(alert)
+            key = dedupe_key(*base, "slack", target)
+            planned.append(PlannedMessage("slack", "alert", target, key, None, payload, snapshot.account_id))
+    return planned
+
+
+def plan_notifications(
+    session: Session,
+    *,
+    now: datetime,
+    settings: Settings,
+    slack_enabled: bool,
+    accounts: Iterable[str] | None = None,
+    digests: bool = True,
+    alerts: bool = True,
+    new_finding_ids: Iterable[str] = (),
+) -> list[PlannedMessage]:
+    """Every message that should exist now and is not in the outbox yet (nothing is written)."""
+    named = list(new_finding_ids)
+    planned: list[PlannedMessage] = []
+    for account in accounts if accounts is not None else account_ids_with_findings(session):
+        since = last_digest_at(session, account) or now - FIRST_DIGEST_LOOKBACK
+        snapshot = load_snapshot(session, account, since=since)
+        if alerts:
+            lines = alert_candidates(snapshot, threshold_usd=settings.alert_threshold_usd, finding_ids=named)
+            planned += alert_messages(snapshot, lines, now=now, settings=settings, slack_enabled=slack_enabled)
+        if digests and not digest_sent_on(session, account, f"{now:%Y-%m-%d}"):
+            planned += digest_messages(snapshot, now=now, settings=settings, slack_enabled=slack_enabled)
+    existing = existing_keys(session, [p.dedupe_key for p in planned])
+    return [p for p in planned if p.dedupe_key not in existing]
+
+
+def enqueue_planned(session: Session, planned: Iterable[PlannedMessage], *, now: datetime) -> int:
+    """Write planned messages to the outbox; returns how many were new."""
+    count = 0
+    for p in planned:
+        row = enqueue(
+            session,
+            channel=p.channel,
+            kind=p.kind,
+            recipient=p.recipient,
+            dedupe_key=p.dedupe_key,
+            subject=p.subject,
+            payload=p.payload,
+            account_id=p.account_id,
+            now=now,
+        )
+        count += row is not None
+    return count
+
+
+# --- running -----------------------------------------------------------------------------------------------
+
+
+def default_senders(settings: Settings) -> dict[str, Sender]:
+    """SES email always; Slack when a webhook secret is configured."""
+    from chipwise.act.notify.email import ses_sender
+    from chipwise.act.notify.slack import slack_sender
+
+    senders: dict[str, Sender] = {"email": ses_sender(settings)}
+    slack = slack_sender(settings)
+    if slack is not None:
+        senders["slack"] = slack
+    return senders
+
+
+def run_notify(
+    settings: Settings,
+    *,
+    now: datetime | None = None,
+    dry_run: bool = False,
+    senders: Mapping[str, Sender] | None = None,
+    session_factory: sessionmaker[Session] | None = None,
+    accounts: Iterable[str] | None = None,
+    digests: bool = True,
+    alerts: bool = True,
+    new_finding_ids: Iterable[str] = (),
+) -> NotifyReport:
+    """Plan, enqueue (in one transaction) and drain. ``dry_run`` plans and lists what is due, writing nothing."""
+    when = now or utcnow()
+    factory = session_factory or get_session_factory(settings.database_url)
+    slack_enabled = bool(settings.slack_webhook_secret_name) if senders is None else "slack" in senders
+    report = NotifyReport(dry_run=dry_run)
+    with factory.begin() as session:
+        report.planned = plan_notifications(
+            session,
+            now=when,
+            settings=settings,
+            slack_enabled=slack_enabled,
+            accounts=accounts,
+            digests=digests,
+            alerts=alerts,
+            new_finding_ids=new_finding_ids,
+        )
+        channels = ["email", "slack"] if slack_enabled else ["email"]
+        due = due_ids(session, now=when, channels=channels, limit=500)
+        report.due = [m for m in (session.get(OutboxMessage, i) for i in due) if m is not None]
+        if dry_run:
+            session.rollback()
+            return report
+        report.enqueued = enqueue_planned(session, report.planned, now=when)
+    report.drained = drain(
+        factory,
+        now=when,
+        senders=senders if senders is not None else default_senders(settings),
+        max_attempts=settings.notify_max_attempts,
+        retry_seconds=settings.notify_retry_seconds,
+    )
+    logger().info("notify finished", extra=report.as_dict())
+    return report
+
+
+# --- the Lambda's events -----------------------------------------------------------------------------------
+
+
+SCHEDULE_SOURCES = frozenset({"aws.events", "aws.scheduler"})
+
+
+def handle_event(event: Mapping[str, Any], settings: Settings) -> dict[str, Any]:
+    """A daily schedule event (digests and alerts for every account) or a ScanCompleted event (that account's
+    alerts). Anything else is rejected with a logged reason and not retried."""
+    source, detail_type = event.get("source"), event.get("detail-type")
+    if source == SCAN_COMPLETED_SOURCE and detail_type == SCAN_COMPLETED_DETAIL_TYPE:
+        try:
+            scan = ScanCompleted.model_validate(event.get("detail") or {})
+        except ValidationError as exc:
+            return _rejected(f"invalid ScanCompleted detail: {exc.errors()[0]['loc']}: {exc.errors()[0]['msg']}")
+        report = run_notify(
+            settings, accounts=[scan.account_id], digests=False, new_finding_ids=scan.new_finding_ids
+        )
+        return {"status": "ok", "trigger": "scan_completed", "account_id": scan.account_id, **report.as_dict()}
+    if source in SCHEDULE_SOURCES and detail_type == "Scheduled Event":
+        report = run_notify(settings)
+        return {"status": "ok", "trigger": "schedule", **report.as_dict()}
+    return _rejected(f"unexpected event (source={source!r}, detail-type={detail_type!r})")
+
+
+def _rejected(reason: str) -> dict[str, Any]:
+    logger().error("notify event rejected", extra={"reason": reason})
+    return {"status": "rejected", "reason": reason}

@@ -1,0 +1,370 @@
+"""CloudWatch: hourly rollups for every resource with GetMetricData queries packed across resources.
+
+Peer tools call CloudWatch once per resource and metric. Here every (resource, series, statistic) becomes one
+``MetricDataQuery`` and the queries are packed into as few calls as the API allows: up to 500 queries per call,
+and no more than fit in one call's 100,800 datapoints (so no call needs a second page). For R resources with
+M queries each that is ``ceil(R x M / min(500, 100_800 // hours))`` calls. GetMetricStatistics is never used.
+
+Series whose dimensions cannot be known in advance (the CloudWatch agent's per-GPU ``index``/``name``, Container
+Insights' ``NodeName``) are found with one ListMetrics listing per metric name, not per resource.
+
+Several series of one resource are combined into one hourly row: the maximum across GPUs (a job that keeps one
+GPU busy is busy), and across endpoint variants or training hosts sums add, averages average and maxima max.
+
+Coverage tells "no datapoints" from "no metric": AWS/SageMaker omits hours without invocations, so for that
+namespace an absent hour means zero and the metric always exists; any other metric exists only when it has
+datapoints in the window (or ListMetrics lists it): otherwise the telemetry is missing, which is never "idle".
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any, Literal
+
+from chipwise.aws import AwsContext
+from chipwise.collect.inventory import CollectedResource
+
+MAX_QUERIES_PER_CALL = 500
+MAX_DATAPOINTS_PER_CALL = 100_800
+PERIOD_SECONDS = 3600
+
+Stat = Literal["Average", "Maximum", "Sum", "SampleCount"]
+Combine = Literal["max", "spread"]
+GAUGE: tuple[Stat, ...] = ("Average", "Maximum", "SampleCount")
+_COLUMN: dict[str, str] = {"Average": "average", "Maximum": "maximum", "Sum": "sum", "SampleCount": "sample_count"}
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    """One CloudWatch metric Chipwise reads, the statistics it needs, and how a resource's series combine."""
+
+    namespace: str
+    metric: str
+    stats: tuple[Stat, ...] = GAUGE
+    combine: Combine = "spread"
+    zero_when_absent: bool = False  # AWS omits the datapoint when the value is zero (SageMaker invocations)
+
+
+# SageMaker endpoints, per EndpointName + VariantName.
+SM_INVOCATIONS = MetricSpec("AWS/SageMaker", "Invocations", ("Sum",), zero_when_absent=True)
+SM_INVOCATIONS_PER_INSTANCE = MetricSpec("AWS/SageMaker", "InvocationsPerInstance", ("Sum",), zero_when_absent=True)
+SM_MODEL_LATENCY = MetricSpec("AWS/SageMaker", "ModelLatency", ("Average", "Maximum"), zero_when_absent=True)
+SM_CPU = MetricSpec("/aws/sagemaker/Endpoints", "CPUUtilization")
+SM_MEMORY = MetricSpec("/aws/sagemaker/Endpoints", "MemoryUtilization")
+SM_GPU = MetricSpec("/aws/sagemaker/Endpoints", "GPUUtilization")
+SM_GPU_MEMORY = MetricSpec("/aws/sagemaker/Endpoints", "GPUMemoryUtilization")
+# EC2, per InstanceId; the CloudWatch agent's nvidia_gpu measurements per GPU index.
+EC2_CPU = MetricSpec("AWS/EC2", "CPUUtilization")
+CWAGENT_GPU = MetricSpec("CWAgent", "nvidia_smi_utilization_gpu", combine="max")
+CWAGENT_GPU_MEMORY = MetricSpec("CWAgent", "nvidia_smi_utilization_memory", combine="max")
+# Neuron: Chipwise's agent (by InstanceId, or EndpointName + VariantName inside SageMaker) and EKS Container Insights.
+NEURON_NAMESPACE = "Chipwise/Neuron"
+NEURON_CORE = MetricSpec(NEURON_NAMESPACE, "NeuronCoreUtilization")
+NEURON_CORE_AVG = MetricSpec(NEURON_NAMESPACE, "NeuronCoreUtilizationAvg", ("Average",))
+NEURON_DEVICE_MEMORY = MetricSpec(NEURON_NAMESPACE, "NeuronDeviceMemoryUsed", ("Maximum",))
+NEURON_EXECUTIONS = MetricSpec(NEURON_NAMESPACE, "ExecutionsCompleted", ("Sum",))
+EKS_NEURONCORE = MetricSpec("ContainerInsights", "node_neuroncore_utilization", combine="max")
+# SageMaker training jobs, per Host = <job>/algo-<n>.
+TRAINING_CPU = MetricSpec("/aws/sagemaker/TrainingJobs", "CPUUtilization")
+TRAINING_GPU = MetricSpec("/aws/sagemaker/TrainingJobs", "GPUUtilization")
+
+NEURON_SPECS = (NEURON_CORE, NEURON_CORE_AVG, NEURON_DEVICE_MEMORY, NEURON_EXECUTIONS)
+ENDPOINT_SPECS = (SM_INVOCATIONS, SM_INVOCATIONS_PER_INSTANCE, SM_MODEL_LATENCY)
+ENDPOINT_INSTANCE_SPECS = (SM_CPU, SM_MEMORY)
+EKS_NODE_DIMENSIONS = frozenset({"ClusterName", "InstanceId", "NodeName"})
+
+Dimensions = tuple[tuple[str, str], ...]
+
+
+def _dims(**values: str) -> Dimensions:
+    return tuple(values.items())
+
+
+@dataclass(frozen=True)
+class MetricTarget:
+    """One metric of one resource: the series to read (one per variant, host or GPU) and how they combine."""
+
+    resource_arn: str
+    spec: MetricSpec
+    series: tuple[Dimensions, ...]
+    listed: bool = False  # ListMetrics listed these series: the metric exists even without datapoints
+
+
+@dataclass
+class Discovered:
+    """Series found with ListMetrics, by InstanceId."""
+
+    gpu_series: dict[str, list[Dimensions]] = field(default_factory=dict)
+    eks_series: dict[str, list[Dimensions]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class HourlyRollup:
+    """One hour of one metric of one resource (a row of ``metric_rollups`` without the resource id)."""
+
+    resource_arn: str
+    namespace: str
+    metric: str
+    hour: datetime
+    average: float | None
+    maximum: float | None
+    sum: float | None
+    sample_count: float | None
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """Whether a metric exists for a resource over the window, and how many hours had datapoints."""
+
+    resource_arn: str
+    namespace: str
+    metric: str
+    exists: bool
+    hours_with_data: int
+
+
+@dataclass
+class MetricsResult:
+    calls: int = 0
+    queries: int = 0
+    datapoints: int = 0
+    rollups: int = 0
+
+
+RollupSink = Callable[[list[HourlyRollup], list[Coverage]], None]
+
+
+# --- which metrics for which resource ---------------------------------------------------------------------------
+
+
+def needs_discovery(resources: Iterable[CollectedResource]) -> tuple[bool, bool]:
+    """(GPU instances to find CloudWatch-agent series for, EKS Neuron nodes to find Container Insights series for)."""
+    gpu = eks = False
+    for r in resources:
+        if r.kind == "ec2_instance":
+            gpu = gpu or r.platform == "nvidia"
+            eks = eks or (_is_neuron(r) and bool(r.details.get("eks_cluster")))
+    return gpu, eks
+
+
+def discover_series(aws: AwsContext, resources: Sequence[CollectedResource]) -> Discovered:
+    """ListMetrics once per metric name whose dimensions are not known in advance (pages of 500 series)."""
+    want_gpu, want_eks = needs_discovery(resources)
+    found = Discovered()
+    if want_gpu:
+        found.gpu_series = _list_series(aws, CWAGENT_GPU, lambda dims: True)
+    if want_eks:
+        found.eks_series = _list_series(aws, EKS_NEURONCORE, lambda dims: {k for k, _ in dims} == EKS_NODE_DIMENSIONS)
+    return found
+
+
+def _list_series(
+    aws: AwsContext, spec: MetricSpec, keep: Callable[[Dimensions], bool]
+) -> dict[str, list[Dimensions]]:
+    by_instance: dict[str, set[Dimensions]] = {}
+    pages = (
+        aws.client("cloudwatch")
+        .get_paginator("list_metrics")
+        .paginate(Namespace=spec.namespace, MetricName=spec.metric, Dimensions=[{"Name": "InstanceId"}])
+    )
+    for page in pages:
+        for metric in page.get("Metrics", []):
+            dims = tuple(sorted((d["Name"], d["Value"]) for d in metric.get("Dimensions", [])))
+            instance = dict(dims).get("InstanceId")
+            if instance and keep(dims):
+                by_instance.setdefault(instance, set()).add(dims)  # moto lists a series once per datapoint
+    return {instance: sorted(series) for instance, series in by_instance.items()}
+
+
+def _is_neuron(resource: CollectedResource) -> bool:
+    return resource.platform in ("inferentia", "trainium")
+
+
+def plan_targets(resources: Iterable[CollectedResource], discovered: Discovered) -> list[MetricTarget]:
+    """Every metric to read, resource by resource (a resource's targets are contiguous)."""
+    targets: list[MetricTarget] = []
+    for resource in resources:
+        if resource.kind == "sagemaker_endpoint":
+            targets.extend(_endpoint_targets(resource))
+        elif resource.kind == "ec2_instance":
+            targets.extend(_instance_targets(resource, discovered))
+        elif resource.kind == "sagemaker_training_job":
+            targets.extend(_training_targets(resource))
+    return targets
+
+
+def _endpoint_targets(resource: CollectedResource) -> Iterator[MetricTarget]:
+    variants = resource.details.get("variants") or []
+    every = tuple(_dims(EndpointName=resource.name, VariantName=v["variant_name"]) for v in variants)
+    provisioned = tuple(
+        _dims(EndpointName=resource.name, VariantName=v["variant_name"]) for v in variants if v.get("instance_type")
+    )
+    for spec in ENDPOINT_SPECS:
+        yield MetricTarget(resource.arn, spec, every)
+    if not provisioned:
+        return  # serverless: no instance metrics
+    specs: tuple[MetricSpec, ...] = ENDPOINT_INSTANCE_SPECS
+    if resource.platform == "nvidia":
+        specs += (SM_GPU, SM_GPU_MEMORY)
+    if _is_neuron(resource):
+        specs += NEURON_SPECS
+    for spec in specs:
+        yield MetricTarget(resource.arn, spec, provisioned)
+
+
+def _instance_targets(resource: CollectedResource, discovered: Discovered) -> Iterator[MetricTarget]:
+    instance_id = str(resource.details["instance_id"])
+    own = (_dims(InstanceId=instance_id),)
+    yield MetricTarget(resource.arn, EC2_CPU, own)
+    if resource.platform == "nvidia":
+        gpus = tuple(discovered.gpu_series.get(instance_id, []))
+        yield MetricTarget(resource.arn, CWAGENT_GPU, gpus, listed=bool(gpus))
+        yield MetricTarget(resource.arn, CWAGENT_GPU_MEMORY, gpus)  # the same agent block publishes both
+    if _is_neuron(resource):
+        for spec in NEURON_SPECS:
+            yield MetricTarget(resource.arn, spec, own)
+        if resource.details.get("eks_cluster"):
+            nodes = tuple(discovered.eks_series.get(instance_id, []))
+            yield MetricTarget(resource.arn, EKS_NEURONCORE, nodes, listed=bool(nodes))
+
+
+def _training_targets(resource: CollectedResource) -> Iterator[MetricTarget]:
+    hosts = tuple(_dims(Host=h) for h in resource.details.get("hosts") or [])
+    yield MetricTarget(resource.arn, TRAINING_CPU, hosts)
+    if resource.platform == "nvidia":
+        yield MetricTarget(resource.arn, TRAINING_GPU, hosts)
+
+
+# --- packing and reading --------------------------------------------------------------------------------------
+
+
+def queries_per_call(hours: int) -> int:
+    """As many queries as one call takes without a second page: 500, or fewer when 100,800 datapoints bind."""
+    return max(1, min(MAX_QUERIES_PER_CALL, MAX_DATAPOINTS_PER_CALL // max(1, hours)))
+
+
+def expected_calls(query_count: int, hours: int) -> int:
+    """The GetMetricData call floor for ``query_count`` queries over ``hours`` hourly periods."""
+    return math.ceil(query_count / queries_per_call(hours)) if query_count else 0
+
+
+def query_count(targets: Iterable[MetricTarget]) -> int:
+    return sum(len(t.series) * len(t.spec.stats) for t in targets)
+
+
+@dataclass
+class _Slot:
+    target: int
+    series: int
+    stat: Stat
+
+
+def collect_metrics(
+    aws: AwsContext, targets: Sequence[MetricTarget], start: datetime, end: datetime, sink: RollupSink
+) -> MetricsResult:
+    """Read every target over ``[start, end)`` (whole hours) and hand each finished resource's rows to ``sink``."""
+    hours = int((end - start).total_seconds() // PERIOD_SECONDS)
+    per_call = queries_per_call(hours)
+    slots = [
+        _Slot(t, s, stat)
+        for t, target in enumerate(targets)
+        for s in range(len(target.series))
+        for stat in target.spec.stats
+    ]
+    result = MetricsResult(queries=len(slots))
+    values: dict[int, dict[int, dict[Stat, dict[datetime, float]]]] = {}
+    finished = 0  # targets before this index have been handed to the sink
+    cloudwatch = aws.client("cloudwatch")
+    for offset in range(0, len(slots), per_call):
+        batch = slots[offset : offset + per_call]
+        queries = [_query(f"q{offset + i}", targets[slot.target], slot) for i, slot in enumerate(batch)]
+        pages = cloudwatch.get_paginator("get_metric_data").paginate(
+            MetricDataQueries=queries, StartTime=start, EndTime=end, ScanBy="TimestampAscending"  # type: ignore[arg-type]
+        )
+        for page in pages:
+            result.calls += 1
+            for item in page.get("MetricDataResults", []):
+                slot = slots[int(item["Id"][1:])]
+                into = values.setdefault(slot.target, {}).setdefault(slot.series, {}).setdefault(slot.stat, {})
+                for ts, value in zip(item.get("Timestamps", []), item.get("Values", []), strict=False):
+                    into[_hour(ts)] = float(value)
+                    result.datapoints += 1
+        done_before = batch[-1].target if offset + per_call < len(slots) else len(targets)
+        finished = _flush(targets, values, finished, done_before, sink, result)
+    _flush(targets, values, finished, len(targets), sink, result)
+    return result
+
+
+def _query(query_id: str, target: MetricTarget, slot: _Slot) -> dict[str, Any]:
+    dims = [{"Name": k, "Value": v} for k, v in target.series[slot.series]]
+    metric = {"Namespace": target.spec.namespace, "MetricName": target.spec.metric, "Dimensions": dims}
+    return {"Id": query_id, "MetricStat": {"Metric": metric, "Period": PERIOD_SECONDS, "Stat": slot.stat}}
+
+
+def _hour(ts: datetime) -> datetime:
+    return ts.astimezone(UTC).replace(minute=0, second=0, microsecond=0)
+
+
+def _flush(
+    targets: Sequence[MetricTarget],
+    values: dict[int, dict[int, dict[Stat, dict[datetime, float]]]],
+    start: int,
+    stop: int,
+    sink: RollupSink,
+    result: MetricsResult,
+) -> int:
+    """Combine and hand over targets ``[start, stop)``; a resource's rows leave memory as soon as they are read."""
+    rollups: list[HourlyRollup] = []
+    coverage: list[Coverage] = []
+    for index in range(start, stop):
+        target = targets[index]
+        rows = combine_series(target, values.pop(index, {}))
+        rollups.extend(rows)
+        exists = bool(rows) or target.listed or target.spec.zero_when_absent
+        coverage.append(Coverage(target.resource_arn, target.spec.namespace, target.spec.metric, exists, len(rows)))
+    if coverage:
+        result.rollups += len(rollups)
+        sink(rollups, coverage)
+    return max(start, stop)
+
+
+def combine_series(target: MetricTarget, series: dict[int, dict[Stat, dict[datetime, float]]]) -> list[HourlyRollup]:
+    """One row per hour with data, the target's series combined (max across GPUs; sum/mean/max otherwise)."""
+    hours = sorted({h for stats in series.values() for points in stats.values() for h in points})
+    rows = []
+    for hour in hours:
+        columns: dict[str, float | None] = dict.fromkeys(_COLUMN.values())
+        for stat in target.spec.stats:
+            found = [points[hour] for stats in series.values() if (points := stats.get(stat)) and hour in points]
+            if found:
+                columns[_COLUMN[stat]] = _combine(stat, found, target.spec.combine)
+        rows.append(
+            HourlyRollup(
+                target.resource_arn,
+                target.spec.namespace,
+                target.spec.metric,
+                hour,
+                average=columns["average"],
+                maximum=columns["maximum"],
+                sum=columns["sum"],
+                sample_count=columns["sample_count"],
+            )
+        )
+    return rows
+
+
+def _combine(stat: Stat, values: list[float], how: Combine) -> float:
+    if how == "max" or stat == "Maximum":
+        return max(values)
+    if stat in ("Sum", "SampleCount"):
+        return math.fsum(values)
+    return math.fsum(values) / len(values)
+
+
+def metric_window(now: datetime, lookback_days: int) -> tuple[datetime, datetime]:
+    """``[start, end)`` on whole hours, ending at the last complete hour."""
+    end = now.astimezone(UTC).replace(minute=0, second=0, microsecond=0)
+    return end - timedelta(days=lookback_days), end

@@ -1,0 +1,115 @@
+"""What the planner reads and what it records: the data (catalog, economics, planner assumptions) for one plan,
+and the ledger of every figure used with its source. Also the small number helpers the planner shares.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from decimal import ROUND_CEILING, Decimal
+
+from chipwise.catalog import (
+    Catalog,
+    Economics,
+    Figure,
+    InstanceType,
+    ModelFamilies,
+    ModelFamily,
+    Source,
+    get_catalog,
+    get_economics,
+    get_model_families,
+)
+from chipwise.models.common import Effort
+from chipwise.plan.document import FigureSource
+from chipwise.plan.figures import PlannerData, get_planner_data
+
+HOURS_PER_DAY = Decimal(24)
+SECONDS_PER_DAY = Decimal(86400)
+MILLION = Decimal(1_000_000)
+BILLION = Decimal(1_000_000_000)
+BYTES_PER_GIB = Decimal(2**30)
+ZERO = Decimal(0)
+
+
+def short_name(family: ModelFamily) -> str:
+    """ "Llama" from "Llama (Meta Llama 2/3/3.1, Llama-based fine-tunes)"."""
+    return family.name.split(" (")[0]
+
+
+def plain(value: Decimal) -> str:
+    """A decimal without trailing zeros or exponent: 1.006, 21.5, 730."""
+    return format(value.normalize(), "f")
+
+
+def ceil_div(numerator: Decimal, denominator: Decimal) -> int:
+    """Whole instances (at least one) to carry ``numerator`` at ``denominator`` each."""
+    return max(1, int((numerator / denominator).to_integral_value(rounding=ROUND_CEILING)))
+
+
+@dataclass
+class Ledger:
+    """The figures a plan used, with their sources, in first-use order (each listed once)."""
+
+    sources: dict[str, FigureSource] = field(default_factory=dict)
+
+    def add(self, figure: str, value: str, source: Source) -> None:
+        citation = f"{source.title}: {source.citation}" + (f" ({source.url})" if source.url else "")
+        if source.estimate:
+            citation += " [estimate]"
+        self.sources.setdefault(
+            figure, FigureSource(figure=figure, value=value, source=citation, as_of=source.as_of.isoformat())
+        )
+
+
+@dataclass(frozen=True)
+class Context:
+    """The data the planner reads, loaded once per plan."""
+
+    catalog: Catalog
+    economics: Economics
+    families: ModelFamilies
+    data: PlannerData
+    region: str
+    ledger: Ledger
+
+    @classmethod
+    def load(cls, region: str) -> Context:
+        return cls(get_catalog(), get_economics(), get_model_families(), get_planner_data(), region, Ledger())
+
+    def figure(self, name: str, figure: Figure) -> Decimal:
+        """An economics figure's value, recorded with its source."""
+        self.ledger.add(name.replace("_", " "), f"{figure.value} ({figure.unit})", self.economics.sources[figure.source])
+        return figure.value
+
+    def planning(self, name: str) -> Decimal:
+        """A planner assumption's value, recorded with its source."""
+        figure: Figure = getattr(self.data.figures, name)
+        self.ledger.add(name.replace("_", " "), f"{figure.value} ({figure.unit})", self.data.sources[figure.source])
+        return figure.value
+
+    def price(self, instance: InstanceType) -> Decimal | None:
+        """USD/hour in the plan's region, recorded with its source; None when the catalog has no price."""
+        price = self.catalog.price(instance.name, self.region)
+        source = self.catalog.source_of(instance)
+        if price is not None and source is not None:
+            self.ledger.add(f"{instance.name} on-demand price, {self.region}", f"${plain(price)}/h", source)
+        return price
+
+    @property
+    def hours_per_month(self) -> Decimal:
+        return self.figure("hours_per_month", self.economics.hours_per_month)
+
+    def engineer_weeks(self, effort: Effort) -> Decimal:
+        weeks = self.economics.effort_engineer_weeks
+        self.ledger.add(
+            "porting effort in engineer-weeks",
+            f"days {weeks.days}, weeks {weeks.weeks}, months {weeks.months}",
+            self.economics.sources[weeks.source],
+        )
+        return self.economics.engineer_weeks(effort)
+
+    def porting_cost(self, effort: Effort) -> Decimal:
+        if effort == "none":
+            return ZERO
+        return self.engineer_weeks(effort) * self.figure("engineer_week_cost_usd", self.economics.engineer_week_cost_usd)
+

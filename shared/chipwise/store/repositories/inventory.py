@@ -1,0 +1,157 @@
+"""Resources: what the scans saw in each account and region.
+
+Store shape (read by the rules):
+
+- ``resources`` one row per ARN (``arn`` is the identity, also the scan document's ``resources[].id``), with
+  ``kind`` ec2_instance | sagemaker_endpoint | sagemaker_training_job | batch_compute_environment,
+  ``instance_type`` (SageMaker types keep the ``ml.`` prefix), ``instance_count``, ``platform``
+  inferentia | trainium | nvidia | cpu, ``unknown_instance_type`` (the catalog does not know the type; the
+  platform is then guessed from the family), ``state`` (as AWS says it, or ``"gone"`` once a later scan no
+  longer finds a live resource: endpoints, instances, compute environments), ``last_scan_id``, ``tags``.
+- ``hints`` (all keys always present)::
+
+      {"model_family": str | None,           # a catalog model-family id ("llama", "bert", "custom", ...)
+       "workload": "training" | "inference" | None,
+       "custom_cuda": bool,                  # hand-written CUDA kernels: never recommend a port
+       "owner": str | None,
+       "image": str | None,                  # container image (endpoints: the first variant's model)
+       "hf_model_id": str | None,            # HF_MODEL_ID (or MODEL_ID, ...) from the environment
+       "serving_stack": "tgi" | "vllm" | "djl" | "triton" | "hf-inference" | None,
+       "neuron_image": bool,                 # the image is a Neuron (neuronx) build
+       "sources": {"model_family": "tag" | "hf_model_id" | "image", "workload": "tag" | "kind" | "image", ...}}
+
+- ``details`` by kind (every kind has ``"catalog"``: accelerator, accelerator_count, neuron_cores, neuron_devices,
+  accelerator_memory_gib, vcpu, memory_gib, price_usd_per_hour, price_source; empty when the type is unknown):
+
+  * ec2_instance: ``instance_id``, ``image_id``, ``availability_zone``, ``private_dns_name``, ``lifecycle``
+    (on-demand | spot), ``eks_cluster`` (str | None: the node's EKS cluster);
+  * sagemaker_endpoint: ``endpoint_config_name``, ``async_inference``, ``variants``: list of
+    ``{"variant_name", "instance_type" (None when serverless), "instance_count", "serverless" (ServerlessConfig
+    dict | None), "model_name", "image", "environment" (dict), "weight"}``;
+  * sagemaker_training_job: ``status``, ``hosts`` (the ``Host`` metric dimension values), ``training_start``,
+    ``training_end`` (ISO strings), ``billable_seconds``, ``training_seconds``, ``max_runtime_seconds``, ``spot``,
+    ``image``, ``environment``, ``hyperparameters``;
+  * batch_compute_environment: ``instance_types``, ``type``, ``compute_type``, ``min_vcpus``, ``max_vcpus``,
+    ``desired_vcpus``, ``status``, ``job_queues``: list of ``{"name", "arn", "state", "jobs_in_window",
+    "jobs_by_status", "recent_jobs"}``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session
+
+from chipwise.collect.inventory import CollectedResource
+from chipwise.store.tables import Resource
+from chipwise.store.upsert import upsert
+
+GONE = "gone"
+# Kinds that are "live" capacity: when a scan no longer finds one, it was deleted. Training jobs simply age
+# out of the listing window and keep their final state.
+LIVE_KINDS = ("ec2_instance", "sagemaker_endpoint", "batch_compute_environment")
+_UPDATED = (
+    "account_id",
+    "region",
+    "kind",
+    "name",
+    "instance_type",
+    "instance_count",
+    "platform",
+    "state",
+    "unknown_instance_type",
+    "launched_at",
+    "ended_at",
+    "tags",
+    "hints",
+    "details",
+    "last_seen",
+    "last_scan_id",
+)
+
+
+class ResourceRepository:
+    def __init__(self, session: Session) -> None:
+        self.session = session
+
+    def save(
+        self,
+        account_id: str,
+        region: str,
+        resources: Sequence[CollectedResource],
+        scan_id: str | None,
+        now: datetime,
+    ) -> dict[str, int]:
+        """Insert or update every resource by ARN (``first_seen`` kept); returns ARN -> row id."""
+        rows = [_row(account_id, region, r, scan_id, now) for r in resources]
+        upsert(self.session, Resource, rows, conflict=["arn"], update=list(_UPDATED))
+        return self.ids(account_id, region)
+
+    def ids(self, account_id: str, region: str) -> dict[str, int]:
+        stmt = select(Resource.arn, Resource.id).where(Resource.account_id == account_id, Resource.region == region)
+        return {arn: rid for arn, rid in self.session.execute(stmt)}
+
+    def mark_gone(self, account_id: str, region: str, kinds: Iterable[str], seen: Iterable[str], now: datetime) -> int:
+        """Live resources of ``kinds`` the scan did not find again: state ``gone``, ``ended_at`` now."""
+        kinds = [k for k in kinds if k in LIVE_KINDS]
+        if not kinds:
+            return 0
+        seen_arns = set(seen)
+        stmt = select(Resource.id, Resource.arn).where(
+            Resource.account_id == account_id,
+            Resource.region == region,
+            Resource.kind.in_(kinds),
+            Resource.state.is_distinct_from(GONE),
+        )
+        gone = [rid for rid, arn in self.session.execute(stmt) if arn not in seen_arns]
+        for start in range(0, len(gone), 1000):
+            self.session.execute(
+                update(Resource).where(Resource.id.in_(gone[start : start + 1000])).values(state=GONE, ended_at=now)
+            )
+        return len(gone)
+
+    def list(
+        self, account_id: str, region: str | None = None, kinds: Iterable[str] | None = None, include_gone: bool = False
+    ) -> list[Resource]:
+        stmt = select(Resource).where(Resource.account_id == account_id).order_by(Resource.kind, Resource.name)
+        if region is not None:
+            stmt = stmt.where(Resource.region == region)
+        if kinds is not None:
+            stmt = stmt.where(Resource.kind.in_(list(kinds)))
+        if not include_gone:
+            stmt = stmt.where(Resource.state.is_distinct_from(GONE))
+        return list(self.session.scalars(stmt))
+
+    def by_arn(self, arn: str) -> Resource | None:
+        return self.session.scalars(select(Resource).where(Resource.arn == arn)).first()
+
+    def by_instance_id(self, instance_id: str) -> Resource | None:
+        """The EC2 instance with this id (whatever account or region it is in)."""
+        stmt = select(Resource).where(Resource.kind == "ec2_instance", Resource.arn.endswith(f":instance/{instance_id}"))
+        return self.session.scalars(stmt).first()
+
+
+def _row(account_id: str, region: str, r: CollectedResource, scan_id: str | None, now: datetime) -> dict[str, Any]:
+    return {
+        "account_id": account_id,
+        "region": region,
+        "arn": r.arn,
+        "kind": r.kind,
+        "name": r.name,
+        "instance_type": r.instance_type,
+        "instance_count": r.instance_count,
+        "platform": r.platform,
+        "state": r.state,
+        "unknown_instance_type": r.unknown_instance_type,
+        "launched_at": r.launched_at,
+        "ended_at": r.ended_at,
+        "tags": r.tags,
+        "hints": r.hints,
+        "details": r.details,
+        "first_seen": now,
+        "last_seen": now,
+        "last_scan_id": scan_id,
+    }
