@@ -503,3 +503,38 @@ def test_sent_emails_v1_and_v2(aws: Emulator) -> None:
     assert "multipart/alternative" in rawmail["raw_data"]
     aws.reset()
     assert aws.sent_emails() == []
+
+
+def test_list_metrics_lists_each_series_once(aws: Emulator) -> None:
+    # Given two GPUs of one instance with a day of hourly points each (3 dimensions: stock moto repeats them)
+    start = END - timedelta(days=1)
+    aws.seed_metrics(
+        MetricPoint(
+            "CWAgent",
+            "nvidia_smi_utilization_gpu",
+            {"InstanceId": "i-1", "index": str(g), "name": "A10G"},
+            start + timedelta(hours=h),
+            50.0,
+        )
+        for g in range(2)
+        for h in range(24)
+    )
+    # When the series are listed, filtered by one dimension
+    pages = (
+        _client("cloudwatch")
+        .get_paginator("list_metrics")
+        .paginate(
+            Namespace="CWAgent",
+            MetricName="nvidia_smi_utilization_gpu",
+            Dimensions=[{"Name": "InstanceId", "Value": "i-1"}],
+        )
+    )
+    metrics = [m for page in pages for m in page["Metrics"]]
+    # Then each series appears once
+    assert sorted(next(d["Value"] for d in m["Dimensions"] if d["Name"] == "index") for m in metrics) == ["0", "1"]
+    assert (
+        _client("cloudwatch").list_metrics(Namespace="CWAgent", Dimensions=[{"Name": "InstanceId", "Value": "i-2"}])[
+            "Metrics"
+        ]
+        == []
+    )

@@ -100,6 +100,7 @@ class SeriesIndex:
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.series: dict[SeriesKey, _Series] = {}
+        self.first_datum: dict[SeriesKey, Any] = {}  # one stored datum per series, for ListMetrics
         self._source: list[Any] | None = None
         self._seen = 0
 
@@ -107,6 +108,7 @@ class SeriesIndex:
         """Index the datums appended since the last call (rebuild if the list was replaced or shrank)."""
         if data is not self._source or len(data) < self._seen:
             self.series = {}
+            self.first_datum = {}
             self._source = data
             self._seen = 0
         end = len(data)
@@ -123,6 +125,7 @@ class SeriesIndex:
             s = series.get(key)
             if s is None:
                 s = series[key] = _Series()
+                self.first_datum[key] = md
             s.add(point)
         self._seen = end
 
@@ -313,6 +316,24 @@ def fast_get_metric_data(
     return results
 
 
+def fast_get_filtered_metrics(
+    self: CloudWatchBackend, metric_name: str | None, namespace: str | None, dimensions: list[dict[str, str]] | None
+) -> list[Any]:
+    """ListMetrics from the index: each series once (stock moto lists a multi-dimension series per datapoint)."""
+    wanted = [(d["Name"], d.get("Value")) for d in dimensions or []]
+    index = _index_for(self)
+    with index.lock:
+        index.sync(self.metric_data)
+        found = []
+        for (ns, name, dims), datum in index.first_datum.items():
+            if (namespace and ns != namespace) or (metric_name and name != metric_name):
+                continue
+            if all(any(n == want and (value is None or v == value) for n, v in dims) for want, value in wanted):
+                found.append(datum)
+    provided = [md for md in self.aws_metric_data if md.filter(namespace, metric_name, dimensions or [])]
+    return found + provided
+
+
 # --- the response: limits and paging ----------------------------------------------------------
 
 
@@ -442,6 +463,7 @@ def install() -> None:
             return
         _original_backend_get_metric_data = CloudWatchBackend.get_metric_data
         CloudWatchBackend.get_metric_data = fast_get_metric_data  # type: ignore[method-assign]
+        CloudWatchBackend.get_filtered_metrics = fast_get_filtered_metrics  # type: ignore[method-assign]
         CloudWatchResponse.get_metric_data = fast_get_metric_data_response  # type: ignore[method-assign,assignment]
         _installed = True
 
