@@ -6,6 +6,7 @@ code talks to AWS in production and to the local emulator in tests and the demo.
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections import Counter
 from dataclasses import dataclass, field
@@ -45,14 +46,16 @@ class ApiCallCounter:
         self._lock = threading.Lock()
         self._counts: Counter[str] = Counter()
 
-    def _on_call(self, event_name: str, **_kwargs: Any) -> None:
-        # event_name looks like "before-send.cloudwatch.GetMetricData"
-        _, service, operation = event_name.split(".", 2)
+    def _on_call(self, event_name: str, service: str | None = None, **_kwargs: Any) -> None:
+        # event_name looks like "before-send.cloudwatch.GetMetricData" (the service *id*: "cost-explorer" for ce)
+        _, service_id, operation = event_name.split(".", 2)
         with self._lock:
-            self._counts[f"{service}.{operation}"] += 1
+            self._counts[f"{service or service_id}.{operation}"] += 1
 
     def attach(self, client: Any) -> None:
-        client.meta.events.register("before-send.*.*", self._on_call)
+        """Count the client's calls under its boto3 name ("ce.GetCostAndUsage", not "cost-explorer....")."""
+        service = client.meta.service_model.service_name
+        client.meta.events.register("before-send.*.*", functools.partial(self._on_call, service=service))
 
     def snapshot(self) -> dict[str, int]:
         with self._lock:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import logging
+import os
+import sys
 from functools import lru_cache
 
 from aws_lambda_powertools import Logger, Metrics, Tracer
@@ -10,9 +13,20 @@ SERVICE = "chipwise"
 NAMESPACE = "Chipwise"
 
 
+class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
+    """Writes to whatever ``sys.stderr`` is at the time of each record (tests swap it)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.stream = sys.stderr
+        super().emit(record)
+
+
 @lru_cache(maxsize=1)
 def logger() -> Logger:
-    return Logger(service=SERVICE)
+    """In Lambda, Powertools' default (stdout, read by CloudWatch Logs); elsewhere stderr, so that a command's
+    stdout (``--json``) carries only its output."""
+    in_lambda = bool(os.environ.get("AWS_LAMBDA_FUNCTION_NAME"))
+    return Logger(service=SERVICE, logger_handler=None if in_lambda else _StderrHandler())
 
 
 @lru_cache(maxsize=1)

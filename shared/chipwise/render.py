@@ -1,7 +1,8 @@
 """The one Jinja2 environment: templates/ at the repository root (or packaged), StrictUndefined, autoescape.
 
 HTML templates (``.html``, ``.html.j2``) are autoescaped; text, Markdown and Slack JSON templates are not,
-so their callers escape with the filters registered here (``slack`` for mrkdwn, ``tojson`` for JSON).
+so their callers escape with the filters registered here (``slack`` for mrkdwn, ``md`` for Markdown,
+``tojson`` for JSON).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoes
 
 _SLACK_ESCAPES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
 _SLACK_FORMATTING = re.compile(r"([*_~`])")
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
 
 
 def templates_dir() -> Path:
@@ -41,6 +43,12 @@ def slack_escape(value: object) -> str:
     return _SLACK_FORMATTING.sub(lambda m: "\u200b" + m.group(1), text)
 
 
+def markdown_escape(value: object) -> str:
+    """Text safe inside Markdown: one line, HTML escaped, emphasis/link/table characters backslash-escaped."""
+    text = " ".join(str(value).split()).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", text)
+
+
 @lru_cache(maxsize=1)
 def environment() -> Environment:
     env = Environment(
@@ -53,6 +61,7 @@ def environment() -> Environment:
     )
     env.filters["money"] = money
     env.filters["slack"] = slack_escape
+    env.filters["md"] = markdown_escape
     env.filters["json"] = lambda v: json.dumps(v, default=str)
     return env
 

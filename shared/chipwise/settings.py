@@ -68,6 +68,9 @@ class Settings(BaseSettings):
         default_factory=list, description="Digest recipients (comma separated)."
     )
     advisory_email: str = Field("advisory@example.com", description="Internal address for drafts and plans.")
+    public_base_url: str | None = Field(
+        None, description="Public address of the intake API, for links in plan emails (default: the request's own)."
+    )
     slack_webhook_secret_name: str | None = Field(
         None, description="Secrets Manager secret (or SSM parameter) holding the Slack webhook URL."
     )

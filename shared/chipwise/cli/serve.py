@@ -8,6 +8,7 @@ current event on itself, so requests are resolved one at a time (connections are
 from __future__ import annotations
 
 import base64
+import socketserver
 import threading
 import time
 import uuid
@@ -118,7 +119,7 @@ def _handler_class(resolve: Resolver, lock: threading.Lock) -> type[BaseHTTPRequ
                 headers={k: ", ".join(self.headers.get_all(k) or []) for k in self.headers},
                 body=body,
                 source_ip=self.client_address[0],
-                host=self.headers.get("Host") or f"{self.server.server_address[0]}:{self.server.server_address[1]}",
+                host=self.headers.get("Host") or "{}:{}".format(*address(self.server)),
             )
             event["headers"].setdefault("x-forwarded-proto", "http")
             with lock:
@@ -140,10 +141,16 @@ def _handler_class(resolve: Resolver, lock: threading.Lock) -> type[BaseHTTPRequ
 
         do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_OPTIONS = do_HEAD = _dispatch
 
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (the stdlib's signature)
+        def log_message(self, format: str, *args: Any) -> None:
             err.print(f"[dim]{self.address_string()} {format % args}[/]", highlight=False)
 
     return Handler
+
+
+def address(server: socketserver.BaseServer) -> tuple[str, int]:
+    """(host, port) the server listens on (the port ``make_server`` picked when given 0)."""
+    bound: Any = server.server_address  # typeshed allows str/bytes addresses; AF_INET ones are (host, port)
+    return str(bound[0]), int(bound[1])
 
 
 def make_server(host: str = "127.0.0.1", port: int = 8000, resolve: Resolver | None = None) -> ThreadingHTTPServer:
@@ -160,7 +167,7 @@ def serve(
     """Serve the intake form and API locally (the same handler as the Lambda function)."""
     ensure_schema(settings().database_url)
     server = make_server(host, port)
-    bound_host, bound_port = server.server_address[:2]
+    bound_host, bound_port = address(server)
     err.print(f"Chipwise intake on [bold]http://{bound_host}:{bound_port}/intake[/] (Ctrl-C to stop)")
     started = time.perf_counter()
     try:

@@ -82,10 +82,9 @@ def type_facts(instance_type: str | None) -> TypeFacts:
         }
         return TypeFacts(found.platform, False, facts)
     family = instance_type.lower().removeprefix("ml.").split(".", 1)[0]
-    platform = catalog.platform_of_family(family)
-    if platform is None:
-        platform = next((p for pattern, p in _FAMILY_GUESSES if pattern.match(family)), "cpu")
-    return TypeFacts(platform, True, {})
+    known: Platform | None = catalog.platform_of_family(family)
+    guessed: Platform = next((p for pattern, p in _FAMILY_GUESSES if pattern.match(family)), "cpu")
+    return TypeFacts(known or guessed, True, {})
 
 
 def _tags(items: Iterable[Mapping[str, Any]] | None) -> dict[str, str]:
@@ -191,15 +190,17 @@ def collect_sagemaker_endpoints(aws: AwsContext) -> list[CollectedResource]:
     found: list[CollectedResource] = []
     for page in sm.get_paginator("list_endpoints").paginate():
         for summary in page.get("Endpoints", []):
-            endpoint = dict(sm.describe_endpoint(EndpointName=summary["EndpointName"]))
-            config = dict(sm.describe_endpoint_config(EndpointConfigName=endpoint["EndpointConfigName"]))
+            endpoint: dict[str, Any] = dict(sm.describe_endpoint(EndpointName=summary["EndpointName"]))
+            config: dict[str, Any] = dict(
+                sm.describe_endpoint_config(EndpointConfigName=endpoint["EndpointConfigName"])
+            )
             tags = _tags(sm.list_tags(ResourceArn=endpoint["EndpointArn"]).get("Tags"))
             found.append(_endpoint_resource(endpoint, config, tags, models))
     return found
 
 
 def _model_container(model: dict[str, Any]) -> dict[str, Any]:
-    container = model.get("PrimaryContainer") or next(iter(model.get("Containers") or []), {})
+    container: dict[str, Any] = model.get("PrimaryContainer") or next(iter(model.get("Containers") or []), {})
     return {"image": container.get("Image"), "environment": dict(container.get("Environment") or {})}
 
 
@@ -211,7 +212,7 @@ def _endpoint_variants(endpoint: dict[str, Any], config: dict[str, Any], models:
         serverless = now.get("CurrentServerlessConfig") or variant.get("ServerlessConfig")
         count = now.get("CurrentInstanceCount", variant.get("InitialInstanceCount"))
         model_name = variant.get("ModelName")
-        container = models.get(model_name) if model_name else {"image": None, "environment": {}}
+        container: dict[str, Any] = models.get(model_name) if model_name else {"image": None, "environment": {}}
         variants.append(
             {
                 "variant_name": variant["VariantName"],
@@ -277,7 +278,7 @@ def collect_training_jobs(aws: AwsContext, window_start: datetime) -> list[Colle
             ended = summary.get("TrainingEndTime")
             if summary.get("TrainingJobStatus") != "InProgress" and ended is not None and ended < window_start:
                 continue
-            job = dict(sm.describe_training_job(TrainingJobName=summary["TrainingJobName"]))
+            job: dict[str, Any] = dict(sm.describe_training_job(TrainingJobName=summary["TrainingJobName"]))
             tags = _tags(sm.list_tags(ResourceArn=job["TrainingJobArn"]).get("Tags"))
             found.append(_training_resource(job, tags))
     return found
@@ -335,8 +336,8 @@ def collect_batch(aws: AwsContext, window_start: datetime) -> list[CollectedReso
     """Compute environments, each with the job queues that feed it and their jobs created in the window."""
     batch = aws.client("batch")
     queues: dict[str, list[dict[str, Any]]] = {}
-    for page in batch.get_paginator("describe_job_queues").paginate():
-        for queue in page.get("jobQueues", []):
+    for queue_page in batch.get_paginator("describe_job_queues").paginate():
+        for queue in queue_page.get("jobQueues", []):
             recent = _recent_jobs(aws, queue["jobQueueArn"], window_start)
             entry = {"name": queue["jobQueueName"], "arn": queue["jobQueueArn"], "state": queue.get("state")}
             entry |= recent
@@ -345,7 +346,7 @@ def collect_batch(aws: AwsContext, window_start: datetime) -> list[CollectedReso
     found: list[CollectedResource] = []
     for page in batch.get_paginator("describe_compute_environments").paginate():
         for environment in page.get("computeEnvironments", []):
-            env = dict(environment)
+            env: dict[str, Any] = dict(environment)
             attached = queues.get(env["computeEnvironmentArn"], []) + queues.get(env["computeEnvironmentName"], [])
             found.append(_batch_resource(env, attached))
     return found
@@ -354,8 +355,10 @@ def collect_batch(aws: AwsContext, window_start: datetime) -> list[CollectedReso
 def _recent_jobs(aws: AwsContext, queue_arn: str, window_start: datetime) -> dict[str, Any]:
     after = str(int(window_start.timestamp() * 1000))
     jobs: list[dict[str, Any]] = []
-    pages = aws.client("batch").get_paginator("list_jobs").paginate(
-        jobQueue=queue_arn, filters=[{"name": "AFTER_CREATED_AT", "values": [after]}]
+    pages = (
+        aws.client("batch")
+        .get_paginator("list_jobs")
+        .paginate(jobQueue=queue_arn, filters=[{"name": "AFTER_CREATED_AT", "values": [after]}])
     )
     for page in pages:
         jobs.extend(dict(j) for j in page.get("jobSummaryList", []))
@@ -378,7 +381,8 @@ def _batch_resource(env: dict[str, Any], queues: list[dict[str, Any]]) -> Collec
     types = [str(t) for t in compute.get("instanceTypes") or []]
     typed = [(t, _batch_type_facts(t)) for t in types]
     accelerated = [(t, f) for t, f in typed if f.platform != "cpu"]
-    instance_type, typ = (accelerated or typed or [(None, TypeFacts("cpu", False, {}))])[0]
+    chosen: list[tuple[str | None, TypeFacts]] = [*accelerated, *typed, (None, TypeFacts("cpu", False, {}))]
+    instance_type, typ = chosen[0]
     vcpu = typ.facts.get("vcpu") if typ.facts else None
     desired = int(compute.get("desiredvCpus") or 0)
     tags = {str(k): str(v) for k, v in (env.get("tags") or {}).items()}

@@ -161,9 +161,7 @@ def discover_series(aws: AwsContext, resources: Sequence[CollectedResource]) -> 
     return found
 
 
-def _list_series(
-    aws: AwsContext, spec: MetricSpec, keep: Callable[[Dimensions], bool]
-) -> dict[str, list[Dimensions]]:
+def _list_series(aws: AwsContext, spec: MetricSpec, keep: Callable[[Dimensions], bool]) -> dict[str, list[Dimensions]]:
     by_instance: dict[str, set[Dimensions]] = {}
     pages = (
         aws.client("cloudwatch")
@@ -280,9 +278,12 @@ def collect_metrics(
     cloudwatch = aws.client("cloudwatch")
     for offset in range(0, len(slots), per_call):
         batch = slots[offset : offset + per_call]
-        queries = [_query(f"q{offset + i}", targets[slot.target], slot) for i, slot in enumerate(batch)]
+        queries: list[Any] = [_query(f"q{offset + i}", targets[slot.target], slot) for i, slot in enumerate(batch)]
         pages = cloudwatch.get_paginator("get_metric_data").paginate(
-            MetricDataQueries=queries, StartTime=start, EndTime=end, ScanBy="TimestampAscending"  # type: ignore[arg-type]
+            MetricDataQueries=queries,
+            StartTime=start,
+            EndTime=end,
+            ScanBy="TimestampAscending",
         )
         for page in pages:
             result.calls += 1

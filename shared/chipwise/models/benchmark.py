@@ -2,13 +2,13 @@
 
 This module imports only pydantic and :mod:`chipwise.models.common`, because the benchmark container
 (``iac/benchmark/entrypoint.py``) imports it too: the job and Chipwise share one schema, validated on both
-ends. Nothing here does I/O.
+ends. It stays Python 3.10 compatible (the Neuron deep learning containers' Python). Nothing here does I/O.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import UTC, datetime
+from datetime import datetime, timezone
 from decimal import Decimal
 from typing import Annotated, Any, Literal
 
@@ -326,7 +326,9 @@ class BatchJobDetail(_Lenient):
         return "; ".join(parts)
 
     def stopped(self) -> datetime | None:
-        return datetime.fromtimestamp(self.stopped_at / 1000, tz=UTC) if self.stopped_at else None
+        if not self.stopped_at:
+            return None
+        return datetime.fromtimestamp(self.stopped_at / 1000, tz=timezone.utc)  # noqa: UP017 - Python 3.10 in the job
 
 
 class BatchJobStateChange(_Lenient):

@@ -10,15 +10,17 @@ the form again with each message beside its field and every value as typed.
 
 from __future__ import annotations
 
+import base64
 import json
 import secrets
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import lru_cache
 from http import HTTPStatus
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 from urllib.parse import parse_qs
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response, content_types
+from aws_lambda_powertools.event_handler.exceptions import NotFoundError
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 from aws_lambda_powertools.event_handler.openapi.params import Path
 from pydantic import ValidationError
@@ -45,6 +47,14 @@ PLAN_ID_PATTERN = r"^[A-Za-z0-9_-]{32,64}$"
 _MAX_FORM_FIELDS = 400
 
 app = APIGatewayHttpResolver(enable_validation=True)
+
+_Handler = TypeVar("_Handler", bound=Callable[..., Any])
+
+
+def _handles(exc: type[Exception]) -> Callable[[_Handler], _Handler]:
+    """``app.exception_handler``, typed (Powertools' decorator is not)."""
+    register: Callable[[_Handler], _Handler] = app.exception_handler(exc)
+    return register
 
 
 # --- content negotiation and responses ---------------------------------------------------------------------
@@ -90,7 +100,7 @@ def _security_headers(nonce: str | None = None) -> dict[str, str]:
     }
 
 
-def html_response(status: int, render: Any, **headers: str) -> Response:
+def html_response(status: int, render: Callable[[str], str], **headers: str) -> Response[str]:
     """A page rendered with a fresh CSP nonce (``render`` takes the nonce and returns the HTML)."""
     nonce = secrets.token_urlsafe(16)
     return Response(
@@ -98,7 +108,7 @@ def html_response(status: int, render: Any, **headers: str) -> Response:
     )
 
 
-def json_response(status: int, body: Any, **headers: str) -> Response:
+def json_response(status: int, body: Any, **headers: str) -> Response[str]:
     return Response(
         status_code=status,
         content_type=content_types.APPLICATION_JSON,
@@ -107,10 +117,22 @@ def json_response(status: int, body: Any, **headers: str) -> Response:
     )
 
 
-def _problem(status: HTTPStatus, message: str) -> Response:
+def _problem(status: HTTPStatus, message: str) -> Response[str]:
     if wants_json():
         return json_response(status.value, {"statusCode": status.value, "message": message})
-    return html_response(status.value, lambda nonce: views.message_page(status.phrase, message, nonce=nonce))
+    home = _path("/intake")
+    return html_response(status.value, lambda nonce: views.message_page(status.phrase, message, home=home, nonce=nonce))
+
+
+def _prefix() -> str:
+    """The stage's path prefix ("/prod"), or "" for the default stage and ``chipwise serve``."""
+    stage = app.current_event.request_context.stage
+    return f"/{stage}" if stage and stage != "$default" else ""
+
+
+def _path(path: str) -> str:
+    """An absolute path on this API (links in pages work under any stage)."""
+    return f"{_prefix()}{path}"
 
 
 def _base_url() -> str:
@@ -118,18 +140,15 @@ def _base_url() -> str:
     configured = get_settings().public_base_url
     if configured:
         return configured.rstrip("/")
-    context = app.current_event.request_context
-    stage = context.stage
-    prefix = f"/{stage}" if stage and stage != "$default" else ""
     scheme = _header("x-forwarded-proto") or "https"
-    return f"{scheme}://{context.domain_name}{prefix}"
+    return f"{scheme}://{app.current_event.request_context.domain_name}{_prefix()}"
 
 
 # --- errors ------------------------------------------------------------------------------------------------
 
 
-@app.exception_handler(RequestValidationError)
-def _invalid(exc: RequestValidationError) -> Response:
+@_handles(RequestValidationError)
+def _invalid(exc: RequestValidationError) -> Response[str]:
     """422 with every field path; a malformed plan id is simply a plan that does not exist (404)."""
     errors = list(exc.errors())
     if errors and all(error["loc"] and error["loc"][0] == "path" for error in errors):
@@ -140,28 +159,30 @@ def _invalid(exc: RequestValidationError) -> Response:
     return json_response(422, {"statusCode": 422, "detail": detail})
 
 
-@app.exception_handler(NotFound)
-def _not_found(exc: NotFound) -> Response:
+@_handles(NotFound)
+def _not_found(exc: NotFound) -> Response[str]:
     return _problem(HTTPStatus.NOT_FOUND, str(exc))
 
 
-@app.exception_handler(StoreUnavailable)
-def _store_down(exc: StoreUnavailable) -> Response:
+@_handles(StoreUnavailable)
+def _store_down(exc: StoreUnavailable) -> Response[str]:
     logger().error("store unavailable", reason=str(exc))
     return _problem(HTTPStatus.SERVICE_UNAVAILABLE, "Plans cannot be stored right now; please try again shortly.")
 
 
-@app.not_found
-def _no_route(_exc: Exception) -> Response:
+def _no_route(_exc: Exception) -> Response[str]:
     return _problem(HTTPStatus.NOT_FOUND, "There is nothing at this address.")
+
+
+_handles(NotFoundError)(_no_route)
 
 
 # --- routes ------------------------------------------------------------------------------------------------
 
 
 @app.get("/", include_in_schema=False)
-def root() -> Response:
-    return Response(status_code=303, headers={"Location": "intake"}, body="")
+def root() -> Response[str]:
+    return Response(status_code=303, headers={"Location": _path("/intake")}, body="")
 
 
 @app.get(
@@ -170,16 +191,15 @@ def root() -> Response:
     responses={200: {"description": "The form page.", "content": {"text/html": {"schema": {"type": "string"}}}}},
     tags=["intake"],
 )
-def get_intake() -> Response:
-    return html_response(200, lambda nonce: views.form_page(nonce=nonce))
+def get_intake() -> Response[str]:
+    action = _path("/intake")
+    return html_response(200, lambda nonce: views.form_page(action=action, nonce=nonce))
 
 
 def _read_body() -> bytes:
     event = app.current_event
     raw = event.body or ""
     if event.is_base64_encoded:
-        import base64
-
         return base64.b64decode(raw)
     return raw.encode("utf-8")
 
@@ -198,21 +218,28 @@ def _json_body(body: bytes) -> Any:
         ) from exc
 
 
-def _form_again(status: int, raw: Mapping[str, Any], errors: Mapping[str, str], message: str | None) -> Response:
+def _form_again(status: int, raw: Mapping[str, Any], errors: Mapping[str, str], message: str | None) -> Response[str]:
     values = views.flat_values(raw)
+    action = _path("/intake")
     return html_response(
-        status, lambda nonce: views.form_page(values=values, errors=errors, message=message, nonce=nonce)
+        status,
+        lambda nonce: views.form_page(values=values, errors=errors, message=message, action=action, nonce=nonce),
     )
 
 
-def _created(plan: PlanDocument) -> Response:
-    location = f"plans/{plan.plan_id}"
+def _plan_page(status: int, plan: PlanDocument, **headers: str) -> Response[str]:
+    link, home = _path(f"/plans/{plan.plan_id}"), _path("/intake")
+    return html_response(status, lambda nonce: views.plan_page(plan, permalink=link, home=home, nonce=nonce), **headers)
+
+
+def _created(plan: PlanDocument) -> Response[str]:
+    location = _path(f"/plans/{plan.plan_id}")
     if wants_json():
         return json_response(201, plan.model_dump(mode="json"), Location=location)
-    return html_response(201, lambda nonce: views.plan_page(plan, permalink=location, nonce=nonce), Location=location)
+    return _plan_page(201, plan, Location=location)
 
 
-def _submit(raw: Any, *, from_form: bool) -> Response:
+def _submit(raw: Any, *, from_form: bool) -> Response[str]:
     try:
         intake = IntakeRequest.model_validate(raw)
     except ValidationError as exc:
@@ -246,7 +273,7 @@ def _submit(raw: Any, *, from_form: bool) -> Response:
     },
     tags=["intake"],
 )
-def post_intake() -> Response:
+def post_intake() -> Response[str]:
     body = _read_body()
     if len(body) > MAX_BODY_BYTES:
         return _problem(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, f"The submission is larger than {MAX_BODY_BYTES} bytes.")
@@ -258,7 +285,7 @@ def post_intake() -> Response:
     return _problem(HTTPStatus.UNSUPPORTED_MEDIA_TYPE, "Send the intake as JSON or as the form does.")
 
 
-def _post_form(body: bytes) -> Response:
+def _post_form(body: bytes) -> Response[str]:
     try:
         fields = _form_fields(body)
         raw = form_to_raw(fields)
@@ -285,14 +312,12 @@ def _post_form(body: bytes) -> Response:
     tags=["plans"],
 )
 def get_plan(
-    plan_id: Annotated[
-        str, Path(description="The unguessable id from the plan's link.", pattern=PLAN_ID_PATTERN)
-    ],
-) -> Response:
+    plan_id: Annotated[str, Path(description="The unguessable id from the plan's link.", pattern=PLAN_ID_PATTERN)],
+) -> Response[str]:
     plan = service.load_plan(plan_id)
     if wants_json():
         return json_response(200, plan.model_dump(mode="json"))
-    return html_response(200, lambda nonce: views.plan_page(plan, permalink=plan_id, nonce=nonce))
+    return _plan_page(200, plan)
 
 
 # --- OpenAPI -----------------------------------------------------------------------------------------------
@@ -327,5 +352,5 @@ def openapi_document() -> dict[str, Any]:
 
 
 @app.get("/openapi.json", include_in_schema=False)
-def get_openapi() -> Response:
+def get_openapi() -> Response[str]:
     return json_response(200, openapi_document())

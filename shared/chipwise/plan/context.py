@@ -5,7 +5,7 @@ and the ledger of every figure used with its source. Also the small number helpe
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from decimal import ROUND_CEILING, Decimal
+from decimal import ROUND_CEILING, ROUND_HALF_UP, Decimal
 
 from chipwise.catalog import (
     Catalog,
@@ -29,6 +29,7 @@ MILLION = Decimal(1_000_000)
 BILLION = Decimal(1_000_000_000)
 BYTES_PER_GIB = Decimal(2**30)
 ZERO = Decimal(0)
+CENT = Decimal("0.01")
 
 
 def short_name(family: ModelFamily) -> str:
@@ -39,6 +40,16 @@ def short_name(family: ModelFamily) -> str:
 def plain(value: Decimal) -> str:
     """A decimal without trailing zeros or exponent: 1.006, 21.5, 730."""
     return format(value.normalize(), "f")
+
+
+def cents(value: Decimal) -> Decimal:
+    """Money as the plan shows it: to the cent, so that totals add up to what each line says."""
+    return value.quantize(CENT, rounding=ROUND_HALF_UP)
+
+
+def label(name: str) -> str:
+    """ "Engineer week cost usd" from "engineer_week_cost_usd": a figure's name as the plan lists it."""
+    return name.replace("_", " ").capitalize()
 
 
 def ceil_div(numerator: Decimal, denominator: Decimal) -> int:
@@ -78,13 +89,13 @@ class Context:
 
     def figure(self, name: str, figure: Figure) -> Decimal:
         """An economics figure's value, recorded with its source."""
-        self.ledger.add(name.replace("_", " "), f"{figure.value} ({figure.unit})", self.economics.sources[figure.source])
+        self.ledger.add(label(name), f"{figure.value} ({figure.unit})", self.economics.sources[figure.source])
         return figure.value
 
     def planning(self, name: str) -> Decimal:
         """A planner assumption's value, recorded with its source."""
         figure: Figure = getattr(self.data.figures, name)
-        self.ledger.add(name.replace("_", " "), f"{figure.value} ({figure.unit})", self.data.sources[figure.source])
+        self.ledger.add(label(name), f"{figure.value} ({figure.unit})", self.data.sources[figure.source])
         return figure.value
 
     def price(self, instance: InstanceType) -> Decimal | None:
@@ -111,5 +122,5 @@ class Context:
     def porting_cost(self, effort: Effort) -> Decimal:
         if effort == "none":
             return ZERO
-        return self.engineer_weeks(effort) * self.figure("engineer_week_cost_usd", self.economics.engineer_week_cost_usd)
-
+        weekly = self.figure("engineer_week_cost_usd", self.economics.engineer_week_cost_usd)
+        return self.engineer_weeks(effort) * weekly

@@ -7,13 +7,17 @@ otherwise. Every figure the planner used is listed in ``sources`` with where it 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from decimal import Decimal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PlainSerializer
 
 from chipwise.models.common import Confidence, Effort, MoneyStr
 
 RecommendedPlatform = Literal["trainium", "inferentia", "bedrock", "gpu"]
+
+# A unit cost (per million tokens can be a fraction of a cent): a Decimal serialised with 4 decimals.
+RateStr = Annotated[Decimal, PlainSerializer(lambda v: f"{v.quantize(Decimal('0.0001'))}", return_type=str)]
 
 
 class _Doc(BaseModel):
@@ -41,10 +45,10 @@ class WorkloadPlan(_Doc):
     projected_monthly_cost_usd: MoneyStr
     monthly_savings_usd: MoneyStr
     one_time_savings_usd: MoneyStr | None = Field(None, description="For one-off jobs: the saving on the one run.")
-    current_cost_per_million_requests_usd: MoneyStr | None = None
-    projected_cost_per_million_requests_usd: MoneyStr | None = None
-    current_cost_per_million_tokens_usd: MoneyStr | None = None
-    projected_cost_per_million_tokens_usd: MoneyStr | None = None
+    current_cost_per_million_requests_usd: RateStr | None = None
+    projected_cost_per_million_requests_usd: RateStr | None = None
+    current_cost_per_million_tokens_usd: RateStr | None = None
+    projected_cost_per_million_tokens_usd: RateStr | None = None
     current_cost_per_trained_model_usd: MoneyStr | None = None
     projected_cost_per_trained_model_usd: MoneyStr | None = None
     porting_effort: Effort

@@ -44,22 +44,31 @@ WORKLOAD_LABELS: dict[str, str] = {
     "one_off": "A one-off job (will not repeat)",
     "foundation_model_only": "A standard foundation model would do",
     "serve_on_trainium": "Keep one chip family for training and serving",
+    "runs_outside_aws": "Runs outside AWS today",
 }
 GENERAL = ""  # errors that belong to no single field are shown above the form
 
 
-def _workload_parts(path: str) -> tuple[int, str] | None:
+def _workload_field(path: str) -> str | None:
+    """ "name" from "workloads.<index>.name" (any index: the page's template block uses a placeholder)."""
     parts = path.split(".")
-    if len(parts) >= 3 and parts[0] == "workloads" and parts[1].isdigit() and parts[2] in WORKLOAD_LABELS:
-        return int(parts[1]), parts[2]
+    if len(parts) == 3 and parts[0] == "workloads" and parts[2] in WORKLOAD_LABELS:
+        return parts[2]
     return None
+
+
+def _workload_parts(path: str) -> tuple[int, str] | None:
+    """(index, field) of a numbered workload field."""
+    field = _workload_field(path)
+    index = path.split(".")[1] if field else ""
+    return (int(index), field) if field and index.isdigit() else None
 
 
 def label_of(path: str) -> str:
     """The field's label (inside a workload block the legend already says which workload)."""
-    workload = _workload_parts(path)
-    if workload is not None:
-        return WORKLOAD_LABELS[workload[1]]
+    field = _workload_field(path)
+    if field is not None:
+        return WORKLOAD_LABELS[field]
     return FIELD_LABELS.get(path, "This form")
 
 
@@ -76,7 +85,7 @@ def form_field(error_path: str) -> str:
     parts = error_path.split(".")
     for end in range(len(parts), 0, -1):
         candidate = ".".join(parts[:end])
-        if candidate in FIELD_LABELS or _workload_parts(candidate) is not None and end == 3:
+        if candidate in FIELD_LABELS or _workload_parts(candidate) is not None:
             return candidate
     return GENERAL
 

@@ -100,4 +100,3 @@ def resolve(w: WorkloadIn, ctx: Context) -> Inputs:
         throughput=w.current_throughput_per_instance,
         assumptions=tuple(notes),
     )
-

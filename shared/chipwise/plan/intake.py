@@ -297,6 +297,9 @@ _FRIENDLY = {
 }
 
 
+_EMAIL_PREFIX = "value is not a valid email address:"
+
+
 def error_path(loc: Sequence[str | int]) -> str:
     """ "workloads.0.name" from ("workloads", 0, "name"): the form field's name and the JSON path."""
     return ".".join(str(part) for part in loc)
@@ -308,8 +311,11 @@ def error_message(error: Mapping[str, Any]) -> str:
     friendly = _FRIENDLY.get(str(error["type"]))
     if friendly:
         return friendly
-    message = str(error["msg"])
-    return message.removeprefix("Value error, ")
+    message = str(error["msg"]).removeprefix("Value error, ")
+    if message.startswith(_EMAIL_PREFIX):
+        reason = message.removeprefix(_EMAIL_PREFIX).strip()
+        return f"Enter an email address like name@example.com. {reason}".strip()
+    return message
 
 
 def field_errors(exc: ValidationError) -> dict[str, str]:

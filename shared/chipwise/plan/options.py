@@ -24,6 +24,7 @@ PLATFORM_OF: dict[str, RecommendedPlatform] = {
     "trainium": "trainium",
 }
 
+
 @dataclass
 class Option:
     """One way to run a workload: where, how many, what it costs a month, and the one-time effort to get there."""
@@ -62,13 +63,23 @@ def port_effort(inp: Inputs, shared_port: str | None) -> tuple[Effort, str]:
         return "months", "Its custom CUDA kernels must be rewritten for Neuron (NKI) or replaced: months of work."
     family = inp.family
     support = family.support(inp.workload.stage).replace("_", "-")
-    return family.porting_effort, f"{short_name(family)} has {support} Neuron support: porting takes {family.porting_effort}."
+    note = f"{short_name(family)} has {support} Neuron support: porting takes {family.porting_effort}."
+    return family.porting_effort, note
 
 
+@dataclass
+class Findings:
+    """What an analysis found: options best first, reasons against moving at all, assumptions it made."""
+
+    candidates: list[Option] = field(default_factory=list)
+    blockers: list[str] = field(default_factory=list)
+    assumptions: list[str] = field(default_factory=list)
 
 
 @dataclass
 class Verdict:
+    """The chosen option and the money: ``moved`` is False when the workload stays where it runs."""
+
     chosen: Option
     moved: bool
     rationale: list[str]
@@ -79,6 +90,7 @@ class Verdict:
 
 
 def break_even_months(port_cost: Decimal, monthly_savings: Decimal) -> float | None:
+    """Porting cost / monthly saving, to a tenth of a month; None when nothing is saved."""
     if monthly_savings <= 0:
         return None
     return float((port_cost / monthly_savings).quantize(Decimal("0.1"), rounding=ROUND_HALF_UP))
@@ -89,7 +101,8 @@ def judge(inp: Inputs, option: Option, ctx: Context) -> tuple[Verdict | None, st
     port_cost = ctx.porting_cost(option.effort)
     saving = inp.current_cost - option.monthly_cost
     if saving <= 0:
-        return None, f"{_where(option)} would cost {money(option.monthly_cost)} against {money(inp.current_cost)} today: no saving."
+        costs = f"{money(option.monthly_cost)} against {money(inp.current_cost)} today"
+        return None, f"{_where(option)} would cost {costs}: no saving."
     if inp.workload.one_off:
         if saving < port_cost:
             return None, (
@@ -126,4 +139,3 @@ def decide(inp: Inputs, candidates: list[Option], ctx: Context, blockers: list[s
     stay = keep(inp, "Stay on the current instances for now.")
     reasons = [*blockers, *refusals] or ["No Neuron or Bedrock option could be priced for it."]
     return Verdict(stay, False, [stay.reason, *reasons], ZERO, ZERO, ZERO if inp.workload.one_off else None, None)
-

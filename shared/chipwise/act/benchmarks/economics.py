@@ -141,7 +141,7 @@ class MeasuredEconomics(BaseModel):
     reason: str
     unit: Unit
     priced_as: str
-    price_usd_per_hour: Decimal
+    price_usd_per_hour: Decimal | None
     chosen: ChosenShape | None = None
     latency_limit_ms: Decimal | None = None
     target_count: int | None = None
@@ -229,6 +229,19 @@ def price_inference(
             else None,
             "current_cost_per_million_usd": _per_million(current_month / units_per_month) if units_per_month else None,
         }
+    )
+
+
+def unpriced(kind: Literal["inference", "training"], priced_as: str, current: Current) -> MeasuredEconomics:
+    """A measurement of a type the catalog has no price for: recorded, but it cannot replace the estimate."""
+    return MeasuredEconomics(
+        kind=kind,
+        verdict="inconclusive",
+        reason=f"no on-demand price for {priced_as} in the catalog: the estimate stands",
+        unit="requests" if kind == "inference" else "tokens",
+        priced_as=priced_as,
+        price_usd_per_hour=None,
+        current_monthly_cost_usd=cents(current.monthly_cost_usd),
     )
 
 

@@ -92,7 +92,7 @@ def job_definition_spec(instance: InstanceType, role: BenchmarkRole, settings: S
         container["jobRoleArn"] = settings.benchmark_job_role_arn
     body: dict[str, Any] = {
         "type": "container",
-        "parameters": {name: "" for name in BenchmarkParameters.model_fields},
+        "parameters": dict.fromkeys(BenchmarkParameters.model_fields, ""),
         "containerProperties": container,
         "timeout": {"attemptDurationSeconds": settings.benchmark_timeout_minutes * 60},
         # One attempt per job: Chipwise retries itself, so every attempt is stored with its own reason.

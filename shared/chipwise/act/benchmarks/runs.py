@@ -214,3 +214,23 @@ def run_summary(run: BenchmarkRun) -> dict[str, Any]:
         "finished_at": run.finished_at,
         "expires_at": run.expires_at,
     }
+
+
+def next_attempt(pair: Sequence[BenchmarkRun], max_attempts: int) -> int | str:
+    """The attempt to submit for one (finding, target), or why nothing is submitted.
+
+    One active run per pair; a new attempt only after a failure or an expiry, and at most ``max_attempts``;
+    never after a measurement or a rejected result (the same job would write the same file).
+    """
+    last = max(pair, key=lambda r: r.attempt, default=None)
+    if last is None:
+        return 1
+    if last.status in ACTIVE_STATUSES:
+        return f"run {last.id} is already {last.status} (attempt {last.attempt})"
+    if last.status == "succeeded":
+        return f"already measured by run {last.id}"
+    if is_rejected(last):
+        return f"the result of run {last.id} was rejected: {last.failure_reason}"
+    if last.attempt >= max_attempts:
+        return f"gave up after {last.attempt} attempts: {last.failure_reason}"
+    return last.attempt + 1

@@ -26,6 +26,7 @@ from chipwise.store.tables import Account, Finding, Recommendation, Resource
 
 OWNER_TAGS = ("chipwise:owner", "owner", "Owner", "OWNER")
 TOP_FINDINGS = 10
+CHANGES_SHOWN = 15
 _EMAIL = TypeAdapter(EmailStr)
 _SPLIT = re.compile(r"[\s,;]+")
 _ACRONYMS = {"gpu": "GPU", "cpu": "CPU", "ec2": "EC2", "eks": "EKS", "sagemaker": "SageMaker"}
@@ -120,7 +121,7 @@ class FindingLine:
 
     @property
     def current(self) -> str:
-        """"ml.g5.2xlarge ×4" (or the resource kind when there is no instance type)."""
+        """The current capacity, e.g. "ml.g5.2xlarge ×4" (the resource kind when there is no instance type)."""
         kind = self.instance_type or self.resource_kind.replace("_", " ")
         return f"{kind} ×{self.instance_count}" if self.instance_count > 1 else kind
 
@@ -218,6 +219,7 @@ class Digest:
     resolved: list[FindingLine]
     benchmarked: list[BenchmarkedLine]
     new_monthly_waste_usd: Decimal = field(default=Decimal(0))
+    list_limit: int = CHANGES_SHOWN  # lines per "what changed" list in an email; the rest is counted
 
     @property
     def has_news(self) -> bool:
@@ -281,7 +283,10 @@ def load_snapshot(session: Session, account_id: str, *, since: datetime) -> Acco
     ).all()
     findings = {row.id: row for row in rows} | {finding.id: finding for _, finding in benchmarks}
     owners = _owners_by_arn(session, (f.resource_arn for f in findings.values()))
-    lines = {fid: FindingLine.from_document(FindingDocument.from_row(f), owners.get(f.resource_arn, ())) for fid, f in findings.items()}
+    lines = {
+        fid: FindingLine.from_document(FindingDocument.from_row(f), owners.get(f.resource_arn, ()))
+        for fid, f in findings.items()
+    }
     account = session.get(Account, account_id)
     return AccountSnapshot(
         account_id=account_id,

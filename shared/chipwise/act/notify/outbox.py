@@ -311,9 +311,7 @@ def drain(
         if message is None:
             continue
         error = _send_one(senders[message.channel], message)
-        status = _record(
-            session_factory, message, when, error, max_attempts=max_attempts, retry_seconds=retry_seconds
-        )
+        status = _record(session_factory, message, when, error, max_attempts=max_attempts, retry_seconds=retry_seconds)
         _report(report, message, status, error)
     return report
 

@@ -70,16 +70,20 @@ class NotifyReport:
     due: list[OutboxMessage] = field(default_factory=list)
     drained: DrainReport = field(default_factory=DrainReport)
 
-    def as_dict(self) -> dict[str, Any]:
+    def summary(self) -> dict[str, Any]:
+        """Counts only (for log lines and the Lambda's result)."""
         return {
             "dry_run": self.dry_run,
-            "planned": [
-                {k: v for k, v in asdict(p).items() if k != "payload"} for p in self.planned
-            ],
+            "planned": len(self.planned),
             "enqueued": self.enqueued,
             "already_due": len(self.due),
             **self.drained.as_dict(),
         }
+
+    def as_dict(self) -> dict[str, Any]:
+        """The summary plus each planned message without its body (``chipwise notify --json``)."""
+        planned = [{k: v for k, v in asdict(p).items() if k != "payload"} for p in self.planned]
+        return {**self.summary(), "planned": planned}
 
 
 def dedupe_key(*parts: str) -> str:
@@ -101,13 +105,7 @@ def last_digest_at(session: Session, account_id: str) -> datetime | None:
     stmt = select(func.max(OutboxMessage.created_at)).where(
         OutboxMessage.kind == "digest", OutboxMessage.account_id == account_id
     )
-    value = session.scalar(stmt)
-    if value is None:
-        return None
-    # func.max bypasses the column type on SQLite: normalise to aware UTC
-    from chipwise.store.base import UTCDateTime
-
-    return UTCDateTime().process_result_value(value, session.get_bind().dialect)
+    return session.scalar(stmt)
 
 
 def digest_sent_on(session: Session, account_id: str, day: str) -> bool:
@@ -121,7 +119,7 @@ def digest_sent_on(session: Session, account_id: str, day: str) -> bool:
 
 def _digest_subject(digest: Digest) -> str:
     subject = f"Chipwise: {money(digest.total_monthly_waste_usd, 0)} a month to save in {digest.account_display}"
-    return subject + (f" · {len(digest.new)} new" if digest.new else "")
+    return subject + (f", {len(digest.new)} new" if digest.new else "")  # ASCII: folds cleanly
 
 
 def _alert_subject(alert: Alert) -> str:
@@ -298,6 +296,7 @@ def run_notify(
         due = due_ids(session, now=when, channels=channels, limit=500)
         report.due = [m for m in (session.get(OutboxMessage, i) for i in due) if m is not None]
         if dry_run:
+            session.expunge_all()  # keep the loaded rows readable after the rollback
             session.rollback()
             return report
         report.enqueued = enqueue_planned(session, report.planned, now=when)
@@ -308,7 +307,7 @@ def run_notify(
         max_attempts=settings.notify_max_attempts,
         retry_seconds=settings.notify_retry_seconds,
     )
-    logger().info("notify finished", extra=report.as_dict())
+    logger().info("notify finished", extra=report.summary())
     return report
 
 
@@ -327,13 +326,11 @@ def handle_event(event: Mapping[str, Any], settings: Settings) -> dict[str, Any]
             scan = ScanCompleted.model_validate(event.get("detail") or {})
         except ValidationError as exc:
             return _rejected(f"invalid ScanCompleted detail: {exc.errors()[0]['loc']}: {exc.errors()[0]['msg']}")
-        report = run_notify(
-            settings, accounts=[scan.account_id], digests=False, new_finding_ids=scan.new_finding_ids
-        )
-        return {"status": "ok", "trigger": "scan_completed", "account_id": scan.account_id, **report.as_dict()}
+        report = run_notify(settings, accounts=[scan.account_id], digests=False, new_finding_ids=scan.new_finding_ids)
+        return {"status": "ok", "trigger": "scan_completed", "account_id": scan.account_id, **report.summary()}
     if source in SCHEDULE_SOURCES and detail_type == "Scheduled Event":
         report = run_notify(settings)
-        return {"status": "ok", "trigger": "schedule", **report.as_dict()}
+        return {"status": "ok", "trigger": "schedule", **report.summary()}
     return _rejected(f"unexpected event (source={source!r}, detail-type={detail_type!r})")
 
 

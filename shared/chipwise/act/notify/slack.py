@@ -25,7 +25,7 @@ from chipwise.act.notify.digest import Alert, Digest
 from chipwise.act.notify.outbox import SLACK_MAX_BLOCKS, SLACK_MAX_SECTION_TEXT, SendError, SlackPayload
 from chipwise.aws import aws_context
 from chipwise.errors import ConfigError
-from chipwise.render import render
+from chipwise.render import money, render
 from chipwise.settings import Settings
 from chipwise.store.base import utcnow
 from chipwise.store.tables import OutboxMessage
@@ -100,7 +100,7 @@ def digest_message(digest: Digest) -> dict[str, Any]:
     """The daily digest as a Block Kit message: summary, chart, top findings, what changed."""
     blocks: list[dict[str, Any]] = [
         header(f"Chipwise digest · {digest.account_id}"),
-        section(render("slack/digest_summary.mrkdwn.j2", digest=digest)),
+        section(render("slack/digest_summary.mrkdwn.j2", digest=digest).strip()),
     ]
     if digest.by_rule:
         bars = [render("slack/rule_bar.mrkdwn.j2", bar=bar).strip() for bar in digest.by_rule]
@@ -131,7 +131,7 @@ def alert_message(alert: Alert) -> dict[str, Any]:
     """One new finding above the threshold."""
     f = alert.finding
     blocks = [
-        header(f"Chipwise alert · {f.monthly_savings_usd:,.0f} USD a month"),
+        header(f"Chipwise alert · {money(f.monthly_savings_usd, 0)} a month"),
         section(render("slack/alert.mrkdwn.j2", alert=alert).strip()),
         context(f"Rule {f.rule_id} · first seen {f.first_seen:%Y-%m-%d %H:%M} UTC · `chipwise findings`"),
     ]

@@ -92,7 +92,7 @@ class ResourceRepository:
 
     def ids(self, account_id: str, region: str) -> dict[str, int]:
         stmt = select(Resource.arn, Resource.id).where(Resource.account_id == account_id, Resource.region == region)
-        return {arn: rid for arn, rid in self.session.execute(stmt)}
+        return {str(arn): int(rid) for arn, rid in self.session.execute(stmt)}
 
     def mark_gone(self, account_id: str, region: str, kinds: Iterable[str], seen: Iterable[str], now: datetime) -> int:
         """Live resources of ``kinds`` the scan did not find again: state ``gone``, ``ended_at`` now."""
@@ -130,7 +130,9 @@ class ResourceRepository:
 
     def by_instance_id(self, instance_id: str) -> Resource | None:
         """The EC2 instance with this id (whatever account or region it is in)."""
-        stmt = select(Resource).where(Resource.kind == "ec2_instance", Resource.arn.endswith(f":instance/{instance_id}"))
+        stmt = select(Resource).where(
+            Resource.kind == "ec2_instance", Resource.arn.endswith(f":instance/{instance_id}")
+        )
         return self.session.scalars(stmt).first()
 
 

@@ -1,0 +1,499 @@
+"""Benchmark results: Batch state changes recorded, failures retried, measurements priced into recommendations.
+
+Driven by EventBridge "Batch Job State Change" events (the ``benchmark_result`` Lambda, the demo) and by the
+dispatcher's sweep of runs that never reached a terminal state. Every path is idempotent: a run leaves the
+active states once, so a duplicate event changes nothing.
+
+What a terminal state does:
+
+- SUCCEEDED: the result file is read from S3 and validated. A valid result is stored and priced (see
+  :mod:`~chipwise.act.benchmarks.economics`); the measurement becomes a ``recommendations`` row (source
+  ``benchmark``) and the finding's measured saving (confidence high), or a withdrawn recommendation with its
+  reason. A missing or malformed file is rejected with its reason and the estimate stays.
+- FAILED (or expired): stored with its reason and retried with a new run, up to ``benchmark_max_attempts``;
+  after the last attempt the finding gets a note and keeps its estimate.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any, Literal
+
+from botocore.exceptions import BotoCoreError, ClientError
+from pydantic import BaseModel, ConfigDict, ValidationError
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from chipwise.act.benchmarks.economics import (
+    MeasuredEconomics,
+    Verdict,
+    price_inference,
+    price_training,
+    unpriced,
+)
+from chipwise.act.benchmarks.jobs import JobDefinitions
+from chipwise.act.benchmarks.runs import (
+    find_run,
+    next_attempt,
+    retry_plan,
+    runs_for,
+    stale_runs,
+    submit_run,
+)
+from chipwise.act.benchmarks.workload import (
+    current_of,
+    describe_workload,
+    load_rollups,
+    pricing_policy,
+    resource_of,
+    target_of,
+)
+from chipwise.aws import aws_context
+from chipwise.catalog import get_catalog
+from chipwise.errors import UpstreamError
+from chipwise.models.benchmark import (
+    ACTIVE_STATUSES,
+    ATTEMPT_TAG,
+    BATCH_DETAIL_TYPE,
+    BATCH_SOURCE,
+    FINDING_ID_TAG,
+    TARGET_TAG,
+    BatchJobDetail,
+    BatchJobStateChange,
+    BenchmarkParameters,
+    BenchmarkResult,
+    InvalidResult,
+    RunStatus,
+    describe_errors,
+    split_s3_uri,
+)
+from chipwise.observability import logger
+from chipwise.settings import Settings, get_settings
+from chipwise.store import session_scope
+from chipwise.store.base import utcnow
+from chipwise.store.tables import BenchmarkRun, Finding, Recommendation
+
+if TYPE_CHECKING:
+    from mypy_boto3_batch import BatchClient
+    from mypy_boto3_s3 import S3Client
+
+BENCHMARK_SOURCE = "benchmark"
+EVIDENCE_KEY = "benchmark"
+DESCRIBE_JOBS_MAX = 100
+_WAITING = ("SUBMITTED", "PENDING", "RUNNABLE")
+_STARTED = ("STARTING", "RUNNING")
+
+
+class StateOutcome(BaseModel):
+    """What one state change did (the Lambda's return value, logged and shown by the demo)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    status: Literal["recorded", "ignored", "duplicate", "rejected"]
+    job_id: str | None = None
+    run_id: str | None = None
+    run_status: RunStatus | None = None
+    verdict: Verdict | None = None
+    retry_run_id: str | None = None
+    reason: str | None = None
+
+
+class Clients:
+    """The AWS clients results need (Batch to retry, S3 to read result files)."""
+
+    def __init__(self, batch: BatchClient, s3: S3Client) -> None:
+        self.batch = batch
+        self.s3 = s3
+
+    @classmethod
+    def for_settings(cls, settings: Settings) -> Clients:
+        ctx = aws_context(settings.region)
+        return cls(ctx.client("batch"), ctx.client("s3"))
+
+
+# --- entry point ---------------------------------------------------------------------------------------------------
+
+
+def handle_state_change_event(
+    event: Mapping[str, Any], *, settings: Settings | None = None, now: datetime | None = None
+) -> StateOutcome:
+    """The ``benchmark_result`` Lambda (and the demo): parse the EventBridge event, record it in one transaction.
+
+    A malformed event is rejected with a logged reason (no exception: redelivering it would not help).
+    """
+    try:
+        change = BatchJobStateChange.model_validate(event)
+    except ValidationError as exc:
+        reason = f"not a Batch job state change: {describe_errors(exc)}"
+        logger().warning("benchmark state event rejected", extra={"reason": reason})
+        return StateOutcome(status="rejected", reason=reason)
+    settings = settings or get_settings()
+    with session_scope(settings.database_url) as session:
+        outcome = record_job_state(
+            session, change.detail, clients=Clients.for_settings(settings), settings=settings, now=now or utcnow()
+        )
+    logger().info("benchmark state event", extra=outcome.model_dump(exclude_none=True))
+    return outcome
+
+
+def job_state_event(job: Mapping[str, Any], *, time: datetime | None = None) -> dict[str, Any]:
+    """The EventBridge event AWS Batch emits for a job in this state (``job`` is a DescribeJobs JobDetail).
+
+    The demo delivers these for its emulated jobs, and tests build FAILED events from them (the emulator's
+    docker-less jobs only ever succeed)."""
+    arn = str(job.get("jobArn") or "")
+    parts = arn.split(":")
+    return {
+        "version": "0",
+        "id": str(uuid.uuid4()),
+        "detail-type": BATCH_DETAIL_TYPE,
+        "source": BATCH_SOURCE,
+        "account": parts[4] if len(parts) > 5 else "",
+        "time": (time or utcnow()).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "region": parts[3] if len(parts) > 5 else "",
+        "resources": [arn] if arn else [],
+        "detail": json.loads(json.dumps(dict(job), default=str)),
+    }
+
+
+def record_job_state(
+    session: Session, detail: BatchJobDetail, *, clients: Clients, settings: Settings, now: datetime
+) -> StateOutcome:
+    """Apply one job state to its run (found by the job's run-id tag, else its job id)."""
+    run = find_run(session, detail.run_id, detail.job_id) or adopt_run(session, detail, now)
+    if run is None:
+        return StateOutcome(status="ignored", job_id=detail.job_id, reason="not a Chipwise benchmark job")
+    outcome = StateOutcome(status="recorded", job_id=detail.job_id, run_id=run.id)
+    if run.status not in ACTIVE_STATUSES:
+        return outcome.model_copy(update={"status": "duplicate", "run_status": run.status})
+    run.job_id = run.job_id or detail.job_id
+    if detail.status in _WAITING or detail.status in _STARTED:
+        run.status = "running" if detail.status in _STARTED else run.status
+        return outcome.model_copy(update={"run_status": run.status})
+    if detail.status == "SUCCEEDED":
+        return _succeeded(session, run, detail, clients, settings, now, outcome)
+    if detail.status == "FAILED":
+        run.status, run.finished_at, run.failure_reason = "failed", detail.stopped() or now, detail.failure_reason()
+        retry = after_failure(session, run, clients=clients, settings=settings, now=now)
+        return outcome.model_copy(
+            update={"run_status": "failed", "reason": run.failure_reason, "retry_run_id": retry.id if retry else None}
+        )
+    return outcome.model_copy(update={"status": "rejected", "reason": f"unknown job status {detail.status!r}"})
+
+
+def adopt_run(session: Session, detail: BatchJobDetail, now: datetime) -> BenchmarkRun | None:
+    """A job Chipwise submitted whose run row was lost (the store write failed after SubmitJob): its tags and
+    parameters hold everything needed to store it again. None for any other job."""
+    if not detail.run_id or FINDING_ID_TAG not in detail.tags:
+        return None
+    try:
+        parameters = BenchmarkParameters.from_batch(detail.parameters)
+    except ValidationError:
+        return None
+    if session.get(Finding, parameters.finding_id) is None:
+        return None
+    run = BenchmarkRun(
+        id=parameters.run_id,
+        finding_id=parameters.finding_id,
+        target_instance_type=detail.tags.get(TARGET_TAG, parameters.priced_as),
+        attempt=int(detail.tags.get(ATTEMPT_TAG, "1") or 1),
+        role=parameters.role,
+        job_queue=detail.job_queue or "",
+        job_definition=detail.job_definition,
+        job_id=detail.job_id,
+        job_name=detail.job_name,
+        status="submitted",
+        parameters=parameters.model_dump(mode="json"),
+        result_uri=parameters.result_uri,
+        submitted_at=now,
+    )
+    session.add(run)
+    session.flush()
+    logger().warning("adopted a benchmark job without a stored run", extra={"run_id": run.id, "job_id": run.job_id})
+    return run
+
+
+# --- SUCCEEDED -------------------------------------------------------------------------------------------------------
+
+
+def _succeeded(
+    session: Session,
+    run: BenchmarkRun,
+    detail: BatchJobDetail,
+    clients: Clients,
+    settings: Settings,
+    now: datetime,
+    outcome: StateOutcome,
+) -> StateOutcome:
+    run.finished_at = detail.stopped() or now
+    try:
+        result = read_result(clients.s3, run)
+    except InvalidResult as exc:
+        reject_result(session, run, str(exc), now)
+        return outcome.model_copy(update={"run_status": "failed", "reason": run.failure_reason})
+    run.status = "succeeded"
+    run.result = result.model_dump(mode="json")
+    session.flush()
+    finding = session.get(Finding, run.finding_id)
+    priced = reprice(session, finding, now=now) if finding is not None else None
+    return outcome.model_copy(update={"run_status": "succeeded", "verdict": priced.verdict if priced else None})
+
+
+def read_result(s3: S3Client, run: BenchmarkRun) -> BenchmarkResult:
+    """The run's result file, validated against the schema and against the run that asked for it."""
+    if not run.result_uri:
+        raise InvalidResult("the run has no result location")
+    bucket, key = split_s3_uri(run.result_uri)
+    try:
+        body = s3.get_object(Bucket=bucket, Key=key)["Body"].read()
+    except ClientError as exc:
+        code = exc.response.get("Error", {}).get("Code", "")
+        if code in ("NoSuchKey", "NoSuchBucket", "404"):
+            raise InvalidResult(f"no result file at {run.result_uri}") from exc
+        raise UpstreamError(f"cannot read {run.result_uri}: {exc}") from exc
+    except BotoCoreError as exc:
+        raise UpstreamError(f"cannot read {run.result_uri}: {exc}") from exc
+    result = BenchmarkResult.from_text(body)
+    result.check_matches(BenchmarkParameters.model_validate(run.parameters))
+    return result
+
+
+def reject_result(session: Session, run: BenchmarkRun, reason: str, now: datetime) -> None:
+    """A missing or malformed result: the run fails for good (the same job would write the same file) and the
+    finding keeps its estimate, with a note saying why."""
+    run.status, run.failure_reason = "failed", f"result rejected: {reason}"
+    run.result = {"rejected": reason}
+    logger().warning("benchmark result rejected", extra={"run_id": run.id, "reason": reason})
+    finding = session.get(Finding, run.finding_id)
+    if finding is not None:
+        note(finding, {"status": "rejected", "run_id": run.id, "reason": run.failure_reason, "at": now.isoformat()})
+    session.flush()
+
+
+# --- FAILED and expired ----------------------------------------------------------------------------------------------
+
+
+def after_failure(
+    session: Session, run: BenchmarkRun, *, clients: Clients, settings: Settings, now: datetime
+) -> BenchmarkRun | None:
+    """Retry a failed or expired run while attempts remain; after the last one, note it on the finding."""
+    session.flush()
+    finding = session.get(Finding, run.finding_id)
+    if finding is None:
+        return None
+    decision = next_attempt(
+        runs_for(session, run.finding_id, run.target_instance_type), settings.benchmark_max_attempts
+    )
+    if isinstance(decision, int):
+        plan = retry_plan(run, finding.rule_id, finding.account_id, finding.resource_name, settings.artifacts_bucket)
+        return submit_run(
+            session, clients.batch, JobDefinitions(clients.batch, settings), plan, settings=settings, now=now
+        )
+    note(finding, {"status": run.status, "run_id": run.id, "attempts": run.attempt, "reason": run.failure_reason})
+    if run.role == "gpu_baseline":
+        reprice(session, finding, now=now)  # the target may have been waiting for this baseline
+    return None
+
+
+class SweepReport(BaseModel):
+    """Runs the dispatcher found past their expiry: caught-up terminal states and expired runs."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    caught_up: list[str] = []
+    expired: list[str] = []
+    retried: list[str] = []
+
+
+def sweep_runs(session: Session, *, clients: Clients, settings: Settings, now: datetime) -> SweepReport:
+    """A run never stays active forever: past ``expires_at`` its job is looked up; a terminal job whose event
+    was missed is recorded now, anything else is expired (its job terminated) and retried like a failure."""
+    report = SweepReport()
+    stale = stale_runs(session, now)
+    details = describe_jobs(clients.batch, [r.job_id for r in stale if r.job_id])
+    for run in stale:
+        detail = details.get(run.job_id or "")
+        if detail is not None and detail.terminal:
+            record_job_state(session, detail, clients=clients, settings=settings, now=now)
+            report.caught_up.append(run.id)
+            continue
+        seen = detail.status if detail else "unknown to Batch"
+        run.status, run.finished_at = "expired", now
+        run.failure_reason = f"no terminal state within {settings.benchmark_expiry_hours} h (job {seen})"
+        if detail is not None:
+            _terminate(clients.batch, detail.job_id)
+        report.expired.append(run.id)
+        retry = after_failure(session, run, clients=clients, settings=settings, now=now)
+        if retry is not None:
+            report.retried.append(retry.id)
+    return report
+
+
+def describe_jobs(batch: BatchClient, job_ids: Sequence[str]) -> dict[str, BatchJobDetail]:
+    """DescribeJobs in chunks of 100, parsed leniently; jobs Batch no longer knows are absent."""
+    out: dict[str, BatchJobDetail] = {}
+    for start in range(0, len(job_ids), DESCRIBE_JOBS_MAX):
+        for job in batch.describe_jobs(jobs=list(job_ids[start : start + DESCRIBE_JOBS_MAX]))["jobs"]:
+            detail = BatchJobDetail.model_validate(job)
+            out[detail.job_id] = detail
+    return out
+
+
+def _terminate(batch: BatchClient, job_id: str) -> None:
+    """Stop paying for a benchmark job Chipwise gave up on (our own job, never a customer's)."""
+    try:
+        batch.terminate_job(jobId=job_id, reason="chipwise: benchmark run expired")
+    except (ClientError, BotoCoreError) as exc:
+        logger().warning("could not terminate an expired benchmark job", extra={"job_id": job_id, "error": str(exc)})
+
+
+# --- pricing into the recommendation ----------------------------------------------------------------------------------
+
+
+def reprice(session: Session, finding: Finding, *, now: datetime) -> MeasuredEconomics | None:
+    """Price the finding's latest successful target run (with its paired GPU baseline when there is one) and
+    fold it into the recommendation. None while there is nothing to price or the baseline is still running."""
+    runs = runs_for(session, finding.id)
+    target = _latest(runs, "target", "succeeded")
+    if target is None or not target.result:
+        return None
+    baseline_run = _latest(runs, "gpu_baseline")
+    if baseline_run is not None and baseline_run.status in ACTIVE_STATUSES:
+        return None
+    baseline = (
+        BenchmarkResult.model_validate(baseline_run.result)
+        if baseline_run is not None and baseline_run.status == "succeeded" and baseline_run.result
+        else None
+    )
+    priced = price_run(session, finding, target, baseline)
+    target.measured = priced.model_dump(mode="json")
+    if priced.verdict != "inconclusive":
+        session.add(_recommendation(finding, target, priced, now))
+    mark_finding(finding, target.id, priced, now)
+    session.flush()
+    return priced
+
+
+def price_run(
+    session: Session, finding: Finding, run: BenchmarkRun, baseline: BenchmarkResult | None
+) -> MeasuredEconomics:
+    """The economics of one run's result for its finding (inference or training, by the finding's rule)."""
+    catalog = get_catalog()
+    result = BenchmarkResult.model_validate(run.result)
+    priced_as = BenchmarkParameters.model_validate(run.parameters).priced_as
+    resource = resource_of(session, finding)
+    workload = describe_workload(finding, resource, load_rollups(session, resource))
+    current = current_of(finding, catalog, workload.kind)
+    target = target_of(priced_as, finding.region, catalog)
+    if target is None:
+        return unpriced(workload.kind, priced_as, current)
+    if workload.kind == "training":
+        return price_training(
+            result,
+            current=current,
+            target=target,
+            baseline=baseline,
+            observed_tokens_per_second=workload.observed_tokens_per_second,
+        )
+    policy = pricing_policy()
+    return price_inference(
+        result, demand=workload.demand, current=current, target=target, policy=policy, baseline=baseline
+    )
+
+
+def _latest(runs: Sequence[BenchmarkRun], role: str, status: str | None = None) -> BenchmarkRun | None:
+    chosen = [r for r in runs if r.role == role and (status is None or r.status == status)]
+    return max(chosen, key=lambda r: (r.submitted_at, r.attempt), default=None)
+
+
+def _recommendation(finding: Finding, run: BenchmarkRun, priced: MeasuredEconomics, now: datetime) -> Recommendation:
+    estimate: Mapping[str, Any] = finding.recommendation or {}
+    return Recommendation(
+        finding_id=finding.id,
+        source=BENCHMARK_SOURCE,
+        action=str(estimate.get("action") or "migrate"),
+        target_platform=estimate.get("target_platform"),
+        target_instance_type=priced.priced_as,
+        target_count=priced.target_count,
+        monthly_cost_usd=priced.target_monthly_cost_usd,
+        monthly_savings_usd=priced.monthly_savings_usd,
+        confidence="high",
+        withdrawn=priced.verdict == "withdrawn",
+        reason=priced.reason,
+        benchmark_run_id=run.id,
+        created_at=now,
+    )
+
+
+def mark_finding(finding: Finding, run_id: str, priced: MeasuredEconomics, now: datetime) -> None:
+    """The finding's measured saving and confidence, and a note in its evidence. An inconclusive measurement
+    changes neither: the estimate stands."""
+    if priced.verdict == "confirmed" and priced.monthly_savings_usd is not None:
+        finding.measured_monthly_savings_usd = priced.monthly_savings_usd
+        finding.confidence = "high"
+    elif priced.verdict == "withdrawn":
+        finding.measured_monthly_savings_usd = Decimal(0)
+        finding.confidence = "high"
+    note(finding, measurement_note(run_id, priced, now))
+
+
+def measurement_note(run_id: str, priced: MeasuredEconomics, now: datetime) -> dict[str, Any]:
+    status = {"confirmed": "measured", "withdrawn": "withdrawn", "inconclusive": "inconclusive"}[priced.verdict]
+    fields = priced.model_dump(
+        mode="json",
+        include={
+            "reason",
+            "unit",
+            "priced_as",
+            "target_count",
+            "monthly_savings_usd",
+            "target_monthly_cost_usd",
+            "cost_per_million_usd",
+            "current_cost_per_million_usd",
+            "dollars_per_run_usd",
+            "current_basis",
+        },
+        exclude_none=True,
+    )
+    return {"status": status, "run_id": run_id, **fields, "at": now.isoformat()}
+
+
+def note(finding: Finding, content: Mapping[str, Any]) -> None:
+    """Set ``evidence["benchmark"]`` (a new dict, so the JSON column is written)."""
+    finding.evidence = {**(finding.evidence or {}), EVIDENCE_KEY: dict(content)}
+
+
+def reapply_measurements(session: Session, finding_ids: Sequence[str] | None = None) -> int:
+    """Put the latest measurement back on findings a scan re-upserted (it rewrites evidence and confidence).
+
+    Only while the finding still recommends the measured target; returns how many findings changed.
+    """
+    stmt = select(Recommendation).where(Recommendation.source == BENCHMARK_SOURCE)
+    if finding_ids is not None:
+        stmt = stmt.where(Recommendation.finding_id.in_(list(finding_ids)))
+    latest: dict[str, Recommendation] = {}
+    for rec in session.scalars(stmt.order_by(Recommendation.created_at, Recommendation.id)):
+        latest[rec.finding_id] = rec
+    changed = 0
+    for finding_id, rec in latest.items():
+        finding = session.get(Finding, finding_id)
+        run = session.get(BenchmarkRun, rec.benchmark_run_id) if rec.benchmark_run_id else None
+        if finding is None or run is None or not run.measured:
+            continue
+        if (finding.evidence or {}).get(EVIDENCE_KEY, {}).get("run_id") == run.id:
+            continue
+        if _target_name(finding) not in (rec.target_instance_type, None):
+            continue  # the rules now recommend something else: a new benchmark will price that
+        mark_finding(finding, run.id, MeasuredEconomics.model_validate(run.measured), rec.created_at)
+        changed += 1
+    session.flush()
+    return changed
+
+
+def _target_name(finding: Finding) -> str | None:
+    value = (finding.recommendation or {}).get("target_instance_type")
+    return str(value) if value else None

@@ -1,0 +1,219 @@
+"""What a finding says about the workload to benchmark: the model, the task, today's traffic and cost.
+
+Read from the finding (evidence numbers, monthly cost), its resource (workload hints, container environment)
+and, when the evidence has no traffic figures, the resource's hourly CloudWatch rollups. Evidence keys are
+read leniently (several spellings), because the rules own the evidence and may word it differently.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from typing import Any, Literal
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from chipwise.act.benchmarks.economics import SECONDS_PER_HOUR, Current, Demand, Policy, Target
+from chipwise.catalog import Catalog, get_economics, get_model_families
+from chipwise.models.benchmark import BenchmarkTask
+from chipwise.models.common import HOURS_PER_MONTH
+from chipwise.store.tables import Finding, MetricRollup, Resource
+
+WorkloadKind = Literal["inference", "training"]
+
+# The rules that lead to a benchmark, and which bill each one is about.
+BENCHMARK_RULES: dict[str, WorkloadKind] = {
+    "gpu_inference_portable": "inference",
+    "gpu_training_portable": "training",
+    "trainium_serving_inference": "inference",
+    "inferentia_underutilized": "inference",
+}
+GPU_RULES = frozenset({"gpu_inference_portable", "gpu_training_portable"})
+
+# Evidence spellings, most specific first (per hour or per second; peak or mean).
+_PEAK_REQUESTS_PER_HOUR = ("peak_requests_per_hour", "requests_per_hour_peak", "peak_invocations_per_hour")
+_MEAN_REQUESTS_PER_HOUR = ("mean_requests_per_hour", "requests_per_hour", "invocations_per_hour")
+_PEAK_TOKENS_PER_HOUR = ("peak_tokens_per_hour", "tokens_per_hour_peak")
+_MEAN_TOKENS_PER_HOUR = ("mean_tokens_per_hour", "tokens_per_hour")
+_PEAK_REQUESTS_PER_SECOND = ("peak_requests_per_second", "requests_per_second_peak")
+_MEAN_REQUESTS_PER_SECOND = ("mean_requests_per_second", "requests_per_second")
+_LATENCY_P95_MS = ("latency_p95_ms", "model_latency_p95_ms", "p95_latency_ms", "model_latency_ms", "latency_ms")
+_TRAINING_TOKENS_PER_SECOND = ("observed_tokens_per_second", "training_tokens_per_second", "tokens_per_second")
+_RUN_HOURS = ("run_hours", "hours_per_run", "training_hours")
+
+SAGEMAKER_NAMESPACE = "AWS/SageMaker"
+INVOCATIONS = "Invocations"
+MODEL_LATENCY = "ModelLatency"  # microseconds
+_ENCODER_TASKS: dict[str, BenchmarkTask] = {
+    "text-classification": "text-classification",
+    "sentiment-analysis": "text-classification",
+    "token-classification": "token-classification",
+    "ner": "token-classification",
+    "feature-extraction": "feature-extraction",
+    "sentence-similarity": "feature-extraction",
+    "text-generation": "text-generation",
+}
+_GENERATIVE_STACKS = frozenset({"tgi", "vllm", "djl", "triton"})
+ENCODER_MAX_PARAMS_BILLION = Decimal(1)  # encoder families (BERT, RoBERTa, MPNet) are well under 1B parameters
+
+
+def number(value: Any) -> Decimal | None:
+    """A positive Decimal from an evidence value (number or numeric string), else None."""
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        result = Decimal(str(value))
+    except (InvalidOperation, ValueError):
+        return None
+    return result if result.is_finite() and result > 0 else None
+
+
+def first_number(evidence: Mapping[str, Any], keys: Sequence[str]) -> Decimal | None:
+    for key in keys:
+        found = number(evidence.get(key))
+        if found is not None:
+            return found
+    return None
+
+
+@dataclass(frozen=True)
+class Workload:
+    """The model and task to benchmark, and what is observed about it today."""
+
+    kind: WorkloadKind
+    task: BenchmarkTask
+    model_id: str | None
+    model_family: str | None
+    serving_stack: str | None
+    demand: Demand | None
+    observed_tokens_per_second: Decimal | None
+
+
+def describe_workload(finding: Finding, resource: Resource | None, rollups: Sequence[MetricRollup]) -> Workload:
+    hints: Mapping[str, Any] = resource.hints if resource else {}
+    kind = BENCHMARK_RULES.get(finding.rule_id, "inference")
+    evidence = finding.evidence or {}
+    return Workload(
+        kind=kind,
+        task=task_of(kind, hints, _environment(resource)),
+        model_id=hints.get("hf_model_id") or evidence.get("hf_model_id") or evidence.get("model_id"),
+        model_family=hints.get("model_family") or evidence.get("model_family"),
+        serving_stack=hints.get("serving_stack"),
+        demand=None if kind == "training" else demand_from_evidence(evidence) or demand_from_rollups(rollups),
+        observed_tokens_per_second=first_number(evidence, _TRAINING_TOKENS_PER_SECOND) if kind == "training" else None,
+    )
+
+
+def _environment(resource: Resource | None) -> Mapping[str, str]:
+    env = (resource.details or {}).get("environment") if resource else None
+    return env if isinstance(env, Mapping) else {}
+
+
+def task_of(kind: WorkloadKind, hints: Mapping[str, Any], environment: Mapping[str, str]) -> BenchmarkTask:
+    """Training; else the endpoint's HF_TASK; else text generation for LLM serving stacks and large models,
+    feature extraction for small (encoder) models."""
+    if kind == "training":
+        return "training"
+    declared = str(environment.get("HF_TASK", "")).strip().lower()
+    if declared in _ENCODER_TASKS:
+        return _ENCODER_TASKS[declared]
+    if hints.get("serving_stack") in _GENERATIVE_STACKS:
+        return "text-generation"
+    family = get_model_families().get(str(hints.get("model_family") or ""))
+    params = family.typical_params_billion if family else None
+    return "feature-extraction" if params is not None and params < ENCODER_MAX_PARAMS_BILLION else "text-generation"
+
+
+def demand_from_evidence(evidence: Mapping[str, Any]) -> Demand | None:
+    """Traffic the rules recorded: tokens when given, else requests; per hour or per second."""
+    latency = first_number(evidence, _LATENCY_P95_MS)
+    for unit, peak_keys, mean_keys in (
+        ("tokens", _PEAK_TOKENS_PER_HOUR, _MEAN_TOKENS_PER_HOUR),
+        ("requests", _PEAK_REQUESTS_PER_HOUR, _MEAN_REQUESTS_PER_HOUR),
+    ):
+        mean = first_number(evidence, mean_keys)
+        peak = first_number(evidence, peak_keys) or mean
+        if peak is not None:
+            per_second = peak / SECONDS_PER_HOUR
+            return Demand(
+                unit=unit,  # type: ignore[arg-type]  # the loop only yields Unit values
+                peak_per_second=per_second,
+                mean_per_second=(mean or peak) / SECONDS_PER_HOUR,
+                latency_p95_ms=latency,
+                source="evidence",
+            )
+    mean_rps = first_number(evidence, _MEAN_REQUESTS_PER_SECOND)
+    peak_rps = first_number(evidence, _PEAK_REQUESTS_PER_SECOND) or mean_rps
+    if peak_rps is None:
+        return None
+    return Demand("requests", peak_rps, mean_rps or peak_rps, latency, "evidence")
+
+
+def demand_from_rollups(rollups: Sequence[MetricRollup]) -> Demand | None:
+    """SageMaker traffic from hourly rollups: the busiest hour's rate as the peak, the mean over the hours
+    with data, and the p95 of the hourly mean ModelLatency (µs → ms)."""
+    invocations = [Decimal(str(r.sum)) for r in rollups if r.metric == INVOCATIONS and r.sum]
+    if not invocations:
+        return None
+    latencies = sorted(Decimal(str(r.average)) / 1000 for r in rollups if r.metric == MODEL_LATENCY and r.average)
+    p95 = latencies[max(0, -(-len(latencies) * 95 // 100) - 1)] if latencies else None
+    return Demand(
+        unit="requests",
+        peak_per_second=max(invocations) / SECONDS_PER_HOUR,
+        mean_per_second=sum(invocations, Decimal(0)) / len(invocations) / SECONDS_PER_HOUR,
+        latency_p95_ms=p95,
+        source="cloudwatch",
+    )
+
+
+def load_rollups(session: Session, resource: Resource | None) -> list[MetricRollup]:
+    """The resource's SageMaker traffic and latency rollups (empty for other kinds)."""
+    if resource is None or resource.kind != "sagemaker_endpoint":
+        return []
+    stmt = select(MetricRollup).where(
+        MetricRollup.resource_id == resource.id,
+        MetricRollup.namespace == SAGEMAKER_NAMESPACE,
+        MetricRollup.metric.in_((INVOCATIONS, MODEL_LATENCY)),
+    )
+    return list(session.scalars(stmt))
+
+
+def resource_of(session: Session, finding: Finding) -> Resource | None:
+    return session.scalars(select(Resource).where(Resource.arn == finding.resource_arn)).first()
+
+
+# --- money in and out ---------------------------------------------------------------------------------------------
+
+
+def current_of(finding: Finding, catalog: Catalog, kind: WorkloadKind) -> Current:
+    """Today's cost: the finding's monthly cost, and an hourly rate per instance. An always-on endpoint's rate
+    is its effective one (monthly cost ÷ instance-hours, so the account's discounts count); a training job
+    runs only some hours, so its rate is the catalog's on-demand price."""
+    count = max(1, finding.instance_count)
+    list_price = catalog.price(finding.instance_type, finding.region) if finding.instance_type else None
+    monthly = finding.monthly_cost_usd
+    effective = monthly / (count * HOURS_PER_MONTH) if monthly > 0 else None
+    hourly = (list_price or effective) if kind == "training" else (effective or list_price)
+    hourly = hourly or Decimal(0)
+    return Current(
+        instance_type=finding.instance_type or "unknown",
+        count=count,
+        price_usd_per_hour=hourly,
+        monthly_cost_usd=monthly if monthly > 0 else hourly * count * HOURS_PER_MONTH,
+        run_hours=first_number(finding.evidence or {}, _RUN_HOURS),
+    )
+
+
+def target_of(priced_as: str, region: str, catalog: Catalog) -> Target | None:
+    """The target's on-demand price in the finding's region; None when the catalog has none."""
+    price = catalog.price(priced_as, region)
+    return None if price is None else Target(priced_as=priced_as, price_usd_per_hour=price)
+
+
+def pricing_policy() -> Policy:
+    """Capacity headroom and accepted latency increase, from ``economics.json`` (each with its source)."""
+    economics = get_economics()
+    penalty = economics.inferentia2_single_request_latency_penalty
+    return Policy(headroom=economics.core_headroom_factor.value, latency_tolerance=1 + (penalty.high or penalty.value))

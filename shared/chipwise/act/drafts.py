@@ -1,0 +1,508 @@
+"""Credits-application and partner-referral drafts for an account, for the advisory team to review and send.
+
+The figures are the account's own: accelerator spend from Cost Explorer records (amortized, so Savings Plans
+and discounts are in), the accelerator workloads from the inventory, and the savings from the open findings
+(measured where a benchmark ran). The programs come from :func:`chipwise.plan.credits.match_programs` over the
+catalog's credit programs; the referral is :func:`chipwise.plan.ace.opportunity_document`, shaped like an ACE
+``CreateOpportunity`` request.
+
+Drafts are stored (table ``drafts``, one per kind and account, updated in place), written to files by the CLI
+and emailed to ``settings.advisory_email`` for review. Nothing here calls an AWS API: a person files them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import uuid
+from collections import defaultdict
+from dataclasses import asdict, dataclass, field
+from datetime import date, datetime, timedelta
+from decimal import ROUND_HALF_UP, Decimal
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import func, or_, select
+from sqlalchemy.orm import Session
+
+from chipwise.act.notify.digest import FindingLine, by_savings, load_snapshot
+from chipwise.act.notify.outbox import enqueue
+from chipwise.catalog import CompanyStage, platform_of
+from chipwise.errors import NotFound
+from chipwise.models.common import HOURS_PER_MONTH
+from chipwise.plan.ace import opportunity_document
+from chipwise.plan.credits import CompanyProfile, CreditMatch, match_programs
+from chipwise.render import money, render
+from chipwise.settings import Settings
+from chipwise.store.base import utcnow
+from chipwise.store.tables import Account, CostRecord, Draft, OutboxMessage, Resource
+from chipwise.store.upsert import upsert
+
+ACCELERATORS = ("inferentia", "trainium", "nvidia")
+CREDITS_KIND = "credits_application"
+REFERRAL_KIND = "partner_referral"
+TOP_FINDINGS = 5
+_CENTS = Decimal("0.01")
+_HOURS_PER_DAY = Decimal(24)
+
+
+def _cents(value: Decimal) -> Decimal:
+    return value.quantize(_CENTS, rounding=ROUND_HALF_UP)
+
+
+# --- the account's figures ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CompanyFacts:
+    """What the drafts need to know about the company that Chipwise cannot see in the account.
+
+    The defaults are stated in the drafts as assumptions for the reviewer to confirm.
+    """
+
+    company_name: str | None = None
+    stage: CompanyStage = "seed"
+    institutional_funding: bool = False
+    activate_provider_org_id: str | None = None
+    website: str | None = None
+    country: str = "US"
+    contact_name: str = ""
+    contact_email: str | None = None
+
+
+@dataclass(frozen=True)
+class Workload:
+    """An accelerator resource in the account's inventory."""
+
+    name: str
+    kind: str
+    region: str
+    instance_type: str | None
+    instance_count: int
+    platform: str
+    stage: str | None
+    model: str | None
+
+
+@dataclass(frozen=True)
+class AccountFigures:
+    """The account's real numbers, as the drafts quote them."""
+
+    account_id: str
+    company: str
+    window_start: date | None
+    window_end: date | None  # exclusive
+    accelerator_spend_usd: Decimal  # over the window
+    monthly_accelerator_spend_usd: Decimal  # run-rate: daily average × 730/24
+    monthly_by_platform: dict[str, Decimal]
+    workloads: list[Workload]
+    open_findings: int
+    monthly_savings_usd: Decimal
+    measured_monthly_savings_usd: Decimal
+    top_findings: list[FindingLine]
+    migrations: list[FindingLine] = field(default_factory=list)
+
+    @property
+    def monthly_after_usd(self) -> Decimal:
+        """Expected accelerator spend a month once the findings are acted on."""
+        return max(Decimal(0), self.monthly_accelerator_spend_usd - self.monthly_savings_usd)
+
+    @property
+    def days(self) -> int:
+        if self.window_start is None or self.window_end is None:
+            return 0
+        return (self.window_end - self.window_start).days
+
+
+def _spend(
+    session: Session, account_id: str, lookback_days: int
+) -> tuple[date | None, date | None, dict[str, Decimal]]:
+    """Accelerator spend per platform over the last ``lookback_days`` days that have cost records."""
+    last = session.scalar(select(func.max(CostRecord.day)).where(CostRecord.account_id == account_id))
+    if last is None:
+        return None, None, {}
+    start, end = last - timedelta(days=lookback_days - 1), last + timedelta(days=1)
+    rows = session.execute(
+        select(CostRecord.instance_type, func.sum(CostRecord.amortized_cost))
+        .where(
+            CostRecord.account_id == account_id,
+            CostRecord.day >= start,
+            CostRecord.day < end,
+            CostRecord.instance_type.is_not(None),
+        )
+        .group_by(CostRecord.instance_type)
+    )
+    by_platform: dict[str, Decimal] = defaultdict(Decimal)
+    for instance_type, total in rows:
+        platform = platform_of(instance_type) if instance_type else None
+        if platform in ACCELERATORS:
+            by_platform[platform] += Decimal(str(total))
+    first = session.scalar(
+        select(func.min(CostRecord.day)).where(CostRecord.account_id == account_id, CostRecord.day >= start)
+    )
+    return first, end, dict(by_platform)
+
+
+def _workloads(session: Session, account_id: str) -> list[Workload]:
+    rows = session.scalars(
+        select(Resource)
+        .where(
+            Resource.account_id == account_id,
+            Resource.platform.in_(ACCELERATORS),
+            or_(Resource.state.is_(None), Resource.state.not_in(("terminated", "deleted", "Deleted"))),
+        )
+        .order_by(Resource.platform, Resource.name)
+    )
+    return [
+        Workload(
+            name=r.name,
+            kind=r.kind,
+            region=r.region,
+            instance_type=r.instance_type,
+            instance_count=r.instance_count,
+            platform=r.platform,
+            stage=(r.hints or {}).get("workload"),
+            model=(r.hints or {}).get("hf_model_id") or (r.hints or {}).get("model_family"),
+        )
+        for r in rows
+        if r.kind != "batch_job_queue"
+    ]
+
+
+def account_figures(session: Session, account_id: str, *, company: str | None, lookback_days: int) -> AccountFigures:
+    """The figures of one account from the store; NotFound when Chipwise has never seen it."""
+    account = session.get(Account, account_id)
+    if account is None:
+        raise NotFound(f"account {account_id} is not in the store: scan it first (chipwise scan)")
+    first, end, by_platform = _spend(session, account_id, lookback_days)
+    total = sum(by_platform.values(), Decimal(0))
+    days = (end - first).days if first and end else 0
+    monthly_factor = HOURS_PER_MONTH / (_HOURS_PER_DAY * days) if days else Decimal(0)
+    snapshot = load_snapshot(session, account_id, since=utcnow())
+    ranked = by_savings(snapshot.open)
+    return AccountFigures(
+        account_id=account_id,
+        company=company or account.name or f"AWS account {account_id}",
+        window_start=first,
+        window_end=end,
+        accelerator_spend_usd=_cents(total),
+        monthly_accelerator_spend_usd=_cents(total * monthly_factor),
+        monthly_by_platform={p: _cents(v * monthly_factor) for p, v in sorted(by_platform.items())},
+        workloads=_workloads(session, account_id),
+        open_findings=len(ranked),
+        monthly_savings_usd=_cents(sum((f.monthly_savings_usd for f in ranked), Decimal(0))),
+        measured_monthly_savings_usd=_cents(sum((f.monthly_savings_usd for f in ranked if f.measured), Decimal(0))),
+        top_findings=ranked[:TOP_FINDINGS],
+        migrations=[f for f in ranked if f.action == "migrate"],
+    )
+
+
+# --- the drafts --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DraftContent:
+    """One draft as stored: a title, a human-readable body and a machine-readable document."""
+
+    kind: str
+    subject_key: str
+    title: str
+    body: str
+    document: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class AccountDrafts:
+    figures: AccountFigures
+    facts: CompanyFacts
+    programs: list[CreditMatch]
+    credits: DraftContent
+    referral: DraftContent
+
+    @property
+    def ace_document(self) -> dict[str, Any]:
+        document: dict[str, Any] = self.referral.document["ace_create_opportunity"]
+        return document
+
+    @property
+    def eligible_credits_usd(self) -> Decimal:
+        return sum((m.max_amount_usd or Decimal(0) for m in self.programs if m.eligible), Decimal(0))
+
+
+def _profile(figures: AccountFigures, facts: CompanyFacts) -> CompanyProfile:
+    return CompanyProfile(
+        stage=facts.stage,
+        institutional_funding=facts.institutional_funding,
+        activate_provider_org_id=facts.activate_provider_org_id,
+        ai_first=True,  # an account running accelerators; the reviewer confirms
+        country=facts.country,
+        monthly_spend_usd=figures.monthly_accelerator_spend_usd,
+        has_existing_workloads_to_migrate=bool(figures.migrations),
+    )
+
+
+def _money_doc(value: Decimal | None) -> str | None:
+    return None if value is None else f"{_cents(value)}"
+
+
+def _figures_doc(figures: AccountFigures) -> dict[str, Any]:
+    return {
+        "account_id": figures.account_id,
+        "company": figures.company,
+        "cost_window": {
+            "start": figures.window_start.isoformat() if figures.window_start else None,
+            "end_exclusive": figures.window_end.isoformat() if figures.window_end else None,
+        },
+        "accelerator_spend_usd": _money_doc(figures.accelerator_spend_usd),
+        "monthly_accelerator_spend_usd": _money_doc(figures.monthly_accelerator_spend_usd),
+        "monthly_by_platform_usd": {p: _money_doc(v) for p, v in figures.monthly_by_platform.items()},
+        "open_findings": figures.open_findings,
+        "monthly_savings_usd": _money_doc(figures.monthly_savings_usd),
+        "measured_monthly_savings_usd": _money_doc(figures.measured_monthly_savings_usd),
+        "monthly_after_usd": _money_doc(figures.monthly_after_usd),
+        "workloads": [asdict(w) for w in figures.workloads],
+        "top_findings": [
+            {
+                "finding_id": f.finding_id,
+                "rule_id": f.rule_id,
+                "resource": f.resource_name,
+                "monthly_savings_usd": _money_doc(f.monthly_savings_usd),
+                "measured": f.measured,
+                "next_step": f.next_step,
+            }
+            for f in figures.top_findings
+        ],
+    }
+
+
+def _program_doc(match: CreditMatch) -> dict[str, Any]:
+    return {
+        "program": match.program,
+        "name": match.name,
+        "eligible": match.eligible,
+        "max_amount_usd": _money_doc(match.max_amount_usd),
+        "reason": match.reason,
+        "how_to_apply": match.how_to_apply,
+        "url": match.url,
+        "source": match.source,
+        "as_of": match.as_of.isoformat(),
+        "amount_is_estimate": match.estimate,
+    }
+
+
+def _assumptions(facts: CompanyFacts) -> list[str]:
+    return [
+        f"company stage: {facts.stage}",
+        "institutional funding (VC, accelerator or angels): " + ("yes" if facts.institutional_funding else "no"),
+        "Activate Provider Org ID: " + (facts.activate_provider_org_id or "none given"),
+        "AI-first company: yes (the account runs AI accelerators)",
+        f"country: {facts.country}",
+    ]
+
+
+def _business_problem(figures: AccountFigures) -> str:
+    platforms = ", ".join(f"{p} {money(v, 0)}/mo" for p, v in figures.monthly_by_platform.items()) or "no split"
+    top = "; ".join(
+        f"{f.resource_name}: {f.next_step} ({money(f.monthly_savings_usd, 0)}/mo)" for f in figures.top_findings[:3]
+    )
+    return (
+        f"{figures.company} spends about {money(figures.monthly_accelerator_spend_usd, 0)} a month on AI accelerators "
+        f"in AWS ({platforms}). A Chipwise review found {money(figures.monthly_savings_usd, 0)} a month of savings "
+        f"across {figures.open_findings} findings"
+        + (
+            f" ({money(figures.measured_monthly_savings_usd, 0)} measured by benchmarks)"
+            if figures.measured_monthly_savings_usd
+            else ""
+        )
+        + (f". Largest: {top}" if top else "")
+        + ". The customer needs help moving GPU workloads to Trainium and Inferentia and right-sizing the rest."
+    )
+
+
+def _next_steps(figures: AccountFigures, programs: list[CreditMatch]) -> str:
+    eligible = ", ".join(m.name for m in programs if m.eligible)
+    return "Review the findings with the customer; benchmark the top migration on trn/inf; " + (
+        f"apply for {eligible}." if eligible else "confirm credit eligibility."
+    )
+
+
+def build_account_drafts(figures: AccountFigures, facts: CompanyFacts, *, contact_email: str) -> AccountDrafts:
+    """Both drafts from the account's figures (pure: no store, no AWS)."""
+    programs = match_programs(_profile(figures, facts))
+    subject_key = f"account:{figures.account_id}"
+    assumptions = _assumptions(facts)
+    context = {"figures": figures, "programs": programs, "assumptions": assumptions, "facts": facts}
+    credits = DraftContent(
+        kind=CREDITS_KIND,
+        subject_key=subject_key,
+        title=f"Credits application draft: {figures.company} ({figures.account_id})",
+        body=render("drafts/credits_application.md.j2", **context),
+        document={
+            "kind": CREDITS_KIND,
+            "figures": _figures_doc(figures),
+            "assumptions": assumptions,
+            "programs": [_program_doc(m) for m in programs],
+            "submitted": False,
+        },
+    )
+    next_steps = _next_steps(figures, programs)
+    ace = opportunity_document(
+        company_name=figures.company,
+        website=facts.website,
+        country_code=facts.country,
+        contact_name=facts.contact_name,
+        contact_email=contact_email,
+        aws_account_id=figures.account_id,
+        expected_monthly_spend_usd=figures.monthly_after_usd,
+        project_title=f"AI accelerator cost optimisation for {figures.company}",
+        business_problem=_business_problem(figures),
+        next_steps=next_steps,
+        additional_comments=(
+            f"Drafted by Chipwise from account {figures.account_id}: current accelerator spend "
+            f"{money(figures.monthly_accelerator_spend_usd, 0)}/mo, identified savings "
+            f"{money(figures.monthly_savings_usd, 0)}/mo."
+        ),
+    )
+    email_subject = f"Referral: {figures.company}: {money(figures.monthly_savings_usd, 0)}/mo of AI accelerator savings"
+    email_body = render(
+        "drafts/partner_referral_email.txt.j2", ace=ace, subject=email_subject, next_steps=next_steps, **context
+    )
+    referral = DraftContent(
+        kind=REFERRAL_KIND,
+        subject_key=subject_key,
+        title=f"Partner referral draft: {figures.company} ({figures.account_id})",
+        body=email_body,
+        document={
+            "kind": REFERRAL_KIND,
+            "figures": _figures_doc(figures),
+            "email": {"subject": email_subject, "body": email_body},
+            "ace_create_opportunity": ace,
+            "submitted": False,
+        },
+    )
+    return AccountDrafts(figures=figures, facts=facts, programs=programs, credits=credits, referral=referral)
+
+
+# --- storing, reviewing, writing ---------------------------------------------------------------------------
+
+
+def store_draft(
+    session: Session, content: DraftContent, *, account_id: str | None, plan_id: str | None = None, now: datetime
+) -> Draft:
+    """Insert or update the draft of this kind for this subject (the id and created_at are kept)."""
+    row = {
+        "id": str(uuid.uuid4()),
+        "kind": content.kind,
+        "subject_key": content.subject_key,
+        "account_id": account_id,
+        "plan_id": plan_id,
+        "title": content.title,
+        "body": content.body,
+        "document": content.document,
+        "created_at": now,
+        "updated_at": now,
+    }
+    upsert(
+        session,
+        Draft,
+        [row],
+        conflict=["kind", "subject_key"],
+        update=["account_id", "plan_id", "title", "body", "document", "updated_at"],
+    )
+    stored = session.scalars(
+        select(Draft).where(Draft.kind == content.kind, Draft.subject_key == content.subject_key)
+    ).one()
+    session.refresh(stored)
+    return stored
+
+
+def fingerprint(*contents: DraftContent) -> str:
+    """Changes when a draft's text or document changes, so an unchanged draft is not emailed twice."""
+    digest = hashlib.sha256()
+    for content in contents:
+        digest.update(content.body.encode())
+        digest.update(json.dumps(content.document, sort_keys=True, default=str).encode())
+    return digest.hexdigest()[:20]
+
+
+def attachments(drafts: AccountDrafts) -> list[dict[str, str]]:
+    """The files a reviewer works from (also what ``chipwise drafts --output`` writes)."""
+    return [
+        {"filename": "credits-application.md", "content_type": "text/markdown", "content": drafts.credits.body},
+        {
+            "filename": "credits-application.json",
+            "content_type": "application/json",
+            "content": json.dumps(drafts.credits.document, indent=2, ensure_ascii=False) + "\n",
+        },
+        {"filename": "partner-referral-email.txt", "content_type": "text/plain", "content": drafts.referral.body},
+        {
+            "filename": "ace-create-opportunity.json",
+            "content_type": "application/json",
+            "content": json.dumps(drafts.ace_document, indent=2, ensure_ascii=False) + "\n",
+        },
+    ]
+
+
+def enqueue_review(
+    session: Session, drafts: AccountDrafts, *, advisory_email: str, now: datetime
+) -> OutboxMessage | None:
+    """Email both drafts to the advisory address for review (once per version of the drafts)."""
+    context = {"drafts": drafts, "figures": drafts.figures, "generated_at": now}
+    key = f"drafts:account:{drafts.figures.account_id}:{fingerprint(drafts.credits, drafts.referral)}"
+    return enqueue(
+        session,
+        channel="email",
+        kind="draft",
+        recipient=advisory_email,
+        dedupe_key=key,
+        subject=f"Drafts for review: {drafts.figures.company} ({drafts.figures.account_id})",
+        payload={
+            "html": render("email/drafts_review.html.j2", **context),
+            "text": render("email/drafts_review.txt.j2", **context),
+            "to": [advisory_email],
+            "attachments": attachments(drafts),
+        },
+        account_id=drafts.figures.account_id,
+        now=now,
+    )
+
+
+def write_files(drafts: AccountDrafts, directory: Path) -> list[Path]:
+    """Write the review files into ``directory`` (created if needed); returns their paths."""
+    directory.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for item in attachments(drafts):
+        path = directory / item["filename"]
+        path.write_text(item["content"], encoding="utf-8")
+        paths.append(path)
+    return paths
+
+
+@dataclass(frozen=True)
+class DraftsResult:
+    drafts: AccountDrafts
+    stored: list[Draft]
+    review: OutboxMessage | None  # None: these exact drafts were already sent for review
+
+
+def prepare_account_drafts(
+    session: Session,
+    account_id: str,
+    settings: Settings,
+    facts: CompanyFacts | None = None,
+    *,
+    now: datetime | None = None,
+) -> DraftsResult:
+    """Build both drafts from the store, store them and enqueue the review email. Never submits anything."""
+    facts = facts or CompanyFacts()
+    when = now or utcnow()
+    figures = account_figures(session, account_id, company=facts.company_name, lookback_days=settings.lookback_days)
+    contact = facts.contact_email or (
+        settings.email_recipients[0] if settings.email_recipients else settings.advisory_email
+    )
+    drafts = build_account_drafts(figures, facts, contact_email=contact)
+    stored = [
+        store_draft(session, content, account_id=account_id, now=when) for content in (drafts.credits, drafts.referral)
+    ]
+    review = enqueue_review(session, drafts, advisory_email=settings.advisory_email, now=when)
+    return DraftsResult(drafts=drafts, stored=stored, review=review)

@@ -1,0 +1,209 @@
+"""``chipwise benchmarks``: submit benchmark jobs for migration findings, list runs, show one run."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+import typer
+from rich.table import Table
+
+from chipwise.act.benchmarks.dispatch import DispatchReport, dispatch_benchmarks
+from chipwise.act.benchmarks.results import Clients
+from chipwise.act.benchmarks.runs import list_runs, run_summary
+from chipwise.cli.common import err, out, print_json, settings, store_session
+from chipwise.errors import NotFound
+from chipwise.render import money
+from chipwise.store.tables import BenchmarkRun, Recommendation
+
+benchmarks_app = typer.Typer(
+    help="Benchmark jobs on trn/inf AWS Batch queues, and what they measured.", no_args_is_help=True
+)
+
+_STATUS_STYLE = {"succeeded": "green", "failed": "red", "expired": "red", "running": "cyan", "submitted": "cyan"}
+
+
+@benchmarks_app.command("submit")
+def submit_command(
+    dry_run: bool = typer.Option(False, "--dry-run", help="Print what would be submitted; touch nothing."),
+    account: str | None = typer.Option(None, "--account", help="Only findings of this AWS account."),
+    finding: list[str] | None = typer.Option(None, "--finding", help="Only these finding ids (repeatable)."),
+    as_json: bool = typer.Option(False, "--json", help="Machine-readable output on stdout."),
+) -> None:
+    """Submit a benchmark job for each open migration finding above the saving threshold (one active run each)."""
+    cfg = settings()
+    with store_session() as session:
+        if dry_run:
+            report = dispatch_benchmarks(
+                session, None, settings=cfg, account_id=account, finding_ids=finding, dry_run=True
+            )
+        else:
+            clients = Clients.for_settings(cfg)
+            with err.status("submitting benchmark jobs…"):
+                report = dispatch_benchmarks(
+                    session, clients.batch, settings=cfg, clients=clients, account_id=account, finding_ids=finding
+                )
+    if as_json:
+        print_json(report.model_dump(mode="json"))
+        return
+    _print_report(report)
+
+
+def _print_report(report: DispatchReport) -> None:
+    title = "Would submit" if report.dry_run else "Submitted"
+    table = Table(title=f"{title} ({len(report.planned)})", title_justify="left")
+    for column in ("finding", "resource", "role", "target", "attempt", "queue", "job definition", "model", "shapes"):
+        table.add_column(column)
+    jobs = {s.run_id: s for s in report.submitted}
+    for planned in report.planned:
+        p = planned.parameters
+        shapes = f"batch {','.join(map(str, p.batch_sizes))} × seq {','.join(map(str, p.sequence_lengths))}"
+        submitted = jobs.get(p.run_id)
+        queue = (
+            planned.job_queue if submitted is None else f"{planned.job_queue} ({submitted.job_id or 'not submitted'})"
+        )
+        table.add_row(
+            planned.finding_id[:8],
+            planned.resource_name,
+            planned.role,
+            planned.target_instance_type,
+            str(planned.attempt),
+            queue,
+            planned.job_definition,
+            f"{p.model_id} ({p.task}, {p.runner})",
+            shapes,
+        )
+    out.print(table)
+    for failed in report.failed:
+        err.print(f"[red]submission failed[/] for run {failed.run_id}: {failed.failure_reason}", highlight=False)
+    if report.skipped:
+        skipped = Table(title=f"Skipped ({len(report.skipped)})", title_justify="left")
+        for column in ("finding", "resource", "role", "reason"):
+            skipped.add_column(column)
+        for s in report.skipped:
+            skipped.add_row(s.finding_id[:8], s.resource_name, s.role, s.reason)
+        out.print(skipped)
+    if report.sweep and (report.sweep.expired or report.sweep.caught_up):
+        err.print(
+            f"{len(report.sweep.expired)} stale runs expired, {len(report.sweep.caught_up)} missed results recorded"
+        )
+
+
+@benchmarks_app.command("list")
+def list_command(
+    account: str | None = typer.Option(None, "--account", help="Only runs for findings of this AWS account."),
+    status: str | None = typer.Option(None, "--status", help="submitted, running, succeeded, failed or expired."),
+    finding: str | None = typer.Option(None, "--finding", help="Only runs of this finding."),
+    limit: int = typer.Option(100, "--limit", min=1, max=10_000, help="At most this many runs, newest first."),
+    as_json: bool = typer.Option(False, "--json", help="Machine-readable output on stdout."),
+) -> None:
+    """Benchmark runs, newest first."""
+    with store_session() as session:
+        runs = list_runs(session, account_id=account, status=status, finding_id=finding, limit=limit)
+        rows = [run_summary(r) for r in runs]
+    if as_json:
+        print_json(rows)
+        return
+    table = Table(title=f"Benchmark runs ({len(rows)})", title_justify="left")
+    for column in ("run", "finding", "role", "target", "attempt", "status", "submitted", "measured / reason"):
+        table.add_column(column)
+    for row in rows:
+        style = _STATUS_STYLE.get(row["status"], "white")
+        table.add_row(
+            row["run_id"],
+            row["finding_id"][:8],
+            row["role"],
+            row["target_instance_type"],
+            str(row["attempt"]),
+            f"[{style}]{row['status']}[/]",
+            f"{row['submitted_at']:%Y-%m-%d %H:%M}",
+            _outcome(row),
+        )
+    out.print(table)
+
+
+def _outcome(row: dict[str, Any]) -> str:
+    measured = row.get("measured") or {}
+    if measured.get("verdict") == "confirmed" and measured.get("monthly_savings_usd") is not None:
+        return f"saves {money(Decimal(measured['monthly_savings_usd']))}/month"
+    if measured.get("verdict"):
+        return f"{measured['verdict']}: {measured.get('reason', '')}"
+    return row.get("failure_reason") or ""
+
+
+@benchmarks_app.command("show")
+def show_command(
+    run_id: str = typer.Argument(..., help="The run id (from `chipwise benchmarks list`)."),
+    as_json: bool = typer.Option(False, "--json", help="Machine-readable output on stdout."),
+) -> None:
+    """One run: its job, parameters, measurements and what they did to the recommendation."""
+    with store_session() as session:
+        run = session.get(BenchmarkRun, run_id)
+        if run is None:
+            raise NotFound(f"no benchmark run {run_id!r}: `chipwise benchmarks list` shows the runs")
+        row = run_summary(run)
+        recommendations = session.query(Recommendation).filter(Recommendation.benchmark_run_id == run_id).all()
+        row["recommendations"] = [
+            {
+                "target_instance_type": r.target_instance_type,
+                "target_count": r.target_count,
+                "monthly_cost_usd": r.monthly_cost_usd,
+                "monthly_savings_usd": r.monthly_savings_usd,
+                "withdrawn": r.withdrawn,
+                "reason": r.reason,
+            }
+            for r in recommendations
+        ]
+    if as_json:
+        print_json(row)
+        return
+    _print_run(row)
+
+
+def _print_run(row: dict[str, Any]) -> None:
+    style = _STATUS_STYLE.get(row["status"], "white")
+    out.print(f"[bold]run {row['run_id']}[/] ({row['role']}, attempt {row['attempt']}): [{style}]{row['status']}[/]")
+    for label, key in (
+        ("finding", "finding_id"),
+        ("target", "target_instance_type"),
+        ("queue", "job_queue"),
+        ("job definition", "job_definition"),
+        ("job", "job_id"),
+        ("result", "result_uri"),
+        ("submitted", "submitted_at"),
+        ("finished", "finished_at"),
+        ("reason", "failure_reason"),
+    ):
+        if row.get(key):
+            out.print(f"  {label:<15} {row[key]}", highlight=False)
+    result = row.get("result") or {}
+    if result.get("measurements"):
+        table = Table(title=f"Measured on {result['instance_type']} ({result['runner']})", title_justify="left")
+        for column in ("batch", "seq len", "req/s", "tokens/s", "p50 ms", "p95 ms"):
+            table.add_column(column, justify="right")
+        for m in result["measurements"]:
+            table.add_row(
+                str(m["batch_size"]),
+                str(m["sequence_length"]),
+                str(m["requests_per_second"]),
+                str(m.get("tokens_per_second") or "-"),
+                str(m["latency_p50_ms"]),
+                str(m["latency_p95_ms"]),
+            )
+        out.print(table)
+        out.print(f"  compile time    {result['compile_time_seconds']} s")
+    measured = row.get("measured")
+    if measured:
+        out.print(f"[bold]{measured['verdict']}[/]: {measured['reason']}", highlight=False)
+        for key in ("target_count", "target_monthly_cost_usd", "current_monthly_cost_usd", "monthly_savings_usd"):
+            if measured.get(key) is not None:
+                out.print(f"  {key:<26} {measured[key]}", highlight=False)
+        if measured.get("cost_per_million_usd") is not None:
+            out.print(f"  cost per 1M {measured['unit']:<14} ${measured['cost_per_million_usd']}", highlight=False)
+    for rec in row["recommendations"]:
+        state = "withdrawn" if rec["withdrawn"] else "recommended"
+        out.print(f"  recommendation: {state}, {rec['reason']}", highlight=False)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(benchmarks_app, name="benchmarks")

@@ -1,0 +1,111 @@
+"""``chipwise neuron-agent`` (the host-side shipper) and ``chipwise ingest-neuron`` (reports into the store)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+import typer
+from rich.table import Table
+from sqlalchemy.orm import Session, sessionmaker
+
+from chipwise import neuron_agent
+from chipwise.aws import aws_context
+from chipwise.cli.common import err, out, print_json, progress, settings
+from chipwise.collect.neuron import decode_object, ids_from_key
+from chipwise.collect.neuron_ingest import ObjectRef, ingest_object, ingest_text, list_objects
+from chipwise.errors import ChipwiseError, InvalidInput, NotFound
+from chipwise.models.neuron import NeuronIngestResult
+from chipwise.store import ensure_schema, get_session_factory
+
+
+def neuron_agent_command(ctx: typer.Context) -> None:
+    """Ship neuron-monitor reports from stdin to CloudWatch (Chipwise/Neuron) or S3: `neuron-monitor | chipwise
+    neuron-agent --to cloudwatch`. Standard library only; the same as `python -m chipwise.neuron_agent`
+    (`chipwise neuron-agent --help` for its options)."""
+    raise typer.Exit(neuron_agent.main(list(ctx.args)))
+
+
+def ingest_neuron_command(
+    source: str = typer.Argument(
+        ..., help="A JSON-lines file (optionally .gz), a folder of them, or s3://bucket/prefix."
+    ),
+    account: str | None = typer.Option(None, "--account", help="Account the reports belong to (default: inferred)."),
+    json_output: bool = typer.Option(False, "--json", help="Print the results as JSON on stdout."),
+) -> None:
+    """Parse neuron-monitor reports and store hourly rollups per instance and runtime (idempotent)."""
+    cfg = settings()
+    ensure_schema(cfg.database_url)
+    factory = get_session_factory(cfg.database_url)
+    aws = aws_context(cfg.region)
+    results: list[NeuronIngestResult] = []
+    if source.startswith("s3://"):
+        bucket, _, prefix = source[len("s3://") :].partition("/")
+        refs: list[ObjectRef] = list(list_objects(aws, bucket, prefix))
+        if not refs:
+            raise NotFound(f"no objects under {source}")
+        with progress() as bar:
+            task = bar.add_task("ingesting", total=len(refs))
+            for ref in refs:
+                results.append(ingest_object(aws, factory, ref, account_id=account))
+                bar.advance(task)
+    else:
+        for path in _files(Path(source)):
+            results.append(_ingest_file(path, factory, account, aws.account_id))
+    if json_output:
+        print_json([r.model_dump(mode="json") for r in results])
+    else:
+        _print_results(results)
+    if not any(r.accepted for r in results):
+        raise InvalidInput(f"nothing ingested from {source}")
+
+
+def _files(path: Path) -> list[Path]:
+    if path.is_dir():
+        return sorted(p for p in path.rglob("*") if p.is_file() and p.name.endswith((".jsonl", ".jsonl.gz", ".json")))
+    if not path.is_file():
+        raise NotFound(f"{path} does not exist")
+    return [path]
+
+
+def _ingest_file(
+    path: Path, factory: sessionmaker[Session], account: str | None, home_account: Callable[[], str]
+) -> NeuronIngestResult:
+    key_account, key_instance = ids_from_key(path.as_posix())
+    source = str(path.resolve())
+    try:
+        return ingest_text(
+            factory,
+            decode_object(path.read_bytes()),
+            source=source,
+            account_id=account or key_account,
+            default_instance_id=key_instance,
+            default_time=datetime.fromtimestamp(path.stat().st_mtime, UTC),
+            home_account=home_account,
+        )
+    except (ChipwiseError, ValueError, OSError) as exc:
+        err.print(f"[yellow]{source}[/]: rejected: {exc}", highlight=False)
+        return NeuronIngestResult(source=source, accepted=False, reason=str(exc))
+
+
+def _print_results(results: list[NeuronIngestResult]) -> None:
+    table = Table(title="neuron-monitor reports")
+    for column in ("source", "account", "reports", "malformed lines", "report errors", "hourly rollups"):
+        table.add_column(column, justify="left" if column in ("source", "account") else "right")
+    for r in results:
+        if not r.accepted:
+            table.add_row(r.source, "", "", "", "", f"[red]rejected: {r.reason}[/]")
+            continue
+        lines = ", ".join(str(m.line) for m in r.malformed[:5]) + (" ..." if len(r.malformed) > 5 else "")
+        table.add_row(r.source, r.account_id or "", str(r.reports), lines, str(r.report_errors), str(r.rollups))
+    out.print(table)
+
+
+def register(app: typer.Typer) -> None:
+    app.command(
+        "neuron-agent",
+        context_settings={"allow_extra_args": True, "ignore_unknown_options": True, "help_option_names": []},
+        add_help_option=False,
+    )(neuron_agent_command)
+    app.command("ingest-neuron")(ingest_neuron_command)

@@ -1,0 +1,152 @@
+"""``chipwise notify``: send the digest and alerts that are due; ``chipwise notify status``: the outbox."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from chipwise.cli.common import err, out, print_json, settings, store_session
+from chipwise.store.tables import OutboxMessage
+
+notify_app = typer.Typer(
+    help="Email and Slack: the daily digest, alerts above the threshold, and the outbox they go through.",
+)
+
+AccountOption = Annotated[
+    list[str] | None, typer.Option("--account", "-a", help="Only this account (repeatable); default: all.")
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable output on stdout.")]
+
+
+def _preview(subject: str | None, payload: dict[str, object]) -> str:
+    text = subject or str(payload.get("text", ""))
+    return text if len(text) <= 90 else text[:89] + "…"
+
+
+@notify_app.callback(invoke_without_command=True)
+def notify_command(
+    ctx: typer.Context,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Print what would be sent; write and send nothing.")
+    ] = False,
+    account: AccountOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Enqueue today's digest and any alerts, then send everything due (SES email, Slack webhook)."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from chipwise.act.notify.runner import run_notify
+
+    with store_session():  # creates or upgrades the schema first
+        pass
+    with err.status("deciding what to send…"):
+        report = run_notify(settings(), dry_run=dry_run, accounts=account or None)
+    if as_json:
+        print_json(report.as_dict())
+        return
+    verb = "Would send" if dry_run else "Enqueued"
+    table = Table(title=f"{verb}: {len(report.planned)} new message(s)", title_justify="left")
+    for column in ("channel", "kind", "recipient", "subject / text"):
+        table.add_column(column, overflow="fold")
+    for p in report.planned:
+        table.add_row(p.channel, p.kind, p.recipient, _preview(p.subject, p.payload))
+    out.print(table)
+    if dry_run:
+        if report.due:
+            out.print(f"and {len(report.due)} message(s) already waiting in the outbox:")
+            for m in report.due:
+                out.print(f"  #{m.id} {m.channel} {m.kind} → {m.recipient}: {_preview(m.subject, m.payload)}")
+        out.print("[dim]dry run: nothing was written or sent[/]")
+        return
+    drained = report.drained
+    colour = "red" if drained.failed else ("yellow" if drained.retrying else "green")
+    out.print(
+        f"[{colour}]sent {len(drained.sent)}, retrying later {len(drained.retrying)}, failed {len(drained.failed)}[/]"
+    )
+    for message_id, error in drained.errors.items():
+        err.print(f"  #{message_id}: {error}", highlight=False)
+
+
+@notify_app.command("status")
+def status_command(as_json: JsonOption = False) -> None:
+    """Show the outbox: counts by channel and status, failed messages with their last error, what is waiting."""
+    from chipwise.act.notify.outbox import outbox_status
+
+    with store_session() as session:
+        status = outbox_status(session)
+        if as_json:
+            print_json(
+                {
+                    "counts": [
+                        {"channel": c, "status": s, "messages": n} for (c, s), n in sorted(status.counts.items())
+                    ],
+                    "failed": [_row(m) for m in status.failed],
+                    "pending": [_row(m) for m in status.pending],
+                }
+            )
+            return
+        counts = Table(title="Outbox", title_justify="left")
+        for column in ("channel", "pending", "sent", "failed"):
+            counts.add_column(column, justify="left" if column == "channel" else "right")
+        for channel in sorted({c for c, _ in status.counts}):
+            counts.add_row(
+                channel,
+                *(str(status.counts.get((channel, s), 0)) for s in ("pending", "sent", "failed")),
+            )
+        out.print(counts)
+        _print_rows("Failed (run `chipwise notify retry` after fixing the cause)", status.failed, "red")
+        _print_rows("Pending", status.pending, "yellow")
+
+
+def _row(m: OutboxMessage) -> dict[str, Any]:
+    return {
+        "id": m.id,
+        "channel": m.channel,
+        "kind": m.kind,
+        "recipient": m.recipient,
+        "subject": m.subject,
+        "status": m.status,
+        "attempts": m.attempts,
+        "last_error": m.last_error,
+        "created_at": m.created_at,
+        "next_attempt_at": m.next_attempt_at,
+        "sent_at": m.sent_at,
+    }
+
+
+def _print_rows(title: str, rows: list[OutboxMessage], colour: str) -> None:
+    if not rows:
+        return
+    table = Table(title=title, title_justify="left", title_style=colour)
+    for column in ("id", "channel", "kind", "recipient", "attempts", "next attempt", "last error"):
+        table.add_column(column, overflow="fold")
+    for row in rows:
+        r = _row(row)
+        table.add_row(
+            str(r["id"]),
+            str(r["channel"]),
+            str(r["kind"]),
+            str(r["recipient"]),
+            str(r["attempts"]),
+            f"{r['next_attempt_at']:%Y-%m-%d %H:%M}" if r["status"] == "pending" else "-",
+            str(r["last_error"] or ""),
+        )
+    out.print(table)
+
+
+@notify_app.command("retry")
+def retry_command(
+    ids: Annotated[list[int] | None, typer.Argument(help="Outbox ids to retry; default: every failed message.")] = None,
+) -> None:
+    """Give failed messages a fresh set of attempts (after fixing the cause); `chipwise notify` sends them."""
+    from chipwise.act.notify.outbox import requeue_failed
+
+    with store_session() as session:
+        count = requeue_failed(session, ids or None)
+    out.print(f"{count} failed message(s) queued again")
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(notify_app, name="notify")

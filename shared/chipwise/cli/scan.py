@@ -1,0 +1,112 @@
+"""``chipwise scan``: collect an account (inventory, costs, metrics, Neuron telemetry), store it, run the rules."""
+
+from __future__ import annotations
+
+from collections import Counter
+from decimal import Decimal
+
+import typer
+from rich.table import Table
+from sqlalchemy.orm import Session, sessionmaker
+
+from chipwise.aws import AssumeRole, AwsContext, aws_context
+from chipwise.cli.common import err, out, print_json, progress, settings
+from chipwise.errors import UpstreamError
+from chipwise.models.scan import ScanDocument
+from chipwise.scan import run_scan
+from chipwise.store import ensure_schema, get_session_factory
+
+STAGES = ("inventory", "costs", "metrics", "neuron", "rules", "event")
+
+
+def _context(account: str | None, region: str) -> tuple[AwsContext, str]:
+    """The home account's clients, or a member account's through its Chipwise role (with the ExternalId)."""
+    home = aws_context(region)
+    caller = home.account_id()
+    if account is None or account == caller:
+        return home, caller
+    cfg = settings()
+    role = AssumeRole(f"arn:aws:iam::{account}:role/{cfg.member_role_name}", cfg.external_id)
+    return aws_context(region, role), account
+
+
+def scan_command(
+    account: str | None = typer.Option(
+        None, "--account", help="Account to scan (default: the caller's); others through the member role."
+    ),
+    regions: list[str] | None = typer.Option(
+        None, "--region", help="Region to scan; repeat for several (default: CHIPWISE_REGIONS or the home region)."
+    ),
+    json_output: bool = typer.Option(False, "--json", help="Print the scan document (JSON) on stdout."),
+    lookback_days: int | None = typer.Option(
+        None, "--lookback-days", min=1, max=63, help="Days of metrics and costs to read (default 14)."
+    ),
+) -> None:
+    """Scan an account: inventory, Cost Explorer, CloudWatch and Neuron telemetry into the store, then the rules."""
+    cfg = settings()
+    ensure_schema(cfg.database_url)
+    factory = get_session_factory(cfg.database_url)
+    documents: list[ScanDocument] = []
+    for region in regions or cfg.scan_regions:
+        aws, account_id = _context(account, region)
+        document = _scan_with_progress(aws, factory, account_id, region, lookback_days)
+        documents.append(document)
+        if not json_output:
+            _print_summary(document)
+    if json_output:
+        dumped = [d.model_dump(mode="json") for d in documents]
+        print_json(dumped[0] if len(dumped) == 1 else dumped)
+    failed = [d for d in documents if d.status == "failed"]
+    if failed:
+        reasons = "; ".join(f"{e.source}: {e.message}" for e in failed[0].errors[:3])
+        raise UpstreamError(f"scan of {failed[0].account_id} in {failed[0].region} failed: {reasons}")
+
+
+def _scan_with_progress(
+    aws: AwsContext, factory: sessionmaker[Session], account_id: str, region: str, lookback_days: int | None
+) -> ScanDocument:
+    """One scan with a progress line on stderr, advanced stage by stage."""
+    with progress() as bar:
+        task = bar.add_task(f"scanning {account_id} in {region}", total=len(STAGES))
+
+        def advance(stage: str) -> None:
+            bar.update(task, description=f"{account_id} {region}: {stage}", completed=STAGES.index(stage))
+
+        document = run_scan(
+            aws, factory, account_id=account_id, region=region, lookback_days=lookback_days, on_stage=advance
+        )
+        bar.update(task, description=f"{account_id} {region}: {document.status}", completed=len(STAGES))
+    return document
+
+
+def _print_summary(document: ScanDocument) -> None:
+    platforms = Counter((r.platform, r.kind) for r in document.resources)
+    table = Table(title=f"{document.account_id} {document.region}: {len(document.resources)} resources")
+    table.add_column("platform")
+    table.add_column("kind")
+    table.add_column("count", justify="right")
+    for (platform, kind), count in sorted(platforms.items()):
+        table.add_row(platform, kind, str(count))
+    out.print(table)
+    costs = Table(title=f"cost {document.window.start} to {document.window.end} (exclusive)")
+    costs.add_column("instance type")
+    costs.add_column("USD", justify="right")
+    for instance_type, amount in sorted(document.costs.by_instance_type.items(), key=lambda kv: -kv[1]):
+        costs.add_row(instance_type, _money(amount))
+    costs.add_row("[bold]total[/]", f"[bold]{_money(document.costs.total_usd)}[/]")
+    out.print(costs)
+    calls = ", ".join(f"{name} {count}" for name, count in document.api_calls.items())
+    out.print(f"API calls: {sum(document.api_calls.values())} ({calls})", highlight=False)
+    out.print(f"findings: {len(document.findings)}")
+    colour = {"succeeded": "green", "partial": "yellow", "failed": "red"}[document.status]
+    out.print(f"status: [{colour}]{document.status}[/] (scan {document.scan_id})")
+    for error in document.errors:
+        err.print(f"[yellow]{error.source}[/]: {error.code or ''} {error.message}", highlight=False)
+
+
+def _money(amount: Decimal) -> str:
+    return f"{amount:,.2f}"
+
+
+def register(app: typer.Typer) -> None:
+    app.command("scan")(scan_command)

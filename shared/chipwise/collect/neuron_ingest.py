@@ -1,0 +1,198 @@
+"""Ingest neuron-monitor reports from S3 (or a local file) into ``neuron_rollups``.
+
+The ``ingest_neuron`` Lambda, ``chipwise ingest-neuron`` and the demo call these. One bad object never stops the
+others: an object that is not JSON lines (or not text) is rejected with a logged reason; malformed lines inside a
+good object are counted with their line numbers and the rest is stored.
+
+The account an object belongs to comes from its key (``neuron/<account>/<instance>/...``), else from the
+inventory (the instance's ARN), else it is the account the ingester runs in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+from urllib.parse import unquote_plus
+
+from botocore.exceptions import BotoCoreError, ClientError
+from sqlalchemy.orm import Session, sessionmaker
+
+from chipwise.aws import AwsContext, aws_context
+from chipwise.collect.neuron import aggregate_hourly, decode_object, ids_from_key, iter_lines, parse_lines
+from chipwise.errors import InvalidInput
+from chipwise.models.neuron import NeuronIngestResult
+from chipwise.observability import logger
+from chipwise.store.repositories.inventory import ResourceRepository
+from chipwise.store.repositories.usage import NeuronRepository
+
+NEURON_PREFIX = "neuron/"
+
+
+@dataclass(frozen=True)
+class ObjectRef:
+    bucket: str
+    key: str
+
+    @property
+    def uri(self) -> str:
+        return f"s3://{self.bucket}/{self.key}"
+
+
+def ingest_text(
+    session_factory: sessionmaker[Session],
+    text: str,
+    *,
+    source: str,
+    account_id: str | None = None,
+    default_instance_id: str | None = None,
+    default_time: datetime | None = None,
+    home_account: Callable[[], str] | None = None,
+) -> NeuronIngestResult:
+    """Parse, aggregate per instance, runtime and hour, and merge into the store (idempotent per ``source``).
+
+    Raises InvalidInput when nothing in ``text`` is a neuron-monitor report.
+    """
+    parsed = parse_lines(iter_lines(text), default_time)
+    if not parsed.reports:
+        detail = f"{len(parsed.malformed)} of {parsed.lines} lines malformed" if parsed.lines else "empty"
+        raise InvalidInput(f"{source} is not neuron-monitor JSON lines ({detail})")
+    parts = aggregate_hourly(parsed.reports, default_instance_id)
+    if not parts:
+        raise InvalidInput(f"{source}: no report names its instance or time")
+    instances = sorted({p.instance_id for p in parts})
+    with session_factory.begin() as session:
+        account = account_id or _account_of(session, instances) or (home_account() if home_account else None)
+        if account is None:
+            raise InvalidInput(f"{source}: cannot tell which account instance {instances[0]} belongs to")
+        rollups = NeuronRepository(session).merge(account, source, parts)
+    result = NeuronIngestResult(
+        source=source,
+        account_id=account,
+        accepted=True,
+        lines=parsed.lines,
+        reports=len(parsed.reports),
+        malformed=parsed.malformed,
+        report_errors=sum(len(r.errors) for r in parsed.reports),
+        rollups=rollups,
+        instances=instances,
+    )
+    if parsed.malformed:
+        logger().warning(
+            "malformed neuron-monitor lines skipped",
+            extra={"source": source, "lines": [m.line for m in parsed.malformed][:50], "count": len(parsed.malformed)},
+        )
+    return result
+
+
+def _account_of(session: Session, instance_ids: list[str]) -> str | None:
+    repository = ResourceRepository(session)
+    for instance_id in instance_ids:
+        resource = repository.by_instance_id(instance_id)
+        if resource is not None:
+            return resource.account_id
+    return None
+
+
+def ingest_object(
+    aws: AwsContext,
+    session_factory: sessionmaker[Session],
+    ref: ObjectRef,
+    *,
+    account_id: str | None = None,
+) -> NeuronIngestResult:
+    """One S3 object of reports; a rejected object comes back with ``accepted=False`` and the reason, logged."""
+    key_account, key_instance = ids_from_key(ref.key)
+    try:
+        response = aws.client("s3").get_object(Bucket=ref.bucket, Key=ref.key)
+        body = response["Body"].read()
+        text = decode_object(body)
+        return ingest_text(
+            session_factory,
+            text,
+            source=ref.uri,
+            account_id=account_id or key_account,
+            default_instance_id=key_instance,
+            default_time=response.get("LastModified"),
+            home_account=aws.account_id,
+        )
+    except (InvalidInput, ValueError, ClientError, BotoCoreError) as exc:
+        reason = _describe(exc)
+        logger().warning("neuron-monitor object rejected", extra={"source": ref.uri, "reason": reason})
+        return NeuronIngestResult(source=ref.uri, accepted=False, reason=reason)
+
+
+def _describe(exc: Exception) -> str:
+    if isinstance(exc, ClientError):
+        error = exc.response.get("Error", {})
+        return f"{error.get('Code', 'Error')}: {error.get('Message', '')}".strip()
+    return str(exc)
+
+
+def list_objects(aws: AwsContext, bucket: str, prefix: str = NEURON_PREFIX) -> Iterator[ObjectRef]:
+    for page in aws.client("s3").get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
+        for item in page.get("Contents", []):
+            if not item["Key"].endswith("/"):
+                yield ObjectRef(bucket, item["Key"])
+
+
+def ingest_refs(
+    aws: AwsContext, session_factory: sessionmaker[Session], refs: Iterable[ObjectRef], account_id: str | None = None
+) -> list[NeuronIngestResult]:
+    """Every object in turn; one failing object never stops the rest."""
+    return [ingest_object(aws, session_factory, ref, account_id=account_id) for ref in refs]
+
+
+def ingest_prefix(
+    aws: AwsContext,
+    session_factory: sessionmaker[Session],
+    bucket: str,
+    prefix: str = NEURON_PREFIX,
+    account_id: str | None = None,
+) -> list[NeuronIngestResult]:
+    """Every object under ``s3://bucket/prefix`` (``chipwise ingest-neuron s3://...`` and the demo)."""
+    return ingest_refs(aws, session_factory, list_objects(aws, bucket, prefix), account_id)
+
+
+def objects_in_event(event: dict[str, Any]) -> list[ObjectRef]:
+    """The objects an S3 notification (``Records[].s3``) or an EventBridge "Object Created" event names.
+
+    Keys in S3 notifications are URL-encoded (spaces as ``+``); EventBridge's are not. Objects outside
+    ``neuron/`` are ignored. Raises InvalidInput for an event of neither shape.
+    """
+    refs: list[ObjectRef] = []
+    if isinstance(event.get("Records"), list):
+        for record in event["Records"]:
+            s3 = (record or {}).get("s3") or {}
+            bucket, key = (s3.get("bucket") or {}).get("name"), (s3.get("object") or {}).get("key")
+            if not bucket or not key or not str(record.get("eventName", "ObjectCreated")).startswith("ObjectCreated"):
+                continue
+            refs.append(ObjectRef(str(bucket), unquote_plus(str(key))))
+    elif event.get("detail-type") == "Object Created" and isinstance(event.get("detail"), dict):
+        detail = event["detail"]
+        bucket, key = (detail.get("bucket") or {}).get("name"), (detail.get("object") or {}).get("key")
+        if bucket and key:
+            refs.append(ObjectRef(str(bucket), str(key)))
+    else:
+        raise InvalidInput("not an S3 ObjectCreated notification nor an EventBridge 'Object Created' event")
+    return [ref for ref in refs if ref.key.startswith(NEURON_PREFIX)]
+
+
+def ingest_event(event: dict[str, Any]) -> dict[str, Any]:
+    """The ``ingest_neuron`` Lambda: every ``neuron/`` object the event names, into the configured store."""
+    from chipwise.settings import get_settings
+    from chipwise.store import ensure_schema, get_session_factory
+
+    refs = objects_in_event(event)
+    settings = get_settings()
+    ensure_schema(settings.database_url)
+    results = ingest_refs(aws_context(settings.region), get_session_factory(settings.database_url), refs)
+    return {
+        "objects": len(results),
+        "accepted": sum(1 for r in results if r.accepted),
+        "rejected": [{"source": r.source, "reason": r.reason} for r in results if not r.accepted],
+        "reports": sum(r.reports for r in results),
+        "malformed_lines": sum(len(r.malformed) for r in results),
+        "rollups": sum(r.rollups for r in results),
+    }

@@ -1,0 +1,215 @@
+"""Serving options: an Inferentia (or Trainium) fleet sized from throughput, or Amazon Bedrock per token.
+
+Throughput is normalised per accelerator: requests a second per current GPU x the catalog's Inferentia2
+throughput ratio x the target's chips. The fleet is the cheapest size that holds one model replica
+(weights x headroom) and carries the load; spiky traffic is sized for its peak. Bedrock is priced from the
+catalog's per-token prices for the family's closest model (or the default foundation model).
+"""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal
+
+from chipwise.catalog import BedrockPrice, InstanceType
+from chipwise.plan.context import BILLION, BYTES_PER_GIB, MILLION, ZERO, Context, ceil_div, plain, short_name
+from chipwise.plan.inputs import Inputs
+from chipwise.plan.options import PLATFORM_OF, Findings, Option, port_effort
+from chipwise.render import money
+
+_BEDROCK_SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*B\b")
+
+
+# --- Neuron fleets -----------------------------------------------------------------------------------------------
+
+
+def _ratio_for(target_family: str, ctx: Context) -> Decimal:
+    """Requests a second per target accelerator / per current accelerator (catalog ratios; inf1 gains less)."""
+    ratio = ctx.figure("inferentia2_inference_throughput_ratio", ctx.economics.inferentia2_inference_throughput_ratio)
+    if target_family == "inf1":
+        inf1 = ctx.economics.inf2_vs_inf1_throughput_ratio
+        ctx.figure("inf2_vs_inf1_throughput_ratio", inf1)
+        return ratio / (inf1.low or inf1.value)  # small CNN / encoder models gain least from inf2: its low end
+    return ratio
+
+
+def _replica_memory_gib(inp: Inputs, ctx: Context) -> Decimal:
+    """Accelerator memory one model replica needs (weights x headroom); today's instance's when size unknown."""
+    if inp.params_billion is None:
+        return inp.current.accelerator_memory_gib
+    weights = inp.params_billion * BILLION * ctx.planning("inference_bytes_per_parameter") / BYTES_PER_GIB
+    return weights * ctx.figure("memory_headroom_factor", ctx.economics.memory_headroom_factor)
+
+
+def _sized(inp: Inputs, ctx: Context, target: InstanceType, price: Decimal, peak: Decimal) -> Option:
+    scale = _ratio_for(target.family, ctx) * target.accelerator_count / inp.current.accelerator_count
+    per_instance = inp.throughput * scale if inp.throughput is not None else None
+    if per_instance is not None and inp.demand_rps is not None:
+        count = ceil_div(inp.demand_rps * peak, per_instance)
+    else:  # no rates: today's fleet is taken to carry its load exactly
+        count = ceil_div(Decimal(inp.count), scale)
+    return Option(
+        platform=PLATFORM_OF[target.platform],
+        instance=target,
+        count=count,
+        monthly_cost=count * price * inp.hours,
+        effort="none",
+        reason="",
+        throughput=per_instance,
+    )
+
+
+def cheapest_fleet(inp: Inputs, ctx: Context, families: tuple[str, ...]) -> Option | None:
+    """The cheapest fleet among ``families`` that holds a replica and carries the (peak) load."""
+    need = _replica_memory_gib(inp, ctx)
+    peak = ctx.planning("spiky_peak_to_average") if inp.workload.traffic == "spiky" else Decimal(1)
+    options = []
+    for family in families:
+        for target in ctx.catalog.family(family):
+            price = ctx.catalog.price(target.name, ctx.region)
+            if price is not None and target.accelerator_memory_gib >= need:
+                options.append(_sized(inp, ctx, target, price, peak))
+    if not options:
+        return None
+    best = min(options, key=lambda o: (o.monthly_cost, o.count or 0))
+    assert best.instance is not None
+    ctx.price(best.instance)
+    return best
+
+
+def _serving_families(inp: Inputs, ctx: Context) -> tuple[str, ...]:
+    targets = ctx.data.targets
+    if inp.workload.serve_on_trainium:
+        return targets.inference_on_trainium
+    if inp.params_billion is not None and inp.params_billion <= ctx.planning("small_model_max_params_billion"):
+        return targets.inference_small
+    return targets.inference_large
+
+
+def _neuron_reason(option: Option, inp: Inputs, ctx: Context) -> str:
+    assert option.instance is not None
+    if inp.workload.serve_on_trainium:
+        inf2 = cheapest_fleet(inp, ctx, ctx.data.targets.inference_large)
+        versus = f" ({money(inf2.monthly_cost)} a month on Inferentia2)" if inf2 else ""
+        return (
+            "One chip family for training and serving, as asked: Trainium serves it. It works, at a higher cost "
+            f"per token than Inferentia2{versus}."
+        )
+    if option.instance.family == "inf1":
+        return "A small model at volume: Inferentia (inf1) is the most cost-effective chip for small models."
+    return "Steady serving: Inferentia2 has the lowest cost per token at utilisation."
+
+
+def neuron_serving(inp: Inputs, ctx: Context, shared_port: str | None, found: Findings) -> Option | None:
+    """The Neuron fleet for this workload; None (with the reason in ``found``) when Neuron cannot serve it."""
+    support = inp.family.inference_support
+    best = None if support == "unsupported" else cheapest_fleet(inp, ctx, _serving_families(inp, ctx))
+    if best is None:
+        found.blockers.append(
+            f"No Neuron instance serves it as sized ({short_name(inp.family)}: inference support "
+            f"{support.replace('_', '-')})."
+        )
+        return None
+    if inp.throughput is None or inp.demand_rps is None:
+        found.assumptions.append(
+            "Request rate or throughput per instance not given: today's fleet is taken to carry its load, and the "
+            "target fleet is sized from it by the throughput ratio."
+        )
+    best.reason = _neuron_reason(best, inp, ctx)
+    best.effort, effort_note = port_effort(inp, shared_port)
+    best.notes.append(effort_note)
+    return best
+
+
+# --- Amazon Bedrock ------------------------------------------------------------------------------------------------
+
+
+def _bedrock_size(price: BedrockPrice) -> Decimal:
+    found = _BEDROCK_SIZE.search(price.name)
+    return Decimal(found.group(1)) if found else ZERO
+
+
+def bedrock_model(inp: Inputs, ctx: Context) -> BedrockPrice | None:
+    """The family's smallest Bedrock model at least as large as this one (else its largest); the default
+    foundation model when any model would do; None when Bedrock does not serve the family."""
+    prices = ctx.economics.bedrock_prices_for_family(inp.family.id) if inp.family.bedrock_available else []
+    if prices:
+        by_size = sorted(prices, key=_bedrock_size)
+        wanted = inp.params_billion or ZERO
+        return next((p for p in by_size if _bedrock_size(p) >= wanted), by_size[-1])
+    if inp.workload.foundation_model_only:
+        return ctx.economics.bedrock_price(ctx.data.targets.bedrock_default_model)
+    return None
+
+
+def _per_million_tokens(model: BedrockPrice, ctx: Context) -> Decimal:
+    """The blended price of a million tokens (embeddings bill input tokens only)."""
+    if model.output_per_million is None:
+        return model.input_per_million
+    share = ctx.planning("output_token_share")
+    return model.input_per_million * (1 - share) + model.output_per_million * share
+
+
+def bedrock_serving(inp: Inputs, ctx: Context, found: Findings) -> Option | None:
+    """Amazon Bedrock at on-demand token prices; None when it serves nothing like this or cannot be priced."""
+    model = bedrock_model(inp, ctx)
+    if model is None:
+        return None
+    if inp.monthly_requests is None:
+        found.assumptions.append("Amazon Bedrock not priced: requests a day not given.")
+        return None
+    tokens = inp.workload.tokens_per_request
+    if tokens is None:
+        default = ctx.planning("default_tokens_per_request")
+        found.assumptions.append(f"Tokens a request not given: {plain(default)} assumed to price Amazon Bedrock.")
+    output = model.output_per_million if model.output_per_million is not None else model.input_per_million
+    ctx.ledger.add(
+        f"Amazon Bedrock {model.name} on-demand price",
+        f"${plain(model.input_per_million)} in / ${plain(output)} out per 1M tokens",
+        ctx.economics.sources[model.source],
+    )
+    volume = inp.monthly_requests * (Decimal(tokens) if tokens is not None else default)
+    effort = ctx.data.targets.bedrock_effort
+    option = Option(
+        platform="bedrock",
+        instance=None,
+        count=None,
+        monthly_cost=volume * _per_million_tokens(model, ctx) / MILLION,
+        effort=effort,
+        reason="Amazon Bedrock serves it per token, with no chip to manage.",
+        bedrock=model,
+        notes=[f"Moving to the Bedrock API is integration work ({effort}), not a Neuron port."],
+    )
+    if ctx.region != ctx.economics.bedrock_on_demand.region:
+        found.assumptions.append(f"Amazon Bedrock prices are {ctx.economics.bedrock_on_demand.region} figures.")
+    return option
+
+
+# --- the decision table for serving ------------------------------------------------------------------------------
+
+
+def _bedrock_first(inp: Inputs, bedrock: Option, neuron: Option | None) -> bool:
+    """Foundation-model-only, spiky or low-volume traffic goes to Bedrock first (its reason set here)."""
+    if inp.workload.foundation_model_only:
+        bedrock.reason = "It only needs a standard foundation model: Amazon Bedrock serves one with no chip to manage."
+    elif inp.workload.traffic == "spiky":
+        bedrock.reason = (
+            "Spiky traffic: a self-managed fleet must be sized for the peaks and idles between them; "
+            "Amazon Bedrock bills only the tokens used."
+        )
+    elif neuron is None or bedrock.monthly_cost < neuron.monthly_cost:
+        bedrock.reason = "Low volume: pay-per-token on Amazon Bedrock costs less than an always-on accelerator fleet."
+    else:
+        return False
+    return True
+
+
+def serving_candidates(inp: Inputs, ctx: Context, shared_port: str | None) -> Findings:
+    """The options worth recommending, best first, by the decision table."""
+    found = Findings()
+    neuron = neuron_serving(inp, ctx, shared_port, found)
+    bedrock = bedrock_serving(inp, ctx, found)
+    first = bedrock is not None and _bedrock_first(inp, bedrock, neuron)
+    ordered = [bedrock, neuron] if first else [neuron, bedrock]
+    found.candidates = [o for o in ordered if o is not None]
+    return found

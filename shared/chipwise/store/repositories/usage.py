@@ -1,0 +1,258 @@
+"""Costs, CloudWatch rollups and coverage, neuron-monitor rollups.
+
+Store shapes (read by the rules):
+
+- ``cost_records``: one row per (account, day, service, usage type), from Cost Explorer DAILY groups.
+  ``unblended_cost``, ``amortized_cost`` (Savings Plans and RIs spread at their effective rate) and
+  ``usage_quantity`` (hours for instance usage) are Decimal. ``usage_kind`` BoxUsage | SpotUsage | Host | Train |
+  AsyncInf | Notebk and ``instance_type`` (SageMaker types keep ``ml.``) are set for instance-hour usage types
+  only; ``region`` comes from the usage-type prefix (no prefix: us-east-1). ``estimated`` mirrors Cost Explorer.
+  :func:`effective_hourly_rates` gives the account's own $/hour per instance type.
+- ``metric_rollups``: one row per (resource, namespace, metric, hour), ``namespace``/``metric`` exactly as
+  CloudWatch names them, e.g. ("AWS/SageMaker", "Invocations") with the hour's total in ``sum``;
+  ("AWS/SageMaker", "InvocationsPerInstance") ``sum``; ("AWS/SageMaker", "ModelLatency") ``average``/``maximum`` in
+  microseconds; ("/aws/sagemaker/Endpoints", "CPUUtilization" | "MemoryUtilization" | "GPUUtilization" |
+  "GPUMemoryUtilization"); ("AWS/EC2", "CPUUtilization"); ("CWAgent", "nvidia_smi_utilization_gpu" |
+  "nvidia_smi_utilization_memory") as the maximum across the instance's GPUs; ("Chipwise/Neuron",
+  "NeuronCoreUtilization") (``average``/``maximum`` of the per-minute max across cores), "NeuronCoreUtilizationAvg"
+  (``average``), "NeuronDeviceMemoryUsed" (``maximum``, bytes), "ExecutionsCompleted" (``sum``);
+  ("ContainerInsights", "node_neuroncore_utilization"); ("/aws/sagemaker/TrainingJobs", "CPUUtilization" |
+  "GPUUtilization"). Gauges carry ``average``, ``maximum`` and ``sample_count``. An hour without a row had no
+  datapoint.
+- ``metric_coverage``: one row per (resource, namespace, metric) for the latest scan's window. ``exists`` False:
+  the metric is not published for this resource (telemetry missing: never read it as idle). ``exists`` True with
+  ``hours_with_data`` below the window's hours: hours without datapoints, which for AWS/SageMaker invocation
+  metrics mean zero invocations (SageMaker omits those hours). The namespace ``neuron-monitor`` (metric
+  ``neuroncore_utilization``) says whether ``neuron_rollups`` hold reports for an EC2 Neuron instance.
+- ``neuron_rollups``: one row per (account, instance id, runtime tag, hour) from neuron-monitor reports in S3.
+  ``neuroncore_utilization_avg`` (mean over reports of the mean across the runtime's in-use cores, %),
+  ``neuroncore_utilization_max`` (busiest core), ``cores_in_use``, ``device_memory_used_max`` /
+  ``host_memory_used_max`` (bytes), ``executions_completed`` / ``executions_failed`` (sums), ``latency_p50_s`` /
+  ``latency_p99_s``, ``errors``, ``reports``. Runtime tag ``(none)``: neuron-monitor ran and no Neuron application
+  did (utilisation 0). ``parts`` keeps each source object's partial sums the row is merged from.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict
+from datetime import UTC, date, datetime
+from decimal import Decimal
+from typing import Any
+
+from sqlalchemy import and_, func, or_, select
+from sqlalchemy.orm import Session
+
+from chipwise.collect.costs import CostRecord as CollectedCost
+from chipwise.collect.metrics import Coverage, HourlyRollup
+from chipwise.collect.neuron import NeuronHourPart, merge_parts
+from chipwise.store.tables import CostRecord, MetricCoverage, MetricRollup, NeuronRollup
+from chipwise.store.upsert import upsert
+
+RATE_PLACES = Decimal("0.000001")
+NEURON_MONITOR_NAMESPACE = "neuron-monitor"
+NEURON_MONITOR_METRIC = "neuroncore_utilization"
+
+
+# --- costs -----------------------------------------------------------------------------------------------------
+
+
+def save_cost_records(session: Session, account_id: str, records: Sequence[CollectedCost], fetched_at: datetime) -> int:
+    """Insert or update by (account, day, service, usage type): fetching a day again replaces its figures."""
+    rows = [{"account_id": account_id, **asdict(r), "fetched_at": fetched_at} for r in records]
+    return upsert(session, CostRecord, rows, conflict=["account_id", "day", "service", "usage_type"])
+
+
+def stored_cost_days(session: Session, account_id: str, start: date, end: date) -> set[date]:
+    stmt = select(CostRecord.day).where(
+        CostRecord.account_id == account_id, CostRecord.day >= start, CostRecord.day < end
+    )
+    return set(session.scalars(stmt.distinct()))
+
+
+def cost_records(
+    session: Session, account_id: str, start: date, end: date, region: str | None = None
+) -> list[CostRecord]:
+    """The account's records for ``[start, end)``; with ``region``, that region's (and region-less) records."""
+    stmt = select(CostRecord).where(CostRecord.account_id == account_id, CostRecord.day >= start, CostRecord.day < end)
+    if region is not None:
+        stmt = stmt.where(or_(CostRecord.region == region, CostRecord.region.is_(None)))
+    return list(session.scalars(stmt.order_by(CostRecord.day, CostRecord.usage_type)))
+
+
+def cost_totals(
+    session: Session, account_id: str, start: date, end: date, region: str | None = None
+) -> tuple[Decimal, dict[str, Decimal]]:
+    """Unblended total and by instance type over ``[start, end)`` (summed as Decimal, not in SQL floats)."""
+    total = Decimal(0)
+    by_type: dict[str, Decimal] = {}
+    for record in cost_records(session, account_id, start, end, region):
+        total += record.unblended_cost
+        if record.instance_type:
+            by_type[record.instance_type] = by_type.get(record.instance_type, Decimal(0)) + record.unblended_cost
+    return total, dict(sorted(by_type.items()))
+
+
+def effective_hourly_rates(session: Session, account_id: str, start: date, end: date) -> dict[str, Decimal]:
+    """What the account really pays per instance-hour, by instance type: amortized cost ÷ usage hours over
+    ``[start, end)``. Amortized cost already carries Savings Plans, RIs and discounts; spot and on-demand hours of
+    one type blend. Types without usage hours are absent."""
+    cost: dict[str, Decimal] = {}
+    hours: dict[str, Decimal] = {}
+    stmt = select(CostRecord.instance_type, CostRecord.amortized_cost, CostRecord.usage_quantity).where(
+        CostRecord.account_id == account_id,
+        CostRecord.day >= start,
+        CostRecord.day < end,
+        CostRecord.instance_type.is_not(None),
+    )
+    for instance_type, amortized, quantity in session.execute(stmt):
+        if instance_type is None:
+            continue
+        cost[instance_type] = cost.get(instance_type, Decimal(0)) + amortized
+        hours[instance_type] = hours.get(instance_type, Decimal(0)) + quantity
+    return {t: (cost[t] / hours[t]).quantize(RATE_PLACES) for t in sorted(cost) if hours[t] > 0}
+
+
+# --- CloudWatch rollups and coverage ---------------------------------------------------------------------------
+
+
+def save_rollups(session: Session, rollups: Iterable[HourlyRollup], resource_ids: dict[str, int]) -> int:
+    rows = [
+        {
+            "resource_id": resource_ids[r.resource_arn],
+            "namespace": r.namespace,
+            "metric": r.metric,
+            "hour": r.hour,
+            "average": r.average,
+            "maximum": r.maximum,
+            "sum": r.sum,
+            "sample_count": r.sample_count,
+        }
+        for r in rollups
+    ]
+    return upsert(session, MetricRollup, rows, conflict=["resource_id", "namespace", "metric", "hour"])
+
+
+def save_coverage(
+    session: Session,
+    coverage: Iterable[Coverage],
+    resource_ids: dict[str, int],
+    window: tuple[datetime, datetime],
+    checked_at: datetime,
+) -> int:
+    rows = [
+        {
+            "resource_id": resource_ids[c.resource_arn],
+            "namespace": c.namespace,
+            "metric": c.metric,
+            "exists": c.exists,
+            "hours_with_data": c.hours_with_data,
+            "window_start": window[0],
+            "window_end": window[1],
+            "checked_at": checked_at,
+        }
+        for c in coverage
+    ]
+    return upsert(session, MetricCoverage, rows, conflict=["resource_id", "namespace", "metric"])
+
+
+def rollups_for(
+    session: Session, resource_id: int, namespace: str, metric: str, start: datetime, end: datetime
+) -> list[MetricRollup]:
+    stmt = (
+        select(MetricRollup)
+        .where(
+            MetricRollup.resource_id == resource_id,
+            MetricRollup.namespace == namespace,
+            MetricRollup.metric == metric,
+            MetricRollup.hour >= start,
+            MetricRollup.hour < end,
+        )
+        .order_by(MetricRollup.hour)
+    )
+    return list(session.scalars(stmt))
+
+
+def coverage_for(session: Session, resource_id: int) -> dict[tuple[str, str], MetricCoverage]:
+    stmt = select(MetricCoverage).where(MetricCoverage.resource_id == resource_id)
+    return {(c.namespace, c.metric): c for c in session.scalars(stmt)}
+
+
+# --- neuron-monitor rollups -----------------------------------------------------------------------------------
+
+
+class NeuronRepository:
+    """Hourly neuron-monitor rollups, merged from the partial sums of every object that reported on an hour."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+
+    def merge(self, account_id: str, source: str, parts: Sequence[NeuronHourPart]) -> int:
+        """Put ``source``'s parts into their hours (replacing what ``source`` said before) and recompute them."""
+        if not parts:
+            return 0
+        existing = self._existing(account_id, parts)
+        rows = []
+        for part in parts:
+            key = (part.instance_id, part.runtime_tag, part.hour)
+            stored = dict(existing.get(key) or {})
+            stored[source] = part.as_json()
+            rows.append(
+                {
+                    "account_id": account_id,
+                    "instance_id": part.instance_id,
+                    "runtime_tag": part.runtime_tag,
+                    "hour": part.hour,
+                    **merge_parts(stored.values()),
+                    "parts": stored,
+                }
+            )
+        return upsert(self.session, NeuronRollup, rows, conflict=["account_id", "instance_id", "runtime_tag", "hour"])
+
+    def _existing(
+        self, account_id: str, parts: Sequence[NeuronHourPart]
+    ) -> dict[tuple[str, str, datetime], dict[str, Any]]:
+        found: dict[tuple[str, str, datetime], dict[str, Any]] = {}
+        instances = sorted({p.instance_id for p in parts})
+        tags = sorted({p.runtime_tag for p in parts})
+        first, last = min(p.hour for p in parts), max(p.hour for p in parts)
+        stmt = select(NeuronRollup.instance_id, NeuronRollup.runtime_tag, NeuronRollup.hour, NeuronRollup.parts).where(
+            NeuronRollup.account_id == account_id,
+            NeuronRollup.instance_id.in_(instances),
+            NeuronRollup.runtime_tag.in_(tags),
+            NeuronRollup.hour >= first,
+            NeuronRollup.hour <= last,
+        )
+        for instance_id, tag, hour, stored in self.session.execute(stmt):
+            found[(instance_id, tag, hour.astimezone(UTC))] = stored or {}
+        return found
+
+    def rollups(self, instance_id: str, start: datetime, end: datetime) -> list[NeuronRollup]:
+        stmt = (
+            select(NeuronRollup)
+            .where(NeuronRollup.instance_id == instance_id, NeuronRollup.hour >= start, NeuronRollup.hour < end)
+            .order_by(NeuronRollup.hour, NeuronRollup.runtime_tag)
+        )
+        return list(self.session.scalars(stmt))
+
+    def hours_by_instance(
+        self, account_id: str, instance_ids: Iterable[str], start: datetime, end: datetime
+    ) -> dict[str, int]:
+        """Hours with at least one report, per instance, over ``[start, end)``."""
+        ids = sorted(set(instance_ids))
+        if not ids:
+            return {}
+        hours = func.count(func.distinct(NeuronRollup.hour))
+        stmt = (
+            select(NeuronRollup.instance_id, hours)
+            .where(
+                and_(
+                    NeuronRollup.account_id == account_id,
+                    NeuronRollup.instance_id.in_(ids),
+                    NeuronRollup.hour >= start,
+                    NeuronRollup.hour < end,
+                )
+            )
+            .group_by(NeuronRollup.instance_id)
+        )
+        return {instance_id: int(count) for instance_id, count in self.session.execute(stmt)}

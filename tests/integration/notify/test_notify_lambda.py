@@ -1,0 +1,104 @@
+"""The notify Lambda on its sample events (events/notify/*.json): schedule, ScanCompleted, a malformed event."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from chipwise.act.notify.webhook_sink import WebhookSink
+from chipwise.aws import aws_context
+from chipwise.settings import get_settings
+from chipwise.store.base import utcnow
+from notify_factories import estate
+from sqlalchemy.orm import Session, sessionmaker
+
+ROOT = Path(__file__).resolve().parents[3]
+Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
+
+
+def _event(name: str) -> dict[str, Any]:
+    event: dict[str, Any] = json.loads((ROOT / "events" / "notify" / f"{name}.json").read_text())
+    return event
+
+
+@pytest.fixture(scope="module")
+def handler() -> Handler:
+    spec = importlib.util.spec_from_file_location("notify_function_app", ROOT / "functions" / "notify" / "app.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    function: Handler = module.handler
+    return function
+
+
+@pytest.fixture
+def configured(aws: Any, use_db: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[WebhookSink]:
+    """The deployed configuration: a verified sender, recipients, the webhook URL in Secrets Manager."""
+    with WebhookSink() as sink:
+        ctx = aws_context("us-east-1")
+        ctx.client("sesv2").create_email_identity(EmailIdentity="chipwise@example.com")
+        ctx.client("secretsmanager").create_secret(Name="chipwise/slack", SecretString=sink.url)
+        monkeypatch.setenv("CHIPWISE_EMAIL_SENDER", "chipwise@example.com")
+        monkeypatch.setenv("CHIPWISE_EMAIL_RECIPIENTS", "finops@example.com")
+        monkeypatch.setenv("CHIPWISE_SLACK_WEBHOOK_SECRET_NAME", "chipwise/slack")
+        get_settings.cache_clear()
+        yield sink
+
+
+def test_the_daily_schedule_sends_digests_and_alerts(
+    handler: Handler,
+    configured: WebhookSink,
+    aws: Any,
+    session_factory: sessionmaker[Session],
+    lambda_context: Any,
+) -> None:
+    # Given findings in the store
+    with session_factory.begin() as session:
+        estate(session, now=utcnow())
+    # When the schedule event arrives, twice (EventBridge delivers at least once)
+    first = handler(_event("daily_schedule"), lambda_context)
+    second = handler(_event("daily_schedule"), lambda_context)
+    # Then the first run sent the digest and alerts by email and Slack, the second nothing
+    assert (first["status"], first["trigger"], first["sent"], first["failed"]) == ("ok", "schedule", 7, 0)
+    assert (second["sent"], second["enqueued"]) == (0, 0)
+    assert len(aws.sent_emails()) == 5
+    assert len(configured.received) == 2 and configured.rejected == []
+
+
+def test_scan_completed_sends_the_alerts_of_that_scan(
+    handler: Handler,
+    configured: WebhookSink,
+    aws: Any,
+    session_factory: sessionmaker[Session],
+    lambda_context: Any,
+) -> None:
+    # Given the estate, and a ScanCompleted naming the big new finding
+    with session_factory.begin() as session:
+        findings = estate(session, now=utcnow())
+    event = _event("scan_completed")
+    event["detail"]["new_finding_ids"] = [findings["big_new"].id]
+    # When the event arrives
+    result = handler(event, lambda_context)
+    # Then the alert went to the recipient, the owner and Slack; no digest
+    assert (result["status"], result["trigger"], result["account_id"], result["sent"]) == (
+        "ok",
+        "scan_completed",
+        "123456789012",
+        3,
+    )
+    subjects = {m["subject"] for m in aws.sent_emails()}
+    assert subjects == {"Chipwise alert: $2,401 a month on chat-mistral-g5"}
+    assert [b["blocks"][0]["text"]["text"] for b in configured.received] == ["Chipwise alert · $2,401 a month"]
+
+
+def test_a_malformed_event_is_rejected_with_its_reason(
+    handler: Handler, configured: WebhookSink, aws: Any, lambda_context: Any
+) -> None:
+    result = handler(_event("scan_completed_malformed"), lambda_context)
+    assert result["status"] == "rejected"
+    assert "account_id" in result["reason"] and "Field required" in result["reason"]
+    assert aws.sent_emails() == [] and configured.received == []

@@ -1,0 +1,216 @@
+"""Planning a benchmark: the workload read from a finding, the queue and parameters chosen, and when a finding
+gets no job (with the reason). Pure: findings, resources and runs are built in memory."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from decimal import Decimal
+from typing import Any
+
+import pytest
+from benchmark_factories import finding, resource, training_finding
+from chipwise.act.benchmarks.dispatch import plan_finding
+from chipwise.act.benchmarks.runs import next_attempt
+from chipwise.act.benchmarks.workload import (
+    current_of,
+    demand_from_evidence,
+    demand_from_rollups,
+    describe_workload,
+    pricing_policy,
+    task_of,
+)
+from chipwise.catalog import get_catalog
+from chipwise.settings import BatchQueues, Settings
+from chipwise.store.tables import BenchmarkRun, MetricRollup
+
+HOUR = datetime(2026, 11, 20, tzinfo=UTC)
+
+
+def _run(attempt: int, status: str, target: str = "ml.inf2.xlarge", **extra: Any) -> BenchmarkRun:
+    return BenchmarkRun(
+        id=f"run-{attempt}",
+        finding_id="f",
+        target_instance_type=target,
+        attempt=attempt,
+        role="target",
+        job_queue="q",
+        status=status,
+        parameters={},
+        failure_reason=extra.pop("failure_reason", None),
+        **extra,
+    )
+
+
+# --- the workload -----------------------------------------------------------------------------------------------
+
+
+def test_traffic_in_the_evidence_is_read_per_second() -> None:
+    demand = demand_from_evidence({"requests_per_hour": 79200, "peak_requests_per_hour": "95040", "latency_p95_ms": 70})
+    assert demand is not None
+    assert (demand.unit, demand.peak_per_second, demand.mean_per_second) == ("requests", Decimal("26.4"), Decimal(22))
+    assert demand.latency_p95_ms == Decimal(70)
+
+
+def test_tokens_win_over_requests_and_per_second_figures_are_accepted() -> None:
+    tokens = demand_from_evidence({"tokens_per_hour": 36_000_000, "requests_per_hour": 3600})
+    assert tokens is not None and (tokens.unit, tokens.peak_per_second) == ("tokens", Decimal(10_000))
+    per_second = demand_from_evidence({"requests_per_second": 3.5})
+    assert per_second is not None and per_second.peak_per_second == per_second.mean_per_second == Decimal("3.5")
+
+
+@pytest.mark.parametrize("evidence", [{}, {"requests_per_hour": 0}, {"requests_per_hour": "n/a"}, {"x": True}])
+def test_no_usable_traffic_is_none(evidence: dict[str, Any]) -> None:
+    assert demand_from_evidence(evidence) is None
+
+
+def test_traffic_from_sagemaker_rollups() -> None:
+    # Given three hours of Invocations (sums) and ModelLatency (µs averages)
+    rollups = [MetricRollup(metric="Invocations", sum=s, hour=HOUR) for s in (36_000.0, 72_000.0, 54_000.0)] + [
+        MetricRollup(metric="ModelLatency", average=a, hour=HOUR) for a in (60_000.0, 65_000.0, 90_000.0)
+    ]
+    # When read
+    demand = demand_from_rollups(rollups)
+    # Then the busiest hour is the peak (20 req/s), the mean is 15 req/s and p95 is the slowest hour (90 ms)
+    assert demand is not None
+    assert (demand.peak_per_second, demand.mean_per_second) == (Decimal(20), Decimal(15))
+    assert demand.latency_p95_ms == Decimal(90)
+    assert demand.source == "cloudwatch"
+
+
+@pytest.mark.parametrize(
+    ("kind", "hints", "environment", "task"),
+    [
+        ("training", {"serving_stack": "tgi"}, {}, "training"),
+        ("inference", {}, {"HF_TASK": "token-classification"}, "token-classification"),
+        ("inference", {"serving_stack": "tgi", "model_family": "bert"}, {}, "text-generation"),
+        ("inference", {"model_family": "bert"}, {}, "feature-extraction"),
+        ("inference", {"model_family": "llama"}, {}, "text-generation"),
+        ("inference", {}, {}, "text-generation"),
+    ],
+)
+def test_the_task(kind: Any, hints: dict[str, Any], environment: dict[str, str], task: str) -> None:
+    assert task_of(kind, hints, environment) == task
+
+
+def test_an_endpoint_is_priced_at_its_effective_rate_and_a_training_job_at_list_price() -> None:
+    catalog = get_catalog()
+    # 4 × ml.g5.2xlarge costing $4,000 a month: $1.369863/h each (discounts included)
+    endpoint = current_of(finding(monthly_cost_usd=Decimal(4000)), catalog, "inference")
+    assert endpoint.price_usd_per_hour.quantize(Decimal("0.000001")) == Decimal("1.369863")
+    # a training job runs some hours only: the catalog's ml.p4d.24xlarge price
+    job = current_of(training_finding(), catalog, "training")
+    assert job.price_usd_per_hour == catalog.price("ml.p4d.24xlarge")
+    assert (job.count, job.run_hours, job.monthly_cost_usd) == (2, Decimal(100), Decimal("5000.00"))
+
+
+def test_the_policy_comes_from_economics_json() -> None:
+    policy = pricing_policy()
+    assert policy.headroom == Decimal("1.3")  # core_headroom_factor
+    assert policy.latency_tolerance == Decimal("1.20")  # 1 + the high end of the latency penalty
+
+
+# --- attempts -----------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("runs", "expected"),
+    [
+        ([], 1),
+        ([_run(1, "failed", failure_reason="boom")], 2),
+        ([_run(1, "failed"), _run(2, "expired")], 3),
+        ([_run(1, "submitted")], "already submitted"),
+        ([_run(1, "running")], "already running"),
+        ([_run(1, "succeeded")], "already measured"),
+        ([_run(1, "failed", result={"rejected": "bad"}, failure_reason="result rejected: bad")], "was rejected"),
+        ([_run(1, "failed"), _run(2, "failed"), _run(3, "failed", failure_reason="OOM")], "gave up after 3"),
+    ],
+)
+def test_next_attempt(runs: list[BenchmarkRun], expected: int | str) -> None:
+    decision = next_attempt(runs, max_attempts=3)
+    if isinstance(expected, int):
+        assert decision == expected
+    else:
+        assert isinstance(decision, str) and expected in decision
+
+
+# --- the plan -------------------------------------------------------------------------------------------------------
+
+
+def _plan(f: Any, settings: Settings | None = None, runs: list[BenchmarkRun] | None = None) -> Any:
+    workload = describe_workload(f, resource(f.resource_name), [])
+    return plan_finding(f, workload, runs or [], settings=settings or Settings(), catalog=get_catalog())
+
+
+def test_a_gpu_endpoint_is_benchmarked_on_the_inf2_queue() -> None:
+    # Given chat-mistral-g5 recommended to move to ml.inf2.xlarge
+    f = finding()
+    # When planned
+    planned, skipped = _plan(f)
+    # Then one job on the inf2 queue runs on an inf2.xlarge host, priced as the SageMaker type
+    assert skipped == []
+    (run,) = planned
+    p = run.parameters
+    assert (run.job_queue, run.job_definition, run.attempt, run.role) == (
+        "chipwise-bench-inf2",
+        "chipwise-bench-inf2-xlarge",
+        1,
+        "target",
+    )
+    assert (p.instance_type, p.priced_as, p.neuron_cores) == ("inf2.xlarge", "ml.inf2.xlarge", 2)
+    assert (p.model_id, p.task, p.runner) == ("mistralai/Mistral-7B-Instruct-v0.3", "text-generation", "optimum-neuron")
+    assert p.latency_target_ms == Decimal("84.0")  # today's p95 70 ms × 1.2
+    assert p.result_uri == f"s3://chipwise-artifacts/benchmarks/{p.run_id}/result.json"
+    assert (p.batch_sizes, p.sequence_lengths, p.output_tokens) == ((1, 4, 8, 16), (512, 2048), 128)
+
+
+def test_a_paired_gpu_baseline_is_planned_when_its_queue_is_configured() -> None:
+    settings = Settings(batch_queues=BatchQueues(gpu_baseline="chipwise-bench-gpu"))
+    planned, _ = _plan(finding(), settings)
+    baseline = next(r for r in planned if r.role == "gpu_baseline")
+    assert (baseline.job_queue, baseline.job_definition) == ("chipwise-bench-gpu", "chipwise-baseline-g5-2xlarge")
+    assert (baseline.parameters.instance_type, baseline.parameters.runner) == ("g5.2xlarge", "cuda")
+    assert baseline.target_instance_type == "ml.g5.2xlarge"
+    assert baseline.parameters.neuron_cores == 0
+
+
+def test_training_goes_to_the_trn1_queue_with_the_training_runner() -> None:
+    planned, _ = _plan(training_finding())
+    (run,) = planned
+    assert run.job_queue == "chipwise-bench-trn1"
+    assert (run.parameters.task, run.parameters.runner, run.parameters.neuron_cores) == (
+        "training",
+        "torch-neuronx",
+        32,
+    )
+    assert run.parameters.latency_target_ms is None
+
+
+@pytest.mark.parametrize(
+    ("recommendation", "reason"),
+    [
+        ({"action": "migrate"}, "names no target instance type"),
+        ({"action": "migrate", "target_instance_type": "x9.huge"}, "unknown target instance type"),
+        ({"action": "rightsize", "target_instance_type": "g5.xlarge"}, "not a Neuron type"),
+        ({"action": "migrate", "target_instance_type": "inf1.xlarge"}, "no benchmark queue for the inf1 family"),
+        ({"action": "migrate", "target_instance_type": "trn2.48xlarge"}, "no on-demand price for trn2.48xlarge"),
+    ],
+)
+def test_a_finding_that_cannot_be_benchmarked_says_why(recommendation: dict[str, Any], reason: str) -> None:
+    planned, skipped = _plan(finding(recommendation=recommendation))
+    assert planned == []
+    assert reason in skipped[0].reason
+
+
+def test_a_finding_without_a_model_is_skipped() -> None:
+    f = finding()
+    workload = describe_workload(f, resource(hints={}), [])
+    planned, skipped = plan_finding(f, workload, [], settings=Settings(), catalog=get_catalog())
+    assert planned == [] and "no model id or family" in skipped[0].reason
+
+
+def test_an_active_run_blocks_a_second_one_and_a_failure_is_retried() -> None:
+    f = finding()
+    _, skipped = _plan(f, runs=[_run(1, "submitted")])
+    assert "already submitted" in skipped[0].reason
+    planned, _ = _plan(f, runs=[_run(1, "failed", failure_reason="Host EC2 terminated")])
+    assert planned[0].attempt == 2
