@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from chipwise.act.notify.digest import AccountSnapshot, build_digest
+from chipwise.act.notify.digest import AccountSnapshot, build_alert, build_digest
 from chipwise.render import render
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit" / "notify"))
@@ -84,6 +84,28 @@ def test_digest_fits_and_draws_the_chart(browser: Any, width: int, tmp_path: Pat
     assert page.locator("script").count() == 0
     if width == 600:
         page.screenshot(path=str(tmp_path / "digest.png"), full_page=True)
+    page.close()
+
+
+def test_alert_fits_at_600_px(browser: Any, tmp_path: Path) -> None:
+    # Given an alert on a resource with a very long name and a hostile summary
+    snapshot = AccountSnapshot(
+        "123456789012",
+        "Acme AI",
+        NOW - timedelta(days=1),
+        [line("chat-" + "y" * 150, "2400.50", summary=HOSTILE)],
+        [],
+        [],
+    )
+    alert = build_alert(snapshot, snapshot.open[0], now=NOW, threshold_usd=Decimal(500))
+    page_file = tmp_path / "alert.html"
+    page_file.write_text(render("email/alert.html.j2", alert=alert), encoding="utf-8")
+    page = browser.new_page(viewport={"width": 600, "height": 900})
+    # When laid out / Then it does not overflow and the markup stayed text
+    page.goto(page_file.as_uri())
+    assert page.evaluate("document.documentElement.scrollWidth") <= 600
+    assert page.locator("script").count() == 0
+    assert "<script>alert(1)</script>" in page.inner_text("body")
     page.close()
 
 

@@ -152,6 +152,19 @@ def test_a_submission_with_errors_shows_each_message_beside_its_field(page: Any,
     assert f"Acme {EVIL}" in page.locator("h1").inner_text()
 
 
+def test_the_form_works_without_javascript_for_one_workload(browser: Any, base_url: str) -> None:
+    context = browser.new_context(java_script_enabled=False)
+    plain = context.new_page()
+    plain.goto(f"{base_url}/intake")
+    assert not plain.get_by_role("button", name="Add another workload").is_visible()  # needs the script
+    fill_company_and_contact(plain)
+    fill_serving_workload(plain, plain.locator("fieldset.workload").nth(0))
+    plain.get_by_role("button", name="Get my plan").click()
+    plain.wait_for_selector("#total-savings")
+    assert "3 × inf2.xlarge" in plain.locator("main").inner_text()
+    context.close()
+
+
 def test_the_form_is_readable_on_a_phone(browser: Any, base_url: str) -> None:
     context = browser.new_context(viewport={"width": 375, "height": 812}, is_mobile=True)
     phone = context.new_page()

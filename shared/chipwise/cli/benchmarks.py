@@ -52,26 +52,19 @@ def submit_command(
 def _print_report(report: DispatchReport) -> None:
     title = "Would submit" if report.dry_run else "Submitted"
     table = Table(title=f"{title} ({len(report.planned)})", title_justify="left")
-    for column in ("finding", "resource", "role", "target", "attempt", "queue", "job definition", "model", "shapes"):
-        table.add_column(column)
+    for column in ("resource", "role", "target", "try", "queue", "job definition" if report.dry_run else "job"):
+        table.add_column(column, overflow="fold")
     jobs = {s.run_id: s for s in report.submitted}
     for planned in report.planned:
-        p = planned.parameters
-        shapes = f"batch {','.join(map(str, p.batch_sizes))} × seq {','.join(map(str, p.sequence_lengths))}"
-        submitted = jobs.get(p.run_id)
-        queue = (
-            planned.job_queue if submitted is None else f"{planned.job_queue} ({submitted.job_id or 'not submitted'})"
-        )
+        submitted = jobs.get(planned.parameters.run_id)
+        last = planned.job_definition if submitted is None else (submitted.job_id or "not submitted")
         table.add_row(
-            planned.finding_id[:8],
             planned.resource_name,
             planned.role,
             planned.target_instance_type,
             str(planned.attempt),
-            queue,
-            planned.job_definition,
-            f"{p.model_id} ({p.task}, {p.runner})",
-            shapes,
+            planned.job_queue,
+            last,
         )
     out.print(table)
     for failed in report.failed:
@@ -79,7 +72,7 @@ def _print_report(report: DispatchReport) -> None:
     if report.skipped:
         skipped = Table(title=f"Skipped ({len(report.skipped)})", title_justify="left")
         for column in ("finding", "resource", "role", "reason"):
-            skipped.add_column(column)
+            skipped.add_column(column, overflow="fold")
         for s in report.skipped:
             skipped.add_row(s.finding_id[:8], s.resource_name, s.role, s.reason)
         out.print(skipped)
@@ -105,8 +98,8 @@ def list_command(
         print_json(rows)
         return
     table = Table(title=f"Benchmark runs ({len(rows)})", title_justify="left")
-    for column in ("run", "finding", "role", "target", "attempt", "status", "submitted", "measured / reason"):
-        table.add_column(column)
+    for column in ("run", "finding", "role", "target", "try", "status", "submitted", "measured / reason"):
+        table.add_column(column, overflow="fold")
     for row in rows:
         style = _STATUS_STYLE.get(row["status"], "white")
         table.add_row(
@@ -195,11 +188,18 @@ def _print_run(row: dict[str, Any]) -> None:
     measured = row.get("measured")
     if measured:
         out.print(f"[bold]{measured['verdict']}[/]: {measured['reason']}", highlight=False)
-        for key in ("target_count", "target_monthly_cost_usd", "current_monthly_cost_usd", "monthly_savings_usd"):
+        for label, key in (
+            ("today a month", "current_monthly_cost_usd"),
+            ("target a month", "target_monthly_cost_usd"),
+            ("saving a month", "monthly_savings_usd"),
+            (f"per 1M {measured['unit']}", "cost_per_million_usd"),
+            ("per trained model", "dollars_per_run_usd"),
+        ):
             if measured.get(key) is not None:
-                out.print(f"  {key:<26} {measured[key]}", highlight=False)
-        if measured.get("cost_per_million_usd") is not None:
-            out.print(f"  cost per 1M {measured['unit']:<14} ${measured['cost_per_million_usd']}", highlight=False)
+                places = 4 if key == "cost_per_million_usd" else 2
+                out.print(f"  {label:<18} {money(Decimal(measured[key]), places)}", highlight=False)
+        if measured.get("target_count") is not None:
+            out.print(f"  {'instances':<18} {measured['target_count']} × {measured['priced_as']}", highlight=False)
     for rec in row["recommendations"]:
         state = "withdrawn" if rec["withdrawn"] else "recommended"
         out.print(f"  recommendation: {state}, {rec['reason']}", highlight=False)

@@ -8,6 +8,7 @@ import typer
 from rich.table import Table
 
 from chipwise.cli.common import err, out, print_json, settings, store_session
+from chipwise.store import ensure_schema
 from chipwise.store.tables import OutboxMessage
 
 notify_app = typer.Typer(
@@ -39,8 +40,7 @@ def notify_command(
         return
     from chipwise.act.notify.runner import run_notify
 
-    with store_session():  # creates or upgrades the schema first
-        pass
+    ensure_schema(settings().database_url)
     with err.status("deciding what to send…"):
         report = run_notify(settings(), dry_run=dry_run, accounts=account or None)
     if as_json:

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 import sys
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 
 import typer
 from pydantic import ValidationError
+from rich.markup import escape
 
 from chipwise.cli.common import err
 from chipwise.errors import InvalidInput
@@ -21,7 +22,7 @@ from chipwise.render import money
 from chipwise.store.base import utcnow
 
 
-class Format(str, Enum):
+class Format(StrEnum):
     json = "json"
     md = "md"
     html = "html"
@@ -65,10 +66,10 @@ def plan(
         typer.echo(text, nl=not text.endswith("\n"))
     else:
         output.write_text(text, encoding="utf-8")
+    where = f", written to {output}" if output else ""
     err.print(
-        f"plan for [bold]{document.company}[/]: {len(document.workloads)} workload(s), "
-        f"{money(document.total_monthly_savings_usd)} a month to save"
-        + (f", written to {output}" if output else ""),
+        f"plan for [bold]{escape(document.company)}[/]: {len(document.workloads)} workload(s), "
+        f"{money(document.total_monthly_savings_usd)} a month to save{escape(where)}",
         highlight=False,
     )
 

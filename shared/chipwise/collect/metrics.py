@@ -306,7 +306,8 @@ def _query(query_id: str, target: MetricTarget, slot: _Slot) -> dict[str, Any]:
 
 
 def _hour(ts: datetime) -> datetime:
-    return ts.astimezone(UTC).replace(minute=0, second=0, microsecond=0)
+    """The UTC hour a datapoint belongs to (epoch arithmetic: botocore's dateutil zones are slow to convert)."""
+    return datetime.fromtimestamp(ts.timestamp() // PERIOD_SECONDS * PERIOD_SECONDS, UTC)
 
 
 def _flush(

@@ -6,6 +6,10 @@ for browsers or JSON for ``Accept: application/json``; ``GET /plans/{plan_id}`` 
 
 Bad input never loses what was typed: a JSON client gets 422 with every invalid field's path, a browser gets
 the form again with each message beside its field and every value as typed.
+
+``POST /intake`` reads its body itself rather than through a Powertools ``Body`` parameter: one route takes both
+JSON and the page's form, and answers a browser with the form rather than a 422 document. Its request schema is
+added to the generated OpenAPI document by hand; the other routes use Powertools' validation as they are.
 """
 
 from __future__ import annotations

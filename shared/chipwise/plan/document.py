@@ -36,6 +36,7 @@ class FigureSource(_Doc):
 class WorkloadPlan(_Doc):
     name: str
     stage: Literal["training", "inference"]
+    action: Literal["move", "keep"] = Field(description="move: change where or how it runs; keep: leave it as is.")
     recommended_platform: RecommendedPlatform
     recommended_instance_type: str | None = None
     recommended_count: int | None = None

@@ -30,16 +30,16 @@ from pydantic import (
 )
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
+from chipwise.catalog import CompanyStage, get_catalog, get_regions
+
 MAX_BODY_BYTES = 64 * 1024  # a full form with the maximum number of workloads is under 8 KiB
 MAX_WORKLOADS = 10
 MAX_ACCOUNT_IDS = 20
 HONEYPOT_FIELD = "nickname"  # hidden from people (CSS + aria-hidden); bots fill every field they find
 
-CompanyStage = Literal["bootstrapped", "pre_seed", "seed", "series_a", "series_b", "later"]
 WorkloadStage = Literal["training", "inference"]
 Traffic = Literal["steady", "spiky"]
 
-COMPANY_STAGES: tuple[CompanyStage, ...] = ("bootstrapped", "pre_seed", "seed", "series_a", "series_b", "later")
 STAGE_LABELS: dict[str, str] = {
     "bootstrapped": "Bootstrapped / self-funded",
     "pre_seed": "Pre-seed",
@@ -93,8 +93,6 @@ def _account_id(value: str) -> str:
 
 def _region(value: str) -> str:
     """A region whose prices the catalog knows (a plan in a region it cannot price would be a guess)."""
-    from chipwise.catalog import get_regions
-
     code = value.strip().lower()
     known = get_regions().get(code)
     if known is None or known.multiplier is None:
@@ -106,8 +104,6 @@ def _region(value: str) -> str:
 
 def _instance_type(value: str) -> str:
     """A type the catalog knows (it prices the plan); "ml." SageMaker names are accepted as well."""
-    from chipwise.catalog import get_catalog  # the cached data files; imported late to keep import cheap
-
     catalog = get_catalog()
     name = value.strip().lower()
     found = catalog.get(name)
@@ -201,8 +197,6 @@ class IntakeRequest(_Model):
     @model_validator(mode="after")
     def _priced(self) -> IntakeRequest:
         """Each current instance type must have an on-demand price in the region, or nothing can be compared."""
-        from chipwise.catalog import get_catalog
-
         catalog = get_catalog()
         errors: list[InitErrorDetails] = [
             InitErrorDetails(

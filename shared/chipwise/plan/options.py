@@ -84,8 +84,6 @@ class Verdict:
     moved: bool
     rationale: list[str]
     port_cost: Decimal
-    monthly_savings: Decimal
-    one_time_savings: Decimal | None
     break_even: float | None
 
 
@@ -109,7 +107,7 @@ def judge(inp: Inputs, option: Option, ctx: Context) -> tuple[Verdict | None, st
                 f"A one-off job: {_where(option)} would save {money(saving)} on the run, less than the "
                 f"{money(port_cost)} port ({option.effort})."
             )
-        return Verdict(option, True, [], port_cost, ZERO, saving, None), ""
+        return Verdict(option, True, [], port_cost, None), ""
     months = break_even_months(port_cost, saving)
     limit = ctx.planning("max_payback_months")
     if months is not None and Decimal(str(months)) > limit:
@@ -117,7 +115,7 @@ def judge(inp: Inputs, option: Option, ctx: Context) -> tuple[Verdict | None, st
             f"{_where(option)} would save {money(saving)} a month, but the {money(port_cost)} port ({option.effort}) "
             f"takes {months} months to pay back (more than {limit})."
         )
-    return Verdict(option, True, [], port_cost, saving, None, months), ""
+    return Verdict(option, True, [], port_cost, months), ""
 
 
 def _where(option: Option) -> str:
@@ -138,4 +136,4 @@ def decide(inp: Inputs, candidates: list[Option], ctx: Context, blockers: list[s
         refusals.append(why)
     stay = keep(inp, "Stay on the current instances for now.")
     reasons = [*blockers, *refusals] or ["No Neuron or Bedrock option could be priced for it."]
-    return Verdict(stay, False, [stay.reason, *reasons], ZERO, ZERO, ZERO if inp.workload.one_off else None, None)
+    return Verdict(stay, False, [stay.reason, *reasons], ZERO, None)

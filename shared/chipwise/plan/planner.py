@@ -21,7 +21,7 @@ from datetime import datetime
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
-from chipwise.catalog import Source
+from chipwise.catalog import Source, platform_of
 from chipwise.models.common import Confidence
 from chipwise.plan.ace import opportunity_document
 from chipwise.plan.context import MILLION, ZERO, Context, cents, plain, short_name
@@ -166,6 +166,7 @@ def plan_workload(w: WorkloadIn, ctx: Context, shared_port: str | None) -> Workl
     return WorkloadPlan(
         name=w.name,
         stage=w.stage,
+        action="move" if verdict.moved else "keep",
         recommended_platform=chosen.platform,
         recommended_instance_type=_recommended_type(verdict),
         recommended_count=chosen.count,
@@ -258,8 +259,7 @@ def totals(plans: list[WorkloadPlan], credits: list[CreditLine]) -> PlanTotals:
 
 
 def moved(plan: WorkloadPlan) -> bool:
-    """The plan moves the workload (rather than keeping it where it runs)."""
-    return plan.recommended_instance_type != plan.current_instance_type
+    return plan.action == "move"
 
 
 def _moves(plans: list[WorkloadPlan], platforms: tuple[str, ...]) -> list[WorkloadPlan]:
@@ -267,7 +267,9 @@ def _moves(plans: list[WorkloadPlan], platforms: tuple[str, ...]) -> list[Worklo
 
 
 def _neuron_steps(plans: list[WorkloadPlan], intake: IntakeRequest) -> list[str]:
-    moves = _moves(plans, ("inferentia", "trainium"))
+    """Prove, port, benchmark, scale: for the workloads that move from a GPU to Neuron."""
+    neuron = ("inferentia", "trainium")
+    moves = [p for p in _moves(plans, neuron) if platform_of(p.current_instance_type or "") not in neuron]
     if not moves:
         return []
     first = max(moves, key=lambda p: p.monthly_savings_usd + (p.one_time_savings_usd or ZERO))

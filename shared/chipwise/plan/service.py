@@ -12,13 +12,15 @@ import secrets
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import datetime
+from datetime import datetime, timedelta
 
+from sqlalchemy import func, select
 from sqlalchemy.exc import OperationalError, ProgrammingError
 from sqlalchemy.orm import Session
 
 from chipwise.act.notify.outbox import enqueue
 from chipwise.errors import NotFound, StoreUnavailable
+from chipwise.observability import logger
 from chipwise.plan import views
 from chipwise.plan.document import PlanDocument
 from chipwise.plan.intake import IntakeRequest
@@ -31,6 +33,9 @@ from chipwise.store.tables import Draft, IntakeSubmission, Plan
 
 PLAN_ID_BYTES = 32  # 256 random bits: 43 URL-safe characters, never guessed or enumerated
 DRAFT_KIND = "partner_referral"
+# A public form can be pointed at anyone's address: after this many plans a day, one address gets no more mail
+# (the plan is still made, shown and kept; the advisory copy still goes out).
+MAX_PLAN_EMAILS_PER_ADDRESS_PER_DAY = 5
 
 
 def new_plan_id() -> str:
@@ -51,18 +56,34 @@ def _store() -> Iterator[Session]:
         raise StoreUnavailable(f"the plan store cannot be used: {type(exc.orig).__name__}") from exc
 
 
-def _queue_emails(session: Session, plan: PlanDocument, intake: IntakeRequest, link: str | None) -> None:
-    savings = money(plan.totals.monthly_savings_usd)
-    html, text = views.contact_email(plan, intake, link)
-    enqueue(
-        session,
-        channel="email",
-        kind="plan",
-        recipient=str(intake.contact.email),
-        dedupe_key=f"plan:{plan.plan_id}:contact",
-        subject=f"Your AI accelerator plan for {plan.company}: {savings} a month to save",
-        payload={"html": html, "text": text},
+def recent_submissions(session: Session, email: str, now: datetime) -> int:
+    """Submissions for this contact address in the last day."""
+    return (
+        session.scalar(
+            select(func.count())
+            .select_from(IntakeSubmission)
+            .where(IntakeSubmission.contact_email == email, IntakeSubmission.received_at >= now - timedelta(days=1))
+        )
+        or 0
     )
+
+
+def _queue_emails(session: Session, plan: PlanDocument, intake: IntakeRequest, link: str | None, now: datetime) -> None:
+    savings = money(plan.totals.monthly_savings_usd)
+    contact = str(intake.contact.email)
+    if recent_submissions(session, contact, now) <= MAX_PLAN_EMAILS_PER_ADDRESS_PER_DAY:
+        html, text = views.contact_email(plan, intake, link)
+        enqueue(
+            session,
+            channel="email",
+            kind="plan",
+            recipient=contact,
+            dedupe_key=f"plan:{plan.plan_id}:contact",
+            subject=f"Your AI accelerator plan for {plan.company}: {savings} a month to save",
+            payload={"html": html, "text": text},
+        )
+    else:
+        logger().warning("plan email to the contact withheld: too many plans for one address today")
     html, text = views.internal_email(plan, intake, link)
     enqueue(
         session,
@@ -127,7 +148,7 @@ def record_intake(
         )
     )
     session.add(_draft(plan, intake, when))
-    _queue_emails(session, plan, intake, plan_link(base_url, plan.plan_id))
+    _queue_emails(session, plan, intake, plan_link(base_url, plan.plan_id), when)
     return plan
 
 

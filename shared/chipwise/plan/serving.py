@@ -1,7 +1,8 @@
 """Serving options: an Inferentia (or Trainium) fleet sized from throughput, or Amazon Bedrock per token.
 
-Throughput is normalised per accelerator: requests a second per current GPU x the catalog's Inferentia2
-throughput ratio x the target's chips. The fleet is the cheapest size that holds one model replica
+Throughput is normalised per accelerator chip: requests a second per current chip, scaled by the chips'
+relative throughput (the catalog's Inferentia2-vs-GPU ratio; none between Inferentia2 and Trainium chips) and
+by the target's chip count. The fleet is the cheapest size that holds one model replica
 (weights x headroom) and carries the load; spiky traffic is sized for its peak. Bedrock is priced from the
 catalog's per-token prices for the family's closest model (or the default foundation model).
 """
@@ -23,13 +24,17 @@ _BEDROCK_SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*B\b")
 # --- Neuron fleets -----------------------------------------------------------------------------------------------
 
 
-def _ratio_for(target_family: str, ctx: Context) -> Decimal:
-    """Requests a second per target accelerator / per current accelerator (catalog ratios; inf1 gains less)."""
+def _chip_units(instance: InstanceType, ctx: Context) -> Decimal:
+    """Throughput of one accelerator chip, in GPU (A10G-class) units: Inferentia2 and Trainium chips carry the
+    catalog's throughput ratio, an inf1 chip that ratio over inf2's gain on inf1 (its low end: small models,
+    the ones inf1 serves, gain least from inf2)."""
+    if not instance.neuron:
+        return Decimal(1)
     ratio = ctx.figure("inferentia2_inference_throughput_ratio", ctx.economics.inferentia2_inference_throughput_ratio)
-    if target_family == "inf1":
+    if instance.family == "inf1":
         inf1 = ctx.economics.inf2_vs_inf1_throughput_ratio
         ctx.figure("inf2_vs_inf1_throughput_ratio", inf1)
-        return ratio / (inf1.low or inf1.value)  # small CNN / encoder models gain least from inf2: its low end
+        return ratio / (inf1.low or inf1.value)
     return ratio
 
 
@@ -42,7 +47,8 @@ def _replica_memory_gib(inp: Inputs, ctx: Context) -> Decimal:
 
 
 def _sized(inp: Inputs, ctx: Context, target: InstanceType, price: Decimal, peak: Decimal) -> Option:
-    scale = _ratio_for(target.family, ctx) * target.accelerator_count / inp.current.accelerator_count
+    per_chip = _chip_units(target, ctx) / _chip_units(inp.current, ctx)
+    scale = per_chip * target.accelerator_count / inp.current.accelerator_count
     per_instance = inp.throughput * scale if inp.throughput is not None else None
     if per_instance is not None and inp.demand_rps is not None:
         count = ceil_div(inp.demand_rps * peak, per_instance)
@@ -158,17 +164,18 @@ def bedrock_serving(inp: Inputs, ctx: Context, found: Findings) -> Option | None
     if inp.monthly_requests is None:
         found.assumptions.append("Amazon Bedrock not priced: requests a day not given.")
         return None
-    tokens = inp.workload.tokens_per_request
-    if tokens is None:
-        default = ctx.planning("default_tokens_per_request")
-        found.assumptions.append(f"Tokens a request not given: {plain(default)} assumed to price Amazon Bedrock.")
+    if inp.workload.tokens_per_request is not None:
+        tokens = Decimal(inp.workload.tokens_per_request)
+    else:
+        tokens = ctx.planning("default_tokens_per_request")
+        found.assumptions.append(f"Tokens a request not given: {plain(tokens)} assumed to price Amazon Bedrock.")
     output = model.output_per_million if model.output_per_million is not None else model.input_per_million
     ctx.ledger.add(
         f"Amazon Bedrock {model.name} on-demand price",
         f"${plain(model.input_per_million)} in / ${plain(output)} out per 1M tokens",
         ctx.economics.sources[model.source],
     )
-    volume = inp.monthly_requests * (Decimal(tokens) if tokens is not None else default)
+    volume = inp.monthly_requests * tokens
     effort = ctx.data.targets.bedrock_effort
     option = Option(
         platform="bedrock",
@@ -197,7 +204,9 @@ def _bedrock_first(inp: Inputs, bedrock: Option, neuron: Option | None) -> bool:
             "Spiky traffic: a self-managed fleet must be sized for the peaks and idles between them; "
             "Amazon Bedrock bills only the tokens used."
         )
-    elif neuron is None or bedrock.monthly_cost < neuron.monthly_cost:
+    elif neuron is None:
+        bedrock.reason = "No Neuron instance can serve it; Amazon Bedrock serves this model family per token."
+    elif bedrock.monthly_cost < neuron.monthly_cost:
         bedrock.reason = "Low volume: pay-per-token on Amazon Bedrock costs less than an always-on accelerator fleet."
     else:
         return False

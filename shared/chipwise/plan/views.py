@@ -1,6 +1,6 @@
 """Rendering for the intake: the form page, the plan as a page, Markdown and emails, and the draft body.
 
-Templates receive the typed plan and a few labels; they never query anything. HTML is autoescaped by the one
+Templates receive the typed plan and a label helper; they never query anything. HTML is autoescaped by the one
 Jinja environment, Markdown escapes every intake value with the ``md`` filter, so HTML typed into any field
 comes out as text everywhere.
 """
@@ -13,7 +13,7 @@ from typing import Any
 
 from chipwise.catalog import get_catalog, get_model_families, get_regions
 from chipwise.plan import form
-from chipwise.plan.document import PlanDocument
+from chipwise.plan.document import PlanDocument, WorkloadPlan
 from chipwise.plan.intake import IntakeRequest
 from chipwise.render import render
 
@@ -26,12 +26,22 @@ PLATFORM_LABELS = {
 DEFAULT_HOME = "/intake"
 
 
+def target_of(line: WorkloadPlan) -> str:
+    """ "AWS Inferentia", or "Keep on AWS Inferentia" / "Stay on GPU" when the workload stays as it is."""
+    label = PLATFORM_LABELS[line.recommended_platform]
+    if line.action == "keep" and line.recommended_platform != "gpu":
+        return f"Keep on {label}"
+    return label
+
+
 def _choices() -> dict[str, list[str]]:
-    """What the form suggests: model families, accelerated instance types, regions the catalog can price."""
+    """What the form suggests: model families, priced accelerated instance types, regions the catalog can price."""
     catalog = get_catalog()
     return {
         "model_families": sorted(f.id for f in get_model_families().all() if f.id != "custom"),
-        "instance_types": sorted(t.name for t in catalog.all() if t.accelerated and not t.sagemaker),
+        "instance_types": sorted(
+            t.name for t in catalog.all() if t.accelerated and not t.sagemaker and catalog.price(t.name) is not None
+        ),
         "regions": sorted(r.code for r in get_regions().all() if r.multiplier is not None),
     }
 
@@ -67,14 +77,14 @@ def plan_page(plan: PlanDocument, *, permalink: str, home: str = DEFAULT_HOME, n
         plan=plan,
         permalink=permalink,
         home=home,
-        labels=PLATFORM_LABELS,
+        target_of=target_of,
         referral_json=referral_json(plan),
         nonce=nonce,
     )
 
 
 def plan_markdown(plan: PlanDocument) -> str:
-    return render("plan/plan.md.j2", plan=plan, labels=PLATFORM_LABELS)
+    return render("plan/plan.md.j2", plan=plan, target_of=target_of)
 
 
 def plan_json(plan: PlanDocument) -> str:
@@ -94,7 +104,7 @@ def _people(intake: IntakeRequest) -> dict[str, Any]:
 
 def contact_email(plan: PlanDocument, intake: IntakeRequest, link: str | None) -> tuple[str, str]:
     """(html, text) of the plan emailed to the contact."""
-    context = {"plan": plan, "labels": PLATFORM_LABELS, "link": link, **_people(intake)}
+    context = {"plan": plan, "target_of": target_of, "link": link, **_people(intake)}
     return render("plan/email.html.j2", **context), render("plan/email.txt.j2", **context)
 
 
@@ -102,7 +112,7 @@ def internal_email(plan: PlanDocument, intake: IntakeRequest, link: str | None) 
     """(html, text) of the advisory team's copy, with the partner-referral draft."""
     context = {
         "plan": plan,
-        "labels": PLATFORM_LABELS,
+        "target_of": target_of,
         "link": link,
         "referral_json": referral_json(plan),
         **_people(intake),

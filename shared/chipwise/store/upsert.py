@@ -32,14 +32,14 @@ def upsert(
     insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
     columns = list(rows[0])
     to_update = [c for c in columns if c not in conflict] if update is None else list(update)
+    stmt = insert(table)
+    if to_update:
+        stmt = stmt.on_conflict_do_update(index_elements=list(conflict), set_={c: stmt.excluded[c] for c in to_update})
+    else:
+        stmt = stmt.on_conflict_do_nothing(index_elements=list(conflict))
+    # One statement, compiled once, executed with many parameter sets (executemany): an order of magnitude
+    # faster than compiling a multi-row VALUES clause per chunk for the large rollup writes.
     chunk = max(1, _MAX_PARAMS // max(1, len(columns)))
     for start in range(0, len(rows), chunk):
-        stmt = insert(table).values(list(rows[start : start + chunk]))
-        if to_update:
-            stmt = stmt.on_conflict_do_update(
-                index_elements=list(conflict), set_={c: stmt.excluded[c] for c in to_update}
-            )
-        else:
-            stmt = stmt.on_conflict_do_nothing(index_elements=list(conflict))
-        session.execute(stmt)
+        session.execute(stmt, list(rows[start : start + chunk]))
     return len(rows)

@@ -11,6 +11,8 @@ from bench_harness import Bench, later, parse_result
 from chipwise.act.benchmarks.jobs import SPEC_HASH_TAG
 from chipwise.models.benchmark import BenchmarkParameters
 from chipwise.settings import get_settings
+from chipwise.store import session_scope
+from chipwise.store.tables import BenchmarkRun, Finding
 
 
 def test_submit_creates_the_job_with_queue_devices_parameters_and_tags(bench: Bench) -> None:
@@ -236,13 +238,12 @@ def test_a_second_dispatch_submits_nothing_new(bench: Bench) -> None:
     assert SPEC_HASH_TAG in definitions["jobDefinitions"][0]["tags"]
 
 
-def test_a_changed_job_definition_is_registered_as_a_new_revision(bench: Bench, monkeypatch: object) -> None:
+def test_a_changed_job_definition_is_registered_as_a_new_revision(bench: Bench) -> None:
     # Given a dispatch with the default image
     bench.add_finding()
     bench.dispatch()
     # When the image changes and a new finding is dispatched
-    new_settings = bench.settings.model_copy(update={"benchmark_image": "chipwise-benchmark-neuron:2"})
-    bench.settings = new_settings
+    bench.settings = bench.settings.model_copy(update={"benchmark_image": "chipwise-benchmark-neuron:2"})
     bench.add_finding(factories.finding("bert-ner-g6"))
     bench.dispatch()
     # Then revision 2 carries the new image and the job uses it
@@ -267,9 +268,6 @@ def test_a_stale_run_is_expired_and_retried(bench: Bench) -> None:
     finding = bench.add_finding()
     bench.dispatch()
     (run,) = bench.runs(finding.id)
-    from chipwise.store import session_scope
-    from chipwise.store.tables import BenchmarkRun
-
     with session_scope(bench.url) as session:
         stored = session.get(BenchmarkRun, run.id)
         assert stored is not None
@@ -317,9 +315,6 @@ def test_a_scan_that_overwrote_the_measurement_gets_it_back(bench: Bench) -> Non
     bench.write_result(run)
     bench.deliver(bench.event(run))
     # When the next scan re-upserts the finding (new evidence, estimate confidence, no measurement)
-    from chipwise.store import session_scope
-    from chipwise.store.tables import Finding
-
     with session_scope(bench.url) as session:
         stored = session.get(Finding, finding.id)
         assert stored is not None

@@ -50,14 +50,15 @@ class Seeded:
     arns: dict[str, str] = field(default_factory=dict)
 
 
-def seed_account(emulator: Emulator) -> Seeded:
+def seed_account(emulator: Emulator, cost_days: list[str] | None = None) -> Seeded:
+    """The account; Cost Explorer pages for ``cost_days`` (default: the two days before ``NOW``)."""
     seeded = Seeded()
     _instances(seeded)
     _endpoints(seeded)
     _training_jobs(seeded)
     _batch(seeded)
     emulator.seed_metrics(list(_points(seeded)))
-    emulator.inject_cost_and_usage(cost_pages())
+    emulator.inject_cost_and_usage(cost_pages(cost_days or DAYS))
     return seeded
 
 
@@ -217,11 +218,11 @@ def _gpu(instance_id: str, index: int) -> dict[str, str]:
     return {"InstanceId": instance_id, "index": str(index), "name": "NVIDIA A10G"}
 
 
-def cost_pages() -> list[dict[str, Any]]:
-    """The two GetCostAndUsage pages the scan's one query shape gets back (one day each)."""
+def cost_pages(days: list[str]) -> list[dict[str, Any]]:
+    """The GetCostAndUsage pages the scan's one query shape gets back (one day each)."""
     definitions = [{"Type": "DIMENSION", "Key": "SERVICE"}, {"Type": "DIMENSION", "Key": "USAGE_TYPE"}]
     pages = []
-    for n, day in enumerate(DAYS):
+    for n, day in enumerate(days):
         end = (datetime.fromisoformat(day) + timedelta(days=1)).date().isoformat()
         groups = [
             {
@@ -241,7 +242,7 @@ def cost_pages() -> list[dict[str, Any]]:
             "GroupDefinitions": definitions,
             "DimensionValueAttributes": [],
         }
-        if n == 0:
-            page["NextPageToken"] = "page-2"
+        if n < len(days) - 1:
+            page["NextPageToken"] = f"page-{n + 2}"
         pages.append(page)
     return pages

@@ -238,3 +238,17 @@ def test_an_unreachable_store_is_a_503_not_a_crash(
 def test_unknown_paths_are_404(invoke: Invoke) -> None:
     assert invoke(get("/wp-admin"))["statusCode"] == 404
     assert invoke(get("/"))["statusCode"] == 303
+
+
+def test_one_address_gets_a_limited_number_of_plan_emails_a_day(invoke: Invoke, use_db: str) -> None:
+    # Given more submissions for one contact address in a day than the limit
+    from chipwise.plan.service import MAX_PLAN_EMAILS_PER_ADDRESS_PER_DAY
+
+    for _ in range(MAX_PLAN_EMAILS_PER_ADDRESS_PER_DAY + 1):
+        assert invoke(load_event("post_json"))["statusCode"] == 201
+    # Then every plan is kept and the advisory team hears of each, but the address is not flooded
+    with get_session_factory(use_db)() as session:
+        recipients = list(session.scalars(select(OutboxMessage.recipient)))
+    assert counts(use_db)["plans"] == MAX_PLAN_EMAILS_PER_ADDRESS_PER_DAY + 1
+    assert recipients.count("ada@acme.example") == MAX_PLAN_EMAILS_PER_ADDRESS_PER_DAY
+    assert recipients.count("advisory@example.com") == MAX_PLAN_EMAILS_PER_ADDRESS_PER_DAY + 1

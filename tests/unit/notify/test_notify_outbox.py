@@ -79,6 +79,16 @@ def test_enqueue_rejects_bad_payloads(session: Session) -> None:
         ),
         ("fax", "S", dict(EMAIL), "unknown channel"),
     ]
+    with pytest.raises(InvalidInput, match="dedupe key is 1 to 256 characters"):
+        enqueue(
+            session,
+            channel="email",
+            kind="k",
+            recipient="a@example.com",
+            dedupe_key="k" * 257,
+            subject="S",
+            payload=dict(EMAIL),
+        )
     for channel, subject, payload, expected in cases:
         # When each is enqueued / Then it is refused with a reason naming the problem
         with pytest.raises(InvalidInput, match=expected):

@@ -7,6 +7,7 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
+from chipwise.act.notify.outbox import enqueue
 from chipwise.act.notify.runner import dedupe_key, handle_event, plan_notifications, run_notify
 from chipwise.settings import Settings
 from chipwise.store.tables import OutboxMessage
@@ -107,15 +108,27 @@ def test_the_next_digest_reports_what_changed_since_the_last(
 
 
 def test_dry_run_writes_nothing(db_url: str, session_factory: sessionmaker[Session]) -> None:
-    # Given the estate
+    # Given the estate and a message already waiting in the outbox
     with session_factory.begin() as session:
         estate(session)
+        waiting = enqueue(
+            session,
+            channel="email",
+            kind="plan",
+            recipient="founder@example.com",
+            dedupe_key="plan:1",
+            subject="Your plan",
+            payload={"html": "<p>plan</p>", "text": "plan"},
+            now=NOW,
+        )
+        assert waiting is not None
     senders = _senders()
     # When run as a dry run
     report = run_notify(_settings(db_url), now=NOW, dry_run=True, senders=senders, session_factory=session_factory)
-    # Then it says what it would send and sends and stores nothing
+    # Then it says what it would send (new and waiting) and sends and stores nothing
     assert len(report.planned) == 7 and report.enqueued == 0
-    assert _messages(session_factory) == []
+    assert [(m.id, m.subject) for m in report.due] == [(waiting.id, "Your plan")]
+    assert [m.status for m in _messages(session_factory)] == ["pending"]
     assert senders["email"].sent == []
 
 

@@ -235,3 +235,21 @@ def test_a_port_that_takes_longer_than_the_payback_limit_stays_on_the_gpu() -> N
     plan = only(plan_for(slow))
     assert plan.recommended_platform == "gpu"
     assert "to pay back" in plan.rationale
+
+
+def test_an_oversized_inferentia_fleet_is_rightsized_without_a_port() -> None:
+    # Given the worked example already on Inferentia2, with twice the instances it needs
+    fleet = workload(current_instance_type="inf2.xlarge", instance_count=6, current_throughput_per_instance=40)
+    plan = plan_for(fleet)
+    line = only(plan)
+    # Then fewer instances of the same type, no porting, and no "prove the path" steps
+    assert (line.action, line.recommended_instance_type, line.recommended_count) == ("move", "inf2.xlarge", 3)
+    assert line.porting_effort == "none" and line.break_even_months == 0.0
+    assert not any(step.startswith("Prove the path") for step in plan.steps)
+
+
+def test_a_right_sized_inferentia_fleet_is_kept() -> None:
+    fleet = workload(current_instance_type="inf2.xlarge", instance_count=3, current_throughput_per_instance=40)
+    line = only(plan_for(fleet))
+    assert (line.action, line.recommended_platform, line.recommended_count) == ("keep", "inferentia", 3)
+    assert line.monthly_savings_usd == 0 and "no saving" in line.rationale

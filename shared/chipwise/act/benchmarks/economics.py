@@ -206,7 +206,7 @@ def price_inference(
     units_per_month = demand.mean_per_second * SECONDS_PER_HOUR * HOURS_PER_MONTH / MILLION
     confirmed = saving > 0
     reason = (
-        f"measured: {count} × {target.priced_as} carry the observed peak at p95 {chosen.latency_p95_ms} ms"
+        f"{count} × {target.priced_as} carry the observed peak at p95 {chosen.latency_p95_ms} ms"
         if confirmed
         else f"no saving: {count} × {target.priced_as} cost ${cents(target_month):,} a month, "
         f"today ${cents(current_month):,}"
@@ -330,7 +330,7 @@ def price_training(
     run_cost = current.run_hours * current.count * current.price_usd_per_hour if current.run_hours else None
     confirmed = saving > 0
     reason = (
-        f"measured: {cents((1 - ratio) * 100)} % less per trained model on {target.priced_as}"
+        f"{cents((1 - ratio) * 100)} % less per trained model on {target.priced_as}"
         if confirmed
         else f"no saving: {target.priced_as} costs {cents((ratio - 1) * 100)} % more per trained model"
     )

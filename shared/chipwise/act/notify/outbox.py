@@ -36,6 +36,7 @@ MAX_BACKOFF = timedelta(hours=6)
 SLACK_MAX_BLOCKS = 50
 SLACK_MAX_SECTION_TEXT = 3000
 _ERROR_LIMIT = 2000  # characters of last_error kept
+MAX_DEDUPE_KEY = 256  # the column's width
 
 
 # --- payloads ----------------------------------------------------------------------------------------------
@@ -131,6 +132,8 @@ def enqueue(
 
     The caller owns the transaction: the row exists once the caller commits.
     """
+    if not 0 < len(dedupe_key) <= MAX_DEDUPE_KEY:
+        raise InvalidInput(f"a dedupe key is 1 to {MAX_DEDUPE_KEY} characters, got {len(dedupe_key)}")
     if channel == "email" and not payload.get("to"):
         payload = {**payload, "to": [recipient]}
     stored = validate_payload(channel, subject, payload)

@@ -34,7 +34,16 @@ from chipwise.act.notify.digest import (
     build_digest,
     load_snapshot,
 )
-from chipwise.act.notify.outbox import Channel, DrainReport, Sender, drain, due_ids, enqueue, existing_keys
+from chipwise.act.notify.outbox import (
+    MAX_DEDUPE_KEY,
+    Channel,
+    DrainReport,
+    Sender,
+    drain,
+    due_ids,
+    enqueue,
+    existing_keys,
+)
 from chipwise.models.scan import SCAN_COMPLETED_DETAIL_TYPE, SCAN_COMPLETED_SOURCE, ScanCompleted
 from chipwise.observability import logger
 from chipwise.render import money, render
@@ -44,7 +53,6 @@ from chipwise.store.session import get_session_factory
 from chipwise.store.tables import OutboxMessage
 
 FIRST_DIGEST_LOOKBACK = timedelta(days=1)  # "since the last digest" when there has never been one
-_MAX_KEY = 256
 
 
 @dataclass(frozen=True)
@@ -76,7 +84,7 @@ class NotifyReport:
             "dry_run": self.dry_run,
             "planned": len(self.planned),
             "enqueued": self.enqueued,
-            "already_due": len(self.due),
+            "already_due": len(self.due),  # dry runs only
             **self.drained.as_dict(),
         }
 
@@ -89,9 +97,9 @@ class NotifyReport:
 def dedupe_key(*parts: str) -> str:
     """``parts`` joined with ":"; hashed at the end when an address would make it longer than the column."""
     key = ":".join(parts)
-    if len(key) <= _MAX_KEY:
+    if len(key) <= MAX_DEDUPE_KEY:
         return key
-    return key[: _MAX_KEY - 65] + ":" + hashlib.sha256(key.encode()).hexdigest()
+    return key[: MAX_DEDUPE_KEY - 65] + ":" + hashlib.sha256(key.encode()).hexdigest()
 
 
 def slack_recipient(settings: Settings) -> str:
@@ -292,10 +300,10 @@ def run_notify(
             alerts=alerts,
             new_finding_ids=new_finding_ids,
         )
-        channels = ["email", "slack"] if slack_enabled else ["email"]
-        due = due_ids(session, now=when, channels=channels, limit=500)
-        report.due = [m for m in (session.get(OutboxMessage, i) for i in due) if m is not None]
-        if dry_run:
+        if dry_run:  # also list what is already waiting in the outbox, then write nothing
+            channels = ["email", "slack"] if slack_enabled else ["email"]
+            due = due_ids(session, now=when, channels=channels, limit=500)
+            report.due = [m for m in (session.get(OutboxMessage, i) for i in due) if m is not None]
             session.expunge_all()  # keep the loaded rows readable after the rollback
             session.rollback()
             return report

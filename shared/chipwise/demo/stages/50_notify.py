@@ -16,6 +16,7 @@ from chipwise.act.notify.slack import SlackWebhookSender, resolve_webhook_url
 from chipwise.act.notify.webhook_sink import WebhookSink
 from chipwise.aws import aws_context
 from chipwise.demo.runner import DemoContext, Stage
+from chipwise.render import money
 from chipwise.settings import Settings, get_settings
 from chipwise.store.session import get_session_factory
 from chipwise.store.tables import OutboxMessage
@@ -79,19 +80,22 @@ def _run(ctx: DemoContext) -> None:
     mail = ctx.emulator.sent_emails()
     ctx.results["notify"] = {"report": report.as_dict(), "emails": len(mail), "slack": len(slack_bodies)}
     figures = drafts.drafts.figures
+    written = [name for name in ("digest.html", "digest.txt") if (ctx.out_dir / name).exists()]
+    written += ["slack/*.json"] if slack_bodies else []
     ctx.summary.append(
         (
             "Notifications",
-            f"{len(mail)} emails read back from the emulator's SES (digests, alerts and the drafts review), "
-            f"{len(slack_bodies)} Slack messages to a local webhook; {len(report.drained.failed)} failed; "
-            f"digest.html, digest.txt and slack/*.json written",
+            f"{len(mail)} email(s) read back from the emulator's SES (digests, alerts and the drafts review), "
+            f"{len(slack_bodies)} Slack message(s) to a local webhook, {len(report.drained.failed)} failed; "
+            + (f"wrote {', '.join(written)}" if written else "no findings, so no digest"),
         )
     )
     ctx.summary.append(
         (
             "Drafts",
             f"credits application and partner referral for {figures.company}: accelerator spend "
-            f"${figures.monthly_accelerator_spend_usd:,.0f}/mo, savings ${figures.monthly_savings_usd:,.0f}/mo, "
+            f"{money(figures.monthly_accelerator_spend_usd, 0)}/mo, "
+            f"savings {money(figures.monthly_savings_usd, 0)}/mo, "
             f"{sum(1 for m in drafts.drafts.programs if m.eligible)} programs that fit (drafts/*; nothing submitted)",
         )
     )

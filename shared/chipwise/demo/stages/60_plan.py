@@ -29,7 +29,7 @@ def sample_intake_text() -> str:
 
 
 def _summary(plan: PlanDocument, emailed: int) -> str:
-    moves = ", ".join(f"{w.name} → {w.recommended_platform}" for w in plan.workloads if w.recommended_platform != "gpu")
+    moves = ", ".join(f"{w.name} → {w.recommended_platform}" for w in plan.workloads if w.action == "move")
     eligible = sum(1 for c in plan.credits if c.eligible)
     return (
         f"{plan.company}: {money(plan.total_monthly_savings_usd)} a month to save ({moves}), porting "

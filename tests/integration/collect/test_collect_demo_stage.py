@@ -1,0 +1,54 @@
+"""Demo stage 20: the demo account's neuron-monitor reports and scan, as `chipwise demo` shows them."""
+
+from __future__ import annotations
+
+import importlib
+import io
+import json
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+from chipwise.demo.account import demo_resources
+from chipwise.demo.runner import DemoContext
+from chipwise.emulator import Emulator
+from chipwise.models.scan import ScanDocument
+from chipwise.store import get_session_factory
+from chipwise.store.tables import MetricCoverage, Resource
+from rich.console import Console
+from sqlalchemy import select
+
+
+def test_stage_20_collects_the_demo_account(
+    aws: Emulator, sqlite_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given the demo account seeded by stage 10, the demo's store in the environment as `chipwise demo` sets it
+    monkeypatch.setenv("CHIPWISE_DATABASE_URL", sqlite_url)
+    ctx = DemoContext(out_dir=tmp_path, database_url=sqlite_url, emulator=aws, console=Console(file=io.StringIO()))
+    importlib.import_module("chipwise.demo.stages.10_seed").STAGE.run(ctx)
+    # When stage 20 runs
+    importlib.import_module("chipwise.demo.stages.20_scan").STAGE.run(ctx)
+    # Then the scan document is written and shared, with every accelerator resource and every dollar
+    document: ScanDocument = ctx.results["scan"]
+    assert json.loads((tmp_path / "scan.json").read_text()) == document.model_dump(mode="json")
+    accelerated = {r.name for r in demo_resources() if r.kind != "ec2_instance" or r.instance_type[0] not in "mcrt"}
+    assert {r.name for r in document.resources} == accelerated
+    cent = Decimal("0.01")
+    assert document.costs.total_usd.quantize(cent) == ctx.results["seeded"].total_cost.quantize(cent)
+    # And every neuron-monitor object was ingested, the cut-off line reported, the rest kept
+    neuron = ctx.results["neuron_ingest"]
+    assert neuron and all(r.accepted for r in neuron)
+    assert [m.line for r in neuron for m in r.malformed] == [4]
+    with get_session_factory(sqlite_url)() as session:
+        rows = session.execute(
+            select(Resource.name, MetricCoverage.exists)
+            .join(MetricCoverage, MetricCoverage.resource_id == Resource.id)
+            .where(MetricCoverage.namespace == "neuron-monitor")
+        ).all()
+    reporting = {name for name, exists in rows if exists}
+    assert reporting == {
+        r.name for r in demo_resources() if r.kind == "ec2_instance" and r.neuron is not None and not r.eks_cluster
+    }
+    assert "inf1-legacy-no-agent" in {name for name, exists in rows if not exists}
+    labels = dict(ctx.summary)
+    assert "malformed" in labels["Neuron telemetry"] and "GetMetricData" in labels["Scan"]
