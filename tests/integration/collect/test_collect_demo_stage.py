@@ -9,6 +9,7 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
+from chipwise.catalog import platform_of
 from chipwise.demo.account import demo_resources
 from chipwise.demo.runner import DemoContext
 from chipwise.emulator import Emulator
@@ -31,7 +32,9 @@ def test_stage_20_collects_the_demo_account(
     # Then the scan document is written and shared, with every accelerator resource and every dollar
     document: ScanDocument = ctx.results["scan"]
     assert json.loads((tmp_path / "scan.json").read_text()) == document.model_dump(mode="json")
-    accelerated = {r.name for r in demo_resources() if r.kind != "ec2_instance" or r.instance_type[0] not in "mcrt"}
+    accelerated = {
+        r.name for r in demo_resources() if r.kind != "ec2_instance" or platform_of(r.instance_type) != "cpu"
+    }
     assert {r.name for r in document.resources} == accelerated
     cent = Decimal("0.01")
     assert document.costs.total_usd.quantize(cent) == ctx.results["seeded"].total_cost.quantize(cent)
