@@ -211,7 +211,7 @@ def write_result(result: BenchmarkResult, uri: str, *, output: Path | None = Non
 
 def default_runner(parameters: BenchmarkParameters) -> ModelRunner:
     """The framework runner named by ``--runner`` (imported lazily: only the container has the SDKs)."""
-    from neuron_runners import create_runner  # type: ignore[import-not-found]  # beside this file in the image
+    from neuron_runners import create_runner  # type: ignore[import-not-found,unused-ignore]  # beside this file
 
     runner: ModelRunner = create_runner(parameters)
     return runner

@@ -42,7 +42,7 @@ def installed_versions() -> dict[str, str]:
 
 class _Base:
     def __init__(self, parameters: BenchmarkParameters) -> None:
-        import torch
+        import torch  # type: ignore[import-not-found]  # the container has it
 
         self.parameters = parameters
         self.torch: Any = torch
@@ -60,7 +60,7 @@ class OptimumNeuronRunner(_Base):
     """Hugging Face Optimum Neuron: export (compile) for the shape, then ``generate`` or a forward pass."""
 
     def prepare(self, shape: Shape) -> None:
-        import optimum.neuron as neuron
+        import optimum.neuron as neuron  # type: ignore[import-not-found]  # the container has it
 
         p = self.parameters
         if p.task == "text-generation":
@@ -100,7 +100,7 @@ class VllmNeuronRunner(_Base):
     submitting exactly one batch per request."""
 
     def prepare(self, shape: Shape) -> None:
-        from vllm import LLM, SamplingParams
+        from vllm import LLM, SamplingParams  # type: ignore[import-not-found]  # the container has it
 
         length = shape.sequence_length + shape.output_tokens
         self.model = LLM(
@@ -125,8 +125,8 @@ class TorchNeuronxTrainingRunner(_Base):
     do: such a shape fails to prepare and is reported as skipped."""
 
     def prepare(self, shape: Shape) -> None:
-        import torch_xla.core.xla_model as xm
-        from transformers import AutoModelForCausalLM
+        import torch_xla.core.xla_model as xm  # type: ignore[import-not-found]  # the container has it
+        from transformers import AutoModelForCausalLM  # type: ignore[import-not-found]  # the container has it
 
         self.xm: Any = xm
         device = xm.xla_device()
@@ -152,7 +152,7 @@ class CudaRunner(_Base):
     """The paired GPU baseline: the same task and shapes with Hugging Face Transformers on CUDA."""
 
     def prepare(self, shape: Shape) -> None:
-        import transformers
+        import transformers  # type: ignore[import-not-found,unused-ignore]  # the container has it
 
         p = self.parameters
         if p.task in ("text-generation", "training"):

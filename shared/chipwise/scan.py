@@ -109,6 +109,7 @@ class _Run:
     metric_end: datetime
     cost_start: date
     cost_end: date
+    lookback_days: int
     errors: list[ScanError] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
     resources: list[CollectedResource] = field(default_factory=list)
@@ -161,6 +162,7 @@ def run_scan(
         metric_end=metric_end,
         cost_start=cost_end - timedelta(days=lookback),
         cost_end=cost_end,
+        lookback_days=lookback,
     )
     notify = on_stage or (lambda _stage: None)
     _open_scan(session_factory, run)
@@ -298,7 +300,15 @@ def _evaluate_rules(session_factory: sessionmaker[Session], run: _Run) -> list[F
         from chipwise.rules import evaluate_account
 
         with session_factory.begin() as session:
-            return list(evaluate_account(session, account_id=run.account_id, region=run.region, now=run.now))
+            findings = evaluate_account(
+                session,
+                account_id=run.account_id,
+                region=run.region,
+                now=run.now,
+                lookback_days=run.lookback_days,
+                scan_id=run.scan_id,
+            )
+            return list(findings)
     except Exception as exc:  # a rule bug must not lose the collected data: recorded, the scan is partial
         logger().exception("rules failed")
         run.fail("rules", exc)

@@ -6,7 +6,7 @@ import os
 from decimal import Decimal
 from functools import lru_cache
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic_settings import (
@@ -108,6 +108,10 @@ class Settings(BaseSettings):
     event_bus_name: str = Field("chipwise", description="EventBridge bus for Chipwise events.")
     scan_queue_url: str | None = Field(None, description="SQS queue the dispatcher fans scans out to.")
     batch_queues: BatchQueues = Field(default_factory=BatchQueues)
+    rules: dict[str, dict[str, Any]] = Field(
+        default_factory=dict,
+        description="Rule thresholds by rule id ([rules.<rule_id>] in chipwise.toml); `chipwise rules` lists them.",
+    )
 
     @field_validator("regions", "account_ids", "email_recipients", mode="before")
     @classmethod

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Any
+from typing import Any, get_args
 
 import typer
 from rich.table import Table
@@ -12,7 +12,8 @@ from chipwise.act.benchmarks.dispatch import DispatchReport, dispatch_benchmarks
 from chipwise.act.benchmarks.results import Clients
 from chipwise.act.benchmarks.runs import list_runs, run_summary
 from chipwise.cli.common import err, out, print_json, settings, store_session
-from chipwise.errors import NotFound
+from chipwise.errors import InvalidInput, NotFound
+from chipwise.models.benchmark import BenchmarkParameters, RunStatus
 from chipwise.render import money
 from chipwise.store.tables import BenchmarkRun, Recommendation
 
@@ -67,6 +68,9 @@ def _print_report(report: DispatchReport) -> None:
             last,
         )
     out.print(table)
+    if report.dry_run:
+        for planned in report.planned:
+            out.print(f"  {planned.resource_name} ({planned.role}): {_describe(planned.parameters)}", highlight=False)
     for failed in report.failed:
         err.print(f"[red]submission failed[/] for run {failed.run_id}: {failed.failure_reason}", highlight=False)
     if report.skipped:
@@ -82,6 +86,13 @@ def _print_report(report: DispatchReport) -> None:
         )
 
 
+def _describe(p: BenchmarkParameters) -> str:
+    """The benchmark a job would run, in one line."""
+    shapes = f"batch {','.join(map(str, p.batch_sizes))} × seq {','.join(map(str, p.sequence_lengths))}"
+    latency = f", p95 target {p.latency_target_ms} ms" if p.latency_target_ms else ""
+    return f"{p.model_id} ({p.task}, {p.runner}) on {p.instance_type}, {shapes}{latency} -> {p.result_uri}"
+
+
 @benchmarks_app.command("list")
 def list_command(
     account: str | None = typer.Option(None, "--account", help="Only runs for findings of this AWS account."),
@@ -91,6 +102,8 @@ def list_command(
     as_json: bool = typer.Option(False, "--json", help="Machine-readable output on stdout."),
 ) -> None:
     """Benchmark runs, newest first."""
+    if status is not None and status not in get_args(RunStatus):
+        raise InvalidInput(f"--status {status!r}: use one of {', '.join(get_args(RunStatus))}")
     with store_session() as session:
         runs = list_runs(session, account_id=account, status=status, finding_id=finding, limit=limit)
         rows = [run_summary(r) for r in runs]

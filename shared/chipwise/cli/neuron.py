@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -21,9 +22,7 @@ from chipwise.store import ensure_schema, get_session_factory
 
 
 def neuron_agent_command(ctx: typer.Context) -> None:
-    """Ship neuron-monitor reports from stdin to CloudWatch (Chipwise/Neuron) or S3: `neuron-monitor | chipwise
-    neuron-agent --to cloudwatch`. Standard library only; the same as `python -m chipwise.neuron_agent`
-    (`chipwise neuron-agent --help` for its options)."""
+    """Ship neuron-monitor reports to CloudWatch or S3 (the host agent; `python -m chipwise.neuron_agent`)."""
     raise typer.Exit(neuron_agent.main(list(ctx.args)))
 
 
@@ -39,6 +38,7 @@ def ingest_neuron_command(
     ensure_schema(cfg.database_url)
     factory = get_session_factory(cfg.database_url)
     aws = aws_context(cfg.region)
+    home = functools.cache(aws.account_id)  # the fallback account, asked at most once
     results: list[NeuronIngestResult] = []
     if source.startswith("s3://"):
         bucket, _, prefix = source[len("s3://") :].partition("/")
@@ -48,11 +48,11 @@ def ingest_neuron_command(
         with progress() as bar:
             task = bar.add_task("ingesting", total=len(refs))
             for ref in refs:
-                results.append(ingest_object(aws, factory, ref, account_id=account))
+                results.append(ingest_object(aws, factory, ref, account_id=account, home_account=home))
                 bar.advance(task)
     else:
         for path in _files(Path(source)):
-            results.append(_ingest_file(path, factory, account, aws.account_id))
+            results.append(_ingest_file(path, factory, account, home))
     if json_output:
         print_json([r.model_dump(mode="json") for r in results])
     else:

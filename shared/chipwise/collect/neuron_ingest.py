@@ -10,6 +10,7 @@ inventory (the instance's ARN), else it is the account the ingester runs in.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
@@ -101,6 +102,7 @@ def ingest_object(
     ref: ObjectRef,
     *,
     account_id: str | None = None,
+    home_account: Callable[[], str] | None = None,
 ) -> NeuronIngestResult:
     """One S3 object of reports; a rejected object comes back with ``accepted=False`` and the reason, logged."""
     key_account, key_instance = ids_from_key(ref.key)
@@ -115,7 +117,7 @@ def ingest_object(
             account_id=account_id or key_account,
             default_instance_id=key_instance,
             default_time=response.get("LastModified"),
-            home_account=aws.account_id,
+            home_account=home_account or aws.account_id,
         )
     except (InvalidInput, ValueError, ClientError, BotoCoreError) as exc:
         reason = _describe(exc)
@@ -141,7 +143,8 @@ def ingest_refs(
     aws: AwsContext, session_factory: sessionmaker[Session], refs: Iterable[ObjectRef], account_id: str | None = None
 ) -> list[NeuronIngestResult]:
     """Every object in turn; one failing object never stops the rest."""
-    return [ingest_object(aws, session_factory, ref, account_id=account_id) for ref in refs]
+    home = functools.cache(aws.account_id)  # asked once, only if some object's account is not known otherwise
+    return [ingest_object(aws, session_factory, ref, account_id=account_id, home_account=home) for ref in refs]
 
 
 def ingest_prefix(

@@ -23,7 +23,7 @@ from pydantic import (
     model_validator,
 )
 
-RESULT_SCHEMA_VERSION = 1
+RESULT_SCHEMA_VERSION: Literal[1] = 1
 RESULT_MAX_BYTES = 1_000_000  # a result is a few KiB; anything this big is not one
 RESULT_FILE_NAME = "result.json"
 

@@ -46,19 +46,25 @@ def test_the_dispatch_lambda_benchmarks_the_scanned_account(bench: Bench, lambda
 
 
 def test_the_dispatch_lambda_rejects_a_malformed_event(bench: Bench, lambda_context: Any) -> None:
+    # Given an eligible finding and a ScanCompleted event without its account
     bench.add_finding()
+    # When the Lambda gets it
     response = _handler("benchmark_dispatch").handler(
         factories.sample_event("benchmark_dispatch/malformed"), lambda_context
     )
+    # Then it is rejected with the reason, and nothing is submitted
     assert response["status"] == "rejected" and "account_id" in response["reason"]
     assert bench.runs() == []
 
 
 def test_a_failed_scan_dispatches_nothing(bench: Bench, lambda_context: Any) -> None:
+    # Given an eligible finding and a failed scan
     bench.add_finding()
     event = factories.sample_event("benchmark_dispatch/scan_completed")
     event["detail"]["status"] = "failed"
+    # When the ScanCompleted event arrives
     response = _handler("benchmark_dispatch").handler(event, lambda_context)
+    # Then nothing is dispatched (the findings are stale)
     assert response["status"] == "skipped" and bench.runs() == []
 
 
@@ -76,9 +82,11 @@ def test_the_result_lambda_records_a_state_change(bench: Bench, lambda_context: 
 
 
 def test_the_result_lambda_rejects_a_malformed_event_without_raising(bench: Bench, lambda_context: Any) -> None:
+    # When the Lambda gets the malformed sample event
     response = _handler("benchmark_result").handler(
         factories.sample_event("benchmark_result/malformed"), lambda_context
     )
+    # Then it is rejected with the reason (no exception: a retry would not help)
     assert response["status"] == "rejected"
     assert "jobId" in response["reason"] and "status" in response["reason"]
 
@@ -204,8 +212,11 @@ def test_a_training_finding_is_priced_per_trained_model(bench: Bench) -> None:
 
 
 def test_submit_dry_run_prints_the_plan_and_touches_nothing(bench: Bench, capsys: pytest.CaptureFixture[str]) -> None:
+    # Given an eligible finding
     finding = bench.add_finding()
+    # When `chipwise benchmarks submit --dry-run --json` runs
     assert main(["benchmarks", "submit", "--dry-run", "--json"]) == 0
+    # Then the plan is printed and neither the store nor Batch changed
     plan = json.loads(capsys.readouterr().out)
     assert plan["dry_run"] is True and plan["submitted"] == []
     (planned,) = plan["planned"]
@@ -237,6 +248,13 @@ def test_submit_list_and_show(bench: Bench, capsys: pytest.CaptureFixture[str]) 
 
 
 def test_show_an_unknown_run_is_one_line(bench: Bench, capsys: pytest.CaptureFixture[str]) -> None:
+    # When an unknown run is shown, Then the command fails with one line
     assert main(["benchmarks", "show", "nope"]) == 1
     err = capsys.readouterr().err
     assert "no benchmark run 'nope'" in err and "Traceback" not in err
+
+
+def test_list_rejects_an_unknown_status(bench: Bench, capsys: pytest.CaptureFixture[str]) -> None:
+    # When the status filter is not a run status, Then the command names the valid ones
+    assert main(["benchmarks", "list", "--status", "done"]) == 1
+    assert "use one of submitted, running, succeeded, failed, expired" in capsys.readouterr().err

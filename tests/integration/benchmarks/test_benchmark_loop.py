@@ -15,7 +15,8 @@ from chipwise.store import session_scope
 from chipwise.store.tables import BenchmarkRun, Finding
 
 
-def test_submit_creates_the_job_with_queue_devices_parameters_and_tags(bench: Bench) -> None:
+def test_submit_creates_the_job_with_queue_devices_parameters_and_tags(bench_db: Bench) -> None:
+    bench = bench_db
     # Given a right-sizing finding that moves an ml.inf2.48xlarge endpoint to ml.inf2.24xlarge
     finding = bench.add_finding(
         factories.finding(
@@ -68,7 +69,8 @@ def test_submit_creates_the_job_with_queue_devices_parameters_and_tags(bench: Be
     assert run.expires_at is not None and run.expires_at > run.submitted_at
 
 
-def test_a_succeeded_job_with_its_result_replaces_the_estimate(bench: Bench) -> None:
+def test_a_succeeded_job_with_its_result_replaces_the_estimate(bench_db: Bench) -> None:
+    bench = bench_db
     # Given a submitted benchmark for chat-mistral-g5 and the result file the job wrote
     finding = bench.add_finding()
     bench.dispatch()
@@ -130,7 +132,8 @@ def test_a_target_that_misses_the_latency_target_is_withdrawn_with_the_reason(be
     assert updated.evidence["benchmark"]["status"] == "withdrawn"
 
 
-def test_a_failed_job_is_stored_retried_and_finally_given_up(bench: Bench) -> None:
+def test_a_failed_job_is_stored_retried_and_finally_given_up(bench_db: Bench) -> None:
+    bench = bench_db
     # Given a submitted benchmark and at most 3 attempts
     finding = bench.add_finding()
     bench.dispatch()
@@ -177,7 +180,8 @@ def test_a_timed_out_job_is_retried_and_then_measured(bench: Bench) -> None:
     assert recommendation.benchmark_run_id == second.id
 
 
-def test_a_malformed_result_is_rejected_and_the_estimate_kept(bench: Bench) -> None:
+def test_a_malformed_result_is_rejected_and_the_estimate_kept(bench_db: Bench) -> None:
+    bench = bench_db
     # Given a job that wrote a result file with a negative throughput
     finding = bench.add_finding()
     bench.dispatch()
@@ -202,25 +206,32 @@ def test_a_malformed_result_is_rejected_and_the_estimate_kept(bench: Bench) -> N
 
 
 def test_a_missing_result_file_is_rejected(bench: Bench) -> None:
+    # Given a job that succeeded without writing its result
     finding = bench.add_finding()
     bench.dispatch()
     (run,) = bench.runs(finding.id)
+    # When its event arrives
     outcome = bench.deliver(bench.event(run))
+    # Then the result is rejected and nothing is priced
     assert outcome.reason == f"result rejected: no result file at {run.result_uri}"
     assert bench.recommendations(finding.id) == []
 
 
 def test_a_result_written_for_another_run_is_rejected(bench: Bench) -> None:
+    # Given a result file at the run's location that belongs to another run
     finding = bench.add_finding()
     bench.dispatch()
     (run,) = bench.runs(finding.id)
     stray = factories.result(factories.parameters(finding.id))  # another run id
     bench.write_result(run, text=stray.model_dump_json())
+    # When the job succeeds
     outcome = bench.deliver(bench.event(run))
+    # Then the stray result is rejected
     assert outcome.reason is not None and "run_id" in outcome.reason
 
 
-def test_a_second_dispatch_submits_nothing_new(bench: Bench) -> None:
+def test_a_second_dispatch_submits_nothing_new(bench_db: Bench) -> None:
+    bench = bench_db
     # Given two eligible findings, dispatched once
     first = bench.add_finding()
     second = bench.add_finding(factories.finding("bert-ner-g6"))
@@ -256,14 +267,18 @@ def test_a_changed_job_definition_is_registered_as_a_new_revision(bench: Bench) 
 
 
 def test_small_and_non_migration_findings_are_not_benchmarked(bench: Bench) -> None:
+    # Given a small saving, a rule that needs no benchmark and a suppressed finding
     bench.add_finding(factories.finding(estimated_monthly_savings_usd=Decimal("150")))  # below $200
     bench.add_finding(factories.finding("idle-box", rule_id="inferentia_idle"))
     bench.add_finding(factories.finding("suppressed", status="suppressed"))
+    # When dispatched
     report = bench.dispatch()
+    # Then none of them is even considered
     assert report.planned == [] and report.submitted == [] and report.skipped == []
 
 
-def test_a_stale_run_is_expired_and_retried(bench: Bench) -> None:
+def test_a_stale_run_is_expired_and_retried(bench_db: Bench) -> None:
+    bench = bench_db
     # Given a run whose job Batch no longer knows (its event never came)
     finding = bench.add_finding()
     bench.dispatch()
@@ -298,16 +313,20 @@ def test_a_missed_success_event_is_caught_up_by_the_sweep(bench: Bench) -> None:
 
 
 def test_a_running_event_marks_the_run_running(bench: Bench) -> None:
+    # Given a submitted run
     finding = bench.add_finding()
     bench.dispatch()
     (run,) = bench.runs(finding.id)
+    # When Batch reports it RUNNING
     outcome = bench.deliver(bench.event(run, status="RUNNING"))
+    # Then the run is running, and still blocks a second submission
     assert outcome.run_status == "running"
     assert bench.run(run.id).status == "running"
     assert "already running" in bench.dispatch().skipped[0].reason
 
 
-def test_a_scan_that_overwrote_the_measurement_gets_it_back(bench: Bench) -> None:
+def test_a_scan_that_overwrote_the_measurement_gets_it_back(bench_db: Bench) -> None:
+    bench = bench_db
     # Given a measured finding
     finding = bench.add_finding()
     bench.dispatch()

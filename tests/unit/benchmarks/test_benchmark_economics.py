@@ -12,12 +12,10 @@ from chipwise.act.benchmarks.economics import (
     Policy,
     Target,
     best_within,
-    cost_per_million,
-    instances_needed,
-    monthly_cost,
     price_inference,
     price_training,
 )
+from chipwise.analyse.economics import cost_per_million, instances_needed, monthly_cost
 from chipwise.catalog import get_catalog, get_economics
 from chipwise.models.benchmark import Measurement
 
@@ -39,7 +37,7 @@ def within(actual: Decimal, expected: Decimal, tolerance: Decimal) -> bool:
 def test_neurons_published_example_inf2_48xlarge_at_649_tokens_per_second() -> None:
     # Given an inf2.48xlarge at $12.98/h producing 649 tokens/s (Neuron's published example)
     # When the cost of a million tokens is computed
-    cost = cost_per_million(Decimal(649), Decimal("12.98"))
+    cost = cost_per_million(Decimal("12.98"), Decimal(649))
     # Then it is ≈ $5.56 (1e6 ÷ 649 × 12.98 ÷ 3600 = 5.5556)
     assert cost.quantize(Decimal("0.01")) == Decimal("5.56")
     assert cost.quantize(Decimal("0.0001")) == Decimal("5.5556")
@@ -50,12 +48,13 @@ def test_the_catalog_price_of_inf2_48xlarge_gives_the_same_figure() -> None:
     price = get_catalog().price("inf2.48xlarge")
     assert price is not None
     # When / Then
-    assert cost_per_million(Decimal(649), price).quantize(Decimal("0.01")) == Decimal("5.56")
+    assert cost_per_million(price, Decimal(649)).quantize(Decimal("0.01")) == Decimal("5.56")
 
 
 def test_a_zero_throughput_cannot_be_priced() -> None:
+    # When a throughput of zero is priced, Then it is refused (the cost would be unbounded)
     with pytest.raises(ValueError, match="positive"):
-        cost_per_million(Decimal(0), Decimal(1))
+        cost_per_million(Decimal(1), Decimal(0))
 
 
 @pytest.mark.parametrize(
@@ -69,6 +68,7 @@ def test_a_zero_throughput_cannot_be_priced() -> None:
     ],
 )
 def test_instances_needed(peak: Decimal, capacity: Decimal, headroom: Decimal, expected: int) -> None:
+    # When the peak is divided by the capacity with headroom, Then the count is rounded up, never zero
     assert instances_needed(peak, capacity, headroom) == expected
 
 
@@ -170,9 +170,11 @@ def test_a_target_that_costs_more_than_today_is_withdrawn() -> None:
 
 
 def test_without_observed_traffic_the_estimate_stands() -> None:
+    # When a result is priced without observed traffic
     priced = price_inference(
         result(parameters()), demand=None, current=MISTRAL_TODAY, target=INF2_XLARGE_SAGEMAKER, policy=POLICY
     )
+    # Then nothing can be sized: the estimate stands, the cost per 1M is still reported
     assert priced.verdict == "inconclusive"
     assert priced.monthly_savings_usd is None
     assert priced.cost_per_million_usd == Decimal("3.1250")  # the fastest shape: 1e6 ÷ 88 × 0.99 ÷ 3600
@@ -200,7 +202,9 @@ def test_a_paired_gpu_baseline_replaces_an_oversized_bill() -> None:
 
 
 def test_best_within_prefers_throughput_then_latency() -> None:
+    # Given two shapes with the same throughput and a faster, slower one
     shapes = [measurement(4, "40", "80"), measurement(8, "40", "70"), measurement(16, "90", "200")]
+    # When / Then: the faster of equals within the limit; the fastest without one; none when nothing fits
     assert best_within(shapes, "requests", Decimal(100)) == shapes[1]
     assert best_within(shapes, "requests", None) == shapes[2]
     assert best_within(shapes, "tokens", None) is None  # nothing measured in tokens
@@ -264,20 +268,26 @@ def test_the_worked_training_example_costs_2196_dollars() -> None:
 
 
 def test_a_slower_per_dollar_training_run_is_withdrawn() -> None:
+    # Given 8,000 tokens/s on trn1.32xlarge against 10,000 observed on p4d.24xlarge at a similar price
     trn = result(
         parameters(task="training", instance_type="trn1.32xlarge", priced_as="trn1.32xlarge"), _training("8000")
     )
+    # When priced
     priced = price_training(trn, current=P4D_TODAY, target=TRN1, observed_tokens_per_second=Decimal(10_000))
+    # Then it costs more per trained model: withdrawn
     assert priced.verdict == "withdrawn"
     assert priced.monthly_savings_usd is not None and priced.monthly_savings_usd < 0
     assert "more per trained model" in priced.reason
 
 
 def test_training_without_a_gpu_throughput_is_inconclusive() -> None:
+    # Given a Trainium measurement and no GPU throughput (no baseline run, nothing observed)
     trn = result(
         parameters(task="training", instance_type="trn1.32xlarge", priced_as="trn1.32xlarge"), _training("16000")
     )
+    # When priced
     priced = price_training(trn, current=P4D_TODAY, target=TRN1)
+    # Then the estimate stands, saying how to get a baseline
     assert priced.verdict == "inconclusive"
     assert "gpu_baseline" in priced.reason
     assert priced.cost_per_million_usd == Decimal("0.3733")

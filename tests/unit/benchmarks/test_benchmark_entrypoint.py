@@ -122,29 +122,38 @@ def test_a_shape_that_fails_is_skipped_and_the_rest_measured(entrypoint: ModuleT
 def test_nothing_measured_exits_3_without_a_file(
     entrypoint: ModuleType, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    # Given one shape, which does not compile
     params = parameters(batch_sizes=(1,), sequence_lengths=(512,))
     clock = VirtualClock()
     output = tmp_path / "result.json"
+    # When the entrypoint runs
     code = _run(entrypoint, _argv(params, "--output", str(output)), FakeRunner(clock, {(1, 512)}), clock)
+    # Then it exits 3 and writes nothing (Batch reports the job FAILED with that exit code)
     assert code == entrypoint.EXIT_NOTHING_MEASURED == 3
     assert not output.exists()
     assert "no shape could be measured" in capsys.readouterr().err
 
 
 def test_a_missing_argument_exits_2_with_usage(entrypoint: ModuleType, capsys: pytest.CaptureFixture[str]) -> None:
+    # Given the job's arguments without --run-id
     argv = _argv(parameters())
     without_run_id = argv[2:]  # drop "--run-id <value>"
+    # When the entrypoint parses them
     with pytest.raises(SystemExit) as exited:
         _run(entrypoint, without_run_id, FakeRunner(VirtualClock()), VirtualClock())
+    # Then argparse exits 2 naming the flag
     assert exited.value.code == 2
     assert "--run-id" in capsys.readouterr().err
 
 
 def test_an_invalid_argument_exits_2_naming_it(entrypoint: ModuleType, capsys: pytest.CaptureFixture[str]) -> None:
+    # Given a zero batch size and an unknown runner
     argv = _argv(parameters())
     argv[argv.index("--batch-sizes") + 1] = "0,4"
     argv[argv.index("--runner") + 1] = "tensorrt"
+    # When the entrypoint runs
     code = _run(entrypoint, argv, FakeRunner(VirtualClock()), VirtualClock())
+    # Then it exits 2 naming both
     assert code == entrypoint.EXIT_BAD_ARGUMENTS
     err = capsys.readouterr().err
     assert "batch_sizes" in err and "runner" in err
@@ -178,14 +187,17 @@ def test_the_result_is_written_to_s3(entrypoint: ModuleType, aws: Any) -> None:
 def test_a_result_that_cannot_be_written_exits_4(
     entrypoint: ModuleType, aws: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    # Given a result location whose bucket does not exist
     params = parameters(batch_sizes=(1,), sequence_lengths=(512,))  # no bucket exists
     clock = VirtualClock()
+    # When the entrypoint runs, Then it exits 4 with the S3 error
     assert _run(entrypoint, _argv(params), FakeRunner(clock), clock) == entrypoint.EXIT_WRITE_FAILED
     assert "NoSuchBucket" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(("pct", "expected"), [(50, 5.0), (95, 10.0), (100, 10.0), (1, 1.0)])
 def test_percentiles_are_nearest_rank(entrypoint: ModuleType, pct: int, expected: float) -> None:
+    # When the percentile of 10..1 is taken, Then it is the value at rank ceil(pct × n)
     assert entrypoint.percentile([float(v) for v in range(10, 0, -1)], pct) == expected
 
 

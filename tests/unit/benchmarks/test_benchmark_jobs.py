@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from benchmark_factories import parameters
-from chipwise.act.benchmarks.jobs import JobLabels, job_definition_spec, job_name, neuron_devices
+from chipwise.act.benchmarks.jobs import JobLabels, job_definition_spec, job_name
 from chipwise.catalog import get_catalog
 from chipwise.models.benchmark import BenchmarkParameters
 from chipwise.settings import Settings
@@ -44,9 +44,11 @@ def test_the_container_is_sized_to_the_instance_and_runs_the_entrypoint() -> Non
 
 
 def test_a_gpu_baseline_asks_for_every_gpu_and_maps_no_neuron_device() -> None:
+    # When the baseline job definition for a 4-GPU g5.12xlarge is built
     spec = job_definition_spec(
         get_catalog().require("g5.12xlarge"), "gpu_baseline", Settings(benchmark_gpu_image="gpu:1")
     )
+    # Then Batch is asked for the 4 GPUs, the GPU image runs and no Neuron device is mapped
     container = spec.body["containerProperties"]
     assert {"type": "GPU", "value": "4"} in container["resourceRequirements"]
     assert "linuxParameters" not in container
@@ -55,24 +57,26 @@ def test_a_gpu_baseline_asks_for_every_gpu_and_maps_no_neuron_device() -> None:
 
 
 def test_sagemaker_types_are_not_batch_hosts() -> None:
+    # When a job definition is asked for an ml. type, Then it is refused (Batch runs on EC2 hosts)
     with pytest.raises(ValueError, match="EC2 types"):
         job_definition_spec(get_catalog().require("ml.inf2.xlarge"), "target", Settings())
 
 
 def test_the_digest_changes_only_with_the_content() -> None:
+    # Given the same instance type and settings twice, then another image
     instance = get_catalog().require("inf2.xlarge")
     first = job_definition_spec(instance, "target", Settings())
+    # Then the digest (the tag compared before registering) only changes with the content
     assert job_definition_spec(instance, "target", Settings()).digest == first.digest
     assert job_definition_spec(instance, "target", Settings(benchmark_image="other:2")).digest != first.digest
 
 
-def test_neuron_devices_of_zero_is_empty() -> None:
-    assert neuron_devices(0) == []
-
-
 def test_tags_link_the_job_to_its_run_and_finding() -> None:
+    # Given a second attempt for finding f-42
     params = parameters(finding_id="f-42")
+    # When its tags are built
     tags = JobLabels(rule_id="gpu_inference_portable", account_id="123456789012", attempt=2).tags(params)
+    # Then they name the run, finding, rule, account, role, attempt and target
     assert tags == {
         "chipwise:run-id": params.run_id,
         "chipwise:finding-id": "f-42",

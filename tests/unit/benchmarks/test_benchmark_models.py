@@ -32,13 +32,18 @@ def test_parameters_survive_batchs_string_map() -> None:
 
 
 def test_an_empty_optional_parameter_is_none() -> None:
+    # Given the job definition's "" defaults for the optional parameters
     raw = parameters().to_batch() | {"latency_target_ms": "", "model_family": " "}
+    # When parsed
     back = BenchmarkParameters.from_batch(raw)
+    # Then they are None
     assert back.latency_target_ms is None and back.model_family is None
 
 
 def test_the_command_has_one_placeholder_per_parameter() -> None:
+    # When the job definition's command is built
     command = BenchmarkParameters.command_arguments()
+    # Then every parameter has its flag and Ref:: placeholder
     pairs = dict(zip(command[::2], command[1::2], strict=True))
     assert pairs["--run-id"] == "Ref::run_id"
     assert pairs["--batch-sizes"] == "Ref::batch_sizes"
@@ -57,6 +62,7 @@ def test_the_command_has_one_placeholder_per_parameter() -> None:
     ],
 )
 def test_bad_parameters_are_rejected(field: str, value: str) -> None:
+    # When a parameter is out of its domain, Then validation names it
     with pytest.raises(ValidationError, match=field):
         BenchmarkParameters.from_batch(parameters().to_batch() | {field: value})
 
@@ -91,20 +97,25 @@ def _result_document(**changes: Any) -> str:
     ],
 )
 def test_a_malformed_result_file_is_rejected_with_a_reason(text: str, says: str) -> None:
+    # When a malformed file is read
     with pytest.raises(InvalidResult, match=None) as caught:
         BenchmarkResult.from_text(text)
+    # Then the reason names what is wrong, on one line
     assert says in str(caught.value)
     assert "\n" not in str(caught.value)
 
 
 def test_a_result_with_p95_below_p50_is_rejected() -> None:
+    # Given a measurement whose p50 is above its p95
     document = result(parameters()).model_dump(mode="json")
     document["measurements"][0]["latency_p50_ms"] = "500"
+    # When / Then it is rejected
     with pytest.raises(InvalidResult, match="latency_p95_ms is below latency_p50_ms"):
         BenchmarkResult.from_text(json.dumps(document))
 
 
 def test_a_huge_result_file_is_rejected_before_parsing() -> None:
+    # When a file over 1 MB is read, Then it is rejected without parsing it
     with pytest.raises(InvalidResult, match="more than"):
         BenchmarkResult.from_text(b" " * 1_000_001)
 
@@ -118,6 +129,7 @@ def test_a_result_for_another_run_is_rejected() -> None:
 
 
 def test_s3_uris_split_into_bucket_and_key() -> None:
+    # When / Then: a key is required after the bucket
     assert split_s3_uri("s3://b/benchmarks/r/result.json") == ("b", "benchmarks/r/result.json")
     with pytest.raises(ValueError, match="s3://"):
         split_s3_uri("s3://bucket-only")
@@ -127,7 +139,9 @@ def test_s3_uris_split_into_bucket_and_key() -> None:
 
 
 def test_the_sample_succeeded_event_parses() -> None:
+    # When the SUCCEEDED sample event is parsed
     event = BatchJobStateChange.model_validate(sample_event("benchmark_result/succeeded"))
+    # Then the run id, exit code, parameters and stop time are read from it
     detail = event.detail
     assert detail.status == "SUCCEEDED" and detail.terminal
     assert detail.run_id == "3f0c9a1e-6d2b-4b8a-9c7e-5a1d2e3f4b60"
@@ -137,6 +151,7 @@ def test_the_sample_succeeded_event_parses() -> None:
 
 
 def test_the_failure_reason_names_the_most_specific_fields() -> None:
+    # When the FAILED and timed-out samples are parsed, Then their reasons read well
     failed = BatchJobStateChange.model_validate(sample_event("benchmark_result/failed")).detail
     assert failed.failure_reason() == ("Essential container in task exited; no shape could be measured; exit code 3")
     timed_out = BatchJobStateChange.model_validate(sample_event("benchmark_result/timed_out")).detail
@@ -165,12 +180,16 @@ def test_job_details_are_parsed_leniently() -> None:
 
 
 def test_a_malformed_event_is_a_validation_error() -> None:
+    # When the malformed sample is parsed
     with pytest.raises(ValidationError) as caught:
         BatchJobStateChange.model_validate(sample_event("benchmark_result/malformed"))
+    # Then the error names the missing job id
     assert "jobId" in str(caught.value)
 
 
 def test_another_services_event_is_not_a_batch_state_change() -> None:
+    # Given an event from another source
     event = sample_event("benchmark_result/succeeded", source="aws.ecs")
+    # When / Then it is not taken for a Batch state change
     with pytest.raises(ValidationError, match="source"):
         BatchJobStateChange.model_validate(event)

@@ -12,8 +12,10 @@ from benchmark_factories import finding, resource, training_finding
 from chipwise.act.benchmarks.dispatch import plan_finding
 from chipwise.act.benchmarks.runs import next_attempt
 from chipwise.act.benchmarks.workload import (
+    Telemetry,
     current_of,
     demand_from_evidence,
+    demand_from_neuron,
     demand_from_rollups,
     describe_workload,
     pricing_policy,
@@ -21,7 +23,7 @@ from chipwise.act.benchmarks.workload import (
 )
 from chipwise.catalog import get_catalog
 from chipwise.settings import BatchQueues, Settings
-from chipwise.store.tables import BenchmarkRun, MetricRollup
+from chipwise.store.tables import BenchmarkRun, MetricRollup, NeuronRollup
 
 HOUR = datetime(2026, 11, 20, tzinfo=UTC)
 
@@ -45,13 +47,16 @@ def _run(attempt: int, status: str, target: str = "ml.inf2.xlarge", **extra: Any
 
 
 def test_traffic_in_the_evidence_is_read_per_second() -> None:
+    # When the rules' evidence gives requests per hour (mean and peak) and the p95 latency
     demand = demand_from_evidence({"requests_per_hour": 79200, "peak_requests_per_hour": "95040", "latency_p95_ms": 70})
+    # Then the demand is per second
     assert demand is not None
     assert (demand.unit, demand.peak_per_second, demand.mean_per_second) == ("requests", Decimal("26.4"), Decimal(22))
     assert demand.latency_p95_ms == Decimal(70)
 
 
 def test_tokens_win_over_requests_and_per_second_figures_are_accepted() -> None:
+    # When both tokens and requests are given, Then tokens are used; per-second figures work too
     tokens = demand_from_evidence({"tokens_per_hour": 36_000_000, "requests_per_hour": 3600})
     assert tokens is not None and (tokens.unit, tokens.peak_per_second) == ("tokens", Decimal(10_000))
     per_second = demand_from_evidence({"requests_per_second": 3.5})
@@ -60,6 +65,7 @@ def test_tokens_win_over_requests_and_per_second_figures_are_accepted() -> None:
 
 @pytest.mark.parametrize("evidence", [{}, {"requests_per_hour": 0}, {"requests_per_hour": "n/a"}, {"x": True}])
 def test_no_usable_traffic_is_none(evidence: dict[str, Any]) -> None:
+    # When the evidence has no positive traffic figure, Then there is no demand
     assert demand_from_evidence(evidence) is None
 
 
@@ -77,6 +83,33 @@ def test_traffic_from_sagemaker_rollups() -> None:
     assert demand.source == "cloudwatch"
 
 
+def test_traffic_of_an_ec2_neuron_instance_from_neuron_monitor() -> None:
+    # Given two runtimes on one instance over two hours, with hourly p99 latencies
+    rows = [
+        NeuronRollup(hour=HOUR, executions_completed=30_000, latency_p99_s=0.20),
+        NeuronRollup(hour=HOUR, executions_completed=6_000, latency_p99_s=0.25),
+        NeuronRollup(hour=HOUR.replace(hour=1), executions_completed=18_000, latency_p99_s=0.18),
+    ]
+    # When read
+    demand = demand_from_neuron(rows)
+    # Then the runtimes add up per hour: 36,000 then 18,000 executions -> 10 req/s peak, 7.5 mean
+    assert demand is not None
+    assert (demand.peak_per_second, demand.mean_per_second) == (Decimal(10), Decimal("7.5"))
+    assert demand.latency_p95_ms == Decimal("250.00")
+    assert demand.source == "neuron-monitor"
+
+
+def test_evidence_wins_over_telemetry() -> None:
+    # Given traffic in the evidence and in neuron-monitor rollups
+    f = finding(evidence={"requests_per_hour": 3600})
+    telemetry = Telemetry(neuron=[NeuronRollup(hour=HOUR, executions_completed=72_000)])
+    # When the workload is described, Then the evidence wins, and telemetry fills in without it
+    demand = describe_workload(f, resource(), telemetry).demand
+    assert demand is not None and demand.source == "evidence" and demand.peak_per_second == 1
+    without = describe_workload(finding(evidence={}), resource(), telemetry).demand
+    assert without is not None and without.source == "neuron-monitor" and without.peak_per_second == 20
+
+
 @pytest.mark.parametrize(
     ("kind", "hints", "environment", "task"),
     [
@@ -89,10 +122,12 @@ def test_traffic_from_sagemaker_rollups() -> None:
     ],
 )
 def test_the_task(kind: Any, hints: dict[str, Any], environment: dict[str, str], task: str) -> None:
+    # When the task is read from the workload, the endpoint's HF_TASK and the hints, Then it is
     assert task_of(kind, hints, environment) == task
 
 
 def test_an_endpoint_is_priced_at_its_effective_rate_and_a_training_job_at_list_price() -> None:
+    # Given an endpoint finding and a training finding
     catalog = get_catalog()
     # 4 × ml.g5.2xlarge costing $4,000 a month: $1.369863/h each (discounts included)
     endpoint = current_of(finding(monthly_cost_usd=Decimal(4000)), catalog, "inference")
@@ -104,7 +139,9 @@ def test_an_endpoint_is_priced_at_its_effective_rate_and_a_training_job_at_list_
 
 
 def test_the_policy_comes_from_economics_json() -> None:
+    # When the pricing policy is read
     policy = pricing_policy()
+    # Then its figures are economics.json's
     assert policy.headroom == Decimal("1.3")  # core_headroom_factor
     assert policy.latency_tolerance == Decimal("1.20")  # 1 + the high end of the latency penalty
 
@@ -126,7 +163,9 @@ def test_the_policy_comes_from_economics_json() -> None:
     ],
 )
 def test_next_attempt(runs: list[BenchmarkRun], expected: int | str) -> None:
+    # When the next attempt is decided for these runs (at most 3)
     decision = next_attempt(runs, max_attempts=3)
+    # Then it is the next attempt number, or why there is none
     if isinstance(expected, int):
         assert decision == expected
     else:
@@ -137,7 +176,7 @@ def test_next_attempt(runs: list[BenchmarkRun], expected: int | str) -> None:
 
 
 def _plan(f: Any, settings: Settings | None = None, runs: list[BenchmarkRun] | None = None) -> Any:
-    workload = describe_workload(f, resource(f.resource_name), [])
+    workload = describe_workload(f, resource(f.resource_name))
     return plan_finding(f, workload, runs or [], settings=settings or Settings(), catalog=get_catalog())
 
 
@@ -164,8 +203,11 @@ def test_a_gpu_endpoint_is_benchmarked_on_the_inf2_queue() -> None:
 
 
 def test_a_paired_gpu_baseline_is_planned_when_its_queue_is_configured() -> None:
+    # Given a GPU baseline queue
     settings = Settings(batch_queues=BatchQueues(gpu_baseline="chipwise-bench-gpu"))
+    # When chat-mistral-g5 is planned
     planned, _ = _plan(finding(), settings)
+    # Then a second run measures today's GPU (ml.g5.2xlarge on a g5.2xlarge host) with CUDA
     baseline = next(r for r in planned if r.role == "gpu_baseline")
     assert (baseline.job_queue, baseline.job_definition) == ("chipwise-bench-gpu", "chipwise-baseline-g5-2xlarge")
     assert (baseline.parameters.instance_type, baseline.parameters.runner) == ("g5.2xlarge", "cuda")
@@ -174,7 +216,9 @@ def test_a_paired_gpu_baseline_is_planned_when_its_queue_is_configured() -> None
 
 
 def test_training_goes_to_the_trn1_queue_with_the_training_runner() -> None:
+    # When a GPU fine-tune recommended for ml.trn1.32xlarge is planned
     planned, _ = _plan(training_finding())
+    # Then it runs on the trn1 queue with torch-neuronx over all 32 NeuronCores
     (run,) = planned
     assert run.job_queue == "chipwise-bench-trn1"
     assert (run.parameters.task, run.parameters.runner, run.parameters.neuron_cores) == (
@@ -196,20 +240,26 @@ def test_training_goes_to_the_trn1_queue_with_the_training_runner() -> None:
     ],
 )
 def test_a_finding_that_cannot_be_benchmarked_says_why(recommendation: dict[str, Any], reason: str) -> None:
+    # When a finding with this recommendation is planned
     planned, skipped = _plan(finding(recommendation=recommendation))
+    # Then it gets no job, and the reason
     assert planned == []
     assert reason in skipped[0].reason
 
 
 def test_a_finding_without_a_model_is_skipped() -> None:
+    # Given a resource with no model id or family
     f = finding()
-    workload = describe_workload(f, resource(hints={}), [])
+    workload = describe_workload(f, resource(hints={}))
+    # When planned
     planned, skipped = plan_finding(f, workload, [], settings=Settings(), catalog=get_catalog())
+    # Then nothing would know what to run
     assert planned == [] and "no model id or family" in skipped[0].reason
 
 
 def test_an_active_run_blocks_a_second_one_and_a_failure_is_retried() -> None:
     f = finding()
+    # When a run is active, Then no second one; when it failed, Then attempt 2
     _, skipped = _plan(f, runs=[_run(1, "submitted")])
     assert "already submitted" in skipped[0].reason
     planned, _ = _plan(f, runs=[_run(1, "failed", failure_reason="Host EC2 terminated")])

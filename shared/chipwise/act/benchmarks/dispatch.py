@@ -28,7 +28,7 @@ from chipwise.act.benchmarks.workload import (
     GPU_RULES,
     Workload,
     describe_workload,
-    load_rollups,
+    load_telemetry,
     pricing_policy,
 )
 from chipwise.catalog import Catalog, InstanceType, get_catalog
@@ -163,7 +163,7 @@ def dispatch_benchmarks(
     catalog = get_catalog()
     for finding in findings:
         resource = resources.get(finding.resource_arn)
-        workload = describe_workload(finding, resource, load_rollups(session, resource))
+        workload = describe_workload(finding, resource, load_telemetry(session, resource))
         to_submit, skipped = plan_finding(finding, workload, runs[finding.id], settings=settings, catalog=catalog)
         report.planned += to_submit
         report.skipped += skipped
@@ -224,27 +224,23 @@ def plan_finding(
     model_id = workload.model_id or workload.model_family
     if not model_id:
         return [], [skip("no model id or family to benchmark (set the chipwise:model-family tag or HF_MODEL_ID)")]
-    priced_as = str(finding.recommendation["target_instance_type"])
     planned: list[PlannedRun] = []
     skipped: list[SkippedFinding] = []
-    pair = [r for r in runs if r.target_instance_type == priced_as]
-    attempt = next_attempt(pair, settings.benchmark_max_attempts)
-    if isinstance(attempt, str):
-        skipped.append(skip(attempt))
-    else:
-        params = _parameters(finding, workload, model_id, instance, priced_as, "target", settings)
-        planned.append(_planned(finding, params, queue, attempt, instance))
+
+    def plan(role: BenchmarkRole, host: InstanceType, priced_as: str, queue: str) -> None:
+        pair = [r for r in runs if r.target_instance_type == priced_as]
+        attempt = next_attempt(pair, settings.benchmark_max_attempts)
+        if isinstance(attempt, str):
+            skipped.append(skip(attempt, role))
+            return
+        params = _parameters(finding, workload, model_id, host, priced_as, role, settings)
+        planned.append(_planned(finding, params, queue, attempt, host))
+
+    plan("target", instance, str(finding.recommendation["target_instance_type"]), queue)
     baseline = _baseline(finding, settings, catalog)
     if baseline is not None:
         gpu, gpu_queue = baseline
-        pair = [r for r in runs if r.target_instance_type == finding.instance_type]
-        attempt = next_attempt(pair, settings.benchmark_max_attempts)
-        if isinstance(attempt, str):
-            skipped.append(skip(attempt, "gpu_baseline"))
-        else:
-            today = str(finding.instance_type)  # priced as what runs today (ml. kept)
-            params = _parameters(finding, workload, model_id, gpu, today, "gpu_baseline", settings)
-            planned.append(_planned(finding, params, gpu_queue, attempt, gpu))
+        plan("gpu_baseline", gpu, str(finding.instance_type), gpu_queue)  # priced as what runs today (ml. kept)
     return planned, skipped
 
 

@@ -3,7 +3,8 @@
 Inference is an always-on tap, so it is priced per million tokens (or requests) and by the instance count the
 observed traffic needs at the latency target: cost per 1M = (1e6 ÷ units per second) × (hourly price ÷ 3600).
 Training is a burst, so it is priced per trained model: the same work (tokens) at the measured throughput.
-Every figure is a Decimal; money is rounded to the cent only when reported.
+Every figure is a Decimal. The arithmetic (cost per million, instances for a demand, a month of instance-hours)
+is :mod:`chipwise.analyse.economics`, the same the rules estimate with; this module decides what to compare.
 """
 
 from __future__ import annotations
@@ -16,40 +17,35 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from chipwise.analyse.economics import (
+    MILLION,
+    SECONDS_PER_HOUR,
+    cents,
+    cost_per_million,
+    instances_needed,
+    monthly_cost,
+)
 from chipwise.models.benchmark import BenchmarkResult, Measurement
 from chipwise.models.common import HOURS_PER_MONTH
 
-SECONDS_PER_HOUR = Decimal(3600)
-MILLION = Decimal(1_000_000)
-CENT = Decimal("0.01")
+__all__ = [
+    "MILLION",
+    "SECONDS_PER_HOUR",
+    "Current",
+    "Demand",
+    "MeasuredEconomics",
+    "Policy",
+    "Target",
+    "best_within",
+    "price_inference",
+    "price_training",
+    "unpriced",
+]
 
 Unit = Literal["tokens", "requests"]
 UNITS: tuple[Unit, ...] = ("tokens", "requests")
 Verdict = Literal["confirmed", "withdrawn", "inconclusive"]
 CurrentBasis = Literal["observed", "gpu_baseline"]
-
-
-def cents(value: Decimal) -> Decimal:
-    return value.quantize(CENT, rounding=ROUND_HALF_UP)
-
-
-def cost_per_million(units_per_second: Decimal, hourly_price: Decimal) -> Decimal:
-    """Cost of one million tokens (or requests) at a sustained rate: (1e6 ÷ rate) × (price ÷ 3600)."""
-    if units_per_second <= 0:
-        raise ValueError("a throughput must be positive to price a million units")
-    return MILLION / units_per_second * (hourly_price / SECONDS_PER_HOUR)
-
-
-def instances_needed(peak_per_second: Decimal, capacity_per_instance: Decimal, headroom: Decimal) -> int:
-    """Instances that carry the observed peak with headroom: ceil(peak × headroom ÷ capacity), at least one."""
-    if capacity_per_instance <= 0:
-        raise ValueError("an instance's capacity must be positive")
-    return max(1, math.ceil(peak_per_second * headroom / capacity_per_instance))
-
-
-def monthly_cost(hourly_price: Decimal, count: int) -> Decimal:
-    """``count`` instances around the clock for a month of 730 hours."""
-    return hourly_price * count * HOURS_PER_MONTH
 
 
 def throughput(measurement: Measurement, unit: Unit) -> Decimal | None:
@@ -160,7 +156,8 @@ def _money(value: Decimal | None) -> Decimal | None:
     return None if value is None else cents(value)
 
 
-def _per_million(value: Decimal | None) -> Decimal | None:
+def _four_places(value: Decimal | None) -> Decimal | None:
+    """Per-million costs (and the latency limit) are kept to four decimal places."""
     return None if value is None else value.quantize(Decimal("0.0001"), rounding=ROUND_HALF_UP)
 
 
@@ -191,7 +188,7 @@ def price_inference(
                 "verdict": "inconclusive",
                 "reason": "no observed traffic to size the target against: the estimate stands",
                 "chosen": ChosenShape.of(best) if best else None,
-                "cost_per_million_usd": _per_million(_at_capacity(best, unit, target.price_usd_per_hour)),
+                "cost_per_million_usd": _four_places(_at_capacity(best, unit, target.price_usd_per_hour)),
             }
         )
     limit = demand.latency_p95_ms * policy.latency_tolerance if demand.latency_p95_ms else None
@@ -217,17 +214,15 @@ def price_inference(
             "verdict": "confirmed" if confirmed else "withdrawn",
             "reason": reason,
             "chosen": ChosenShape.of(chosen),
-            "latency_limit_ms": _per_million(limit),
+            "latency_limit_ms": _four_places(limit),
             "target_count": count,
             "target_monthly_cost_usd": cents(target_month),
             "current_monthly_cost_usd": cents(current_month),
             "current_basis": basis,
             "monthly_savings_usd": cents(saving),
-            "cost_per_million_usd": _per_million(cost_per_million(capacity, target.price_usd_per_hour)),
-            "cost_per_million_at_traffic_usd": _per_million(target_month / units_per_month)
-            if units_per_month
-            else None,
-            "current_cost_per_million_usd": _per_million(current_month / units_per_month) if units_per_month else None,
+            "cost_per_million_usd": _four_places(cost_per_million(target.price_usd_per_hour, capacity)),
+            "cost_per_million_at_traffic_usd": _four_places(target_month / units_per_month),
+            "current_cost_per_million_usd": _four_places(current_month / units_per_month),
         }
     )
 
@@ -257,7 +252,7 @@ def _base(kind: str, unit: Unit, current: Current, target: Target) -> dict[str, 
 
 def _at_capacity(m: Measurement | None, unit: Unit, price: Decimal) -> Decimal | None:
     rate = throughput(m, unit) if m else None
-    return cost_per_million(rate, price) if rate else None
+    return cost_per_million(price, rate) if rate else None
 
 
 def _latency_miss(
@@ -266,12 +261,12 @@ def _latency_miss(
     fastest = min(result.measurements, key=lambda m: m.latency_p95_ms)
     reason = (
         f"misses the latency target: the fastest shape (batch {fastest.batch_size}) has p95 "
-        f"{fastest.latency_p95_ms} ms, the limit is {_per_million(limit)} ms"
+        f"{fastest.latency_p95_ms} ms, the limit is {_four_places(limit)} ms"
         if limit is not None
         else f"no shape was measured in {unit} per second"
     )
     return MeasuredEconomics.model_validate(
-        base | {"verdict": "withdrawn", "reason": reason, "latency_limit_ms": _per_million(limit), "target_count": None}
+        base | {"verdict": "withdrawn", "reason": reason, "latency_limit_ms": _four_places(limit), "target_count": None}
     )
 
 
@@ -317,13 +312,13 @@ def price_training(
     if trn_rate is None:
         reason = f"the run measured no {unit} per second"
         return MeasuredEconomics.model_validate(base | {"verdict": "inconclusive", "reason": reason})
-    per_million = cost_per_million(trn_rate, target.price_usd_per_hour)
+    per_million = cost_per_million(target.price_usd_per_hour, trn_rate)
     if gpu_rate is None:
         reason = "no GPU throughput to compare with (configure batch_queues.gpu_baseline): the estimate stands"
         return MeasuredEconomics.model_validate(
-            base | {"verdict": "inconclusive", "reason": reason, "cost_per_million_usd": _per_million(per_million)}
+            base | {"verdict": "inconclusive", "reason": reason, "cost_per_million_usd": _four_places(per_million)}
         )
-    gpu_per_million = cost_per_million(gpu_rate, current.price_usd_per_hour)
+    gpu_per_million = cost_per_million(current.price_usd_per_hour, gpu_rate)
     ratio = per_million / gpu_per_million
     target_month = current.monthly_cost_usd * ratio
     saving = current.monthly_cost_usd - target_month
@@ -343,8 +338,8 @@ def price_training(
             "target_count": max(1, math.ceil(current.count * gpu_rate / trn_rate)),  # the same time to train
             "target_monthly_cost_usd": cents(target_month),
             "monthly_savings_usd": cents(saving),
-            "cost_per_million_usd": _per_million(per_million),
-            "current_cost_per_million_usd": _per_million(gpu_per_million),
+            "cost_per_million_usd": _four_places(per_million),
+            "current_cost_per_million_usd": _four_places(gpu_per_million),
             "dollars_per_run_usd": _money(run_cost * ratio if run_cost is not None else None),
             "current_dollars_per_run_usd": _money(run_cost),
         }

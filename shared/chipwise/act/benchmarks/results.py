@@ -46,10 +46,8 @@ from chipwise.act.benchmarks.runs import (
 )
 from chipwise.act.benchmarks.workload import (
     current_of,
-    describe_workload,
-    load_rollups,
+    observe,
     pricing_policy,
-    resource_of,
     target_of,
 )
 from chipwise.aws import aws_context
@@ -75,6 +73,7 @@ from chipwise.observability import logger
 from chipwise.settings import Settings, get_settings
 from chipwise.store import session_scope
 from chipwise.store.base import utcnow
+from chipwise.store.repositories.findings import BENCHMARK_EVIDENCE_KEY
 from chipwise.store.tables import BenchmarkRun, Finding, Recommendation
 
 if TYPE_CHECKING:
@@ -82,7 +81,6 @@ if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
 
 BENCHMARK_SOURCE = "benchmark"
-EVIDENCE_KEY = "benchmark"
 DESCRIBE_JOBS_MAX = 100
 _WAITING = ("SUBMITTED", "PENDING", "RUNNABLE")
 _STARTED = ("STARTING", "RUNNING")
@@ -171,8 +169,9 @@ def record_job_state(
     if run.status not in ACTIVE_STATUSES:
         return outcome.model_copy(update={"status": "duplicate", "run_status": run.status})
     run.job_id = run.job_id or detail.job_id
-    if detail.status in _WAITING or detail.status in _STARTED:
-        run.status = "running" if detail.status in _STARTED else run.status
+    if detail.status in _STARTED:
+        run.status = "running"
+    if detail.status in _STARTED or detail.status in _WAITING:
         return outcome.model_copy(update={"run_status": run.status})
     if detail.status == "SUCCEEDED":
         return _succeeded(session, run, detail, clients, settings, now, outcome)
@@ -385,8 +384,7 @@ def price_run(
     catalog = get_catalog()
     result = BenchmarkResult.model_validate(run.result)
     priced_as = BenchmarkParameters.model_validate(run.parameters).priced_as
-    resource = resource_of(session, finding)
-    workload = describe_workload(finding, resource, load_rollups(session, resource))
+    workload = observe(session, finding)
     current = current_of(finding, catalog, workload.kind)
     target = target_of(priced_as, finding.region, catalog)
     if target is None:
@@ -464,7 +462,7 @@ def measurement_note(run_id: str, priced: MeasuredEconomics, now: datetime) -> d
 
 def note(finding: Finding, content: Mapping[str, Any]) -> None:
     """Set ``evidence["benchmark"]`` (a new dict, so the JSON column is written)."""
-    finding.evidence = {**(finding.evidence or {}), EVIDENCE_KEY: dict(content)}
+    finding.evidence = {**(finding.evidence or {}), BENCHMARK_EVIDENCE_KEY: dict(content)}
 
 
 def reapply_measurements(session: Session, finding_ids: Sequence[str] | None = None) -> int:
@@ -484,7 +482,7 @@ def reapply_measurements(session: Session, finding_ids: Sequence[str] | None = N
         run = session.get(BenchmarkRun, rec.benchmark_run_id) if rec.benchmark_run_id else None
         if finding is None or run is None or not run.measured:
             continue
-        if (finding.evidence or {}).get(EVIDENCE_KEY, {}).get("run_id") == run.id:
+        if (finding.evidence or {}).get(BENCHMARK_EVIDENCE_KEY, {}).get("run_id") == run.id:
             continue
         if _target_name(finding) not in (rec.target_instance_type, None):
             continue  # the rules now recommend something else: a new benchmark will price that

@@ -19,7 +19,7 @@ from chipwise.act.benchmarks.economics import SECONDS_PER_HOUR, Current, Demand,
 from chipwise.catalog import Catalog, get_economics, get_model_families
 from chipwise.models.benchmark import BenchmarkTask
 from chipwise.models.common import HOURS_PER_MONTH
-from chipwise.store.tables import Finding, MetricRollup, Resource
+from chipwise.store.tables import Finding, MetricRollup, NeuronRollup, Resource
 
 WorkloadKind = Literal["inference", "training"]
 
@@ -33,8 +33,8 @@ BENCHMARK_RULES: dict[str, WorkloadKind] = {
 GPU_RULES = frozenset({"gpu_inference_portable", "gpu_training_portable"})
 
 # Evidence spellings, most specific first (per hour or per second; peak or mean).
-_PEAK_REQUESTS_PER_HOUR = ("peak_requests_per_hour", "requests_per_hour_peak", "peak_invocations_per_hour")
-_MEAN_REQUESTS_PER_HOUR = ("mean_requests_per_hour", "requests_per_hour", "invocations_per_hour")
+_PEAK_REQUESTS_PER_HOUR = ("peak_requests_per_hour", "requests_per_hour_peak", "peak_executions_per_hour")
+_MEAN_REQUESTS_PER_HOUR = ("mean_requests_per_hour", "requests_per_hour", "mean_executions_per_hour")
 _PEAK_TOKENS_PER_HOUR = ("peak_tokens_per_hour", "tokens_per_hour_peak")
 _MEAN_TOKENS_PER_HOUR = ("mean_tokens_per_hour", "tokens_per_hour")
 _PEAK_REQUESTS_PER_SECOND = ("peak_requests_per_second", "requests_per_second_peak")
@@ -91,17 +91,36 @@ class Workload:
     observed_tokens_per_second: Decimal | None
 
 
-def describe_workload(finding: Finding, resource: Resource | None, rollups: Sequence[MetricRollup]) -> Workload:
+@dataclass(frozen=True)
+class Telemetry:
+    """A resource's stored hourly telemetry: CloudWatch rollups (SageMaker) and neuron-monitor rollups (EC2)."""
+
+    metrics: Sequence[MetricRollup] = ()
+    neuron: Sequence[NeuronRollup] = ()
+
+
+NO_TELEMETRY = Telemetry()
+
+
+def describe_workload(finding: Finding, resource: Resource | None, telemetry: Telemetry = NO_TELEMETRY) -> Workload:
+    """The workload of a finding. Traffic comes from the rules' evidence, else from the resource's telemetry."""
     hints: Mapping[str, Any] = resource.hints if resource else {}
     kind = BENCHMARK_RULES.get(finding.rule_id, "inference")
     evidence = finding.evidence or {}
+    demand = None
+    if kind == "inference":
+        demand = (
+            demand_from_evidence(evidence)
+            or demand_from_rollups(telemetry.metrics)
+            or demand_from_neuron(telemetry.neuron)
+        )
     return Workload(
         kind=kind,
         task=task_of(kind, hints, _environment(resource)),
         model_id=hints.get("hf_model_id") or evidence.get("hf_model_id") or evidence.get("model_id"),
         model_family=hints.get("model_family") or evidence.get("model_family"),
         serving_stack=hints.get("serving_stack"),
-        demand=None if kind == "training" else demand_from_evidence(evidence) or demand_from_rollups(rollups),
+        demand=demand,
         observed_tokens_per_second=first_number(evidence, _TRAINING_TOKENS_PER_SECOND) if kind == "training" else None,
     )
 
@@ -158,26 +177,65 @@ def demand_from_rollups(rollups: Sequence[MetricRollup]) -> Demand | None:
     if not invocations:
         return None
     latencies = sorted(Decimal(str(r.average)) / 1000 for r in rollups if r.metric == MODEL_LATENCY and r.average)
-    p95 = latencies[max(0, -(-len(latencies) * 95 // 100) - 1)] if latencies else None
     return Demand(
         unit="requests",
         peak_per_second=max(invocations) / SECONDS_PER_HOUR,
         mean_per_second=sum(invocations, Decimal(0)) / len(invocations) / SECONDS_PER_HOUR,
-        latency_p95_ms=p95,
+        latency_p95_ms=_p95(latencies),
         source="cloudwatch",
     )
 
 
-def load_rollups(session: Session, resource: Resource | None) -> list[MetricRollup]:
-    """The resource's SageMaker traffic and latency rollups (empty for other kinds)."""
-    if resource is None or resource.kind != "sagemaker_endpoint":
-        return []
-    stmt = select(MetricRollup).where(
-        MetricRollup.resource_id == resource.id,
-        MetricRollup.namespace == SAGEMAKER_NAMESPACE,
-        MetricRollup.metric.in_((INVOCATIONS, MODEL_LATENCY)),
+def demand_from_neuron(rollups: Sequence[NeuronRollup]) -> Demand | None:
+    """Traffic of an EC2 Neuron instance from neuron-monitor: executions completed per hour (all runtimes), and
+    the p95 over hours of the hourly p99 execution latency (a lenient stand-in for the request p95)."""
+    per_hour: dict[Any, int] = {}
+    for row in rollups:
+        per_hour[row.hour] = per_hour.get(row.hour, 0) + row.executions_completed
+    counts = [Decimal(c) for c in per_hour.values() if c > 0]
+    if not counts:
+        return None
+    latencies = sorted(Decimal(str(r.latency_p99_s)) * 1000 for r in rollups if r.latency_p99_s)
+    return Demand(
+        unit="requests",
+        peak_per_second=max(counts) / SECONDS_PER_HOUR,
+        mean_per_second=sum(counts, Decimal(0)) / len(counts) / SECONDS_PER_HOUR,
+        latency_p95_ms=_p95(latencies),
+        source="neuron-monitor",
     )
-    return list(session.scalars(stmt))
+
+
+def _p95(ordered: Sequence[Decimal]) -> Decimal | None:
+    """Nearest-rank p95 of sorted values."""
+    return ordered[max(0, -(-len(ordered) * 95 // 100) - 1)] if ordered else None
+
+
+def load_telemetry(session: Session, resource: Resource | None) -> Telemetry:
+    """SageMaker traffic and latency rollups for an endpoint, neuron-monitor rollups for an EC2 instance."""
+    if resource is None:
+        return NO_TELEMETRY
+    if resource.kind == "sagemaker_endpoint":
+        stmt = select(MetricRollup).where(
+            MetricRollup.resource_id == resource.id,
+            MetricRollup.namespace == SAGEMAKER_NAMESPACE,
+            MetricRollup.metric.in_((INVOCATIONS, MODEL_LATENCY)),
+        )
+        return Telemetry(metrics=list(session.scalars(stmt)))
+    if resource.kind == "ec2_instance":
+        instance_id = resource.arn.rsplit("/", 1)[-1]
+        rows = session.scalars(
+            select(NeuronRollup).where(
+                NeuronRollup.account_id == resource.account_id, NeuronRollup.instance_id == instance_id
+            )
+        )
+        return Telemetry(neuron=list(rows))
+    return NO_TELEMETRY
+
+
+def observe(session: Session, finding: Finding) -> Workload:
+    """The finding's workload, its resource and telemetry read from the store."""
+    resource = resource_of(session, finding)
+    return describe_workload(finding, resource, load_telemetry(session, resource))
 
 
 def resource_of(session: Session, finding: Finding) -> Resource | None:

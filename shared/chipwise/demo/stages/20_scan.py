@@ -43,13 +43,13 @@ def _neuron_summary(results: list[NeuronIngestResult]) -> str:
 
 def _run(ctx: DemoContext) -> None:
     settings = get_settings()
-    aws = aws_context(ctx.region)
     factory = get_session_factory(ctx.database_url)
-    _ensure_bus(aws, settings.event_bus_name)
-    neuron = ingest_prefix(aws, factory, settings.artifacts_bucket)
+    setup = aws_context(ctx.region)  # the ingest Lambda's clients; the scan counts only its own calls
+    _ensure_bus(setup, settings.event_bus_name)
+    neuron = ingest_prefix(setup, factory, settings.artifacts_bucket)
     seeded = ctx.results.get("seeded")
     now = getattr(seeded, "now", None)
-    document = run_scan(aws, factory, account_id=ctx.account_id, region=ctx.region, now=now)
+    document = run_scan(aws_context(ctx.region), factory, account_id=ctx.account_id, region=ctx.region, now=now)
     ctx.results["scan"] = document
     ctx.results["neuron_ingest"] = neuron
     ctx.write("scan.json", json.dumps(document.model_dump(mode="json"), indent=2) + "\n")

@@ -31,7 +31,7 @@ from chipwise.act.benchmarks.dispatch import DispatchReport, dispatch_benchmarks
 from chipwise.act.benchmarks.economics import MILLION, SECONDS_PER_HOUR, Demand
 from chipwise.act.benchmarks.provision import provision_benchmark_queues
 from chipwise.act.benchmarks.results import Clients, StateOutcome, handle_state_change_event, job_state_event
-from chipwise.act.benchmarks.workload import describe_workload, load_rollups, resource_of
+from chipwise.act.benchmarks.workload import observe
 from chipwise.aws import AwsContext, aws_context
 from chipwise.catalog import InstanceType, get_catalog, get_economics
 from chipwise.demo.account import DemoResource, demo_resources
@@ -204,8 +204,7 @@ def _complete(ctx: DemoContext, clients: Clients, settings: Settings, run_id: st
         finding = session.get(Finding, run.finding_id)
         assert finding is not None
         params = BenchmarkParameters.model_validate(run.parameters)
-        resource = resource_of(session, finding)
-        demand = describe_workload(finding, resource, load_rollups(session, resource)).demand
+        demand = observe(session, finding).demand
         job_id = run.job_id
     (job,) = clients.batch.describe_jobs(jobs=[job_id])["jobs"]
     if fail_first:
@@ -288,7 +287,10 @@ def _cost_per_million(measured: dict[str, Any]) -> str:
 
 def _jobs(rows: list[dict[str, Any]]) -> tuple[int, int]:
     """Jobs run (retries included) and the queues they ran on."""
-    return sum(row["jobs"] for row in rows), len(set().union(*(row["queues"] for row in rows)))
+    queues: set[str] = set()
+    for row in rows:
+        queues |= row["queues"]
+    return sum(row["jobs"] for row in rows), len(queues)
 
 
 def _compared_with(row: dict[str, Any]) -> str:
@@ -338,6 +340,8 @@ def render_markdown(rows: list[dict[str, Any]], report: DispatchReport) -> str:
 
 
 def summary_line(rows: list[dict[str, Any]], report: DispatchReport) -> str:
+    if not rows:
+        return f"no migration finding to benchmark ({len(report.skipped)} skipped; benchmarks.md)"
     jobs, queues = _jobs(rows)
     verdicts = [row["measured"].get("verdict") for row in rows]
     confirmed = [row for row in rows if row["measured"].get("verdict") == "confirmed"]

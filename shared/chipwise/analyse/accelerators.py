@@ -1,0 +1,66 @@
+"""How fast one GPU of a family serves batched inference, relative to the g5's A10G (``data/gpu_throughput.json``).
+
+The economics file says how many A10G-equivalents one Inferentia2 chip replaces; this file turns an L4, A100 or
+H100 into A10G-equivalents, by memory bandwidth, with sources. Read once, cached; no I/O at import.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import date
+from decimal import Decimal
+from functools import lru_cache
+from importlib import resources
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from chipwise.catalog import Source
+from chipwise.errors import ConfigError
+
+
+class GpuFamily(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    accelerator: str
+    memory_bandwidth_gb_per_s: Decimal = Field(gt=0)
+    source: str
+
+
+class GpuThroughput(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    schema_version: Literal[1]
+    description: str
+    as_of: date
+    reference_family: str
+    sources: dict[str, Source]
+    families: dict[str, GpuFamily]
+    scaling_source: str
+
+    @model_validator(mode="after")
+    def _valid(self) -> GpuThroughput:
+        if self.reference_family not in self.families:
+            raise ValueError(f"the reference family {self.reference_family!r} has no entry")
+        used = {f.source for f in self.families.values()} | {self.scaling_source}
+        missing = sorted(used - set(self.sources))
+        if missing:
+            raise ValueError(f"source codes without a sources entry: {', '.join(missing)}")
+        return self
+
+    def relative(self, family: str) -> Decimal | None:
+        """Throughput of one GPU of ``family`` in reference-GPU (A10G) units; None for families not listed."""
+        found = self.families.get(family.removeprefix("ml."))
+        if found is None:
+            return None
+        return found.memory_bandwidth_gb_per_s / self.families[self.reference_family].memory_bandwidth_gb_per_s
+
+
+@lru_cache(maxsize=1)
+def get_gpu_throughput() -> GpuThroughput:
+    """The shipped ``gpu_throughput.json`` (read once)."""
+    text = resources.files("chipwise.analyse").joinpath("data", "gpu_throughput.json").read_text(encoding="utf-8")
+    try:
+        return GpuThroughput.model_validate(json.loads(text, parse_float=Decimal))
+    except ValidationError as exc:
+        raise ConfigError(f"data file gpu_throughput.json is invalid: {exc}") from exc

@@ -1,0 +1,193 @@
+"""What every rule is made of: validated metadata, a params model, a pure ``evaluate`` and the draft it returns.
+
+A rule reads one :class:`~chipwise.analyse.profiles.ResourceProfile`, the catalog and a clock (the
+:class:`RuleContext`) and returns a :class:`FindingDraft` or None. It never touches the store or AWS; the engine
+applies the drafts to the findings table (upsert, first/last seen, auto-resolve).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal
+from typing import Any, ClassVar, Generic, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from chipwise.analyse.economics import break_even_months, cents
+from chipwise.analyse.profiles import ResourceProfile
+from chipwise.catalog import Catalog, Economics, ModelFamilies
+from chipwise.models.common import Action, Confidence, Effort, TargetPlatform
+from chipwise.models.findings import RecommendationDoc
+
+Severity = Literal["low", "medium", "high"]
+EvidenceValue = float | int | str | bool | None
+_CONFIDENCE_ORDER: tuple[Confidence, ...] = ("low", "medium", "high")
+RULE_ID_PATTERN = r"^[a-z][a-z0-9]*(_[a-z0-9]+)*$"
+
+
+class RuleMeta(BaseModel):
+    """A rule's identity and why it exists. ``id`` must equal the rule's module name (checked at registration)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str = Field(pattern=RULE_ID_PATTERN, max_length=64)
+    title: str = Field(min_length=3, max_length=120)
+    severity: Severity
+    rationale: str = Field(min_length=20, description="Why the pattern costs money, in a sentence or two.")
+    applies_to: str = Field(min_length=3, description="Which resources the rule looks at.")
+    supersedes: tuple[str, ...] = Field(
+        (), description="Rules whose finding on the same resource this one makes moot (idle beats rightsizing)."
+    )
+
+
+class RuleParams(BaseModel):
+    """Thresholds of one rule; a policy file overrides them (``[rules.<rule_id>]``). Unknown keys are rejected."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    enabled: bool = Field(True, description="Evaluate this rule.")
+
+
+P = TypeVar("P", bound=RuleParams)
+
+
+@dataclass(frozen=True)
+class RuleContext:
+    """Everything a rule may read besides the profile: the clock and the reference data."""
+
+    now: datetime
+    catalog: Catalog
+    economics: Economics
+    families: ModelFamilies
+
+
+class FindingDraft(BaseModel):
+    """What a rule concluded about one resource, before the lifecycle (ids, first/last seen, status) is applied."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    rule_id: str
+    account_id: str
+    region: str
+    resource_arn: str
+    resource_kind: str
+    resource_name: str
+    instance_type: str | None
+    instance_count: int
+    monthly_cost_usd: Decimal
+    estimated_monthly_savings_usd: Decimal
+    recommendation: RecommendationDoc
+    confidence: Confidence
+    signals_used: tuple[str, ...] = ()
+    signals_missing: tuple[str, ...] = ()
+    effort: Effort = "none"
+    break_even_months: float | None = None
+    summary: str
+    evidence: dict[str, EvidenceValue] = Field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """The parts of a draft that a rule decides; :meth:`Rule.draft` adds the resource's identity."""
+
+    monthly_cost: Decimal
+    saving: Decimal
+    action: Action
+    confidence: Confidence
+    summary: str
+    evidence: dict[str, EvidenceValue]
+    target_platform: TargetPlatform | None = None
+    target_instance_type: str | None = None
+    target_count: int | None = None
+    signals_used: tuple[str, ...] = ()
+    signals_missing: tuple[str, ...] = ()
+    effort: Effort = "none"
+    one_time_cost: Decimal | None = None
+
+
+class Rule(ABC, Generic[P]):
+    """A registered rule: class attributes ``meta`` and ``params_model``; ``evaluate`` is pure."""
+
+    meta: ClassVar[RuleMeta]
+    params_model: ClassVar[type[RuleParams]]
+
+    def __init__(self, params: P) -> None:
+        self.params = params
+
+    @abstractmethod
+    def evaluate(self, profile: ResourceProfile, ctx: RuleContext) -> FindingDraft | None:
+        """The finding this rule makes on ``profile``, or None."""
+
+    def draft(self, profile: ResourceProfile, outcome: Outcome) -> FindingDraft:
+        """A draft for ``profile`` (money to the cent; break-even from the one-time cost when there is one)."""
+        saving = cents(outcome.saving)
+        break_even = None if outcome.one_time_cost is None else break_even_months(outcome.one_time_cost, saving)
+        return FindingDraft(
+            rule_id=self.meta.id,
+            account_id=profile.account_id,
+            region=profile.region,
+            resource_arn=profile.arn,
+            resource_kind=profile.kind,
+            resource_name=profile.name,
+            instance_type=profile.instance_type,
+            instance_count=profile.instance_count,
+            monthly_cost_usd=cents(outcome.monthly_cost),
+            estimated_monthly_savings_usd=saving,
+            recommendation=RecommendationDoc(
+                action=outcome.action,
+                target_platform=outcome.target_platform,
+                target_instance_type=outcome.target_instance_type,
+                target_count=outcome.target_count,
+            ),
+            confidence=outcome.confidence,
+            signals_used=outcome.signals_used,
+            signals_missing=outcome.signals_missing,
+            effort=outcome.effort,
+            break_even_months=break_even,
+            summary=outcome.summary,
+            evidence=outcome.evidence,
+        )
+
+    @classmethod
+    def describe(cls) -> dict[str, Any]:
+        """The rule and its default thresholds, for ``chipwise rules``."""
+        return {"meta": cls.meta.model_dump(), "params": cls.params_model().model_dump()}
+
+
+def lower(confidence: Confidence, steps: int = 1) -> Confidence:
+    """One (or ``steps``) confidence level down, never below low."""
+    return _CONFIDENCE_ORDER[max(0, _CONFIDENCE_ORDER.index(confidence) - steps)]
+
+
+def at_most(confidence: Confidence, cap: Confidence) -> Confidence:
+    return _CONFIDENCE_ORDER[min(_CONFIDENCE_ORDER.index(confidence), _CONFIDENCE_ORDER.index(cap))]
+
+
+def money(amount: Decimal | None) -> str:
+    """$1,234.56 for summaries."""
+    return "$?" if amount is None else f"${cents(amount):,}"
+
+
+def pct(value: float) -> str:
+    return f"{value:.1f} %"
+
+
+def rounded(value: float | Decimal | None, places: int = 2) -> float | None:
+    """An evidence number (evidence is JSON: floats rounded for reading, money stays exact in the finding)."""
+    return None if value is None else round(float(value), places)
+
+
+def cost_evidence(profile: ResourceProfile) -> dict[str, EvidenceValue]:
+    """How the resource's cost was priced: the hourly rate, where it came from, any commitment discount."""
+    cost = profile.cost
+    return {
+        "hourly_rate_usd": rounded(cost.hourly_rate, 6),
+        "rate_source": cost.rate_source,
+        "catalog_rate_usd": rounded(cost.catalog_rate, 6),
+        "commitment_discount": rounded(cost.commitment_discount, 4),
+        "instance_count": profile.instance_count,
+        "run_hours": rounded(profile.run_hours, 1),
+        "window_days": rounded(profile.window_hours / 24, 1),
+    }

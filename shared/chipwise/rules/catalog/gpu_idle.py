@@ -1,0 +1,89 @@
+"""gpu_idle: a GPU instance or endpoint whose busiest GPU stayed under 5 % for a week.
+
+The GPU signal is the maximum across the instance's GPUs (CloudWatch agent), so one busy GPU of eight keeps the
+instance busy; SageMaker endpoints publish the sum across GPUs, which is under the threshold only when every GPU is.
+An endpoint that still answers requests is not idle whatever its GPU says (it may be mis-sized, not unused).
+Without GPU telemetry nothing is called idle. Saving: the whole cost.
+"""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from chipwise.analyse.profiles import ResourceProfile
+from chipwise.models.common import Action, Confidence
+from chipwise.rules.base import FindingDraft, Outcome, Rule, RuleContext, RuleMeta, RuleParams, cost_evidence, money
+from chipwise.rules.base import rounded as r
+from chipwise.rules.registry import register
+from chipwise.rules.traffic import hours_without_traffic, idle_hours, requests
+
+KINDS = ("sagemaker_endpoint", "ec2_instance")
+
+
+class GpuIdleParams(RuleParams):
+    min_idle_days: float = Field(7, ge=1, le=63, description="Days under the threshold before a GPU is idle.")
+    max_gpu_utilization_pct: float = Field(
+        5.0, gt=0, le=100, description="Busiest-GPU utilisation below which an hour counts as idle."
+    )
+    min_telemetry_share: float = Field(
+        0.5, ge=0, le=1, description="Share of the idle period that must have GPU datapoints."
+    )
+    high_confidence_telemetry_share: float = Field(
+        0.9, ge=0, le=1, description="Telemetry share of the idle period that makes the idleness certain."
+    )
+
+
+@register
+class GpuIdle(Rule[GpuIdleParams]):
+    meta = RuleMeta(
+        id="gpu_idle",
+        title="Idle GPU instance or endpoint",
+        severity="high",
+        rationale="GPU capacity is the most expensive line of an AI bill; a week with every GPU under 5 % "
+        "is an instance or endpoint left running after its work ended.",
+        applies_to="Live NVIDIA GPU EC2 instances and SageMaker endpoints",
+        supersedes=("gpu_inference_portable", "gpu_training_portable", "spiky_inference_bedrock"),
+    )
+    params_model = GpuIdleParams
+
+    def evaluate(self, profile: ResourceProfile, ctx: RuleContext) -> FindingDraft | None:
+        if profile.platform != "nvidia" or profile.kind not in KINDS or not profile.live:
+            return None
+        monthly = profile.monthly_cost
+        gpu = profile.signals.gpu_util
+        p = self.params
+        min_hours = p.min_idle_days * 24
+        if monthly is None or gpu is None or gpu.hours < p.min_telemetry_share * min_hours:
+            return None
+        idle = idle_hours(profile, gpu, p.max_gpu_utilization_pct)
+        if idle is None or idle < min_hours:
+            return None
+        quiet = hours_without_traffic(profile) if profile.kind == "sagemaker_endpoint" else None
+        if quiet is not None and quiet < min_hours:
+            return None
+        confidence: Confidence = "high" if gpu.hours >= p.high_confidence_telemetry_share * idle else "medium"
+        action: Action = "delete" if profile.kind == "sagemaker_endpoint" else "stop"
+        traffic = requests(profile)
+        return self.draft(
+            profile,
+            Outcome(
+                monthly_cost=monthly,
+                saving=monthly,
+                action=action,
+                confidence=confidence,
+                summary=f"{profile.name} ({profile.instance_count} × {profile.instance_type}) kept every GPU under "
+                f"{p.max_gpu_utilization_pct:g} % for {idle / 24:.0f} days (peak {gpu.maximum:.1f} %): {action} it "
+                f"to save {money(monthly)}/month.",
+                evidence={
+                    "idle_days": r(idle / 24, 1),
+                    "gpu_max_pct": r(gpu.maximum),
+                    "gpu_p95_pct": r(gpu.p95),
+                    "gpu_hours_with_data": gpu.hours,
+                    "gpu_source": profile.signals.gpu_source,
+                    "invocations_in_window": int(traffic.total) if traffic else None,
+                    "cpu_p95_pct": r(profile.signals.cpu_util.p95) if profile.signals.cpu_util else None,
+                    **cost_evidence(profile),
+                },
+                signals_used=("gpu_utilization", *(("invocations",) if quiet is not None else ())),
+            ),
+        )

@@ -1,0 +1,154 @@
+"""gpu_training_portable: GPU training of a model family Neuron supports, without custom CUDA.
+
+Trainium trains mainstream architectures at a representative 30-50 % better price-performance (the economics data
+file: value, range and source). The saving is the GPU training spend times that gain: for SageMaker training jobs
+the window's spend (instance-hours x the effective rate) scaled to a 730-hour month, for an EC2 training instance its
+always-on monthly cost. Target: trn2 for H100-class (and newer) GPUs, trn1 for A100/A10G-class work and small models
+(trn1.2xlarge for single-GPU work). Porting effort comes from the model-family table; break-even from it.
+
+Custom CUDA (tag or image) is never recommended for porting: the port may cost more than it saves.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from pydantic import Field
+
+from chipwise.analyse.economics import per_month, porting_cost
+from chipwise.analyse.profiles import ResourceProfile
+from chipwise.catalog import ModelFamily, SupportLevel
+from chipwise.models.common import Confidence
+from chipwise.rules.base import FindingDraft, Outcome, Rule, RuleContext, RuleMeta, RuleParams, cost_evidence, money
+from chipwise.rules.base import rounded as r
+from chipwise.rules.registry import register
+from chipwise.rules.sizing import family_guessed, model_family, model_params, rate_confidence
+
+TRAINING_KINDS = ("sagemaker_training_job", "ec2_instance")
+
+
+class GpuTrainingPortableParams(RuleParams):
+    support_levels: tuple[SupportLevel, ...] = Field(
+        ("drop_in", "supported"), min_length=1, description="Neuron training support levels worth a port."
+    )
+    trn2_gpu_families: tuple[str, ...] = Field(
+        ("p5", "p5e", "p5en", "p6-b200"), description="GPU families whose work goes to trn2 (others to trn1)."
+    )
+    small_model_max_params_billion: Decimal = Field(
+        Decimal(13), gt=0, description="Models up to this size go to trn1 (cheaper fine-tunes) whatever the GPU."
+    )
+    min_run_hours: float = Field(1, ge=0, description="Training shorter than this in the window is ignored.")
+    min_monthly_savings_usd: Decimal = Field(Decimal(20), ge=0, description="Smaller savings are not reported.")
+
+
+@register
+class GpuTrainingPortable(Rule[GpuTrainingPortableParams]):
+    meta = RuleMeta(
+        id="gpu_training_portable",
+        title="GPU training portable to Trainium",
+        severity="medium",
+        rationale="Trainium trains mainstream transformer families at a representative 30-50 % better "
+        "price-performance than comparable GPUs; a supported model without custom CUDA ports in days to weeks.",
+        applies_to="SageMaker training jobs and EC2 instances tagged or recognised as training, on NVIDIA GPUs",
+    )
+    params_model = GpuTrainingPortableParams
+
+    def evaluate(self, profile: ResourceProfile, ctx: RuleContext) -> FindingDraft | None:
+        if profile.platform != "nvidia" or profile.kind not in TRAINING_KINDS or profile.hints.custom_cuda:
+            return None
+        if profile.kind == "ec2_instance" and (profile.hints.workload != "training" or not profile.live):
+            return None
+        family = model_family(profile, ctx.families)
+        if family is None or family.training_support not in self.params.support_levels:
+            return None
+        monthly = self._monthly_spend(profile)
+        if monthly is None:
+            return None
+        gain = ctx.economics.trainium_training_price_performance_gain
+        saving = monthly * gain.value
+        if saving <= 0 or saving < self.params.min_monthly_savings_usd:
+            return None
+        target = self._target(profile, ctx)
+        effort = family.porting_effort
+        one_time = porting_cost(ctx.economics, effort)
+        return self.draft(
+            profile,
+            Outcome(
+                monthly_cost=monthly,
+                saving=saving,
+                action="migrate",
+                target_platform="trainium",
+                target_instance_type=target,
+                target_count=profile.instance_count,
+                confidence=self._confidence(profile, family),
+                summary=f"{profile.name} trains {family.name} on {profile.instance_count} × {profile.instance_type} "
+                f"({money(monthly)}/month): on {target} the representative {gain.value:.0%} better price-performance "
+                f"saves about {money(saving)}/month; porting takes {effort} ({money(one_time)} one-time).",
+                evidence={
+                    "model_family": family.id,
+                    "training_support": family.training_support,
+                    "model_params_billion": r(model_params(profile, ctx.families)[0]),
+                    "price_performance_gain": r(gain.value, 3),
+                    "price_performance_gain_low": r(gain.low, 3),
+                    "price_performance_gain_high": r(gain.high, 3),
+                    "savings_low_usd": r(monthly * gain.low) if gain.low is not None else None,
+                    "savings_high_usd": r(monthly * gain.high) if gain.high is not None else None,
+                    "window_spend_usd": r(self._window_spend(profile)),
+                    "gpu_p95_pct": r(profile.signals.gpu_util.p95) if profile.signals.gpu_util else None,
+                    "porting_cost_usd": r(one_time),
+                    **cost_evidence(profile),
+                },
+                signals_used=tuple(
+                    s
+                    for s, present in (
+                        ("model_family", True),
+                        ("gpu_utilization", profile.signals.gpu_util),
+                        ("cost_explorer", profile.cost.rate_source == "cost_explorer"),
+                    )
+                    if present
+                ),
+                effort=effort,
+                one_time_cost=one_time,
+            ),
+        )
+
+    def _monthly_spend(self, profile: ResourceProfile) -> Decimal | None:
+        """Training jobs: the window's spend at its run rate; instances: the always-on monthly cost."""
+        if profile.kind == "ec2_instance":
+            return profile.monthly_cost
+        spend = self._window_spend(profile)
+        if spend is None or profile.run_hours < self.params.min_run_hours:
+            return None
+        return per_month(spend, profile.window_hours)
+
+    @staticmethod
+    def _window_spend(profile: ResourceProfile) -> Decimal | None:
+        if profile.kind != "sagemaker_training_job" or profile.cost.hourly_rate is None:
+            return None
+        hours = Decimal(str(round(profile.run_hours, 6)))
+        return profile.cost.hourly_rate * profile.instance_count * hours
+
+    def _target(self, profile: ResourceProfile, ctx: RuleContext) -> str:
+        """trn2.48xlarge for H100-class work unless the model id says it is small; else trn1 (the 2xlarge for
+        single-GPU work). SageMaker jobs get the ``ml.`` type."""
+        params, source = model_params(profile, ctx.families)
+        small = (
+            source in ("model_id", "resource_name")
+            and params is not None
+            and params <= self.params.small_model_max_params_billion
+        )
+        facts = ctx.catalog.get(profile.instance_type or "")
+        if profile.family in self.params.trn2_gpu_families and not small:
+            name = "trn2.48xlarge"
+        elif facts is not None and facts.accelerator_count <= 1:
+            name = "trn1.2xlarge"
+        else:
+            name = "trn1.32xlarge"
+        return f"ml.{name}" if profile.kind == "sagemaker_training_job" else name
+
+    @staticmethod
+    def _confidence(profile: ResourceProfile, family: ModelFamily) -> Confidence:
+        """Medium at best: the gain is a representative ratio until a benchmark measures it."""
+        guessed = family_guessed(profile)
+        confidence: Confidence = "medium" if family.training_support == "drop_in" and not guessed else "low"
+        return rate_confidence(profile, confidence)

@@ -1,0 +1,63 @@
+"""The rule registry: one module per rule in :mod:`chipwise.rules.catalog`, each registered by a decorator.
+
+Registration checks what a reviewer would: the rule id equals its module name, ids are unique, the params model
+rejects unknown keys and every supersedes target exists. Adding a rule means adding one module; nothing central
+is edited (``catalog/__init__.py`` imports every module in its folder).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any, TypeVar
+
+from chipwise.rules.base import Rule
+
+R = TypeVar("R", bound=type[Rule[Any]])
+
+
+class RegistryError(Exception):
+    """A rule module breaks the registry's contract (a programming error, caught by the registry tests)."""
+
+
+class Registry:
+    def __init__(self) -> None:
+        self._rules: dict[str, type[Rule[Any]]] = {}
+
+    def register(self, cls: R) -> R:
+        meta = cls.meta
+        module = cls.__module__.rsplit(".", 1)[-1]
+        if meta.id != module:
+            raise RegistryError(f"rule {meta.id!r} lives in module {module!r}: the module must be named after it")
+        if meta.id in self._rules and self._rules[meta.id] is not cls:
+            raise RegistryError(f"rule {meta.id!r} is registered twice")
+        if cls.params_model.model_config.get("extra") != "forbid":
+            raise RegistryError(f"rule {meta.id!r}: its params model must reject unknown keys (extra='forbid')")
+        self._rules[meta.id] = cls
+        return cls
+
+    def get(self, rule_id: str) -> type[Rule[Any]] | None:
+        return self._rules.get(rule_id)
+
+    def ids(self) -> list[str]:
+        return sorted(self._rules)
+
+    def all(self) -> list[type[Rule[Any]]]:
+        return [self._rules[i] for i in self.ids()]
+
+    def check(self) -> None:
+        """Cross-rule checks once every module is loaded: supersedes names known rules."""
+        for cls in self._rules.values():
+            unknown = sorted(set(cls.meta.supersedes) - set(self._rules))
+            if unknown:
+                raise RegistryError(f"rule {cls.meta.id!r} supersedes unknown rules: {', '.join(unknown)}")
+
+
+REGISTRY = Registry()
+register = REGISTRY.register
+
+
+def registry() -> Registry:
+    """The registry with every rule module of :mod:`chipwise.rules.catalog` loaded."""
+    importlib.import_module("chipwise.rules.catalog")
+    REGISTRY.check()
+    return REGISTRY

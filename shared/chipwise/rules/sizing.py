@@ -1,0 +1,183 @@
+"""Shared judgement of the rules: how big the model is, how much accelerator it keeps busy, and which Neuron
+instance (and how many) holds it most cheaply.
+
+Pure functions of a profile, the catalog and the economics figures (headroom factors, throughput ratios).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from decimal import ROUND_CEILING, Decimal
+
+from chipwise.analyse.economics import monthly_cost
+from chipwise.analyse.profiles import ResourceProfile
+from chipwise.catalog import Catalog, InstanceType, ModelFamilies, ModelFamily
+from chipwise.models.common import Confidence
+
+GIB = Decimal(2**30)
+BILLION = Decimal(1_000_000_000)
+HUNDRED = Decimal(100)
+# "8b", "70B", "1.5b" and mixture-of-experts "8x7b" in a model id (not "v0.3" or "bge-base").
+_PARAMS = re.compile(r"(?<![a-z0-9.])(?:(\d+)x)?(\d+(?:\.\d+)?)b(?![a-z0-9])")
+
+
+@dataclass(frozen=True)
+class ModelSize:
+    """The memory the model needs on the accelerator, and where the figure comes from."""
+
+    memory_gib: Decimal
+    basis: str  # neuron_device_memory | gpu_memory | model_id | model_family
+    params_billion: Decimal | None = None
+
+
+@dataclass(frozen=True)
+class Fit:
+    """A target: ``count`` instances of ``instance``."""
+
+    instance: InstanceType
+    count: int
+    hourly_usd: Decimal  # all instances
+
+    @property
+    def monthly_usd(self) -> Decimal:
+        return monthly_cost(self.hourly_usd)
+
+
+def params_from_model_id(model_id: str) -> Decimal | None:
+    """Parameters (billions) written in a model id: ``meta-llama/Llama-3.1-8B-Instruct`` -> 8."""
+    name = model_id.strip().lower().rsplit("/", 1)[-1]
+    match = _PARAMS.search(name)
+    if match is None:
+        return None
+    experts = Decimal(match.group(1)) if match.group(1) else Decimal(1)
+    return experts * Decimal(match.group(2))
+
+
+def model_family(profile: ResourceProfile, families: ModelFamilies) -> ModelFamily | None:
+    """The family the collector recognised (tag, model id, image); failing that, one named in the resource's own
+    name (``llama3-8b-finetune``), a weaker sign (see :func:`family_guessed`)."""
+    if profile.hints.model_family:
+        return families.get(profile.hints.model_family)
+    return families.match(profile.name)
+
+
+def family_guessed(profile: ResourceProfile) -> bool:
+    """Whether the family rests on a guess (the image or the resource name) rather than a tag or a model id."""
+    return not profile.hints.model_family or profile.hints.sources.get("model_family") == "image"
+
+
+def model_params(profile: ResourceProfile, families: ModelFamilies) -> tuple[Decimal | None, str | None]:
+    """Parameters in billions: from the model id (or, without one, the resource name) when it says, else the
+    family's typical size."""
+    for text, basis in ((profile.hints.hf_model_id, "model_id"), (profile.name, "resource_name")):
+        found = params_from_model_id(text) if text else None
+        if found is not None:
+            return found, basis
+        if text and basis == "model_id":
+            break  # a model id that states no size: the name is not a better source
+    family = model_family(profile, families)
+    if family is not None and family.typical_params_billion is not None:
+        return family.typical_params_billion, "model_family"
+    return None, None
+
+
+def observed_neuron_memory_gib(profile: ResourceProfile) -> Decimal | None:
+    """Peak Neuron device memory used by one instance (GiB)."""
+    memory = profile.signals.neuron_memory_bytes
+    if memory is None or memory.maximum <= 0:
+        return None
+    return Decimal(str(memory.maximum)) / GIB
+
+
+def model_size(
+    profile: ResourceProfile,
+    families: ModelFamilies,
+    catalog: Catalog,
+    bytes_per_parameter: Decimal,
+) -> ModelSize | None:
+    """Accelerator memory the model needs on one instance.
+
+    Neuron device memory as observed wins (it is what the compiled model really takes). GPU memory is a poor
+    guide (servers such as vLLM reserve most of it up front), so the parameters come next (from the model id,
+    else the family's typical size) and the observed GPU memory is used only when the model's size is unknown.
+    """
+    observed = observed_neuron_memory_gib(profile)
+    params, source = model_params(profile, families)
+    if observed is not None:
+        return ModelSize(observed, "neuron_device_memory", params)
+    if params is not None:
+        return ModelSize(params * BILLION * bytes_per_parameter / GIB, source or "model_family", params)
+    gpu = _observed_gpu_memory_gib(profile, catalog)
+    return ModelSize(gpu, "gpu_memory") if gpu is not None else None
+
+
+def _observed_gpu_memory_gib(profile: ResourceProfile, catalog: Catalog) -> Decimal | None:
+    """SageMaker's GPUMemoryUtilization is summed across the instance's GPUs (0-100 x GPUs)."""
+    memory = profile.signals.gpu_memory_util
+    facts = catalog.get(profile.instance_type) if profile.instance_type else None
+    if memory is None or facts is None or not facts.accelerator_count:
+        return None
+    per_gpu = facts.accelerator_memory_gib / facts.accelerator_count
+    return Decimal(str(memory.maximum)) / HUNDRED * per_gpu
+
+
+def busy_neuron_cores(profile: ResourceProfile, catalog: Catalog) -> tuple[Decimal, str] | None:
+    """NeuronCores kept busy at the 95th percentile across all instances: cores in use x p95 utilisation.
+
+    The mean over the cores in use is used when published; otherwise the busiest core stands for all of them
+    (an overestimate, so a smaller target is never proposed on a guess)."""
+    signals = profile.signals
+    util = signals.neuron_util_avg or signals.neuron_util
+    facts = catalog.get(profile.instance_type) if profile.instance_type else None
+    if util is None or facts is None:
+        return None
+    cores = signals.neuron_cores_in_use or facts.neuron_cores
+    basis = "mean_of_cores_in_use" if signals.neuron_util_avg is not None else "busiest_core"
+    busy = Decimal(cores) * Decimal(max(1, profile.instance_count)) * Decimal(str(util.p95)) / HUNDRED
+    return busy, basis
+
+
+def neuron_candidates(catalog: Catalog, families: Iterable[str], sagemaker: bool) -> list[InstanceType]:
+    """Every size of the given Neuron families with a price, cheapest first."""
+    found = [t for family in families for t in catalog.family(family, sagemaker=sagemaker)]
+    return [t for t in found if t.price_usd_per_hour is not None]
+
+
+def cheapest_fit(
+    candidates: Sequence[InstanceType],
+    catalog: Catalog,
+    region: str,
+    *,
+    memory_gib: Decimal,
+    cores: Decimal | None = None,
+    chips: Decimal | None = None,
+) -> Fit | None:
+    """The cheapest ``count`` x type whose accelerator memory (per instance) holds ``memory_gib`` and whose
+    NeuronCores / chips (all instances together) cover ``cores`` / ``chips``. Ties go to fewer instances."""
+    best: Fit | None = None
+    for instance in candidates:
+        price = catalog.price(instance.name, region)
+        if price is None or instance.accelerator_memory_gib < memory_gib:
+            continue
+        count = max(
+            1,
+            _ceil(cores / instance.neuron_cores) if cores is not None and instance.neuron_cores else 1,
+            _ceil(chips / instance.accelerator_count) if chips is not None and instance.accelerator_count else 1,
+        )
+        fit = Fit(instance, count, price * count)
+        if best is None or (fit.hourly_usd, fit.count) < (best.hourly_usd, best.count):
+            best = fit
+    return best
+
+
+def _ceil(value: Decimal) -> int:
+    return int(value.to_integral_value(rounding=ROUND_CEILING))
+
+
+def rate_confidence(profile: ResourceProfile, confidence: Confidence) -> Confidence:
+    """A catalog price (no Cost Explorer figure for the type) costs a level of confidence."""
+    if profile.cost.rate_source == "cost_explorer" or confidence == "low":
+        return confidence
+    return "medium" if confidence == "high" else "low"

@@ -1,0 +1,316 @@
+"""Findings and their recommendation history: the lifecycle the rules' drafts go through.
+
+- A finding is identified by (rule_id, resource_arn): evaluating again updates it (``last_seen``, figures,
+  evidence) and keeps its id and ``first_seen``.
+- A finding the rules no longer produce is ``resolved`` (``resolved_at`` set); if the condition comes back it
+  is reopened under the same id.
+- ``suppress`` hides a finding until a moment, with a reason; while suppressed it is still updated, and once the
+  moment passes the next evaluation reopens it if the condition still holds.
+- Each new or re-priced estimate adds a ``recommendations`` row (source ``estimate``), so the history of what was
+  recommended and for how much is kept; benchmark measurements add their own rows.
+- A benchmark's measurement on a finding (``measured_monthly_savings_usd``, ``evidence["benchmark"]`` and the
+  confidence it earned) survives re-evaluation while the recommended target stays the same.
+
+Writes are bulk statements (one read of the existing findings, one INSERT, one UPDATE, one history INSERT), so the
+statement count does not grow with the number of findings.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import insert, select, update
+from sqlalchemy.orm import Session
+
+from chipwise.errors import InvalidInput, NotFound
+from chipwise.store.tables import Finding, Recommendation
+
+if TYPE_CHECKING:
+    from chipwise.rules.base import FindingDraft
+
+OPEN, RESOLVED, SUPPRESSED = "open", "resolved", "suppressed"
+ESTIMATE_SOURCE = "estimate"
+BENCHMARK_EVIDENCE_KEY = "benchmark"
+MIN_ID_PREFIX = 6
+_DRAFT_FIELDS = (
+    "resource_kind",
+    "resource_name",
+    "instance_type",
+    "instance_count",
+    "monthly_cost_usd",
+    "estimated_monthly_savings_usd",
+    "confidence",
+    "effort",
+    "break_even_months",
+    "summary",
+)
+
+
+@dataclass(frozen=True)
+class LifecycleResult:
+    new: int
+    updated: int
+    reopened: int
+    resolved: int
+
+
+@dataclass(frozen=True)
+class _Existing:
+    id: str
+    status: str
+    suppressed_until: datetime | None
+    suppress_reason: str | None
+    recommendation: Mapping[str, Any]
+    estimated_monthly_savings_usd: Decimal
+    measured_monthly_savings_usd: Decimal | None
+    confidence: str
+    evidence: Mapping[str, Any]
+
+
+class FindingRepository:
+    def __init__(self, session: Session) -> None:
+        self.session = session
+
+    # --- lifecycle ----------------------------------------------------------------------------------------
+
+    def apply(
+        self,
+        *,
+        account_id: str,
+        region: str,
+        drafts: Sequence[FindingDraft],
+        rule_ids: Iterable[str],
+        now: datetime,
+        scan_id: str | None = None,
+    ) -> LifecycleResult:
+        """Upsert ``drafts`` and resolve the account's findings of ``rule_ids`` in ``region`` they no longer
+        contain (rules not evaluated keep their findings as they are)."""
+        existing = self._existing(account_id, region)
+        inserts: list[dict[str, Any]] = []
+        updates: list[dict[str, Any]] = []
+        history: list[dict[str, Any]] = []
+        reopened = 0
+        seen: set[tuple[str, str]] = set()
+        for draft in drafts:
+            key = (draft.rule_id, draft.resource_arn)
+            seen.add(key)
+            before = existing.get(key)
+            if before is None:
+                row = _new_row(draft, now, scan_id)
+                inserts.append(row)
+                history.append(_history(row["id"], draft, now))
+                continue
+            row = _updated_row(before, draft, now, scan_id)
+            reopened += before.status == RESOLVED
+            updates.append(row)
+            if _repriced(before, draft):
+                history.append(_history(before.id, draft, now))
+        evaluated = set(rule_ids)
+        resolved = [
+            {"id": item.id, "status": RESOLVED, "resolved_at": now}
+            for key, item in existing.items()
+            if key[0] in evaluated and key not in seen and item.status != RESOLVED
+        ]
+        self._write(inserts, updates, resolved, history)
+        return LifecycleResult(new=len(inserts), updated=len(updates), reopened=reopened, resolved=len(resolved))
+
+    def _existing(self, account_id: str, region: str) -> dict[tuple[str, str], _Existing]:
+        stmt = select(
+            Finding.rule_id,
+            Finding.resource_arn,
+            Finding.id,
+            Finding.status,
+            Finding.suppressed_until,
+            Finding.suppress_reason,
+            Finding.recommendation,
+            Finding.estimated_monthly_savings_usd,
+            Finding.measured_monthly_savings_usd,
+            Finding.confidence,
+            Finding.evidence,
+        ).where(Finding.account_id == account_id, Finding.region == region)
+        found: dict[tuple[str, str], _Existing] = {}
+        for rule_id, arn, *rest in self.session.execute(stmt):
+            found[(rule_id, arn)] = _Existing(*rest)
+        return found
+
+    def _write(
+        self,
+        inserts: list[dict[str, Any]],
+        updates: list[dict[str, Any]],
+        resolved: list[dict[str, Any]],
+        history: list[dict[str, Any]],
+    ) -> None:
+        if inserts:
+            self.session.execute(insert(Finding), inserts)
+        if updates:
+            self.session.execute(update(Finding), updates)
+        if resolved:
+            self.session.execute(update(Finding), resolved)
+        if history:
+            self.session.execute(insert(Recommendation), history)
+
+    # --- reading ------------------------------------------------------------------------------------------
+
+    def find(
+        self,
+        *,
+        account_id: str | None = None,
+        region: str | None = None,
+        statuses: Iterable[str] = (OPEN,),
+        min_savings: Decimal | None = None,
+        rule_ids: Iterable[str] | None = None,
+    ) -> list[Finding]:
+        """Findings, largest estimated saving first (then rule and resource, for a stable order)."""
+        stmt = select(Finding).where(Finding.status.in_(list(statuses)))
+        if account_id is not None:
+            stmt = stmt.where(Finding.account_id == account_id)
+        if region is not None:
+            stmt = stmt.where(Finding.region == region)
+        if min_savings is not None:
+            stmt = stmt.where(Finding.estimated_monthly_savings_usd >= min_savings)
+        if rule_ids is not None:
+            stmt = stmt.where(Finding.rule_id.in_(list(rule_ids)))
+        stmt = stmt.order_by(
+            Finding.estimated_monthly_savings_usd.desc(), Finding.rule_id, Finding.resource_name, Finding.id
+        ).execution_options(populate_existing=True)
+        return list(self.session.scalars(stmt))
+
+    def get(self, finding_id: str) -> Finding:
+        """A finding by id or by an unambiguous prefix of it (at least six characters)."""
+        found = self.session.get(Finding, finding_id, populate_existing=True)
+        if found is not None:
+            return found
+        if len(finding_id) < MIN_ID_PREFIX:
+            raise NotFound(f"no finding {finding_id!r} (give the id or at least {MIN_ID_PREFIX} of its characters)")
+        matches = list(self.session.scalars(select(Finding).where(Finding.id.startswith(finding_id)).limit(2)))
+        if not matches:
+            raise NotFound(f"no finding {finding_id!r}: `chipwise findings` lists them")
+        if len(matches) > 1:
+            raise InvalidInput(f"{finding_id!r} matches several findings: give more of the id")
+        return matches[0]
+
+    def history(self, finding_id: str) -> list[Recommendation]:
+        stmt = (
+            select(Recommendation)
+            .where(Recommendation.finding_id == finding_id)
+            .order_by(Recommendation.created_at, Recommendation.id)
+        )
+        return list(self.session.scalars(stmt))
+
+    # --- suppression --------------------------------------------------------------------------------------
+
+    def suppress(self, finding_id: str, *, until: datetime, reason: str, now: datetime) -> Finding:
+        """Hide a finding until ``until`` (exclusive) for ``reason``; the next evaluation after that reopens it
+        if the condition still holds."""
+        reason = reason.strip()
+        if not reason:
+            raise InvalidInput("a suppression needs a reason")
+        if until.tzinfo is None:
+            raise InvalidInput("the suppression end must be a timezone-aware time")
+        if until <= now:
+            raise InvalidInput(f"the suppression end {until.isoformat()} is not in the future")
+        finding = self.get(finding_id)
+        if finding.status == RESOLVED:
+            raise InvalidInput(f"finding {finding.id} is resolved: there is nothing to suppress")
+        finding.status = SUPPRESSED
+        finding.suppressed_until = until
+        finding.suppress_reason = reason
+        self.session.flush()
+        return finding
+
+
+# --- rows -----------------------------------------------------------------------------------------------------
+
+
+def _draft_values(draft: FindingDraft) -> dict[str, Any]:
+    values = {name: getattr(draft, name) for name in _DRAFT_FIELDS}
+    values["recommendation"] = draft.recommendation.model_dump(mode="json")
+    values["signals_used"] = list(draft.signals_used)
+    values["signals_missing"] = list(draft.signals_missing)
+    values["evidence"] = dict(draft.evidence)
+    return values
+
+
+def _new_row(draft: FindingDraft, now: datetime, scan_id: str | None) -> dict[str, Any]:
+    return {
+        "id": str(uuid.uuid4()),
+        "account_id": draft.account_id,
+        "region": draft.region,
+        "rule_id": draft.rule_id,
+        "resource_arn": draft.resource_arn,
+        **_draft_values(draft),
+        "measured_monthly_savings_usd": None,
+        "status": OPEN,
+        "first_seen": now,
+        "last_seen": now,
+        "resolved_at": None,
+        "suppressed_until": None,
+        "suppress_reason": None,
+        "last_scan_id": scan_id,
+    }
+
+
+def _updated_row(before: _Existing, draft: FindingDraft, now: datetime, scan_id: str | None) -> dict[str, Any]:
+    values = _draft_values(draft)
+    same_target = _target(before.recommendation) == draft.recommendation.target_instance_type
+    measured = before.measured_monthly_savings_usd if same_target else None
+    if same_target and BENCHMARK_EVIDENCE_KEY in before.evidence:
+        values["evidence"][BENCHMARK_EVIDENCE_KEY] = before.evidence[BENCHMARK_EVIDENCE_KEY]
+        if measured is not None:
+            values["confidence"] = before.confidence  # the measurement earned it
+    until = before.suppressed_until
+    still_suppressed = before.status == SUPPRESSED and until is not None and until > now
+    row = {
+        "id": before.id,
+        **values,
+        "measured_monthly_savings_usd": measured,
+        "status": SUPPRESSED if still_suppressed else OPEN,
+        "last_seen": now,
+        "resolved_at": None,
+        "suppressed_until": before.suppressed_until if still_suppressed else None,
+        "suppress_reason": before.suppress_reason if still_suppressed else None,
+    }
+    if scan_id is not None:
+        row["last_scan_id"] = scan_id
+    return row
+
+
+def _target(recommendation: Mapping[str, Any]) -> str | None:
+    value = recommendation.get("target_instance_type")
+    return str(value) if value else None
+
+
+def _repriced(before: _Existing, draft: FindingDraft) -> bool:
+    """Whether the estimate changed enough to record: another action or target, or another saving."""
+    old = before.recommendation
+    new = draft.recommendation
+    return (
+        old.get("action") != new.action
+        or _target(old) != new.target_instance_type
+        or old.get("target_count") != new.target_count
+        or before.estimated_monthly_savings_usd != draft.estimated_monthly_savings_usd
+    )
+
+
+def _history(finding_id: str, draft: FindingDraft, now: datetime) -> dict[str, Any]:
+    target_cost = draft.monthly_cost_usd - draft.estimated_monthly_savings_usd
+    return {
+        "finding_id": finding_id,
+        "source": ESTIMATE_SOURCE,
+        "action": draft.recommendation.action,
+        "target_platform": draft.recommendation.target_platform,
+        "target_instance_type": draft.recommendation.target_instance_type,
+        "target_count": draft.recommendation.target_count,
+        "monthly_cost_usd": max(Decimal(0), target_cost),
+        "monthly_savings_usd": draft.estimated_monthly_savings_usd,
+        "confidence": draft.confidence,
+        "withdrawn": False,
+        "reason": draft.summary,
+        "benchmark_run_id": None,
+        "created_at": now,
+    }
