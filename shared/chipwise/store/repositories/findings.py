@@ -90,6 +90,9 @@ class FindingRepository:
     ) -> LifecycleResult:
         """Upsert ``drafts`` and resolve the account's findings of ``rule_ids`` in ``region`` they no longer
         contain (rules not evaluated keep their findings as they are)."""
+        strays = {(d.account_id, d.region) for d in drafts} - {(account_id, region)}
+        if strays:
+            raise ValueError(f"drafts for {sorted(strays)} applied to {account_id} {region}")
         existing = self._existing(account_id, region)
         inserts: list[dict[str, Any]] = []
         updates: list[dict[str, Any]] = []
