@@ -29,10 +29,6 @@ def monthly_cost(hourly_rate: Decimal, count: int | Decimal = 1) -> Decimal:
     return cents(hourly_rate * Decimal(count) * HOURS_PER_MONTH)
 
 
-def hourly_from_monthly(monthly: Decimal) -> Decimal:
-    return monthly / HOURS_PER_MONTH
-
-
 def per_month(amount: Decimal, over_hours: float | Decimal) -> Decimal:
     """An amount observed over ``over_hours`` scaled to a 730-hour month (the window's run rate), to the cent."""
     hours = Decimal(str(over_hours))

@@ -17,11 +17,11 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import Any, Literal
 
-from sqlalchemy import String, and_, cast, func, or_, select
+from sqlalchemy import String, and_, case, cast, func, or_, select
 from sqlalchemy.orm import Session
 
 from chipwise.analyse.economics import monthly_cost
@@ -76,7 +76,9 @@ READ_METRICS: tuple[MetricKey, ...] = (
     TRAINING_GPU,
 )
 NEURON_COVERAGE: frozenset[MetricKey] = frozenset({NEURON_CORE, EKS_NEURONCORE, NEURON_MONITOR})
-LIVE_STATES = frozenset({"running", "InService", "Updating", "SystemUpdating", "UpdateRollbackFailed", "InProgress"})
+LIVE_STATES = frozenset(
+    {"running", "InService", "Updating", "SystemUpdating", "UpdateRollbackFailed", "InProgress", "ENABLED"}
+)
 NEURON_PLATFORMS = frozenset({"inferentia", "trainium"})
 
 
@@ -177,6 +179,7 @@ class ResourceProfile:
     instance_id: str | None = None
     eks_cluster: str | None = None
     serverless: bool = False
+    batch_jobs_in_window: int | None = None  # Batch compute environments: jobs its queues ran in the window
     tags: Mapping[str, str] = field(default_factory=dict)
 
     @property
@@ -224,7 +227,7 @@ class ResourceProfile:
 
 @dataclass
 class _Series:
-    hours: list[datetime] = field(default_factory=list)
+    hours: list[Any] = field(default_factory=list)  # as the driver returns them (text), parsed on demand
     values: list[float] = field(default_factory=list)
 
 
@@ -368,7 +371,8 @@ def _cost_facts(instance_type: str | None, region: str, rates: Mapping[str, Cost
 def _metric_series(
     session: Session, wanted: Any, start: datetime, end: datetime, parse: _HourParser
 ) -> dict[int, dict[MetricKey, SeriesStats]]:
-    """Every wanted metric of every wanted resource, summarised; rows streamed in (resource, metric, hour) order."""
+    """Every wanted metric of every wanted resource, summarised; rows streamed in (resource, metric, hour) order
+    through the Core connection (no ORM row processing: this is the query that reads millions of rows)."""
     names = sorted({metric for _, metric in READ_METRICS})
     stmt = (
         select(
@@ -376,9 +380,7 @@ def _metric_series(
             MetricRollup.namespace,
             MetricRollup.metric,
             cast(MetricRollup.hour, String),
-            MetricRollup.average,
-            MetricRollup.maximum,
-            MetricRollup.sum,
+            _hour_value(),
         )
         .where(
             MetricRollup.resource_id.in_(wanted),
@@ -387,44 +389,45 @@ def _metric_series(
             MetricRollup.hour < end,
         )
         .order_by(MetricRollup.resource_id, MetricRollup.namespace, MetricRollup.metric, MetricRollup.hour)
-        .execution_options(yield_per=STREAM_ROWS)
     )
-    read = frozenset(READ_METRICS)
+    rows = session.connection().execute(stmt.execution_options(yield_per=STREAM_ROWS))
     found: dict[int, dict[MetricKey, SeriesStats]] = defaultdict(dict)
-    for (resource_id, key), series in _grouped(session.execute(stmt), read, parse):
-        stats = summarise(series.hours, series.values)
+    for (resource_id, key), series in _grouped(rows, frozenset(READ_METRICS)):
+        stats = summarise(series.hours, series.values, parse)
         if stats is not None:
             found[resource_id][key] = stats
     return found
 
 
-def _grouped(
-    rows: Iterable[Any], read: frozenset[MetricKey], parse: _HourParser
-) -> Iterator[tuple[tuple[int, MetricKey], _Series]]:
-    current: tuple[int, MetricKey] | None = None
+def _hour_value() -> Any:
+    """The hour's value, chosen in SQL: the sum for counters, the average for latency, else the maximum."""
+    return case(
+        (MetricRollup.metric.in_(sorted({m for _, m in SUM_METRICS})), MetricRollup.sum),
+        (
+            MetricRollup.metric.in_(sorted({m for _, m in AVERAGE_METRICS})),
+            func.coalesce(MetricRollup.average, MetricRollup.maximum),
+        ),
+        else_=func.coalesce(MetricRollup.maximum, MetricRollup.average),
+    )
+
+
+def _grouped(rows: Iterable[Any], read: frozenset[MetricKey]) -> Iterator[tuple[tuple[int, MetricKey], _Series]]:
+    """Consecutive rows of one (resource, metric) as one series; hours stay raw text until a summary needs one."""
+    current: tuple[int, str, str] | None = None
     series = _Series()
-    for resource_id, namespace, metric, hour, average, maximum, total in rows:
-        key = (namespace, metric)
-        if key not in read:
-            continue
-        if current != (resource_id, key):
+    for resource_id, namespace, metric, hour, value in rows:
+        if current is None or resource_id != current[0] or metric != current[2] or namespace != current[1]:
             if current is not None and series.values:
-                yield current, series
-            current, series = (resource_id, key), _Series()
-        value = _value(key, average, maximum, total)
-        if value is not None:
-            series.hours.append(parse(hour))
+                yield (current[0], (current[1], current[2])), series
+            current, series = (resource_id, namespace, metric), _Series()
+            if (namespace, metric) not in read:
+                current = (resource_id, namespace, "")  # skipped: a namespace the rules do not read
+                continue
+        if value is not None and current[2]:
+            series.hours.append(hour)
             series.values.append(value)
     if current is not None and series.values:
-        yield current, series
-
-
-def _value(key: MetricKey, average: float | None, maximum: float | None, total: float | None) -> float | None:
-    if key in SUM_METRICS:
-        return total
-    if key in AVERAGE_METRICS:
-        return average if average is not None else maximum
-    return maximum if maximum is not None else average
+        yield (current[0], (current[1], current[2])), series
 
 
 @dataclass(frozen=True)
@@ -454,22 +457,29 @@ def _neuron_series(
         .where(NeuronRollup.account_id == account_id, NeuronRollup.hour >= start, NeuronRollup.hour < end)
         .group_by(NeuronRollup.instance_id, NeuronRollup.hour)
         .order_by(NeuronRollup.instance_id, NeuronRollup.hour)
-        .execution_options(yield_per=STREAM_ROWS)
     )
-    columns: dict[str, list[list[Any]]] = {}
-    for instance_id, hour, util, util_avg, memory, executions, cores in session.execute(stmt):
-        rows = columns.setdefault(instance_id, [[], [], [], [], [], []])
-        for index, value in enumerate((parse(hour), util, util_avg, memory, executions, cores)):
-            rows[index].append(value)
-    return {instance_id: _neuron_summary(rows) for instance_id, rows in columns.items()}
+    found: dict[str, _NeuronSeries] = {}
+    current: str | None = None
+    columns: list[list[Any]] = []
+    result = session.connection().execute(stmt.execution_options(yield_per=STREAM_ROWS))
+    for instance_id, *values in result:  # one instance's hours at a time: summarised, then dropped
+        if instance_id != current:
+            if current is not None:
+                found[current] = _neuron_summary(columns, parse)
+            current, columns = instance_id, [[], [], [], [], [], []]
+        for index, value in enumerate(values):
+            columns[index].append(value)
+    if current is not None:
+        found[current] = _neuron_summary(columns, parse)
+    return found
 
 
-def _neuron_summary(rows: Sequence[list[Any]]) -> _NeuronSeries:
+def _neuron_summary(rows: Sequence[list[Any]], parse: _HourParser) -> _NeuronSeries:
     hours = rows[0]
 
     def stats(index: int) -> SeriesStats | None:
         pairs = [(h, float(v)) for h, v in zip(hours, rows[index], strict=True) if v is not None]
-        return summarise([h for h, _ in pairs], [v for _, v in pairs])
+        return summarise([h for h, _ in pairs], [v for _, v in pairs], parse)
 
     cores = [int(c) for c in rows[5] if c is not None]
     return _NeuronSeries(stats(1), stats(2), stats(3), stats(4), max(cores) if cores else None)
@@ -516,8 +526,13 @@ def _profile(
         instance_id=instance_id,
         eks_cluster=details.get("eks_cluster") or None,
         serverless=bool(variants) and all(not v.get("instance_type") for v in variants),
+        batch_jobs_in_window=_batch_jobs(details) if row["kind"] == "batch_compute_environment" else None,
         tags=dict(row["tags"] or {}),
     )
+
+
+def _batch_jobs(details: Mapping[str, Any]) -> int:
+    return sum(int(queue.get("jobs_in_window") or 0) for queue in details.get("job_queues") or [])
 
 
 def _signals(metrics: Mapping[MetricKey, SeriesStats], reports: _NeuronSeries | None) -> Signals:
@@ -597,7 +612,3 @@ def _iso(value: Any) -> datetime | None:
         return None
     parsed = value if isinstance(value, datetime) else datetime.fromisoformat(str(value))
     return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
-
-
-def window_days(start: datetime, end: datetime) -> float:
-    return (end - start) / timedelta(days=1)

@@ -13,9 +13,10 @@ Percentiles interpolate linearly between the closest ranks (the usual "linear" d
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any, cast
 
 HOUR = timedelta(hours=1)
 
@@ -69,8 +70,15 @@ class SeriesStats:
         return self.maximum / mean if mean > 0 else None
 
 
-def summarise(hours: Sequence[datetime], values: Sequence[float]) -> SeriesStats | None:
-    """The summary of one series given oldest-first (None when it has no value)."""
+def _same(hour: Any) -> datetime:
+    return cast(datetime, hour)
+
+
+def summarise(
+    hours: Sequence[Any], values: Sequence[float], to_time: Callable[[Any], datetime] = _same
+) -> SeriesStats | None:
+    """The summary of one series given oldest-first (None when it has no value). ``hours`` may be kept in the
+    store's raw form; ``to_time`` turns the few that the summary keeps (first, last, peaks) into datetimes."""
     if not values:
         return None
     if len(hours) != len(values):
@@ -81,7 +89,7 @@ def summarise(hours: Sequence[datetime], values: Sequence[float]) -> SeriesStats
     for index in range(len(values) - 1, -1, -1):
         if values[index] > running:
             running = values[index]
-            peaks.append((hours[index], running))
+            peaks.append((to_time(hours[index]), running))
     total = math.fsum(values)
     return SeriesStats(
         hours=len(values),
@@ -93,7 +101,7 @@ def summarise(hours: Sequence[datetime], values: Sequence[float]) -> SeriesStats
         p95=percentile(ordered, 95),
         maximum=ordered[-1],
         nonzero_hours=sum(1 for v in values if v > 0),
-        first_hour=hours[0],
-        last_hour=hours[-1],
+        first_hour=to_time(hours[0]),
+        last_hour=to_time(hours[-1]),
         peaks=tuple(peaks),
     )

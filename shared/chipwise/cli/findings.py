@@ -67,15 +67,13 @@ def findings_command(
 
 
 def findings_table(documents: list[FindingDocument], title: str) -> Table:
-    """The findings as a table, in the order given (shared with the demo)."""
+    """The findings as a table, in the order given (shared with the demo); fits an 80-column terminal."""
     table = Table(title=title, title_justify="left")
     table.add_column("id", no_wrap=True)
-    table.add_column("resource / rule")
-    table.add_column("now")
-    table.add_column("USD/month", justify="right", no_wrap=True)
-    table.add_column("saving", justify="right", no_wrap=True)
-    table.add_column("do")
-    table.add_column("confidence / effort / break-even")
+    table.add_column("resource · rule · now", ratio=3, overflow="fold")
+    table.add_column("saving / month", justify="right", no_wrap=True)
+    table.add_column("next step", ratio=2, overflow="fold")
+    table.add_column("confidence · effort", ratio=2)
     for d in documents:
         table.add_row(*finding_cells(d))
     if documents:
@@ -84,22 +82,23 @@ def findings_table(documents: list[FindingDocument], title: str) -> Table:
     return table
 
 
-def finding_cells(d: FindingDocument) -> list[str]:
+def next_step(d: FindingDocument) -> str:
+    """``migrate → 2 × inf2.xlarge``, ``migrate → bedrock``, ``stop``."""
     rec = d.recommendation
     if rec.target_instance_type is not None:
-        target = f"{rec.action} → {rec.target_count or 1} × {rec.target_instance_type}"
-    else:
-        target = rec.action + (f" → {rec.target_platform}" if rec.target_platform else "")
-    colour = CONFIDENCE_COLOUR[d.confidence]
-    break_even = "" if d.break_even_months is None else f", {d.break_even_months:g} mo"
+        return f"{rec.action} → {rec.target_count or 1} × {rec.target_instance_type}"
+    return str(rec.action) + (f" → {rec.target_platform}" if rec.target_platform else "")
+
+
+def finding_cells(d: FindingDocument) -> list[str]:
+    now = f"{d.instance_count} × {d.instance_type}" if d.instance_type else "-"
+    break_even = "" if d.break_even_months is None else f", break-even {d.break_even_months:g} mo"
     return [
         d.finding_id[:8],
-        f"[bold]{d.resource_name}[/]\n[dim]{d.rule_id}[/]",
-        f"{d.instance_count} × {d.instance_type}" if d.instance_type else "-",
-        f"{d.monthly_cost_usd:,.2f}",
-        f"[bold]{d.estimated_monthly_savings_usd:,.2f}[/]",
-        target,
-        f"[{colour}]{d.confidence}[/], {d.effort}{break_even}",
+        f"[bold]{d.resource_name}[/]\n[dim]{d.rule_id}\n{now}[/]",
+        f"[bold]{d.estimated_monthly_savings_usd:,.2f}[/]\n[dim]of {d.monthly_cost_usd:,.2f}[/]",
+        next_step(d),
+        f"[{CONFIDENCE_COLOUR[d.confidence]}]{d.confidence}[/]\n[dim]{d.effort}{break_even}[/]",
     ]
 
 
@@ -205,8 +204,10 @@ def rules_command(
         print_json(described)
         return
     table = Table(title=f"{len(described)} rules", title_justify="left", show_lines=True)
-    for column in ("rule", "severity", "what it finds", "thresholds"):
-        table.add_column(column)
+    table.add_column("rule", no_wrap=True)
+    table.add_column("severity", no_wrap=True)
+    table.add_column("what it finds", ratio=1)
+    table.add_column("thresholds", ratio=1, overflow="fold")
     for item in described:
         thresholds = "\n".join(
             f"{'[bold]' if key in item['overridden'] else ''}{key} = {_show(value)}"
@@ -214,7 +215,9 @@ def rules_command(
             for key, value in item["params"].items()
         )
         state = "" if item["params"]["enabled"] else " [dim](disabled)[/]"
-        table.add_row(f"{item['id']}{state}", item["severity"], f"{item['title']}\n[dim]{item['rationale']}[/]", thresholds)
+        table.add_row(
+            f"{item['id']}{state}", item["severity"], f"{item['title']}\n[dim]{item['rationale']}[/]", thresholds
+        )
     out.print(table)
     if policy.overrides():
         err.print("[dim]bold thresholds come from the policy; the others are defaults[/]")

@@ -11,7 +11,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
-from typing import Any, ClassVar, Generic, Literal, TypeVar
+from typing import ClassVar, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -150,28 +150,15 @@ class Rule(ABC, Generic[P]):
             evidence=outcome.evidence,
         )
 
-    @classmethod
-    def describe(cls) -> dict[str, Any]:
-        """The rule and its default thresholds, for ``chipwise rules``."""
-        return {"meta": cls.meta.model_dump(), "params": cls.params_model().model_dump()}
-
 
 def lower(confidence: Confidence, steps: int = 1) -> Confidence:
     """One (or ``steps``) confidence level down, never below low."""
     return _CONFIDENCE_ORDER[max(0, _CONFIDENCE_ORDER.index(confidence) - steps)]
 
 
-def at_most(confidence: Confidence, cap: Confidence) -> Confidence:
-    return _CONFIDENCE_ORDER[min(_CONFIDENCE_ORDER.index(confidence), _CONFIDENCE_ORDER.index(cap))]
-
-
 def money(amount: Decimal | None) -> str:
     """$1,234.56 for summaries."""
     return "$?" if amount is None else f"${cents(amount):,}"
-
-
-def pct(value: float) -> str:
-    return f"{value:.1f} %"
 
 
 def rounded(value: float | Decimal | None, places: int = 2) -> float | None:

@@ -12,8 +12,14 @@ RULE = GpuIdle(GpuIdleParams())
 
 def test_an_idle_p4d_is_stopped_for_its_whole_cost() -> None:
     # Given a p4d.24xlarge at the catalog's $21.957642/h whose busiest GPU peaked at 0.9 % for 14 days
-    instance = profile("research", instance_type="p4d.24xlarge", rate="21.957642", rate_source="catalog",
-                       gpu_util=hourly([0.4, 0.9] * (HOURS // 2)), gpu_source="CWAgent")
+    instance = profile(
+        "research",
+        instance_type="p4d.24xlarge",
+        rate="21.957642",
+        rate_source="catalog",
+        gpu_util=hourly([0.4, 0.9] * (HOURS // 2)),
+        gpu_source="CWAgent",
+    )
     # When the rule runs
     draft = RULE.evaluate(instance, ctx())
     # Then stopping it saves 21.957642 x 730 = $16,029.07866 -> $16,029.08 a month
@@ -26,8 +32,9 @@ def test_an_idle_p4d_is_stopped_for_its_whole_cost() -> None:
 
 def test_an_idle_gpu_endpoint_without_requests_is_deleted() -> None:
     # Given an ml.g5.xlarge endpoint ($1.41/h) with no requests and its GPU at 0.4 %
-    endpoint = profile("vision", kind="sagemaker_endpoint", instance_type="ml.g5.xlarge", rate="1.41",
-                       gpu_util=flat(0.4))
+    endpoint = profile(
+        "vision", kind="sagemaker_endpoint", instance_type="ml.g5.xlarge", rate="1.41", gpu_util=flat(0.4)
+    )
     # When the rule runs
     draft = RULE.evaluate(endpoint, ctx())
     # Then deleting it saves 1.41 x 730 = $1,029.30
@@ -49,8 +56,13 @@ def test_one_busy_hour_in_the_last_week_keeps_it_out() -> None:
 
 def test_an_endpoint_still_answering_requests_is_not_idle() -> None:
     # Given a GPU endpoint under 5 % GPU that still serves requests every hour (a CPU-bound model)
-    endpoint = profile("cpu-bound", kind="sagemaker_endpoint", instance_type="ml.g5.xlarge",
-                       gpu_util=flat(2.0), invocations=flat(500.0))
+    endpoint = profile(
+        "cpu-bound",
+        kind="sagemaker_endpoint",
+        instance_type="ml.g5.xlarge",
+        gpu_util=flat(2.0),
+        invocations=flat(500.0),
+    )
     # When the rule runs
     # Then it is not called idle
     assert RULE.evaluate(endpoint, ctx()) is None

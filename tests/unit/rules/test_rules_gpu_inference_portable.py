@@ -15,9 +15,17 @@ SAGEMAKER_GPU = "/aws/sagemaker/Endpoints"
 
 def test_steady_mistral_on_four_g5_endpoints_moves_to_two_inf2_xlarge() -> None:
     # Given 4 x ml.g5.2xlarge ($1.515/h) serving Mistral-7B at 22 requests/s all day, GPU at 60 %
-    endpoint = profile("chat", kind="sagemaker_endpoint", instance_type="ml.g5.2xlarge", count=4, rate="1.515",
-                       hints={"model_family": "mistral", "hf_model_id": "mistralai/Mistral-7B-Instruct-v0.3"},
-                       gpu_util=flat(60.0), gpu_source=SAGEMAKER_GPU, invocations=flat(79_200.0))
+    endpoint = profile(
+        "chat",
+        kind="sagemaker_endpoint",
+        instance_type="ml.g5.2xlarge",
+        count=4,
+        rate="1.515",
+        hints={"model_family": "mistral", "hf_model_id": "mistralai/Mistral-7B-Instruct-v0.3"},
+        gpu_util=flat(60.0),
+        gpu_source=SAGEMAKER_GPU,
+        invocations=flat(79_200.0),
+    )
     # When the rule runs
     draft = RULE.evaluate(endpoint, ctx())
     # Then 4 x 0.6 = 2.4 A10G-equivalents / 2 = 1.2 chips x 1.3 = 1.56 -> 2 x ml.inf2.xlarge (7B x 2 bytes = 13 GiB
@@ -36,9 +44,17 @@ def test_steady_mistral_on_four_g5_endpoints_moves_to_two_inf2_xlarge() -> None:
 
 def test_a_small_bert_model_on_l4s_goes_to_inferentia1() -> None:
     # Given 2 x ml.g6.xlarge ($1.006/h) serving BERT NER at 90 requests/s, GPU at 40 %
-    endpoint = profile("ner", kind="sagemaker_endpoint", instance_type="ml.g6.xlarge", count=2, rate="1.006",
-                       hints={"model_family": "bert", "hf_model_id": "dslim/bert-base-NER"},
-                       gpu_util=flat(40.0), gpu_source=SAGEMAKER_GPU, invocations=flat(324_000.0))
+    endpoint = profile(
+        "ner",
+        kind="sagemaker_endpoint",
+        instance_type="ml.g6.xlarge",
+        count=2,
+        rate="1.006",
+        hints={"model_family": "bert", "hf_model_id": "dslim/bert-base-NER"},
+        gpu_util=flat(40.0),
+        gpu_source=SAGEMAKER_GPU,
+        invocations=flat(324_000.0),
+    )
     # When the rule runs
     draft = RULE.evaluate(endpoint, ctx())
     # Then 0.8 L4 = 0.4 A10G = 0.2 inf2 chips = 0.8 inf1 chips x 1.3 = 1.04 -> 2 x ml.inf1.xlarge ($0.2736/h):
@@ -50,9 +66,14 @@ def test_a_small_bert_model_on_l4s_goes_to_inferentia1() -> None:
 
 def test_a_steady_llama_box_on_one_l4_moves_to_one_inf2_xlarge() -> None:
     # Given a g6.xlarge ($0.8048/h) tagged inference, serving Llama (8B typical), its GPU steady at 58 %
-    box = profile("vllm", instance_type="g6.xlarge", rate="0.8048",
-                  hints={"workload": "inference", "model_family": "llama", "sources": {"model_family": "tag"}},
-                  gpu_util=flat(58.0), gpu_source="CWAgent")
+    box = profile(
+        "vllm",
+        instance_type="g6.xlarge",
+        rate="0.8048",
+        hints={"workload": "inference", "model_family": "llama", "sources": {"model_family": "tag"}},
+        gpu_util=flat(58.0),
+        gpu_source="CWAgent",
+    )
     # When the rule runs
     draft = RULE.evaluate(box, ctx())
     # Then one inf2.xlarge: 587.50 - 553.49 = $34.01 a month, a port that takes 118 months to pay back
@@ -64,10 +85,14 @@ def test_a_steady_llama_box_on_one_l4_moves_to_one_inf2_xlarge() -> None:
 
 def test_h100s_count_for_more_a10g_equivalents() -> None:
     # Given a p5.48xlarge ($55.04/h) serving Llama-3.1-70B on 8 H100s, busiest GPU at 50 %
-    node = profile("llama-70b", instance_type="p5.48xlarge", rate="55.04",
-                   hints={"workload": "inference", "model_family": "llama",
-                          "hf_model_id": "meta-llama/Llama-3.1-70B-Instruct"},
-                   gpu_util=flat(50.0), gpu_source="CWAgent")
+    node = profile(
+        "llama-70b",
+        instance_type="p5.48xlarge",
+        rate="55.04",
+        hints={"workload": "inference", "model_family": "llama", "hf_model_id": "meta-llama/Llama-3.1-70B-Instruct"},
+        gpu_util=flat(50.0),
+        gpu_source="CWAgent",
+    )
     # When the rule runs
     draft = RULE.evaluate(node, ctx())
     # Then 8 x 0.5 = 4 H100 x (3350/600) = 22.33 A10G / 2 = 11.17 chips x 1.3 = 14.52 chips, 70B x 2 bytes
@@ -80,19 +105,38 @@ def test_h100s_count_for_more_a10g_equivalents() -> None:
 def test_spiky_or_quiet_serving_is_not_steady() -> None:
     # Given an endpoint with requests in 2 hours a day only
     bursts = hourly([43_000.0 if i % 12 == 0 else None for i in range(HOURS)])
-    spiky = profile("bot", kind="sagemaker_endpoint", instance_type="ml.g5.12xlarge", rate="7.09",
-                    hints={"model_family": "llama"}, gpu_util=flat(30.0), gpu_source=SAGEMAKER_GPU,
-                    invocations=bursts)
+    spiky = profile(
+        "bot",
+        kind="sagemaker_endpoint",
+        instance_type="ml.g5.12xlarge",
+        rate="7.09",
+        hints={"model_family": "llama"},
+        gpu_util=flat(30.0),
+        gpu_source=SAGEMAKER_GPU,
+        invocations=bursts,
+    )
     # Then it is not a steady-serving finding (spiky_inference_bedrock's case)
     assert RULE.evaluate(spiky, ctx()) is None
 
 
 def test_unsupported_custom_or_unlabelled_work_is_left_alone() -> None:
     # Given a custom vision model, a Llama endpoint with custom CUDA, and a GPU instance not known to serve
-    custom = profile("vision", kind="sagemaker_endpoint", instance_type="ml.g5.xlarge",
-                     hints={"model_family": "custom"}, gpu_util=flat(50.0), invocations=flat(3600.0))
-    cuda = profile("cuda", kind="sagemaker_endpoint", instance_type="ml.g5.xlarge",
-                   hints={"model_family": "llama", "custom_cuda": True}, gpu_util=flat(50.0), invocations=flat(3600.0))
+    custom = profile(
+        "vision",
+        kind="sagemaker_endpoint",
+        instance_type="ml.g5.xlarge",
+        hints={"model_family": "custom"},
+        gpu_util=flat(50.0),
+        invocations=flat(3600.0),
+    )
+    cuda = profile(
+        "cuda",
+        kind="sagemaker_endpoint",
+        instance_type="ml.g5.xlarge",
+        hints={"model_family": "llama", "custom_cuda": True},
+        gpu_util=flat(50.0),
+        invocations=flat(3600.0),
+    )
     unlabelled = profile("box", instance_type="g5.xlarge", hints={"model_family": "llama"}, gpu_util=flat(50.0))
     # Then none is a porting finding
     for resource in (custom, cuda, unlabelled):
@@ -101,7 +145,12 @@ def test_unsupported_custom_or_unlabelled_work_is_left_alone() -> None:
 
 def test_without_gpu_telemetry_nothing_is_sized() -> None:
     # Given a steady endpoint whose GPU metric is missing
-    endpoint = profile("blind", kind="sagemaker_endpoint", instance_type="ml.g5.2xlarge",
-                       hints={"model_family": "mistral"}, invocations=flat(79_200.0))
+    endpoint = profile(
+        "blind",
+        kind="sagemaker_endpoint",
+        instance_type="ml.g5.2xlarge",
+        hints={"model_family": "mistral"},
+        invocations=flat(79_200.0),
+    )
     # Then no estimate is made
     assert RULE.evaluate(endpoint, ctx()) is None

@@ -3,6 +3,7 @@ effort from the model-family table, break-even; custom CUDA never."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from decimal import Decimal
 
 from chipwise.rules.catalog.gpu_training_portable import GpuTrainingPortable, GpuTrainingPortableParams
@@ -31,10 +32,20 @@ def test_an_h100_training_node_moves_to_trn2() -> None:
 
 def test_a_sagemaker_fine_tune_is_priced_at_its_window_run_rate() -> None:
     # Given a finished 2 x ml.p4d.24xlarge job ($25.251288/h) that ran 36 h of the 336 h window
-    job = profile("llama3-8b-finetune", kind="sagemaker_training_job", instance_type="ml.p4d.24xlarge", count=2,
-                  rate="25.251288", run_hours=36,
-                  hints={"workload": "training", "model_family": "llama", "hf_model_id": "meta-llama/Meta-Llama-3-8B",
-                         "sources": {"model_family": "hf_model_id"}})
+    job = profile(
+        "llama3-8b-finetune",
+        kind="sagemaker_training_job",
+        instance_type="ml.p4d.24xlarge",
+        count=2,
+        rate="25.251288",
+        run_hours=36,
+        hints={
+            "workload": "training",
+            "model_family": "llama",
+            "hf_model_id": "meta-llama/Meta-Llama-3-8B",
+            "sources": {"model_family": "hf_model_id"},
+        },
+    )
     # When the rule runs
     draft = RULE.evaluate(job, ctx())
     # Then spend 25.251288 x 2 x 36 = $1,818.09 in 14 days -> x 730/336 = $3,950.02 a month -> x 0.40 = $1,580.01,
@@ -49,8 +60,15 @@ def test_a_sagemaker_fine_tune_is_priced_at_its_window_run_rate() -> None:
 def test_custom_cuda_is_never_recommended_for_porting() -> None:
     # Given a Llama training node and a Mixtral training job, both with hand-written CUDA kernels
     node = profile("kernels", instance_type="g5.2xlarge", hints={**LLAMA_TAG, "custom_cuda": True}, gpu_util=flat(75))
-    job = profile("moe", kind="sagemaker_training_job", instance_type="ml.p5.48xlarge", count=2, rate="63.296",
-                  run_hours=20, hints={"model_family": "mixtral", "custom_cuda": True})
+    job = profile(
+        "moe",
+        kind="sagemaker_training_job",
+        instance_type="ml.p5.48xlarge",
+        count=2,
+        rate="63.296",
+        run_hours=20,
+        hints={"model_family": "mixtral", "custom_cuda": True},
+    )
     # Then neither is a porting finding
     assert RULE.evaluate(node, ctx()) is None
     assert RULE.evaluate(job, ctx()) is None
@@ -58,8 +76,9 @@ def test_custom_cuda_is_never_recommended_for_porting() -> None:
 
 def test_unsupported_or_unknown_families_are_left_alone() -> None:
     # Given a Gemma training node (training support: needs work) and a job with no recognisable model
-    gemma = profile("gemma", instance_type="p4d.24xlarge", rate="21.957642",
-                    hints={"workload": "training", "model_family": "gemma"})
+    gemma = profile(
+        "gemma", instance_type="p4d.24xlarge", rate="21.957642", hints={"workload": "training", "model_family": "gemma"}
+    )
     unknown = profile("job-42", kind="sagemaker_training_job", instance_type="ml.p4d.24xlarge", run_hours=10)
     # Then nothing is recommended
     assert RULE.evaluate(gemma, ctx()) is None
@@ -68,8 +87,13 @@ def test_unsupported_or_unknown_families_are_left_alone() -> None:
 
 def test_a_family_named_only_in_the_job_name_is_a_low_confidence_guess() -> None:
     # Given a job called "bert-large-pretrain" whose environment and tags name no model
-    job = profile("bert-large-pretrain", kind="sagemaker_training_job", instance_type="ml.p4de.24xlarge",
-                  rate="31.564108", run_hours=48)
+    job = profile(
+        "bert-large-pretrain",
+        kind="sagemaker_training_job",
+        instance_type="ml.p4de.24xlarge",
+        rate="31.564108",
+        run_hours=48,
+    )
     # When the rule runs
     draft = RULE.evaluate(job, ctx())
     # Then it fires, at low confidence: 31.564108 x 48 = 1,515.08 -> x 730/336 = $3,291.69 -> x 0.40 = $1,316.68
@@ -81,8 +105,9 @@ def test_a_family_named_only_in_the_job_name_is_a_low_confidence_guess() -> None
 
 def test_single_gpu_training_goes_to_trn1_2xlarge() -> None:
     # Given a g5.2xlarge ($1.212/h) training a BERT model
-    node = profile("bert-ft", instance_type="g5.2xlarge", rate="1.212",
-                   hints={"workload": "training", "model_family": "bert"})
+    node = profile(
+        "bert-ft", instance_type="g5.2xlarge", rate="1.212", hints={"workload": "training", "model_family": "bert"}
+    )
     # When the rule runs
     draft = RULE.evaluate(node, ctx())
     # Then 1.212 x 730 = 884.76 x 0.40 = $353.90 (353.904) on one trn1.2xlarge
@@ -91,11 +116,40 @@ def test_single_gpu_training_goes_to_trn1_2xlarge() -> None:
     assert draft.estimated_monthly_savings_usd == Decimal("353.90")
 
 
+def test_a_batch_environment_tagged_for_training_is_priced_at_its_provisioned_capacity() -> None:
+    # Given a Batch compute environment tagged Llama training: 2 x p4d.24xlarge desired now, 40 jobs in the window
+    base = profile(
+        "gpu-batch",
+        kind="batch_compute_environment",
+        instance_type="p4d.24xlarge",
+        count=2,
+        state="ENABLED",
+        rate="21.957642",
+        hints=LLAMA_TAG,
+    )
+    batch = replace(base, batch_jobs_in_window=40)
+    idle_queue = replace(base, batch_jobs_in_window=0)
+    # When the rule runs
+    draft = RULE.evaluate(batch, ctx())
+    # Then 2 x 21.957642 x 730 = $32,058.16 a month x 0.40 = $12,823.26, at low confidence (a snapshot of capacity)
+    assert draft is not None
+    assert draft.estimated_monthly_savings_usd == Decimal("12823.26")
+    assert (draft.recommendation.target_instance_type, draft.recommendation.target_count) == ("trn1.32xlarge", 2)
+    assert draft.confidence == "low"
+    # ...and an environment whose queues ran nothing is left alone
+    assert RULE.evaluate(idle_queue, ctx()) is None
+
+
 def test_inference_instances_and_trainium_jobs_are_out_of_scope() -> None:
     # Given a GPU inference instance and a Llama job already on Trainium
     serving = profile("serve", instance_type="g6.xlarge", hints={"workload": "inference", "model_family": "llama"})
-    trainium = profile("trn-ft", kind="sagemaker_training_job", instance_type="ml.trn1.32xlarge", run_hours=24,
-                       hints={"model_family": "llama"})
+    trainium = profile(
+        "trn-ft",
+        kind="sagemaker_training_job",
+        instance_type="ml.trn1.32xlarge",
+        run_hours=24,
+        hints={"model_family": "llama"},
+    )
     # Then neither is a GPU training finding
     assert RULE.evaluate(serving, ctx()) is None
     assert RULE.evaluate(trainium, ctx()) is None

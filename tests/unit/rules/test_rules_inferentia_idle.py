@@ -13,8 +13,9 @@ RULE = InferentiaIdle(InferentiaIdleParams())
 
 def test_an_endpoint_without_requests_for_the_window_is_deleted_for_its_whole_cost() -> None:
     # Given an ml.inf2.xlarge endpoint at $0.99/h with no invocation in 14 days and NeuronCores at 0.2 %
-    endpoint = profile("rerank", kind="sagemaker_endpoint", instance_type="ml.inf2.xlarge", rate="0.99",
-                       neuron_util=flat(0.2))
+    endpoint = profile(
+        "rerank", kind="sagemaker_endpoint", instance_type="ml.inf2.xlarge", rate="0.99", neuron_util=flat(0.2)
+    )
     # When the rule runs
     draft = RULE.evaluate(endpoint, ctx())
     # Then it is idle for 14 days and deleting it saves 0.99 x 730 = $722.70 a month
@@ -72,8 +73,9 @@ def test_an_endpoint_without_neuron_telemetry_is_idle_on_zero_invocations_alone(
 def test_recent_requests_or_busy_cores_keep_an_endpoint_out() -> None:
     # Given one endpoint with requests 4 days ago, and one with no requests but busy NeuronCores
     recent = hourly([None] * (HOURS - 100) + [120.0] + [None] * 99)
-    asked = profile("asked", kind="sagemaker_endpoint", instance_type="ml.inf2.xlarge", invocations=recent,
-                    neuron_util=flat(0.1))
+    asked = profile(
+        "asked", kind="sagemaker_endpoint", instance_type="ml.inf2.xlarge", invocations=recent, neuron_util=flat(0.1)
+    )
     busy = profile("busy", kind="sagemaker_endpoint", instance_type="ml.inf2.xlarge", neuron_util=flat(40.0))
     # When the rule runs
     # Then neither is idle
@@ -112,8 +114,9 @@ def test_sparse_telemetry_lowers_the_confidence() -> None:
 
 def test_the_coverage_says_whether_traffic_exists() -> None:
     # Given an endpoint whose invocations metric exists with no datapoint (SageMaker omits zero hours)
-    endpoint = profile("zero", kind="sagemaker_endpoint", instance_type="ml.inf2.xlarge",
-                       coverage={INVOCATIONS: Coverage(True, 0)})
+    endpoint = profile(
+        "zero", kind="sagemaker_endpoint", instance_type="ml.inf2.xlarge", coverage={INVOCATIONS: Coverage(True, 0)}
+    )
     # When the rule runs
     # Then zero traffic is read from the coverage
     assert RULE.evaluate(endpoint, ctx()) is not None

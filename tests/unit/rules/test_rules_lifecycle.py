@@ -24,8 +24,13 @@ RULES = ("gpu_idle", "inferentia_idle")
 LATER = NOW + timedelta(days=1)
 
 
-def draft(name: str = "box", rule_id: str = "gpu_idle", saving: str = "100.00", target: str | None = None,
-          region: str = "us-east-1") -> FindingDraft:
+def draft(
+    name: str = "box",
+    rule_id: str = "gpu_idle",
+    saving: str = "100.00",
+    target: str | None = None,
+    region: str = "us-east-1",
+) -> FindingDraft:
     return FindingDraft(
         rule_id=rule_id,
         account_id=ACCOUNT,
@@ -79,11 +84,18 @@ def test_a_new_finding_is_open_with_its_first_estimate_in_the_history(store: ses
     # Then an open finding exists, first and last seen now, and one estimate row records its price
     found = findings(store)["box"]
     assert (result.new, found.status, found.first_seen, found.last_seen) == (1, "open", NOW, NOW)
-    assert found.recommendation == {"action": "migrate", "target_platform": "inferentia",
-                                     "target_instance_type": "inf2.xlarge", "target_count": 1}
+    assert found.recommendation == {
+        "action": "migrate",
+        "target_platform": "inferentia",
+        "target_instance_type": "inf2.xlarge",
+        "target_count": 1,
+    }
     [estimate] = history(store)
     assert (estimate.source, estimate.monthly_savings_usd, estimate.monthly_cost_usd) == (
-        "estimate", Decimal("100.000000"), Decimal("634.380000"))
+        "estimate",
+        Decimal("100.000000"),
+        Decimal("634.380000"),
+    )
 
 
 def test_seeing_it_again_keeps_its_id_and_first_seen_and_records_only_a_new_price(
@@ -125,8 +137,9 @@ def test_a_suppressed_finding_stays_hidden_until_its_date_then_reopens(store: se
     apply(store, [draft()])
     with store.begin() as session:
         finding_id = findings(store)["box"].id
-        FindingRepository(session).suppress(finding_id[:8], until=NOW + timedelta(days=2), reason="migration in Q1",
-                                            now=NOW)
+        FindingRepository(session).suppress(
+            finding_id[:8], until=NOW + timedelta(days=2), reason="migration in Q1", now=NOW
+        )
     # When the rules run again tomorrow, and again in three days
     apply(store, [draft()], now=LATER)
     tomorrow = findings(store)["box"]
@@ -199,10 +212,20 @@ def test_applying_many_drafts_takes_as_many_statements_as_applying_a_few(store: 
         with store.begin() as session:
             repository = FindingRepository(session)
             with count_statements(session) as statements:
-                repository.apply(account_id=ACCOUNT, region=prefix, drafts=[draft(f"{prefix}{i}", region=prefix)
-                                 for i in range(n)], rule_ids=RULES, now=NOW)
-                repository.apply(account_id=ACCOUNT, region=prefix, drafts=[draft(f"{prefix}{i}", region=prefix,
-                                 saving="5") for i in range(n // 2)], rule_ids=RULES, now=LATER)
+                repository.apply(
+                    account_id=ACCOUNT,
+                    region=prefix,
+                    drafts=[draft(f"{prefix}{i}", region=prefix) for i in range(n)],
+                    rule_ids=RULES,
+                    now=NOW,
+                )
+                repository.apply(
+                    account_id=ACCOUNT,
+                    region=prefix,
+                    drafts=[draft(f"{prefix}{i}", region=prefix, saving="5") for i in range(n // 2)],
+                    rule_ids=RULES,
+                    now=LATER,
+                )
             counts.append(len(statements))
     # Then the statement count does not depend on the number of findings
     assert counts[0] == counts[1]

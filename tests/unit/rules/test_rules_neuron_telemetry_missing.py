@@ -14,8 +14,15 @@ MISSING = {NEURON_CORE: Coverage(False, 0), NEURON_MONITOR: Coverage(False, 0)}
 
 def test_a_busy_endpoint_without_neuron_metrics_is_asked_for_the_agent() -> None:
     # Given a busy ml.inf2.xlarge endpoint ($0.99/h) whose Neuron metrics do not exist
-    endpoint = profile("classifier", kind="sagemaker_endpoint", instance_type="ml.inf2.xlarge", rate="0.99",
-                       invocations=flat(115_000.0), cpu_util=flat(140.0), coverage=MISSING)
+    endpoint = profile(
+        "classifier",
+        kind="sagemaker_endpoint",
+        instance_type="ml.inf2.xlarge",
+        rate="0.99",
+        invocations=flat(115_000.0),
+        cpu_util=flat(140.0),
+        coverage=MISSING,
+    )
     # When the rule runs
     draft = RULE.evaluate(endpoint, ctx())
     # Then it recommends the agent, claims no saving and shows the spend it cannot judge

@@ -20,7 +20,7 @@ def test_the_default_policy_enables_every_rule_with_its_defaults() -> None:
 
 def test_chipwise_toml_overrides_thresholds(tmp_path: Path) -> None:
     # Given a chipwise.toml in the working directory (each test runs in its own tmp cwd)
-    Path("chipwise.toml").write_text('[rules.gpu_idle]\nmax_gpu_utilization_pct = 3\nmin_idle_days = 10\n')
+    Path("chipwise.toml").write_text("[rules.gpu_idle]\nmax_gpu_utilization_pct = 3\nmin_idle_days = 10\n")
     get_settings.cache_clear()
     # When the policy is loaded
     policy = load_policy()
@@ -32,11 +32,13 @@ def test_a_config_file_wins_over_the_thresholds_file_which_wins_over_chipwise_to
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Given the same threshold in chipwise.toml (3), a thresholds file (4) and a --config file (6)
-    Path("chipwise.toml").write_text('[rules.gpu_idle]\nmax_gpu_utilization_pct = 3\nmin_idle_days = 9\n')
+    Path("chipwise.toml").write_text("[rules.gpu_idle]\nmax_gpu_utilization_pct = 3\nmin_idle_days = 9\n")
     thresholds = tmp_path / "thresholds.toml"
     thresholds.write_text("[rules.gpu_idle]\nmax_gpu_utilization_pct = 4\n")
     config = tmp_path / "policy.toml"
-    config.write_text("[rules.gpu_idle]\nmax_gpu_utilization_pct = 6\n[rules.spiky_inference_bedrock]\nenabled = false\n")
+    config.write_text(
+        "[rules.gpu_idle]\nmax_gpu_utilization_pct = 6\n[rules.spiky_inference_bedrock]\nenabled = false\n"
+    )
     monkeypatch.setenv("CHIPWISE_THRESHOLDS_FILE", str(thresholds))
     get_settings.cache_clear()
     # When each layer is loaded

@@ -15,8 +15,14 @@ LLAMA_8B = {"model_family": "llama", "hf_model_id": "meta-llama/Llama-3.1-8B-Ins
 
 def test_a_support_bot_bursting_twice_a_day_moves_to_bedrock() -> None:
     # Given an ml.g5.12xlarge ($7.09/h) serving Llama-3.1-8B with 40,000 requests in 2 hours a day, none otherwise
-    bot = profile("support-bot", kind="sagemaker_endpoint", instance_type="ml.g5.12xlarge", rate="7.09",
-                  hints=LLAMA_8B, invocations=TWICE_A_DAY)
+    bot = profile(
+        "support-bot",
+        kind="sagemaker_endpoint",
+        instance_type="ml.g5.12xlarge",
+        rate="7.09",
+        hints=LLAMA_8B,
+        invocations=TWICE_A_DAY,
+    )
     # When the rule runs
     draft = RULE.evaluate(bot, ctx())
     # Then 1,120,000 requests / 336 h x 730 = 2,433,333 a month x (1,000 + 250 tokens) x $0.22 per million
@@ -35,8 +41,14 @@ def test_a_support_bot_bursting_twice_a_day_moves_to_bedrock() -> None:
 
 def test_a_model_of_unknown_size_is_priced_on_the_dearest_bedrock_model_of_its_family() -> None:
     # Given the same endpoint serving a Llama fine-tune whose id says no size
-    bot = profile("support-bot", kind="sagemaker_endpoint", instance_type="ml.g5.12xlarge", rate="7.09",
-                  hints={"model_family": "llama", "hf_model_id": "acme/support-llama"}, invocations=TWICE_A_DAY)
+    bot = profile(
+        "support-bot",
+        kind="sagemaker_endpoint",
+        instance_type="ml.g5.12xlarge",
+        rate="7.09",
+        hints={"model_family": "llama", "hf_model_id": "acme/support-llama"},
+        invocations=TWICE_A_DAY,
+    )
     # When the rule runs
     draft = RULE.evaluate(bot, ctx())
     # Then the 70B price ($0.72 in and out) is used: 2,433,333 x 1,250 x 0.72 / 1e6 = $2,190.00 -> $2,985.70
@@ -47,10 +59,22 @@ def test_a_model_of_unknown_size_is_priced_on_the_dearest_bedrock_model_of_its_f
 
 def test_steady_traffic_or_families_bedrock_lacks_are_left_alone() -> None:
     # Given a steady Llama endpoint and a spiky BERT endpoint
-    steady = profile("chat", kind="sagemaker_endpoint", instance_type="ml.g5.2xlarge", rate="1.515",
-                     hints=LLAMA_8B, invocations=flat(3600.0))
-    bert = profile("ner", kind="sagemaker_endpoint", instance_type="ml.g5.2xlarge", rate="1.515",
-                   hints={"model_family": "bert"}, invocations=TWICE_A_DAY)
+    steady = profile(
+        "chat",
+        kind="sagemaker_endpoint",
+        instance_type="ml.g5.2xlarge",
+        rate="1.515",
+        hints=LLAMA_8B,
+        invocations=flat(3600.0),
+    )
+    bert = profile(
+        "ner",
+        kind="sagemaker_endpoint",
+        instance_type="ml.g5.2xlarge",
+        rate="1.515",
+        hints={"model_family": "bert"},
+        invocations=TWICE_A_DAY,
+    )
     # Then neither moves to Bedrock
     assert RULE.evaluate(steady, ctx()) is None
     assert RULE.evaluate(bert, ctx()) is None
@@ -65,8 +89,14 @@ def test_an_endpoint_without_any_request_is_not_spiky() -> None:
 
 def test_thresholds_come_from_the_policy() -> None:
     # Given the bursting endpoint (92 % idle hours, peak 12x the mean)
-    bot = profile("support-bot", kind="sagemaker_endpoint", instance_type="ml.g5.12xlarge", rate="7.09",
-                  hints=LLAMA_8B, invocations=TWICE_A_DAY)
+    bot = profile(
+        "support-bot",
+        kind="sagemaker_endpoint",
+        instance_type="ml.g5.12xlarge",
+        rate="7.09",
+        hints=LLAMA_8B,
+        invocations=TWICE_A_DAY,
+    )
     # When the policy asks for a peak above 15x the mean
     strict = SpikyInferenceBedrock(SpikyInferenceBedrockParams(min_peak_to_mean=15))
     # Then it no longer fires

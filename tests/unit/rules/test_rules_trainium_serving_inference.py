@@ -17,9 +17,17 @@ TAGGED = {"workload": "inference", "model_family": "llama", "sources": {"workloa
 
 def test_a_tagged_trn1_32xlarge_moves_to_one_inf2_24xlarge() -> None:
     # Given a trn1.32xlarge ($21.50/h) tagged inference: 32 cores at 20 % mean, 140 GiB of device memory
-    instance = profile("fleet-a", instance_type="trn1.32xlarge", rate="21.50", hints=TAGGED,
-                       neuron_util=flat(30.0), neuron_util_avg=flat(20.0), neuron_cores_in_use=32,
-                       neuron_memory_bytes=flat(140 * GIB), neuron_executions=flat(32_400.0))
+    instance = profile(
+        "fleet-a",
+        instance_type="trn1.32xlarge",
+        rate="21.50",
+        hints=TAGGED,
+        neuron_util=flat(30.0),
+        neuron_util_avg=flat(20.0),
+        neuron_cores_in_use=32,
+        neuron_memory_bytes=flat(140 * GIB),
+        neuron_executions=flat(32_400.0),
+    )
     # When the rule runs
     draft = RULE.evaluate(instance, ctx())
     # Then 168 GiB and 32 x 20 % x 1.3 = 8.32 cores fit one inf2.24xlarge ($6.49063/h):
@@ -39,9 +47,16 @@ def test_a_tagged_trn1_32xlarge_moves_to_one_inf2_24xlarge() -> None:
 
 def test_a_trn1_endpoint_with_busier_cores_needs_an_inf2_48xlarge() -> None:
     # Given an ml.trn1.32xlarge endpoint ($25.80/h): 32 cores at 40 % mean, 150 GiB of model
-    endpoint = profile("llama-70b", kind="sagemaker_endpoint", instance_type="ml.trn1.32xlarge", rate="25.80",
-                       neuron_util=flat(50.0), neuron_util_avg=flat(40.0), neuron_memory_bytes=flat(150 * GIB),
-                       invocations=flat(21_600.0))
+    endpoint = profile(
+        "llama-70b",
+        kind="sagemaker_endpoint",
+        instance_type="ml.trn1.32xlarge",
+        rate="25.80",
+        neuron_util=flat(50.0),
+        neuron_util_avg=flat(40.0),
+        neuron_memory_bytes=flat(150 * GIB),
+        invocations=flat(21_600.0),
+    )
     # When the rule runs
     draft = RULE.evaluate(endpoint, ctx())
     # Then 16.64 cores: 2 x ml.inf2.24xlarge and 1 x ml.inf2.48xlarge both cost $15.58/h; fewer instances win.
@@ -55,9 +70,16 @@ def test_a_trn1_endpoint_with_busier_cores_needs_an_inf2_48xlarge() -> None:
 def test_an_untagged_steady_instance_under_a_savings_plan_is_inferred_at_lower_confidence() -> None:
     # Given an untagged trn1.2xlarge whose hours a Savings Plan covers (effective $0.9675/h, 28 % below on-demand),
     # executing every hour with 16 GiB of its 32 GiB used, cores at 30 % mean
-    instance = profile("sp", instance_type="trn1.2xlarge", rate="0.9675", commitment_discount="0.28",
-                       neuron_util=flat(38.0), neuron_util_avg=flat(30.0), neuron_memory_bytes=flat(16 * GIB),
-                       neuron_executions=flat(18_000.0))
+    instance = profile(
+        "sp",
+        instance_type="trn1.2xlarge",
+        rate="0.9675",
+        commitment_discount="0.28",
+        neuron_util=flat(38.0),
+        neuron_util_avg=flat(30.0),
+        neuron_memory_bytes=flat(16 * GIB),
+        neuron_executions=flat(18_000.0),
+    )
     # When the rule runs
     draft = RULE.evaluate(instance, ctx())
     # Then one inf2.xlarge: 706.28 (0.9675 x 730 = 706.275) - 553.49 = $152.79, confidence medium -> low
@@ -73,13 +95,28 @@ def test_an_untagged_steady_instance_under_a_savings_plan_is_inferred_at_lower_c
 def test_training_looking_or_unsteady_instances_are_left_alone() -> None:
     # Given a tagged training node, an untagged node holding 420 of 512 GiB (optimizer state), and an untagged
     # node that executes only half the hours
-    training = profile("train", instance_type="trn1.32xlarge", hints={"workload": "training"},
-                       neuron_util=flat(88.0), neuron_memory_bytes=flat(420 * GIB), neuron_executions=flat(7200.0))
-    heavy = profile("heavy", instance_type="trn1.32xlarge", neuron_util=flat(88.0),
-                    neuron_memory_bytes=flat(420 * GIB), neuron_executions=flat(7200.0))
-    sporadic = profile("sporadic", instance_type="trn1.2xlarge", neuron_util=flat(30.0),
-                       neuron_memory_bytes=flat(8 * GIB),
-                       neuron_executions=hourly([100.0 if i % 2 else None for i in range(HOURS)]))
+    training = profile(
+        "train",
+        instance_type="trn1.32xlarge",
+        hints={"workload": "training"},
+        neuron_util=flat(88.0),
+        neuron_memory_bytes=flat(420 * GIB),
+        neuron_executions=flat(7200.0),
+    )
+    heavy = profile(
+        "heavy",
+        instance_type="trn1.32xlarge",
+        neuron_util=flat(88.0),
+        neuron_memory_bytes=flat(420 * GIB),
+        neuron_executions=flat(7200.0),
+    )
+    sporadic = profile(
+        "sporadic",
+        instance_type="trn1.2xlarge",
+        neuron_util=flat(30.0),
+        neuron_memory_bytes=flat(8 * GIB),
+        neuron_executions=hourly([100.0 if i % 2 else None for i in range(HOURS)]),
+    )
     # Then none is taken for an inference server
     for resource in (training, heavy, sporadic):
         assert RULE.evaluate(resource, ctx()) is None
@@ -87,7 +124,14 @@ def test_training_looking_or_unsteady_instances_are_left_alone() -> None:
 
 def test_no_finding_when_inferentia_would_cost_more() -> None:
     # Given a trn1.2xlarge at on-demand $1.34375/h with both cores 80 % busy: 2.08 cores need 2 x inf2.xlarge
-    instance = profile("hot", instance_type="trn1.2xlarge", rate="1.34375", hints=TAGGED, neuron_util=flat(90.0),
-                       neuron_util_avg=flat(80.0), neuron_memory_bytes=flat(16 * GIB))
+    instance = profile(
+        "hot",
+        instance_type="trn1.2xlarge",
+        rate="1.34375",
+        hints=TAGGED,
+        neuron_util=flat(90.0),
+        neuron_util_avg=flat(80.0),
+        neuron_memory_bytes=flat(16 * GIB),
+    )
     # Then $1.5164/h is no saving
     assert RULE.evaluate(instance, ctx()) is None

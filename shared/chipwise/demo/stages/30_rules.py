@@ -9,7 +9,7 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from decimal import Decimal
 
-from chipwise.cli.findings import findings_table
+from chipwise.cli.findings import findings_table, next_step
 from chipwise.demo.account import ground_truth
 from chipwise.demo.runner import DemoContext, Stage
 from chipwise.models.findings import FindingDocument
@@ -58,12 +58,7 @@ def report(found: Sequence[FindingDocument], scores: Mapping[str, tuple[float, f
     lines += ["| resource | rule | now | saving / month | next step | confidence | effort | break-even |"]
     lines += ["| --- | --- | --- | ---: | --- | --- | --- | ---: |"]
     for d in found:
-        rec = d.recommendation
-        step = rec.action
-        if rec.target_instance_type:
-            step += f" → {rec.target_count or 1} × {rec.target_instance_type}"
-        elif rec.target_platform:
-            step += f" → {rec.target_platform}"
+        step = next_step(d)
         months = "" if d.break_even_months is None else f"{d.break_even_months:g} months"
         lines.append(
             f"| {d.resource_name} | {d.rule_id} | {d.instance_count} × {d.instance_type} "
@@ -90,7 +85,11 @@ def _run(ctx: DemoContext) -> None:
         (
             "Findings",
             f"{len(found)} open, ${total:,.2f}/month estimated savings"
-            + (f"; top: {top.rule_id} on {top.resource_name} (${top.estimated_monthly_savings_usd:,.2f})" if top else "")
+            + (
+                f"; top: {top.rule_id} on {top.resource_name} (${top.estimated_monthly_savings_usd:,.2f})"
+                if top
+                else ""
+            )
             + f"; ground truth: {'precision and recall 1.0 for every rule' if perfect else 'MISMATCH, see report.md'}",
         )
     )

@@ -1,5 +1,8 @@
 """gpu_training_portable: GPU training of a model family Neuron supports, without custom CUDA.
 
+Training is a SageMaker training job, or an EC2 instance or AWS Batch compute environment whose workload hint says
+training (a ``chipwise:workload`` tag); a Batch environment counts when its queues ran jobs in the window.
+
 Trainium trains mainstream architectures at a representative 30-50 % better price-performance (the economics data
 file: value, range and source). The saving is the GPU training spend times that gain: for SageMaker training jobs
 the window's spend (instance-hours x the effective rate) scaled to a 730-hour month, for an EC2 training instance its
@@ -24,7 +27,7 @@ from chipwise.rules.base import rounded as r
 from chipwise.rules.registry import register
 from chipwise.rules.sizing import family_guessed, model_family, model_params, rate_confidence
 
-TRAINING_KINDS = ("sagemaker_training_job", "ec2_instance")
+TRAINING_KINDS = ("sagemaker_training_job", "ec2_instance", "batch_compute_environment")
 
 
 class GpuTrainingPortableParams(RuleParams):
@@ -56,7 +59,7 @@ class GpuTrainingPortable(Rule[GpuTrainingPortableParams]):
     def evaluate(self, profile: ResourceProfile, ctx: RuleContext) -> FindingDraft | None:
         if profile.platform != "nvidia" or profile.kind not in TRAINING_KINDS or profile.hints.custom_cuda:
             return None
-        if profile.kind == "ec2_instance" and (profile.hints.workload != "training" or not profile.live):
+        if profile.kind != "sagemaker_training_job" and not self._training_capacity(profile):
             return None
         family = model_family(profile, ctx.families)
         if family is None or family.training_support not in self.params.support_levels:
@@ -94,6 +97,7 @@ class GpuTrainingPortable(Rule[GpuTrainingPortableParams]):
                     "savings_low_usd": r(monthly * gain.low) if gain.low is not None else None,
                     "savings_high_usd": r(monthly * gain.high) if gain.high is not None else None,
                     "window_spend_usd": r(self._window_spend(profile)),
+                    "batch_jobs_in_window": profile.batch_jobs_in_window,
                     "gpu_p95_pct": r(profile.signals.gpu_util.p95) if profile.signals.gpu_util else None,
                     "porting_cost_usd": r(one_time),
                     **cost_evidence(profile),
@@ -112,9 +116,18 @@ class GpuTrainingPortable(Rule[GpuTrainingPortableParams]):
             ),
         )
 
+    @staticmethod
+    def _training_capacity(profile: ResourceProfile) -> bool:
+        """An EC2 instance or Batch compute environment tagged (or recognised) as training, running now; a Batch
+        environment must also have run jobs in the window."""
+        if profile.hints.workload != "training" or not profile.live or profile.instance_count < 1:
+            return False
+        return profile.kind != "batch_compute_environment" or bool(profile.batch_jobs_in_window)
+
     def _monthly_spend(self, profile: ResourceProfile) -> Decimal | None:
-        """Training jobs: the window's spend at its run rate; instances: the always-on monthly cost."""
-        if profile.kind == "ec2_instance":
+        """Training jobs: the window's spend at its run rate; instances and Batch capacity (the instances its
+        desired vCPUs stand for now): the always-on monthly cost."""
+        if profile.kind != "sagemaker_training_job":
             return profile.monthly_cost
         spend = self._window_spend(profile)
         if spend is None or profile.run_hours < self.params.min_run_hours:
@@ -148,7 +161,8 @@ class GpuTrainingPortable(Rule[GpuTrainingPortableParams]):
 
     @staticmethod
     def _confidence(profile: ResourceProfile, family: ModelFamily) -> Confidence:
-        """Medium at best: the gain is a representative ratio until a benchmark measures it."""
-        guessed = family_guessed(profile)
+        """Medium at best: the gain is a representative ratio until a benchmark measures it. Low for a guessed
+        family, and for Batch (its spend is the capacity provisioned at scan time, not a bill)."""
+        guessed = family_guessed(profile) or profile.kind == "batch_compute_environment"
         confidence: Confidence = "medium" if family.training_support == "drop_in" and not guessed else "low"
         return rate_confidence(profile, confidence)

@@ -24,7 +24,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import insert, select, update
+from sqlalchemy import Table, bindparam, insert, select, update
 from sqlalchemy.orm import Session
 
 from chipwise.errors import InvalidInput, NotFound
@@ -148,14 +148,23 @@ class FindingRepository:
         resolved: list[dict[str, Any]],
         history: list[dict[str, Any]],
     ) -> None:
+        """Core executemany statements on the tables (one per kind of write; the ORM's bulk paths split a batch
+        by which values are None, which makes the statement count grow with the rows)."""
+        findings: Table = Finding.__table__  # type: ignore[assignment]
+        recommendations: Table = Recommendation.__table__  # type: ignore[assignment]
         if inserts:
-            self.session.execute(insert(Finding), inserts)
-        if updates:
-            self.session.execute(update(Finding), updates)
-        if resolved:
-            self.session.execute(update(Finding), resolved)
+            self.session.execute(insert(findings), inserts)
+        for rows in (updates, resolved):
+            if rows:
+                columns = [c for c in rows[0] if c != "id"]
+                stmt = (
+                    update(findings)
+                    .where(findings.c.id == bindparam("finding_id"))
+                    .values({c: bindparam(c) for c in columns})
+                )
+                self.session.execute(stmt, [{"finding_id": r["id"], **{c: r[c] for c in columns}} for r in rows])
         if history:
-            self.session.execute(insert(Recommendation), history)
+            self.session.execute(insert(recommendations), history)
 
     # --- reading ------------------------------------------------------------------------------------------
 
