@@ -23,10 +23,13 @@ class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
 
 @lru_cache(maxsize=1)
 def logger() -> Logger:
-    """In Lambda, Powertools' default (stdout, read by CloudWatch Logs); elsewhere stderr, so that a command's
-    stdout (``--json``) carries only its output."""
-    in_lambda = bool(os.environ.get("AWS_LAMBDA_FUNCTION_NAME"))
-    return Logger(service=SERVICE, logger_handler=None if in_lambda else _StderrHandler())
+    """In Lambda, Powertools' default (stdout, read by CloudWatch Logs, level from POWERTOOLS_LOG_LEVEL); elsewhere
+    stderr at WARNING unless POWERTOOLS_LOG_LEVEL says otherwise, so a command's stdout (``--json``) carries only
+    its output and its progress display is not drowned in JSON lines."""
+    if os.environ.get("AWS_LAMBDA_FUNCTION_NAME"):
+        return Logger(service=SERVICE)
+    level = os.environ.get("POWERTOOLS_LOG_LEVEL", "WARNING")
+    return Logger(service=SERVICE, level=level, logger_handler=_StderrHandler())
 
 
 @lru_cache(maxsize=1)

@@ -329,12 +329,12 @@ def _gpu_and_cpu_instances() -> list[DemoResource]:
         DemoResource(
             "g6-llama-inference-box",
             "ec2_instance",
-            "g6.xlarge",
+            "g6.12xlarge",
             expected=("gpu_inference_portable",),
             tags={"chipwise:workload": "inference", "chipwise:model-family": "llama"},
             cpu=Steady(25.0),
             gpu=Steady(58.0),
-            note="vLLM serving Llama-3-8B steadily on one L4",
+            note="vLLM serving Llama-3-8B steadily, tensor-parallel over four L4s",
         ),
         DemoResource(
             "p4d-research-idle",
@@ -377,7 +377,7 @@ def _training_jobs() -> list[DemoResource]:
             "ml.p4d.24xlarge",
             expected=("gpu_training_portable",),
             count=2,
-            tags={"chipwise:owner": "ml-platform@example.com"},
+            tags={"chipwise:owner": "ml-platform@example.com", "chipwise:model-family": "llama"},
             image=HF_GPU_TRAINING,
             environment={"HF_MODEL_ID": "meta-llama/Meta-Llama-3-8B"},
             gpu=Steady(82.0),
