@@ -27,6 +27,9 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from sqlalchemy import event, insert
+
+from benchmarks.harness import BenchResult, max_rss_mib, measure
 from chipwise.analyse.profiles import build_profiles
 from chipwise.catalog import get_catalog
 from chipwise.collect.metrics import metric_window
@@ -34,9 +37,6 @@ from chipwise.rules import evaluate_account, load_policy
 from chipwise.store import get_engine, session_scope
 from chipwise.store.session import upgrade
 from chipwise.store.tables import Account, CostRecord, MetricCoverage, Resource
-from sqlalchemy import event, insert
-
-from benchmarks.harness import BenchResult, max_rss_mib, measure
 
 NOW = datetime(2026, 11, 20, 12, tzinfo=UTC)
 ACCOUNT = "123456789012"

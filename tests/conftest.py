@@ -12,13 +12,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from sqlalchemy import create_engine, text
+from sqlalchemy.engine import make_url
+from sqlalchemy.orm import Session, sessionmaker
+
 from chipwise.aws import base_session
 from chipwise.settings import get_settings
 from chipwise.store.base import Base
 from chipwise.store.session import get_engine, get_session_factory, upgrade
-from sqlalchemy import create_engine, text
-from sqlalchemy.engine import make_url
-from sqlalchemy.orm import Session, sessionmaker
 
 ROOT = Path(__file__).resolve().parent.parent
 EVENTS = ROOT / "events"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
+
 from chipwise.act.benchmarks.dispatch import handle_scan_completed_event
 from chipwise.observability import logger
 

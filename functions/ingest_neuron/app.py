@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
+
 from chipwise.collect.neuron_ingest import ingest_event
 from chipwise.observability import logger
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
+
 from chipwise.act.notify.runner import handle_event
 from chipwise.observability import logger
 from chipwise.settings import get_settings

@@ -11,11 +11,12 @@ from typing import Any
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
+from pydantic import ValidationError
+
 from chipwise.errors import InvalidInput, UpstreamError
 from chipwise.models.scan import ScanRequest
 from chipwise.observability import logger
 from chipwise.scan import scan_account_request
-from pydantic import ValidationError
 
 processor = BatchProcessor(event_type=EventType.SQS)
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from chipwise.act.notify.digest import AccountSnapshot, build_alert, build_digest
 from chipwise.render import render
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from chipwise.cli.serve import address, make_server
 from chipwise.store import ensure_schema
 

@@ -20,6 +20,7 @@ import pytest
 from botocore.config import Config
 from botocore.exceptions import ClientError
 from botocore.retries.standard import ExponentialBackoff
+
 from chipwise.emulator import Emulator, MetricPoint
 
 NS = "AWS/SageMaker"

@@ -15,6 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from rich.console import Console
+from sqlalchemy import text
+
 from chipwise.aws import aws_context, base_session
 from chipwise.collect.neuron_ingest import ingest_prefix
 from chipwise.demo.account import demo_resources, ground_truth
@@ -28,8 +31,6 @@ from chipwise.settings import get_settings
 from chipwise.store import get_session_factory
 from chipwise.store.base import Base
 from chipwise.store.session import get_engine, upgrade
-from rich.console import Console
-from sqlalchemy import text
 
 NOW = datetime(2026, 11, 20, 12, tzinfo=UTC)
 REGION = "us-east-1"

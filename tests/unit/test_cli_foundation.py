@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from chipwise.cli import main
 
 
@@ -59,9 +60,10 @@ def test_db_upgrade_builds_the_schema_on_an_empty_database(
     db_url: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     """On SQLite always, and on an empty PostgreSQL database when CHIPWISE_TEST_DATABASE_URL is set."""
-    from chipwise.store.session import get_engine, table_names
     from sqlalchemy import create_engine, text
     from sqlalchemy.engine import make_url
+
+    from chipwise.store.session import get_engine, table_names
 
     if db_url.startswith("sqlite"):
         empty = f"sqlite:///{tmp_path / 'fresh.db'}"

@@ -6,6 +6,7 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
+
 from chipwise.errors import ConfigError
 from chipwise.settings import get_settings
 

@@ -11,6 +11,8 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from sqlalchemy import select
+
 from chipwise.act.benchmarks.dispatch import DispatchReport, dispatch_benchmarks
 from chipwise.act.benchmarks.results import Clients, StateOutcome, handle_state_change_event, job_state_event
 from chipwise.models.benchmark import BenchmarkParameters, BenchmarkResult, split_s3_uri
@@ -18,7 +20,6 @@ from chipwise.settings import Settings
 from chipwise.store import session_scope
 from chipwise.store.base import utcnow
 from chipwise.store.tables import BenchmarkRun, Finding, Recommendation
-from sqlalchemy import select
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "unit" / "benchmarks"))
 import benchmark_factories as factories

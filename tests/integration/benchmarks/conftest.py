@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 from bench_harness import Bench
+
 from chipwise.act.benchmarks.provision import provision_benchmark_queues
 from chipwise.act.benchmarks.results import Clients
 from chipwise.aws import aws_context

@@ -10,9 +10,10 @@ from typing import Any
 
 import benchmark_factories as factories
 from bench_harness import Bench
+from rich.console import Console
+
 from chipwise.demo.runner import DemoContext
 from chipwise.models.benchmark import BenchmarkResult
-from rich.console import Console
 
 STAGE = importlib.import_module("chipwise.demo.stages.40_benchmarks")
 

@@ -13,6 +13,7 @@ from typing import Any
 import benchmark_factories as factories
 import pytest
 from bench_harness import Bench
+
 from chipwise.act.benchmarks.jobs import JobDefinitions, JobLabels, submit_job
 from chipwise.act.benchmarks.results import job_state_event
 from chipwise.catalog import get_catalog

@@ -8,6 +8,7 @@ from decimal import Decimal
 
 import benchmark_factories as factories
 from bench_harness import Bench, later, parse_result
+
 from chipwise.act.benchmarks.jobs import SPEC_HASH_TAG
 from chipwise.models.benchmark import BenchmarkParameters
 from chipwise.settings import get_settings

@@ -10,6 +10,7 @@ from decimal import Decimal
 from typing import Any
 
 import boto3
+
 from chipwise.emulator import Emulator, MetricPoint
 
 ACCOUNT = "123456789012"

@@ -8,13 +8,14 @@ from pathlib import Path
 from typing import Any
 
 import boto3
+from sqlalchemy import select
+
 from chipwise import neuron_agent
 from chipwise.aws import aws_context
 from chipwise.collect.neuron_ingest import ingest_prefix, ingest_text
 from chipwise.emulator import Emulator
 from chipwise.store import get_session_factory
 from chipwise.store.tables import NeuronRollup
-from sqlalchemy import select
 
 DATA = Path(__file__).resolve().parents[2] / "unit" / "collect" / "data"
 INSTANCE = "i-0aaaaaaaaaaaaaaa1"

@@ -9,6 +9,9 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
+from rich.console import Console
+from sqlalchemy import select
+
 from chipwise.catalog import platform_of
 from chipwise.demo.account import demo_resources
 from chipwise.demo.runner import DemoContext
@@ -16,8 +19,6 @@ from chipwise.emulator import Emulator
 from chipwise.models.scan import ScanDocument
 from chipwise.store import get_session_factory
 from chipwise.store.tables import MetricCoverage, Resource
-from rich.console import Console
-from sqlalchemy import select
 
 
 def test_stage_20_collects_the_demo_account(

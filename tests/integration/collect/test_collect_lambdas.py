@@ -10,14 +10,15 @@ from typing import Any
 
 import boto3
 import pytest
-from chipwise.emulator import Emulator
-from chipwise.store import get_session_factory
-from chipwise.store.repositories.accounts import AccountRepository
-from chipwise.store.tables import Account, NeuronRollup, Resource, Scan
 from conftest import load_event
 from lambda_loader import load_handler
 from scan_account_fixture import seed_account
 from sqlalchemy import func, select
+
+from chipwise.emulator import Emulator
+from chipwise.store import get_session_factory
+from chipwise.store.repositories.accounts import AccountRepository
+from chipwise.store.tables import Account, NeuronRollup, Resource, Scan
 
 DATA = Path(__file__).resolve().parents[2] / "unit" / "collect" / "data"
 BUCKET = "chipwise-artifacts"

@@ -9,12 +9,6 @@ from typing import Any
 
 import boto3
 import pytest
-from chipwise.aws import aws_context
-from chipwise.collect import metrics
-from chipwise.emulator import Emulator
-from chipwise.models.scan import ScanDocument
-from chipwise.scan import run_scan
-from chipwise.store.tables import CostRecord, MetricCoverage, MetricRollup, NeuronRollup, Resource, Scan
 from scan_account_fixture import (
     ACCOUNT,
     LOOKBACK_DAYS,
@@ -28,6 +22,13 @@ from scan_account_fixture import (
 )
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
+
+from chipwise.aws import aws_context
+from chipwise.collect import metrics
+from chipwise.emulator import Emulator
+from chipwise.models.scan import ScanDocument
+from chipwise.scan import run_scan
+from chipwise.store.tables import CostRecord, MetricCoverage, MetricRollup, NeuronRollup, Resource, Scan
 
 TABLES = (Resource, CostRecord, MetricRollup, MetricCoverage, NeuronRollup)
 

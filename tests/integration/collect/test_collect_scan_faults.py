@@ -5,14 +5,15 @@ from __future__ import annotations
 
 import boto3
 import pytest
+from scan_account_fixture import LOOKBACK_DAYS, NOW, REGION, Seeded, seed_account
+from sqlalchemy import func, select
+
 from chipwise.aws import aws_context
 from chipwise.emulator import Emulator
 from chipwise.models.scan import ScanDocument
 from chipwise.scan import run_scan
 from chipwise.store import get_session_factory
 from chipwise.store.tables import CostRecord, MetricRollup, Resource, Scan
-from scan_account_fixture import LOOKBACK_DAYS, NOW, REGION, Seeded, seed_account
-from sqlalchemy import func, select
 
 
 @pytest.fixture

@@ -8,12 +8,13 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import boto3
+from sqlalchemy import func, select
+
 from chipwise.aws import aws_context
 from chipwise.emulator import Emulator, MetricPoint
 from chipwise.scan import run_scan
 from chipwise.store import get_session_factory
 from chipwise.store.tables import MetricRollup, Scan
-from sqlalchemy import func, select
 
 NOW = datetime(2026, 11, 20, 12, tzinfo=UTC)
 QUERIES_PER_NEURON_INSTANCE = 9  # CPU (3 stats) + NeuronCoreUtilization (3) + Avg, memory, executions (1 each)

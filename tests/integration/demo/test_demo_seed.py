@@ -10,6 +10,7 @@ from typing import Any
 
 import boto3
 import pytest
+
 from chipwise.aws import base_session
 from chipwise.demo.account import demo_resources
 from chipwise.demo.seed import SeededAccount, seed_demo_account

@@ -8,12 +8,13 @@ import secrets
 from typing import Any
 
 import pytest
-from chipwise.plan.intake import HONEYPOT_FIELD, MAX_BODY_BYTES, MAX_WORKLOADS
-from chipwise.store.session import get_session_factory
-from chipwise.store.tables import Draft, IntakeSubmission, OutboxMessage, Plan
 from intake_events import Invoke, get, load_event, post_form, post_json, request, sample_form
 from plan_factories import intake_dict, workload
 from sqlalchemy import func, select
+
+from chipwise.plan.intake import HONEYPOT_FIELD, MAX_BODY_BYTES, MAX_WORKLOADS
+from chipwise.store.session import get_session_factory
+from chipwise.store.tables import Draft, IntakeSubmission, OutboxMessage, Plan
 
 EVIL = "<script>alert('pwned')</script>"
 

@@ -9,10 +9,11 @@ from pathlib import Path
 
 import httpx
 import pytest
+from plan_factories import intake_dict
+
 from chipwise.cli import main
 from chipwise.cli.serve import address, make_server, to_event
 from chipwise.store import ensure_schema
-from plan_factories import intake_dict
 
 SAMPLE = Path(__file__).resolve().parents[3] / "shared" / "chipwise" / "plan" / "samples" / "intake.json"
 

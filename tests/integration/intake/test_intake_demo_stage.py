@@ -8,8 +8,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from chipwise.demo.runner import DemoContext, Stage
 from rich.console import Console
+
+from chipwise.demo.runner import DemoContext, Stage
 
 
 def test_the_plan_stage_writes_the_sample_plan_and_emails_it(aws: Any, use_db: str, tmp_path: Path) -> None:

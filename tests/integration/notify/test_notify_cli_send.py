@@ -6,11 +6,12 @@ import json
 from typing import Any
 
 import pytest
+from notify_factories import estate
+from sqlalchemy.orm import Session, sessionmaker
+
 from chipwise.aws import aws_context
 from chipwise.cli import main
 from chipwise.store.base import utcnow
-from notify_factories import estate
-from sqlalchemy.orm import Session, sessionmaker
 
 
 def test_notify_sends_then_status_and_a_second_run_sends_nothing(

@@ -7,11 +7,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-from chipwise.demo.runner import DemoContext, Stage
-from chipwise.store.base import utcnow
 from notify_factories import add_costs, estate
 from rich.console import Console
 from sqlalchemy.orm import Session, sessionmaker
+
+from chipwise.demo.runner import DemoContext, Stage
+from chipwise.store.base import utcnow
 
 
 def test_the_notify_stage_writes_its_artifacts(

@@ -9,12 +9,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from notify_factories import estate
+from sqlalchemy.orm import Session, sessionmaker
+
 from chipwise.act.notify.webhook_sink import WebhookSink
 from chipwise.aws import aws_context
 from chipwise.settings import get_settings
 from chipwise.store.base import utcnow
-from notify_factories import estate
-from sqlalchemy.orm import Session, sessionmaker
 
 ROOT = Path(__file__).resolve().parents[3]
 Handler = Callable[[dict[str, Any], Any], dict[str, Any]]

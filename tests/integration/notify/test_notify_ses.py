@@ -7,14 +7,15 @@ from email import message_from_string, policy
 from email.message import EmailMessage
 from typing import Any
 
+from notify_factories import NOW, estate
+from sqlalchemy.orm import Session, sessionmaker
+
 from chipwise.act.notify.email import SesEmailSender, ses_sender
 from chipwise.act.notify.outbox import drain, enqueue
 from chipwise.act.notify.runner import run_notify
 from chipwise.aws import aws_context
 from chipwise.settings import Settings
 from chipwise.store.tables import OutboxMessage
-from notify_factories import NOW, estate
-from sqlalchemy.orm import Session, sessionmaker
 
 SENDER = "chipwise@example.com"
 

@@ -8,6 +8,9 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+from notify_factories import HOSTILE, NOW, add_finding, add_resource, estate
+from sqlalchemy.orm import Session, sessionmaker
+
 from chipwise.act.notify.outbox import SLACK_MAX_BLOCKS, SLACK_MAX_SECTION_TEXT, drain, enqueue
 from chipwise.act.notify.runner import run_notify
 from chipwise.act.notify.slack import SlackWebhookSender, resolve_webhook_url, slack_sender
@@ -16,8 +19,6 @@ from chipwise.aws import aws_context
 from chipwise.errors import ConfigError
 from chipwise.settings import Settings
 from chipwise.store.tables import OutboxMessage
-from notify_factories import HOSTILE, NOW, add_finding, add_resource, estate
-from sqlalchemy.orm import Session, sessionmaker
 
 
 @pytest.fixture

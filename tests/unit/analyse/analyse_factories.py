@@ -8,9 +8,10 @@ from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
-from chipwise.store.tables import Account, CostRecord, MetricCoverage, MetricRollup, NeuronRollup, Resource
 from sqlalchemy import event, insert
 from sqlalchemy.orm import Session
+
+from chipwise.store.tables import Account, CostRecord, MetricCoverage, MetricRollup, NeuronRollup, Resource
 
 ACCOUNT = "123456789012"
 REGION = "us-east-1"

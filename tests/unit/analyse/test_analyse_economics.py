@@ -6,6 +6,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 import pytest
+
 from chipwise.analyse.economics import (
     break_even_months,
     cents,

@@ -21,6 +21,8 @@ from analyse_factories import (
     neuron_rows,
     rollup_rows,
 )
+from sqlalchemy.orm import Session
+
 from chipwise.analyse.profiles import (
     CWAGENT_GPU,
     EKS_NEURONCORE,
@@ -32,7 +34,6 @@ from chipwise.analyse.profiles import (
     build_profiles,
 )
 from chipwise.catalog import get_catalog
-from sqlalchemy.orm import Session
 
 GIB = 2**30
 

@@ -6,9 +6,10 @@ import random
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from chipwise.analyse.series import percentile, summarise
 from hypothesis import given
 from hypothesis import strategies as st
+
+from chipwise.analyse.series import percentile, summarise
 
 START = datetime(2026, 11, 1, tzinfo=UTC)
 

@@ -12,10 +12,11 @@ from pathlib import Path
 from typing import Any
 
 from analyse_factories import count_statements
-from chipwise.rules import evaluate_account, load_policy
-from chipwise.store.tables import Account, CostRecord, MetricCoverage, MetricRollup, NeuronRollup, Resource
 from sqlalchemy import insert
 from sqlalchemy.orm import Session, sessionmaker
+
+from chipwise.rules import evaluate_account, load_policy
+from chipwise.store.tables import Account, CostRecord, MetricCoverage, MetricRollup, NeuronRollup, Resource
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 from benchmarks.bench_rules import NOW, estate, neuron_rollups, rollups

@@ -6,6 +6,7 @@ from decimal import Decimal
 
 import pytest
 from benchmark_factories import measurement, parameters, result
+
 from chipwise.act.benchmarks.economics import (
     Current,
     Demand,

@@ -13,6 +13,7 @@ from typing import Any, get_args
 import boto3
 import pytest
 from benchmark_factories import BUCKET, STARTED, parameters
+
 from chipwise.models.benchmark import BenchmarkParameters, BenchmarkResult, RunnerName
 
 BENCHMARK_DIR = Path(__file__).resolve().parents[3] / "iac" / "benchmark"

@@ -8,6 +8,8 @@ from typing import Any
 
 import pytest
 from benchmark_factories import parameters, result, sample_event
+from pydantic import ValidationError
+
 from chipwise.models.benchmark import (
     BatchJobDetail,
     BatchJobStateChange,
@@ -16,7 +18,6 @@ from chipwise.models.benchmark import (
     InvalidResult,
     split_s3_uri,
 )
-from pydantic import ValidationError
 
 
 def test_parameters_survive_batchs_string_map() -> None:

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from benchmark_factories import finding, resource, training_finding
+
 from chipwise.act.benchmarks.dispatch import plan_finding
 from chipwise.act.benchmarks.runs import next_attempt
 from chipwise.act.benchmarks.workload import (

@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from typer.testing import CliRunner
+
 from chipwise.cli import common, main
 from chipwise.cli.catalog import app
-from typer.testing import CliRunner
 
 runner = CliRunner()
 

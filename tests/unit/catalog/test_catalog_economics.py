@@ -6,6 +6,7 @@ import math
 from decimal import Decimal
 
 import pytest
+
 from chipwise.catalog import get_catalog, get_credit_programs, get_economics, get_model_families
 
 

@@ -9,6 +9,7 @@ from importlib import resources
 from pathlib import Path
 
 import pytest
+
 from chipwise.catalog import (
     CATALOG_FILE_ENV,
     Catalog,

@@ -12,6 +12,7 @@ from typing import Any
 import boto3
 import pytest
 from botocore.stub import Stubber
+
 from chipwise.catalog import get_catalog
 from chipwise.catalog.refresh import (
     MAX_RESULTS,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from chipwise.catalog import get_catalog, parse_usage_type
 
 CASES = [

@@ -6,6 +6,7 @@ from datetime import date
 from decimal import Decimal
 
 import pytest
+
 from chipwise.collect.costs import cost_query, days_to_fetch, describe_usage_type, parse_results
 
 

@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+
 from chipwise.collect import metrics
 from chipwise.collect.inventory import CollectedResource
 from chipwise.collect.metrics import Discovered, MetricTarget, combine_series, plan_targets

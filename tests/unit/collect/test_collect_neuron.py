@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+
 from chipwise.collect.neuron import (
     NO_RUNTIME_TAG,
     aggregate_hourly,

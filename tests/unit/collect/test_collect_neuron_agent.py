@@ -13,6 +13,7 @@ import pytest
 from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials as BotoCredentials
+
 from chipwise import neuron_agent
 from chipwise.neuron_agent import Credentials, MetricsPublisher, put_metric_data_body, run, sign_v4, to_sample
 

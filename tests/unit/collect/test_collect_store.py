@@ -6,6 +6,9 @@ from __future__ import annotations
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session, sessionmaker
+
 from chipwise.collect.costs import CostRecord as Cost
 from chipwise.collect.inventory import CollectedResource
 from chipwise.collect.metrics import Coverage, HourlyRollup
@@ -24,8 +27,6 @@ from chipwise.store.repositories.usage import (
     stored_cost_days,
 )
 from chipwise.store.tables import MetricRollup, NeuronRollup, Resource
-from sqlalchemy import func, select
-from sqlalchemy.orm import Session, sessionmaker
 
 ACCOUNT = "123456789012"
 NOW = datetime(2026, 11, 20, 12, tzinfo=UTC)

@@ -10,9 +10,10 @@ from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
+from sqlalchemy.orm import Session
+
 from chipwise.act.notify.digest import FindingLine, rule_label
 from chipwise.store.tables import Account, CostRecord, Finding, Recommendation, Resource
-from sqlalchemy.orm import Session
 
 NOW = datetime(2026, 11, 22, 7, 0, tzinfo=UTC)
 ACCOUNT = "123456789012"

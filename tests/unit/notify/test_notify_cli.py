@@ -8,13 +8,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from notify_factories import RecordingSender, add_costs, estate
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session, sessionmaker
+
 from chipwise.act.notify.outbox import SendError, drain, enqueue
 from chipwise.cli import main
 from chipwise.store.base import utcnow
 from chipwise.store.tables import OutboxMessage
-from notify_factories import RecordingSender, add_costs, estate
-from sqlalchemy import func, select
-from sqlalchemy.orm import Session, sessionmaker
 
 
 def _json(capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:

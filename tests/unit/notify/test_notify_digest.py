@@ -5,6 +5,9 @@ from __future__ import annotations
 from datetime import timedelta
 from decimal import Decimal
 
+from notify_factories import NOW, add_benchmark, add_finding, estate
+from sqlalchemy.orm import Session
+
 from chipwise.act.notify.digest import (
     alert_candidates,
     build_digest,
@@ -13,8 +16,6 @@ from chipwise.act.notify.digest import (
     rule_label,
     waste_by_rule,
 )
-from notify_factories import NOW, add_benchmark, add_finding, estate
-from sqlalchemy.orm import Session
 
 SINCE = NOW - timedelta(days=1)
 

@@ -8,13 +8,14 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
+from notify_factories import NOW, add_costs, add_finding, add_resource, estate
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session, sessionmaker
+
 from chipwise.act.drafts import CompanyFacts, account_figures, prepare_account_drafts, write_files
 from chipwise.errors import NotFound
 from chipwise.settings import Settings
 from chipwise.store.tables import Draft, OutboxMessage
-from notify_factories import NOW, add_costs, add_finding, add_resource, estate
-from sqlalchemy import func, select
-from sqlalchemy.orm import Session, sessionmaker
 
 LAST_DAY = NOW.date() - timedelta(days=1)
 

@@ -5,6 +5,10 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from notify_factories import NOW, RecordingSender
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session, sessionmaker
+
 from chipwise.act.notify.outbox import (
     LEASE,
     OutboxStatus,
@@ -19,9 +23,6 @@ from chipwise.act.notify.outbox import (
 )
 from chipwise.errors import InvalidInput
 from chipwise.store.tables import OutboxMessage
-from notify_factories import NOW, RecordingSender
-from sqlalchemy import func, select
-from sqlalchemy.orm import Session, sessionmaker
 
 EMAIL = {"html": "<p>hello</p>", "text": "hello"}
 

@@ -7,13 +7,14 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
+from notify_factories import NOW, RecordingSender, add_finding, estate
+from sqlalchemy import select
+from sqlalchemy.orm import Session, sessionmaker
+
 from chipwise.act.notify.outbox import enqueue
 from chipwise.act.notify.runner import dedupe_key, handle_event, plan_notifications, run_notify
 from chipwise.settings import Settings
 from chipwise.store.tables import OutboxMessage
-from notify_factories import NOW, RecordingSender, add_finding, estate
-from sqlalchemy import select
-from sqlalchemy.orm import Session, sessionmaker
 
 
 def _settings(db_url: str, **overrides: Any) -> Settings:

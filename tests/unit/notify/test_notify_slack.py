@@ -8,6 +8,8 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
+from notify_factories import HOSTILE, NOW, line
+
 from chipwise.act.notify.digest import AccountSnapshot, build_alert, build_digest
 from chipwise.act.notify.outbox import SLACK_MAX_BLOCKS, SLACK_MAX_SECTION_TEXT, validate_payload
 from chipwise.act.notify.slack import (
@@ -22,7 +24,6 @@ from chipwise.act.notify.slack import (
 )
 from chipwise.act.notify.webhook_sink import slack_problems
 from chipwise.errors import ConfigError
-from notify_factories import HOSTILE, NOW, line
 
 
 def _block_text(payload: dict[str, Any]) -> int:

@@ -9,6 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from jinja2 import UndefinedError
+from notify_factories import HOSTILE, NOW, line
+
 from chipwise.act.drafts import AccountFigures, CompanyFacts, Workload, build_account_drafts
 from chipwise.act.notify.digest import (
     AccountSnapshot,
@@ -17,8 +20,6 @@ from chipwise.act.notify.digest import (
     build_digest,
 )
 from chipwise.render import render, templates_dir
-from jinja2 import UndefinedError
-from notify_factories import HOSTILE, NOW, line
 
 TEMPLATES = sorted(
     str(p.relative_to(templates_dir()))

@@ -13,6 +13,7 @@ from typing import Any
 import botocore
 from botocore.model import ServiceModel, Shape
 from botocore.validate import validate_parameters
+
 from chipwise.plan.ace import clip, opportunity_document
 
 HOSTILE = '<script>alert("x")</script> & Sons'

@@ -5,6 +5,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 import pytest
+
 from chipwise.catalog import get_credit_programs
 from chipwise.plan.credits import CompanyProfile, CreditMatch, match_programs
 

@@ -7,9 +7,10 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
+from plan_factories import only, plan_for, workload
+
 from chipwise.catalog import CATALOG_FILE_ENV, get_catalog, get_economics
 from chipwise.catalog.instances import load_data_file
-from plan_factories import only, plan_for, workload
 
 FINE_TUNE = workload(
     name="weekly fine-tune",

@@ -6,6 +6,9 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
+from plan_factories import intake_dict, workload
+from pydantic import ValidationError
+
 from chipwise.plan.intake import (
     HONEYPOT_FIELD,
     MAX_WORKLOADS,
@@ -16,8 +19,6 @@ from chipwise.plan.intake import (
     form_to_raw,
     honeypot_filled,
 )
-from plan_factories import intake_dict, workload
-from pydantic import ValidationError
 
 
 def errors_of(data: dict[str, Any]) -> dict[str, str]:

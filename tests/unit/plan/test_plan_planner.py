@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 from decimal import Decimal
 
-from chipwise.plan.document import PlanDocument
 from plan_factories import only, plan_for, workload
+
+from chipwise.plan.document import PlanDocument
 
 
 def test_omitted_fields_become_named_assumptions() -> None:

@@ -5,10 +5,11 @@ from __future__ import annotations
 import re
 
 import pytest
+from plan_factories import CREATED, PLAN_ID, intake_dict, workload
+
 from chipwise.plan import views
 from chipwise.plan.intake import IntakeRequest
 from chipwise.plan.planner import build_plan
-from plan_factories import CREATED, PLAN_ID, intake_dict, workload
 
 PAYLOAD = '<img src=x onerror="alert(1)">'
 

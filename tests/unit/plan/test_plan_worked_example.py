@@ -5,8 +5,9 @@ from __future__ import annotations
 from decimal import Decimal
 
 import pytest
-from chipwise.catalog import get_catalog, get_economics
 from plan_factories import only, plan_for, workload
+
+from chipwise.catalog import get_catalog, get_economics
 
 
 def within(actual: Decimal, expected: str, tolerance: str = "0.02") -> bool:

@@ -9,6 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from sqlalchemy import select
+from sqlalchemy.orm import Session, sessionmaker
+
 from chipwise.cli import main
 from chipwise.cli.findings import parse_until
 from chipwise.errors import InvalidInput
@@ -17,8 +20,6 @@ from chipwise.rules.base import FindingDraft
 from chipwise.store.base import utcnow
 from chipwise.store.repositories.findings import FindingRepository
 from chipwise.store.tables import Account, Finding
-from sqlalchemy import select
-from sqlalchemy.orm import Session, sessionmaker
 
 ACCOUNT = "123456789012"
 

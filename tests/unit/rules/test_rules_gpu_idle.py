@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from chipwise.rules.catalog.gpu_idle import GpuIdle, GpuIdleParams
 from rules_factories import HOURS, ctx, flat, hourly, profile
+
+from chipwise.rules.catalog.gpu_idle import GpuIdle, GpuIdleParams
 
 RULE = GpuIdle(GpuIdleParams())
 

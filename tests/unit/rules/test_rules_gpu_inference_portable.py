@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from chipwise.rules.catalog.gpu_inference_portable import GpuInferencePortable, GpuInferencePortableParams
 from rules_factories import HOURS, ctx, flat, hourly, profile
+
+from chipwise.rules.catalog.gpu_inference_portable import GpuInferencePortable, GpuInferencePortableParams
 
 RULE = GpuInferencePortable(GpuInferencePortableParams())
 SAGEMAKER_GPU = "/aws/sagemaker/Endpoints"

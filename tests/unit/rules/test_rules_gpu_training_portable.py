@@ -6,8 +6,9 @@ from __future__ import annotations
 from dataclasses import replace
 from decimal import Decimal
 
-from chipwise.rules.catalog.gpu_training_portable import GpuTrainingPortable, GpuTrainingPortableParams
 from rules_factories import ctx, flat, profile
+
+from chipwise.rules.catalog.gpu_training_portable import GpuTrainingPortable, GpuTrainingPortableParams
 
 RULE = GpuTrainingPortable(GpuTrainingPortableParams())
 LLAMA_TAG = {"workload": "training", "model_family": "llama", "sources": {"model_family": "tag", "workload": "tag"}}

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from decimal import Decimal
 
+from rules_factories import HOURS, ctx, flat, hourly, profile
+
 from chipwise.analyse.profiles import INVOCATIONS, Coverage
 from chipwise.rules.catalog.inferentia_idle import InferentiaIdle, InferentiaIdleParams
-from rules_factories import HOURS, ctx, flat, hourly, profile
 
 RULE = InferentiaIdle(InferentiaIdleParams())
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from decimal import Decimal
 
+from rules_factories import GIB, ctx, flat, profile
+
 from chipwise.analyse.profiles import NEURON_CORE, Coverage
 from chipwise.rules.catalog.inferentia_underutilized import InferentiaUnderutilized, InferentiaUnderutilizedParams
-from rules_factories import GIB, ctx, flat, profile
 
 RULE = InferentiaUnderutilized(InferentiaUnderutilizedParams())
 

@@ -10,14 +10,15 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
+from rules_factories import NOW
+from sqlalchemy import event, func, select
+from sqlalchemy.orm import Session, sessionmaker
+
 from chipwise.errors import InvalidInput, NotFound
 from chipwise.models.findings import RecommendationDoc
 from chipwise.rules.base import FindingDraft
 from chipwise.store.repositories.findings import FindingRepository
 from chipwise.store.tables import Account, Finding, Recommendation
-from rules_factories import NOW
-from sqlalchemy import event, func, select
-from sqlalchemy.orm import Session, sessionmaker
 
 ACCOUNT = "123456789012"
 RULES = ("gpu_idle", "inferentia_idle")

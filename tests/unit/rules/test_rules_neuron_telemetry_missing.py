@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from decimal import Decimal
 
+from rules_factories import ctx, flat, profile
+
 from chipwise.analyse.profiles import EKS_NEURONCORE, NEURON_CORE, NEURON_MONITOR, Coverage
 from chipwise.rules.catalog.neuron_telemetry_missing import NeuronTelemetryMissing, NeuronTelemetryMissingParams
-from rules_factories import ctx, flat, profile
 
 RULE = NeuronTelemetryMissing(NeuronTelemetryMissingParams())
 MISSING = {NEURON_CORE: Coverage(False, 0), NEURON_MONITOR: Coverage(False, 0)}

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from chipwise.errors import ConfigError
 from chipwise.rules import load_policy, policy_from_mapping
 from chipwise.settings import get_settings

@@ -7,11 +7,12 @@ from pathlib import Path
 from typing import ClassVar
 
 import pytest
+from pydantic import ConfigDict, ValidationError
+
 from chipwise.analyse.profiles import ResourceProfile
 from chipwise.rules import registry
 from chipwise.rules.base import RULE_ID_PATTERN, FindingDraft, Rule, RuleContext, RuleMeta, RuleParams
 from chipwise.rules.registry import Registry, RegistryError
-from pydantic import ConfigDict, ValidationError
 
 CONTRACT_IDS = {
     "inferentia_idle",

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from chipwise.rules.catalog.spiky_inference_bedrock import SpikyInferenceBedrock, SpikyInferenceBedrockParams
 from rules_factories import HOURS, ctx, flat, hourly, profile
+
+from chipwise.rules.catalog.spiky_inference_bedrock import SpikyInferenceBedrock, SpikyInferenceBedrockParams
 
 RULE = SpikyInferenceBedrock(SpikyInferenceBedrockParams())
 TWICE_A_DAY = hourly([40_000.0 if i % 12 == 0 else None for i in range(HOURS)])  # 28 busy hours of 336

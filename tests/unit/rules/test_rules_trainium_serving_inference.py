@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from decimal import Decimal
 
+from rules_factories import GIB, HOURS, ctx, flat, hourly, profile
+
 from chipwise.rules.catalog.trainium_serving_inference import (
     TrainiumServingInference,
     TrainiumServingInferenceParams,
 )
-from rules_factories import GIB, HOURS, ctx, flat, hourly, profile
 
 RULE = TrainiumServingInference(TrainiumServingInferenceParams())
 TAGGED = {"workload": "inference", "model_family": "llama", "sources": {"workload": "tag"}}

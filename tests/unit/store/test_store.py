@@ -9,13 +9,14 @@ import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session, sessionmaker
+
 from chipwise.store.base import Base
 from chipwise.store.repositories.accounts import AccountRepository
 from chipwise.store.session import alembic_config, get_engine
 from chipwise.store.tables import CostRecord, Resource
 from chipwise.store.upsert import upsert
-from sqlalchemy import func, select
-from sqlalchemy.orm import Session, sessionmaker
 
 
 def test_migrations_match_models(db_url: str) -> None:
