@@ -7,7 +7,7 @@ import json
 import os
 import shutil
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -165,6 +165,12 @@ def load_event(name: str, **overrides: Any) -> dict[str, Any]:
     event: dict[str, Any] = json.loads((EVENTS / f"{name}.json").read_text())
     event.update(overrides)
     return event
+
+
+@pytest.fixture
+def sample_event() -> Callable[..., dict[str, Any]]:
+    """``load_event`` as a fixture, for test modules outside this directory."""
+    return load_event
 
 
 @pytest.fixture

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import gzip
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import boto3
 import pytest
-from conftest import load_event
 from lambda_loader import load_handler
 from scan_account_fixture import seed_account
 from sqlalchemy import func, select
@@ -21,6 +21,7 @@ from chipwise.store.repositories.accounts import AccountRepository
 from chipwise.store.tables import Account, NeuronRollup, Resource, Scan
 
 DATA = Path(__file__).resolve().parents[2] / "unit" / "collect" / "data"
+EVENTS = Path(__file__).resolve().parents[3] / "events"
 BUCKET = "chipwise-artifacts"
 INF2_INSTANCE = "i-0aaaaaaaaaaaaaaa1"
 
@@ -36,11 +37,13 @@ def _rollups(url: str) -> list[tuple[Any, ...]]:
 # --- scan_account ------------------------------------------------------------------------------------------------
 
 
-def test_scan_account_scans_the_home_account(aws: Emulator, use_db: str, lambda_context: Any) -> None:
+def test_scan_account_scans_the_home_account(
+    aws: Emulator, use_db: str, lambda_context: Any, sample_event: Callable[..., dict[str, Any]]
+) -> None:
     # Given the home account with a few resources and a scan request for it
     seed_account(aws)
     # When the handler gets the SQS batch
-    response = load_handler("scan_account").handler(load_event("scan_account/home_account"), lambda_context)
+    response = load_handler("scan_account").handler(sample_event("scan_account/home_account"), lambda_context)
     # Then nothing failed and the scan is stored
     assert response == {"batchItemFailures": []}
     with get_session_factory(use_db)() as session:
@@ -48,8 +51,10 @@ def test_scan_account_scans_the_home_account(aws: Emulator, use_db: str, lambda_
         assert scan.account_id == "123456789012" and scan.resource_count == 10
 
 
-def test_scan_account_fails_only_the_malformed_records(aws: Emulator, use_db: str, lambda_context: Any) -> None:
-    event = load_event("scan_account/malformed_records")
+def test_scan_account_fails_only_the_malformed_records(
+    aws: Emulator, use_db: str, lambda_context: Any, sample_event: Callable[..., dict[str, Any]]
+) -> None:
+    event = sample_event("scan_account/malformed_records")
     response = load_handler("scan_account").handler(event, lambda_context)
     failed = [f["itemIdentifier"] for f in response["batchItemFailures"]]
     assert failed == [event["Records"][1]["messageId"], event["Records"][2]["messageId"]]
@@ -58,7 +63,7 @@ def test_scan_account_fails_only_the_malformed_records(aws: Emulator, use_db: st
 
 
 def test_scan_account_fans_out_to_member_accounts_through_their_roles(
-    aws: Emulator, use_db: str, lambda_context: Any
+    aws: Emulator, use_db: str, lambda_context: Any, sample_event: Callable[..., dict[str, Any]]
 ) -> None:
     # Given three member accounts, each with one Inferentia instance of its own
     for account in ("111111111111", "222222222222", "333333333333"):
@@ -73,7 +78,7 @@ def test_scan_account_fans_out_to_member_accounts_through_their_roles(
             aws_session_token=keys["SessionToken"],
         ).run_instances(ImageId="ami-12345678", InstanceType="inf2.xlarge", MinCount=1, MaxCount=1)
     # When the handler gets one message per account
-    response = load_handler("scan_account").handler(load_event("scan_account/member_accounts"), lambda_context)
+    response = load_handler("scan_account").handler(sample_event("scan_account/member_accounts"), lambda_context)
     # Then each account was scanned with its own credentials and recorded with its role
     assert response == {"batchItemFailures": []}
     with get_session_factory(use_db)() as session:
@@ -100,7 +105,7 @@ def _put(s3: Any, key: str, body: bytes) -> None:
 
 
 def _s3_event(*keys: str) -> dict[str, Any]:
-    event = load_event("ingest_neuron/s3_object_created")
+    event: dict[str, Any] = json.loads((EVENTS / "ingest_neuron" / "s3_object_created.json").read_text())
     template = event["Records"][0]
     event["Records"] = [
         {**template, "s3": {**template["s3"], "object": {**template["s3"]["object"], "key": key}}} for key in keys
@@ -136,9 +141,9 @@ def test_ingest_neuron_stores_hourly_rollups_and_tolerates_bad_objects(
 
 
 def test_ingest_neuron_takes_the_eventbridge_form_and_the_account_from_the_key(
-    bucket: Any, use_db: str, lambda_context: Any
+    bucket: Any, use_db: str, lambda_context: Any, sample_event: Callable[..., dict[str, Any]]
 ) -> None:
-    event = load_event("ingest_neuron/eventbridge_object_created")
+    event = sample_event("ingest_neuron/eventbridge_object_created")
     _put(bucket, event["detail"]["object"]["key"], (DATA / "trn1_32xlarge.jsonl").read_bytes())
     result = load_handler("ingest_neuron").handler(event, lambda_context)
     assert (result["accepted"], result["rollups"]) == (1, 2)
