@@ -77,8 +77,8 @@ def findings_table(documents: list[FindingDocument], title: str) -> Table:
     for d in documents:
         table.add_row(*finding_cells(d))
     if documents:
-        total = sum((d.estimated_monthly_savings_usd for d in documents), Decimal(0))
-        table.caption = f"estimated savings: ${total:,.2f} a month"
+        total = sum((_best_saving(d) for d in documents), Decimal(0))
+        table.caption = f"savings (measured where benchmarked, else estimated): ${total:,.2f} a month"
     return table
 
 
@@ -90,13 +90,31 @@ def next_step(d: FindingDocument) -> str:
     return str(rec.action) + (f" → {rec.target_platform}" if rec.target_platform else "")
 
 
+def _best_saving(d: FindingDocument) -> Decimal:
+    """The measured saving when a benchmark replaced the estimate (0 when it withdrew the recommendation)."""
+    return d.estimated_monthly_savings_usd if d.measured_monthly_savings_usd is None else d.measured_monthly_savings_usd
+
+
+def _saving_cell(d: FindingDocument) -> str:
+    if d.measured_monthly_savings_usd is None:
+        return f"[bold]{d.estimated_monthly_savings_usd:,.2f}[/]\n[dim]of {d.monthly_cost_usd:,.2f}[/]"
+    verdict = (
+        (d.evidence.get("benchmark") or {}).get("status") if isinstance(d.evidence.get("benchmark"), dict) else None
+    )
+    label = "[red]withdrawn[/]" if verdict == "withdrawn" else "[green]measured[/]"
+    return (
+        f"[bold]{d.measured_monthly_savings_usd:,.2f}[/] {label}\n"
+        f"[dim]est. {d.estimated_monthly_savings_usd:,.2f} of {d.monthly_cost_usd:,.2f}[/]"
+    )
+
+
 def finding_cells(d: FindingDocument) -> list[str]:
     now = f"{d.instance_count} × {d.instance_type}" if d.instance_type else "-"
     break_even = "" if d.break_even_months is None else f", break-even {d.break_even_months:g} mo"
     return [
         d.finding_id[:8],
         f"[bold]{d.resource_name}[/]\n[dim]{d.rule_id}\n{now}[/]",
-        f"[bold]{d.estimated_monthly_savings_usd:,.2f}[/]\n[dim]of {d.monthly_cost_usd:,.2f}[/]",
+        _saving_cell(d),
         next_step(d),
         f"[{CONFIDENCE_COLOUR[d.confidence]}]{d.confidence}[/]\n[dim]{d.effort}{break_even}[/]",
     ]
