@@ -31,6 +31,7 @@ from chipwise.aws import AssumeRole, AwsContext, aws_context
 from chipwise.collect import costs as cost_collector
 from chipwise.collect import inventory, metrics
 from chipwise.collect.inventory import CollectedResource
+from chipwise.errors import UpstreamError
 from chipwise.models.findings import FindingDocument
 from chipwise.models.scan import (
     SCAN_COMPLETED_DETAIL_TYPE,
@@ -382,8 +383,10 @@ def _announce(aws: AwsContext, session_factory: sessionmaker[Session], run: _Run
         new_finding_ids=[f.finding_id for f in document.findings if f.first_seen >= run.started_at],
     )
     bus = get_settings().event_bus_name
+    home = aws_context(aws.region)  # the Chipwise bus lives in Chipwise's own account, not the scanned one
+    home.counter = aws.counter
     try:
-        response = aws.client("events").put_events(
+        response = home.client("events").put_events(
             Entries=[
                 {
                     "Source": SCAN_COMPLETED_SOURCE,
@@ -417,10 +420,38 @@ def scan_account_request(request: ScanRequest) -> ScanDocument:
     """One message of the scan queue: assume the member role when given, scan, store, announce."""
     settings = get_settings()
     role = AssumeRole(request.role_arn, request.external_id) if request.role_arn else None
-    aws = aws_context(request.region, role)
     ensure_schema(settings.database_url)
     factory = get_session_factory(settings.database_url)
     if request.role_arn:
         with factory.begin() as session:
             AccountRepository(session).ensure(request.account_id, role_arn=request.role_arn)
+    try:
+        aws = aws_context(request.region, role)
+    except (ClientError, BotoCoreError) as exc:  # the member role cannot be assumed: record it, fail this message
+        _record_unreachable(factory, request, settings.lookback_days, exc)
+        raise UpstreamError(f"cannot assume {request.role_arn} for {request.account_id}: {exc}") from exc
     return run_scan(aws, factory, account_id=request.account_id, region=request.region)
+
+
+def _record_unreachable(
+    factory: sessionmaker[Session], request: ScanRequest, lookback_days: int, exc: Exception
+) -> None:
+    """A failed scan row for an account whose role could not be assumed, so the failure is visible."""
+    now = utcnow()
+    code = exc.response.get("Error", {}).get("Code", "Error") if isinstance(exc, ClientError) else type(exc).__name__
+    with factory.begin() as session:
+        AccountRepository(session).ensure(request.account_id, role_arn=request.role_arn)
+        session.add(
+            Scan(
+                id=str(uuid.uuid4()),
+                account_id=request.account_id,
+                region=request.region,
+                status="failed",
+                started_at=now,
+                finished_at=now,
+                window_start=(now - timedelta(days=lookback_days)).date(),
+                window_end=now.date(),
+                errors=[{"source": "sts.AssumeRole", "code": code, "message": str(exc)}],
+            )
+        )
+    logger().error("member role not assumed", extra={"account_id": request.account_id, "code": code})
