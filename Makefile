@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 SRC    := shared/chipwise functions tests benchmarks
 
-.PHONY: demo test lint bench browser clean
+.PHONY: demo test lint bench browser clean build-ChipwiseLayer
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -44,3 +44,8 @@ bench: $(VENV)/.dev-installed
 
 clean:
 	rm -rf $(VENV) chipwise-demo chipwise.db .pytest_cache .mypy_cache .ruff_cache
+
+## build-ChipwiseLayer: called by `sam build` (iac/template.yaml, BuildMethod makefile) with ARTIFACTS_DIR set
+build-ChipwiseLayer:
+	$(PYTHON) -m pip install --quiet --target "$(ARTIFACTS_DIR)/python" .
+	cp -r templates "$(ARTIFACTS_DIR)/python/chipwise/templates"

@@ -51,6 +51,10 @@ class Settings(BaseSettings):
     )
 
     database_url: str = Field(DEFAULT_DATABASE_URL, description="SQLAlchemy URL of the store.")
+    database_secret_arn: str | None = Field(
+        None, description="Secrets Manager secret with the store's connection (deployed); overrides database_url."
+    )
+    database_host: str | None = Field(None, description="Database host when the secret carries none (Aurora).")
     region: str = Field("us-east-1", pattern=r"^[a-z]{2}(-gov)?-[a-z]+-\d$", description="Home AWS region.")
     regions: Annotated[list[str], NoDecode] = Field(
         default_factory=list, description="Regions to scan (default: the home region)."
@@ -157,6 +161,14 @@ def describe_validation_error(exc: ValidationError) -> str:
 def get_settings() -> Settings:
     """The settings, read once per process. Raises ConfigError naming the bad setting."""
     try:
-        return Settings()
+        settings = Settings()
     except ValidationError as exc:
         raise ConfigError(describe_validation_error(exc)) from exc
+    if settings.database_secret_arn:
+        from chipwise.deploy import database_url_from_secret
+
+        url = database_url_from_secret(
+            settings.database_secret_arn, host=settings.database_host, region=settings.region
+        )
+        settings = settings.model_copy(update={"database_url": url})
+    return settings

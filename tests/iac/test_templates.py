@@ -1,0 +1,158 @@
+"""The SAM application is tested like code: it lints clean, its IAM is least-privilege, and every function's
+handler accepts every sample event of its own (the files `sam local invoke -e` uses)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cfnlint.decode import cfn_yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+TEMPLATE = ROOT / "iac" / "template.yaml"
+MEMBER_ROLE = ROOT / "iac" / "member-role.yaml"
+FUNCTIONS = (
+    "scan_dispatch",
+    "scan_account",
+    "ingest_neuron",
+    "benchmark_dispatch",
+    "benchmark_result",
+    "notify",
+    "intake",
+)
+# Actions whose API takes no resource-level permission (or only "*"): the only place "*" may appear.
+STAR_RESOURCE_ACTIONS = {
+    "ce:GetCostAndUsage",
+    "cloudwatch:GetMetricData",
+    "cloudwatch:ListMetrics",
+    "ec2:DescribeInstances",
+    "ec2:DescribeInstanceTypes",
+    "sagemaker:ListEndpoints",
+    "sagemaker:ListTrainingJobs",
+    "sagemaker:DescribeEndpoint",
+    "sagemaker:DescribeEndpointConfig",
+    "sagemaker:DescribeModel",
+    "sagemaker:DescribeTrainingJob",
+    "sagemaker:ListTags",
+    "batch:DescribeComputeEnvironments",
+    "batch:DescribeJobQueues",
+    "batch:DescribeJobDefinitions",
+    "batch:ListJobs",
+    "batch:DescribeJobs",
+    "organizations:ListAccounts",
+    "sts:GetCallerIdentity",
+}
+
+
+def _template(path: Path) -> dict[str, Any]:
+    loaded: dict[str, Any] = cfn_yaml.loads(path.read_text(), str(path))
+    return loaded
+
+
+@pytest.mark.parametrize("path", [TEMPLATE, MEMBER_ROLE], ids=lambda p: p.name)
+def test_cfn_lint_reports_no_errors(path: Path) -> None:
+    cfn_lint = Path(sys.executable).with_name("cfn-lint")
+    done = subprocess.run(
+        [str(cfn_lint), "--format", "parseable", str(path)], capture_output=True, text=True, check=False
+    )
+    # parseable lines: file:line:col:end_line:end_col:RULE:message; errors are rules E0000-E9999
+    errors = [line for line in done.stdout.splitlines() if line.split(":")[5:6] and line.split(":")[5][0] == "E"]
+    assert errors == [], "\n".join(errors)
+    assert done.returncode in (0, 4), done.stderr  # 4: warnings only
+
+
+def _statements(template: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """Every IAM statement in the template: SAM function policies and IAM role policies."""
+    found: list[tuple[str, dict[str, Any]]] = []
+    for name, resource in template["Resources"].items():
+        props = resource.get("Properties", {})
+        policies = props.get("Policies", [])
+        for policy in policies if isinstance(policies, list) else [policies]:
+            if isinstance(policy, dict):
+                document = policy.get("PolicyDocument", policy)
+                found.extend((name, s) for s in document.get("Statement", []))
+    return found
+
+
+def _as_list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else [value]
+
+
+@pytest.mark.parametrize("path", [TEMPLATE, MEMBER_ROLE], ids=lambda p: p.name)
+def test_iam_is_least_privilege(path: Path) -> None:
+    statements = _statements(_template(path))
+    assert statements
+    for owner, statement in statements:
+        if statement.get("Effect") == "Deny":
+            continue
+        actions = [str(a) for a in _as_list(statement["Action"])]
+        assert all("*" not in a for a in actions), f"{owner}: wildcard action in {actions}"
+        if "*" in _as_list(statement["Resource"]):
+            assert set(actions) <= STAR_RESOURCE_ACTIONS, f"{owner}: '*' resource for {actions}"
+
+
+def test_every_function_is_in_the_template_with_its_own_role() -> None:
+    resources = _template(TEMPLATE)["Resources"]
+    code_uris = {
+        Path(str(r["Properties"]["CodeUri"])).name: name
+        for name, r in resources.items()
+        if r["Type"] == "AWS::Serverless::Function"
+    }
+    assert set(code_uris) == set(FUNCTIONS)
+    for name in code_uris.values():
+        assert resources[name]["Properties"].get("Policies"), f"{name} has no policy of its own"
+    scan = resources["ScanAccountFunction"]["Properties"]["Events"]["Queue"]["Properties"]
+    assert scan["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+
+
+def test_member_role_requires_the_external_id() -> None:
+    role = _template(MEMBER_ROLE)["Resources"]["ChipwiseReadOnlyRole"]["Properties"]
+    (trust,) = role["AssumeRolePolicyDocument"]["Statement"]
+    assert "sts:ExternalId" in trust["Condition"]["StringEquals"]
+
+
+def _handler(name: str) -> Any:
+    spec = importlib.util.spec_from_file_location(f"chipwise_contract_{name}", ROOT / "functions" / name / "app.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.handler
+
+
+EVENT_FILES = sorted((ROOT / "events").glob("*/*.json"))
+
+
+def test_every_function_has_sample_events() -> None:
+    for name in FUNCTIONS:
+        assert list((ROOT / "events" / name).glob("*.json")), f"events/{name}/ has no sample event"
+
+
+@pytest.mark.parametrize("path", EVENT_FILES, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_each_sample_event_is_handled_by_its_function(
+    path: Path, aws: Any, use_db: str, lambda_context: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given the function's own sample event, the emulator and an empty store
+    import boto3
+
+    boto3.client("sqs").create_queue(QueueName="chipwise-scans")
+    boto3.client("events").create_event_bus(Name="chipwise")
+    boto3.client("s3").create_bucket(Bucket="chipwise-artifacts")
+    monkeypatch.setenv("CHIPWISE_ACCOUNT_IDS", "123456789012")
+    monkeypatch.setenv(
+        "CHIPWISE_SCAN_QUEUE_URL", boto3.client("sqs").get_queue_url(QueueName="chipwise-scans")["QueueUrl"]
+    )
+    from chipwise.settings import get_settings
+
+    get_settings.cache_clear()
+    event = json.loads(path.read_text())
+    # When its handler is invoked, Then it answers (invalid events are rejected in the answer, never a crash)
+    result = _handler(path.parent.name)(event, lambda_context)
+    assert isinstance(result, dict)
+    if "invalid" in path.stem or "malformed" in path.stem:
+        rejected = result.get("batchItemFailures") or result.get("rejected") or result.get("statusCode", 200) >= 400
+        assert rejected or result.get("status") in {"rejected", "ignored"} or result.get("errors"), result
