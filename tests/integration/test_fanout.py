@@ -160,3 +160,18 @@ def test_dispatch_without_a_queue_is_one_clear_error(use_db: str, monkeypatch: p
     get_settings.cache_clear()
     with pytest.raises(ConfigError, match="CHIPWISE_SCAN_QUEUE_URL"):
         dispatch_scans(aws_context("us-east-1"), get_settings())
+
+
+def test_accounts_commands_show_and_queue_the_scans(
+    organization: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    from chipwise.cli import main
+
+    assert main(["accounts", "list", "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert {r["account_id"] for r in listed} >= set(organization)
+    assert all("external_id" not in r for r in listed)  # the secret is not printed
+    assert main(["accounts", "dispatch", "--dry-run"]) == 0
+    assert "would queue 4 scan(s)" in capsys.readouterr().out
+    assert main(["accounts", "dispatch"]) == 0
+    assert "queued 4 scan(s)" in capsys.readouterr().out
