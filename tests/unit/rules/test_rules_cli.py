@@ -98,7 +98,11 @@ def test_findings_json_lists_open_findings_top_savings_first(
 def test_findings_table_shows_the_savings(findings: dict[str, str], capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["findings"]) == 0
     out = capsys.readouterr().out
-    assert "16,029.08" in out and "3 open finding(s)" in out and "savings (measured where benchmarked, else estimated): $22,069.08" in out
+    assert (
+        "16,029.08" in out
+        and "3 open finding(s)" in out
+        and "savings (measured where benchmarked, else estimated): $22,069.08" in out
+    )
 
 
 def test_suppress_hides_a_finding_until_a_date(findings: dict[str, str], capsys: pytest.CaptureFixture[str]) -> None:
