@@ -52,7 +52,7 @@ def test_instance_usage_types(
         "USE1-HostUsage:mac1.metal.x",  # a dedicated host, not an instance hour we price
         "Host:inf2.xlarge",  # SageMaker usage always names an ml. type
         "BoxUsage:ml.m5.xlarge",
-        "XXX9-BoxUsage:inf2.xlarge",  # a prefix regions.json does not know
+        "ZZZ9-BoxUsage:inf2.xlarge",  # a prefix regions.json does not know
         "",
         "usE1-BoxUsage:inf2.xlarge",
     ],
