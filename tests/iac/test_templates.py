@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -67,16 +68,32 @@ def test_cfn_lint_reports_no_errors(path: Path) -> None:
 
 
 def _statements(template: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
-    """Every IAM statement in the template: SAM function policies and IAM role policies."""
+    """Every IAM statement in the template: SAM function policies, IAM role policies, role trust policies and
+    resource policies (the bucket's)."""
     found: list[tuple[str, dict[str, Any]]] = []
     for name, resource in template["Resources"].items():
         props = resource.get("Properties", {})
+        for key in ("AssumeRolePolicyDocument", "PolicyDocument"):
+            found.extend((name, s) for s in _branches(props.get(key, {}).get("Statement", [])))
         policies = props.get("Policies", [])
         for policy in policies if isinstance(policies, list) else [policies]:
             if isinstance(policy, dict):
                 document = policy.get("PolicyDocument", policy)
-                found.extend((name, s) for s in document.get("Statement", []))
+                found.extend((name, s) for s in _branches(document.get("Statement", [])))
     return found
+
+
+def _branches(statements: list[Any]) -> list[dict[str, Any]]:
+    """Statements with every ``Fn::If`` unfolded into both branches (``AWS::NoValue`` dropped): a conditional
+    grant is still a grant."""
+    unfolded: list[dict[str, Any]] = []
+    for statement in statements:
+        if "Fn::If" in statement:
+            _condition, *choices = statement["Fn::If"]
+            unfolded.extend(_branches([c for c in choices if c != {"Ref": "AWS::NoValue"}]))
+        else:
+            unfolded.append(statement)
+    return unfolded
 
 
 def _as_list(value: Any) -> list[Any]:
@@ -92,7 +109,10 @@ def test_iam_is_least_privilege(path: Path) -> None:
             continue
         actions = [str(a) for a in _as_list(statement["Action"])]
         assert all("*" not in a for a in actions), f"{owner}: wildcard action in {actions}"
-        if "*" in _as_list(statement["Resource"]):
+        if statement.get("Principal") == "*":  # anyone, but only from our organization
+            condition = statement.get("Condition", {}).get("StringEquals", {})
+            assert "aws:PrincipalOrgID" in condition, f"{owner}: trusts anyone"
+        if "*" in _as_list(statement.get("Resource", [])):
             assert set(actions) <= STAR_RESOURCE_ACTIONS, f"{owner}: '*' resource for {actions}"
 
 
@@ -108,6 +128,48 @@ def test_every_function_is_in_the_template_with_its_own_role() -> None:
         assert resources[name]["Properties"].get("Policies"), f"{name} has no policy of its own"
     scan = resources["ScanAccountFunction"]["Properties"]["Events"]["Queue"]["Properties"]
     assert scan["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+
+
+def test_member_role_grants_exactly_what_the_readme_lists() -> None:
+    # Given the permissions README.md promises a scan needs ("iac/member-role.yaml grants exactly these")
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("## Running it against a real AWS account", 1)[1].split("\n## ", 1)[0]
+    promised = set(re.findall(r"`([a-z0-9]+:[A-Za-z]+)`", section))
+    # When we collect every action the member role allows
+    granted = {a for _, s in _statements(_template(MEMBER_ROLE)) if "Resource" in s for a in _as_list(s["Action"])}
+    # Then they are the same list
+    assert promised and granted == promised
+
+
+def test_event_driven_failures_are_kept_and_alarmed() -> None:
+    resources = _template(TEMPLATE)["Resources"]
+    for name, resource in resources.items():
+        props = resource.get("Properties", {})
+        kinds = {e["Type"] for e in props.get("Events", {}).values()}
+        if kinds & {"S3", "EventBridgeRule", "ScheduleV2"}:
+            assert props.get("DeadLetterQueue", {}).get("Type") == "SQS", f"{name} loses failed async events"
+    alarms = [r["Properties"] for r in resources.values() if r["Type"] == "AWS::CloudWatch::Alarm"]
+    queues = {a["Dimensions"][0]["Value"]["Fn::GetAtt"][0] for a in alarms}
+    assert queues == {"ScanDeadLetterQueue", "AsyncDeadLetterQueue"}
+    assert all(a["AlarmActions"] == [{"Ref": "AlarmTopic"}] for a in alarms)
+
+
+def test_benchmark_jobs_get_the_stack_s_image_role_and_queues() -> None:
+    template = _template(TEMPLATE)
+    env = template["Globals"]["Function"]["Environment"]["Variables"]
+    assert env["CHIPWISE_BENCHMARK_IMAGE"] == {"Ref": "BenchmarkImage"}
+    assert env["CHIPWISE_BENCHMARK_JOB_ROLE_ARN"]["Fn::If"][1] == {"Fn::GetAtt": ["BenchmarkJobRole", "Arn"]}
+    queues = {r["Properties"]["JobQueueName"] for r in template["Resources"].values() if r["Type"].endswith("JobQueue")}
+    configured = {env[f"CHIPWISE_BATCH_QUEUES__{k}"]["Fn::If"][1] for k in ("INF2", "TRN1")}
+    assert configured == queues and env["CHIPWISE_BATCH_QUEUES__TRN2"] == ""
+
+
+def test_slack_is_off_unless_a_webhook_is_given() -> None:
+    # An empty secret would make every Slack message fail; without a URL there is no secret and no Slack channel.
+    template = _template(TEMPLATE)
+    assert template["Resources"]["SlackWebhookSecret"]["Condition"] == "SlackEnabled"
+    env = template["Globals"]["Function"]["Environment"]["Variables"]
+    assert env["CHIPWISE_SLACK_WEBHOOK_SECRET_NAME"] == {"Fn::If": ["SlackEnabled", {"Ref": "SlackWebhookSecret"}, ""]}
 
 
 def test_member_role_requires_the_external_id() -> None:
