@@ -33,8 +33,10 @@ from benchmarks.harness import BenchResult, max_rss_mib, measure
 from chipwise.analyse.profiles import build_profiles
 from chipwise.catalog import get_catalog
 from chipwise.collect.metrics import metric_window
-from chipwise.rules import evaluate_account, load_policy
+from chipwise.pipeline.evaluate import evaluate_account
+from chipwise.pipeline.policy import load_policy
 from chipwise.store import get_engine, session_scope
+from chipwise.store.repositories.profile_inputs import ProfileInputRepository
 from chipwise.store.session import upgrade
 from chipwise.store.tables import Account, CostRecord, MetricCoverage, Resource
 
@@ -59,6 +61,9 @@ class Shape:
     missing: tuple[tuple[str, str], ...] = ()  # coverage rows with exists False
     state: str = "running"
     count: int = 1
+
+
+ENDPOINT_DETAILS = {"variants": [{"variant_name": "AllTraffic", "instance_type": "x"}]}
 
 
 def _wave(level: float) -> Callable[[int], float]:
@@ -181,7 +186,7 @@ def estate(resources: int, days: int, now: datetime = NOW, account: str = ACCOUN
             if shape.kind == EC2
             else f"arn:aws:sagemaker:{REGION}:{account}:endpoint/{name}"
         )
-        details = {"instance_id": f"i-{name}"} if shape.kind == EC2 else {"variants": [{"instance_type": "x"}]}
+        details = {"instance_id": f"i-{name}"} if shape.kind == EC2 else ENDPOINT_DETAILS
         out.resources.append(
             {
                 "id": first_id + index,
@@ -328,7 +333,10 @@ def _evaluate(url: str, resources: int, days: int) -> BenchResult:
     start, end = metric_window(NOW, days)
     with measure(track_memory=False) as built, session_scope(url) as session:
         profiles = build_profiles(
-            session, account_id=ACCOUNT, region=REGION, start=start, end=end, catalog=get_catalog()
+            ProfileInputRepository(session, account_id=ACCOUNT, region=REGION),
+            start=start,
+            end=end,
+            catalog=get_catalog(),
         )
     statements: list[str] = []
     event.listen(get_engine(url), "before_cursor_execute", lambda *a: statements.append(a[2]))

@@ -27,7 +27,7 @@ _CHILD = r"""
 import json, sys
 from datetime import datetime, timedelta, UTC
 import boto3
-from chipwise.emulator import Emulator, MetricPoint
+from chipwise_devkit.emulator import Emulator, MetricPoint
 NOW = datetime.fromisoformat(sys.argv[1])
 HOURS = int(sys.argv[2])
 with Emulator() as emu:
@@ -95,7 +95,7 @@ def _scan_once(resources: int, emulator: _Emulator, workdir: Path) -> BenchResul
     """Scan R resources twice: CPU time untraced (tracemalloc slows allocation-heavy code), then the peak Python
     heap of the same scan again (idempotent: it reads and writes the same amounts)."""
     from chipwise.aws import aws_context, base_session
-    from chipwise.scan import run_scan
+    from chipwise.pipeline.scan import run_scan
     from chipwise.store import get_session_factory, upgrade
 
     emulator.seed(resources)

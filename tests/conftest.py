@@ -16,6 +16,7 @@ from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 
+from chipwise import neuron_agent
 from chipwise.aws import base_session
 from chipwise.settings import get_settings
 from chipwise.store.base import Base
@@ -143,7 +144,7 @@ def use_db(monkeypatch: pytest.MonkeyPatch, db_url: str) -> str:
 @pytest.fixture(scope="session")
 def emulator() -> Iterator[Any]:
     """One moto server on 127.0.0.1 for the whole session (reset per test by ``aws``)."""
-    from chipwise.emulator import Emulator
+    from chipwise_devkit.emulator import Emulator
 
     with Emulator() as emu:
         yield emu
@@ -156,8 +157,10 @@ def aws(emulator: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     for key, value in emulator.env().items():
         monkeypatch.setenv(key, value)
     base_session.cache_clear()
+    neuron_agent.aws_client.cache_clear()  # the host agent's own cached boto3 clients
     yield emulator
     base_session.cache_clear()
+    neuron_agent.aws_client.cache_clear()
 
 
 def load_event(name: str, **overrides: Any) -> dict[str, Any]:
@@ -188,3 +191,44 @@ def lambda_context() -> Any:
             return 300_000
 
     return _Context()
+
+
+class CfnResponses:
+    """A stand-in for CloudFormation's presigned response URL on 127.0.0.1: records every PUT body."""
+
+    def __init__(self) -> None:
+        import http.server
+        import threading
+
+        self.received: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
+        outer = self
+
+        class _Handler(http.server.BaseHTTPRequestHandler):
+            def do_PUT(self) -> None:
+                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                outer.headers.append(dict(self.headers.items()))
+                outer.received.append(json.loads(body))
+                self.send_response(200)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *_args: Any) -> None:
+                return
+
+        self._server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread.start()
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}/cfn-response?X-Amz-Signature=test"
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+
+@pytest.fixture
+def cfn_responses() -> Iterator[CfnResponses]:
+    """CloudFormation's response URL, served locally: custom resource events get ``ResponseURL`` = ``.url``."""
+    server = CfnResponses()
+    yield server
+    server.close()

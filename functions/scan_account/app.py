@@ -1,39 +1,46 @@
 """Lambda handler for the scan queue: each SQS message is one ScanRequest (account, region, member role).
 
-Powertools' BatchProcessor reports failed messages individually (partial batch response): one failing account
-is retried by SQS (and ends in the dead-letter queue) without re-running the others.
+Powertools' BatchProcessor parses every record with :class:`ScanRequestRecord` and reports failed messages
+individually (partial batch response): a malformed message or a failed scan is retried by SQS (and ends in the
+dead-letter queue) without re-running the others. Each scan publishes its duration, API calls, findings and
+estimated savings as EMF metrics.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
-from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
+from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.utilities.batch import EventType, process_partial_response
 from aws_lambda_powertools.utilities.typing import LambdaContext
-from pydantic import ValidationError
 
-from chipwise.errors import InvalidInput, UpstreamError
-from chipwise.models.scan import ScanRequest
-from chipwise.observability import logger
-from chipwise.scan import scan_account_request
+from chipwise.edges import QuietBatchProcessor, count
+from chipwise.errors import UpstreamError
+from chipwise.models.events import ScanRequestRecord
+from chipwise.observability import logger, metrics, tracer
+from chipwise.pipeline.scan import scan_account_request
 
-processor = BatchProcessor(event_type=EventType.SQS)
+# A batch whose every record failed is reported like any other (each failed message is retried on its own).
+processor = QuietBatchProcessor(event_type=EventType.SQS, model=ScanRequestRecord, raise_on_entire_batch_failure=False)
 
 
-def record_handler(record: SQSRecord) -> str:
-    """Scan the account a message names; a malformed message or a failed scan fails only this record."""
-    try:
-        request = ScanRequest.model_validate_json(record.body)
-    except ValidationError as exc:
-        logger().error("malformed scan request", extra={"message_id": record.message_id, "errors": exc.errors()})
-        raise InvalidInput(f"message {record.message_id} is not a ScanRequest: {exc.error_count()} errors") from exc
+@tracer().capture_method
+def record_handler(record: ScanRequestRecord) -> str:
+    """Scan the account a message names; a failed scan fails only this record."""
+    logger().set_correlation_id(record.messageId)
+    request = record.body
     document = scan_account_request(request)
+    count("ScanDuration", (document.finished_at - document.started_at).total_seconds(), MetricUnit.Seconds)
+    count("ApiCalls", sum(document.api_calls.values()))
+    count("Findings", len(document.findings))
+    count("EstimatedSavings", float(sum(f.estimated_monthly_savings_usd for f in document.findings)), MetricUnit.Count)
     if document.status == "failed":
         raise UpstreamError(f"scan of {request.account_id} in {request.region} failed: {document.errors}")
     return document.scan_id
 
 
+@metrics().log_metrics
+@tracer().capture_lambda_handler
 @logger().inject_lambda_context(clear_state=True)
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     return dict(

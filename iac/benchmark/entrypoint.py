@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -25,6 +24,9 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any, Protocol
 
+from pydantic import ValidationError
+
+from chipwise.economics import percentile
 from chipwise.models.benchmark import (
     RESULT_SCHEMA_VERSION,
     BenchmarkParameters,
@@ -35,7 +37,6 @@ from chipwise.models.benchmark import (
     flag_of,
     split_s3_uri,
 )
-from pydantic import ValidationError
 
 EXIT_OK = 0
 EXIT_BAD_ARGUMENTS = 2
@@ -108,10 +109,10 @@ def shapes_of(parameters: BenchmarkParameters) -> list[Shape]:
     ]
 
 
-def percentile(values: Sequence[float], pct: int) -> float:
-    """Nearest-rank percentile (the value at rank ceil(pct/100 × n))."""
-    ordered = sorted(values)
-    return ordered[max(1, math.ceil(pct / 100 * len(ordered))) - 1]
+def latency_percentile(values: Sequence[float], pct: int) -> float:
+    """The ``pct``-th percentile of measured latencies, with Chipwise's one definition (linear interpolation
+    between the closest ranks, :func:`chipwise.economics.percentile`)."""
+    return percentile(sorted(values), pct)
 
 
 def _decimal(value: float, places: int = 3) -> Decimal:
@@ -136,8 +137,8 @@ def measure_shape(runner: ModelRunner, shape: Shape, iterations: int, warmup: in
         output_tokens=shape.output_tokens,
         requests_per_second=_decimal(shape.batch_size * iterations / elapsed),
         tokens_per_second=_decimal(tokens / elapsed) if tokens else None,
-        latency_p50_ms=_decimal(percentile(latencies, 50) * 1000),
-        latency_p95_ms=_decimal(percentile(latencies, 95) * 1000),
+        latency_p50_ms=_decimal(latency_percentile(latencies, 50) * 1000),
+        latency_p95_ms=_decimal(latency_percentile(latencies, 95) * 1000),
         iterations=iterations,
     )
 

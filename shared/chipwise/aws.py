@@ -7,6 +7,7 @@ code talks to AWS in production and to the local emulator in tests and the demo.
 from __future__ import annotations
 
 import functools
+import os
 import threading
 from collections import Counter
 from dataclasses import dataclass, field
@@ -15,6 +16,8 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 
 import boto3
 from botocore.config import Config
+
+from chipwise.observability import quiet_libraries
 
 if TYPE_CHECKING:
     from mypy_boto3_batch import BatchClient
@@ -33,7 +36,13 @@ if TYPE_CHECKING:
     from mypy_boto3_ssm import SSMClient
     from mypy_boto3_sts import STSClient
 
-RETRY_CONFIG = Config(retries={"mode": "standard", "max_attempts": 6}, connect_timeout=5, read_timeout=60)
+DEFAULT_MAX_ATTEMPTS = 6
+
+
+def retry_config() -> Config:
+    """Standard retry mode; ``AWS_MAX_ATTEMPTS`` (botocore's own variable) overrides the 6 attempts."""
+    attempts = int(os.environ.get("AWS_MAX_ATTEMPTS") or DEFAULT_MAX_ATTEMPTS)
+    return Config(retries={"mode": "standard", "max_attempts": attempts}, connect_timeout=5, read_timeout=60)
 
 
 class ApiCallCounter:
@@ -119,7 +128,7 @@ class AwsContext:
         region = "us-east-1" if service in {"ce", "pricing"} else (region or self.region)
         key = (service, region)
         if key not in self._clients:
-            client = self.session.client(service, region_name=region, config=RETRY_CONFIG)  # type: ignore[call-overload]
+            client = self.session.client(service, region_name=region, config=retry_config())  # type: ignore[call-overload]
             self.counter.attach(client)
             self._clients[key] = client
         return self._clients[key]
@@ -130,13 +139,15 @@ class AwsContext:
 
 @lru_cache(maxsize=8)
 def base_session(profile: str | None = None) -> boto3.Session:
-    """The home session (credentials from the standard chain), built once per profile."""
+    """The home session (credentials from the standard chain), built once per profile. botocore's own loggers are
+    held at WARNING first: at DEBUG they print request bodies (an AssumeRole's ExternalId, a secret's value)."""
+    quiet_libraries()
     return boto3.Session(profile_name=profile)
 
 
 def assume_role_session(role: AssumeRole, region: str, counter: ApiCallCounter | None = None) -> boto3.Session:
     """A session with the member account's temporary credentials (ExternalId sent when configured)."""
-    sts = base_session().client("sts", region_name=region, config=RETRY_CONFIG)
+    sts = base_session().client("sts", region_name=region, config=retry_config())
     if counter is not None:
         counter.attach(sts)
     params: dict[str, Any] = {"RoleArn": role.role_arn, "RoleSessionName": role.session_name}

@@ -1,4 +1,5 @@
-"""Chipwise's neuron-monitor shipper: standard library only, to run on an Inferentia/Trainium host.
+"""Chipwise's neuron-monitor shipper, to run on an Inferentia/Trainium host (the standard library and boto3, which
+the Deep Learning AMIs and the Neuron containers carry).
 
     neuron-monitor | python -m chipwise.neuron_agent --to cloudwatch
     neuron-monitor | python -m chipwise.neuron_agent --to s3 --bucket chipwise-artifacts
@@ -14,34 +15,29 @@ Neuron application counts as 0 % (the cores were idle).
 
 ``--to stdout`` prints what would be published, one JSON line per minute (also ``--dry-run``).
 
-It never needs boto3 (requests are signed with SigV4 here); credentials come from the environment, the container
-credentials endpoint (ECS, SageMaker) or the instance profile (IMDSv2), and ``AWS_ENDPOINT_URL`` is honoured. A
-failed publish is logged to stderr and retried with the next flush; a malformed line is counted and skipped: the
-agent never breaks the pipe it reads.
+AWS calls go through boto3 (its credential chain: environment, profile, container credentials on ECS/SageMaker,
+the instance profile over IMDSv2; SigV4; ``AWS_ENDPOINT_URL``), with the standard retry mode for throttling and
+server errors. A publish that still fails is logged to stderr and retried with the next flush (the datums are
+kept); a malformed line is counted and skipped: the agent never breaks the pipe it reads. ``--to stdout`` needs no
+boto3 at all.
 """
 
 from __future__ import annotations
 
 import argparse
 import gzip
-import hashlib
-import hmac
 import json
 import os
 import sys
 import time
-import urllib.error
-import urllib.parse
-import urllib.request
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
-from typing import IO, Any, Protocol
+from datetime import UTC, datetime
+from functools import lru_cache
+from typing import IO, Any, Literal, Protocol
 
 NAMESPACE = "Chipwise/Neuron"
 DEFAULT_PREFIX = "neuron/"
-IMDS = "http://169.254.169.254"
-CONTAINER_CREDENTIALS_HOST = "http://169.254.170.2"
 MAX_DATUMS_PER_CALL = 500
 MAX_BUFFERED_MINUTES = 24 * 60  # what a long outage may keep before the oldest minutes are dropped
 HTTP_TIMEOUT_S = 10
@@ -222,181 +218,30 @@ class MinuteAggregator:
         return [self.minutes.pop(m) for m in done]
 
 
-# --- AWS requests with SigV4 ---------------------------------------------------------------------------------------
+# --- AWS clients (boto3: its credential chain, SigV4, standard retries and AWS_ENDPOINT_URL) ----------------------
 
 
-@dataclass(frozen=True)
-class Credentials:
-    access_key: str
-    secret_key: str
-    token: str | None = None
-    expires: datetime | None = None
+@lru_cache(maxsize=4)
+def aws_client(service: Literal["cloudwatch", "s3"], region: str) -> Any:
+    """A boto3 client, made once per service and region: standard retry mode (throttling and 5xx are retried with
+    backoff), short timeouts so a publish never stalls the pipe for long."""
+    import boto3  # imported here: --to stdout / --dry-run run without boto3
+    from botocore.config import Config
 
-
-def _http(request: urllib.request.Request, timeout: float = HTTP_TIMEOUT_S) -> bytes:
-    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-    with opener.open(request, timeout=timeout) as response:
-        body: bytes = response.read()
-        return body
-
-
-def _imds_token() -> str:
-    request = urllib.request.Request(
-        f"{IMDS}/latest/api/token", method="PUT", headers={"X-aws-ec2-metadata-token-ttl-seconds": "21600"}
+    config = Config(
+        retries={"mode": "standard", "max_attempts": RETRIES},
+        connect_timeout=HTTP_TIMEOUT_S,
+        read_timeout=HTTP_TIMEOUT_S,
+        user_agent_extra="chipwise-neuron-agent",
     )
-    return _http(request, timeout=2).decode()
+    return boto3.session.Session().client(service, region_name=region, config=config)
 
 
-def imds_get(path: str) -> str:
-    """A value from the instance metadata service (IMDSv2)."""
-    token = _imds_token()
-    request = urllib.request.Request(f"{IMDS}/latest/{path}", headers={"X-aws-ec2-metadata-token": token})
-    return _http(request, timeout=2).decode()
+def _publish_errors() -> tuple[type[Exception], ...]:
+    """What a failed publish raises after boto3's retries (kept for the next flush, never breaking the pipe)."""
+    from botocore.exceptions import BotoCoreError, ClientError
 
-
-def _parse_expiry(value: Any) -> datetime | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-
-
-class CredentialChain:
-    """Environment, then the container credentials endpoint, then the instance profile; refreshed before expiry."""
-
-    def __init__(self, environ: dict[str, str] | None = None) -> None:
-        self.environ = dict(os.environ if environ is None else environ)
-        self._cached: Credentials | None = None
-
-    def get(self) -> Credentials:
-        cached = self._cached
-        if cached is not None and (cached.expires is None or cached.expires - datetime.now(UTC) > timedelta(minutes=5)):
-            return cached
-        self._cached = self._resolve()
-        return self._cached
-
-    def _resolve(self) -> Credentials:
-        env = self.environ
-        if env.get("AWS_ACCESS_KEY_ID") and env.get("AWS_SECRET_ACCESS_KEY"):
-            return Credentials(env["AWS_ACCESS_KEY_ID"], env["AWS_SECRET_ACCESS_KEY"], env.get("AWS_SESSION_TOKEN"))
-        uri = env.get("AWS_CONTAINER_CREDENTIALS_FULL_URI") or (
-            CONTAINER_CREDENTIALS_HOST + env["AWS_CONTAINER_CREDENTIALS_RELATIVE_URI"]
-            if env.get("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI")
-            else None
-        )
-        if uri:
-            headers = (
-                {"Authorization": env["AWS_CONTAINER_AUTHORIZATION_TOKEN"]}
-                if env.get("AWS_CONTAINER_AUTHORIZATION_TOKEN")
-                else {}
-            )
-            data = json.loads(_http(urllib.request.Request(uri, headers=headers)))
-        else:
-            role = imds_get("meta-data/iam/security-credentials/").splitlines()[0]
-            data = json.loads(imds_get(f"meta-data/iam/security-credentials/{role}"))
-        return Credentials(
-            data["AccessKeyId"], data["SecretAccessKey"], data.get("Token"), _parse_expiry(data.get("Expiration"))
-        )
-
-
-def _sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-def _hmac(key: bytes, message: str) -> bytes:
-    return hmac.new(key, message.encode(), hashlib.sha256).digest()
-
-
-def sign_v4(
-    method: str,
-    url: str,
-    headers: dict[str, str],
-    body: bytes,
-    *,
-    service: str,
-    region: str,
-    credentials: Credentials,
-    now: datetime | None = None,
-) -> dict[str, str]:
-    """``headers`` plus Host, X-Amz-Date, X-Amz-Content-Sha256, the session token and the SigV4 Authorization."""
-    now = now or datetime.now(UTC)
-    amz_date = now.strftime("%Y%m%dT%H%M%SZ")
-    scope_date = now.strftime("%Y%m%d")
-    parsed = urllib.parse.urlsplit(url)
-    payload_hash = _sha256(body)
-    signed = {k.lower(): v.strip() for k, v in headers.items()}
-    signed["host"] = parsed.netloc
-    signed["x-amz-date"] = amz_date
-    signed["x-amz-content-sha256"] = payload_hash
-    if credentials.token:
-        signed["x-amz-security-token"] = credentials.token
-    names = sorted(signed)
-    query = urllib.parse.parse_qsl(parsed.query, keep_blank_values=True)
-    canonical_query = "&".join(
-        f"{urllib.parse.quote(k, safe='-_.~')}={urllib.parse.quote(v, safe='-_.~')}" for k, v in sorted(query)
-    )
-    canonical = "\n".join(
-        [
-            method,
-            parsed.path or "/",  # callers pass the path URI-encoded once, as SigV4 wants it for S3
-            canonical_query,
-            "".join(f"{name}:{signed[name]}\n" for name in names),
-            ";".join(names),
-            payload_hash,
-        ]
-    )
-    scope = f"{scope_date}/{region}/{service}/aws4_request"
-    to_sign = "\n".join(["AWS4-HMAC-SHA256", amz_date, scope, _sha256(canonical.encode())])
-    key = _hmac(("AWS4" + credentials.secret_key).encode(), scope_date)
-    for part in (region, service, "aws4_request"):
-        key = _hmac(key, part)
-    signature = hmac.new(key, to_sign.encode(), hashlib.sha256).hexdigest()
-    out = {**headers, **{k: v for k, v in signed.items() if k != "host"}}
-    out["Authorization"] = (
-        f"AWS4-HMAC-SHA256 Credential={credentials.access_key}/{scope}, SignedHeaders={';'.join(names)}, "
-        f"Signature={signature}"
-    )
-    return out
-
-
-@dataclass
-class AwsEndpoint:
-    """Where one service is reached: AWS_ENDPOINT_URL_<SERVICE>, AWS_ENDPOINT_URL, or the public endpoint."""
-
-    service: str  # signing name: monitoring (CloudWatch), s3
-    region: str
-    url: str
-    credentials: CredentialChain
-
-    @classmethod
-    def for_service(cls, service: str, env_name: str, region: str, credentials: CredentialChain) -> AwsEndpoint:
-        env = credentials.environ
-        url = env.get(f"AWS_ENDPOINT_URL_{env_name}") or env.get("AWS_ENDPOINT_URL")
-        host = "monitoring" if service == "monitoring" else "s3"
-        return cls(service, region, (url or f"https://{host}.{region}.amazonaws.com").rstrip("/"), credentials)
-
-    def send(self, method: str, path: str, body: bytes, headers: dict[str, str]) -> bytes:
-        """Signed request with retries on throttling and server errors."""
-        url = self.url + path
-        for attempt in range(1, RETRIES + 1):
-            signed = sign_v4(
-                method, url, headers, body, service=self.service, region=self.region, credentials=self.credentials.get()
-            )
-            request = urllib.request.Request(url, data=body, method=method, headers=signed)
-            try:
-                return _http(request)
-            except urllib.error.HTTPError as exc:
-                detail = exc.read()[:300].decode(errors="replace")
-                retryable = exc.code >= 500 or exc.code == 429 or "Throttl" in detail
-                if not retryable or attempt == RETRIES:
-                    raise RuntimeError(f"{method} {path} failed: HTTP {exc.code} {detail}") from exc
-            except urllib.error.URLError as exc:
-                if attempt == RETRIES:
-                    raise RuntimeError(f"{method} {path} failed: {exc.reason}") from exc
-            time.sleep(0.2 * 2**attempt)
-        raise AssertionError("unreachable")
+    return (BotoCoreError, ClientError)
 
 
 # --- publishers ---------------------------------------------------------------------------------------------------
@@ -408,24 +253,6 @@ class Publisher(Protocol):
     def flush(self, final: bool = False) -> None: ...
 
 
-def put_metric_data_body(namespace: str, datums: Sequence[dict[str, Any]]) -> bytes:
-    """The Query-protocol form of PutMetricData."""
-    params: list[tuple[str, str]] = [("Action", "PutMetricData"), ("Version", "2010-08-01"), ("Namespace", namespace)]
-    for i, datum in enumerate(datums, start=1):
-        prefix = f"MetricData.member.{i}"
-        params.append((f"{prefix}.MetricName", datum["MetricName"]))
-        for j, dim in enumerate(datum["Dimensions"], start=1):
-            params += [(f"{prefix}.Dimensions.member.{j}.Name", dim["Name"])]
-            params += [(f"{prefix}.Dimensions.member.{j}.Value", dim["Value"])]
-        params += [(f"{prefix}.Timestamp", datum["Timestamp"]), (f"{prefix}.Unit", datum["Unit"])]
-        if "StatisticValues" in datum:
-            for name, value in datum["StatisticValues"].items():
-                params.append((f"{prefix}.StatisticValues.{name}", repr(float(value))))
-        else:
-            params.append((f"{prefix}.Value", repr(float(datum["Value"]))))
-    return urllib.parse.urlencode(params).encode()
-
-
 class MetricsPublisher:
     """Per-minute datums to CloudWatch (or, with ``emit``, to a callable: stdout and tests)."""
 
@@ -433,13 +260,13 @@ class MetricsPublisher:
         self,
         dimensions: Callable[[Sample], Sequence[tuple[str, str]]],
         namespace: str = NAMESPACE,
-        endpoint: AwsEndpoint | None = None,
+        client: Any = None,
         emit: Callable[[list[dict[str, Any]]], None] | None = None,
         flush_seconds: float = 60.0,
     ) -> None:
         self.dimensions = dimensions
         self.namespace = namespace
-        self.endpoint = endpoint
+        self.client = client
         self.emit = emit
         self.flush_seconds = flush_seconds
         self.aggregators: dict[tuple[tuple[str, str], ...], MinuteAggregator] = {}
@@ -463,7 +290,7 @@ class MetricsPublisher:
             chunk = self.pending[:MAX_DATUMS_PER_CALL]
             try:
                 self._send(chunk)
-            except RuntimeError as exc:
+            except _publish_errors() as exc:
                 log(f"publish failed, {len(self.pending)} datums kept for the next flush: {exc}")
                 return
             del self.pending[: len(chunk)]
@@ -473,10 +300,8 @@ class MetricsPublisher:
         if self.emit is not None:
             self.emit(datums)
             return
-        assert self.endpoint is not None
-        body = put_metric_data_body(self.namespace, datums)
-        headers = {"Content-Type": "application/x-www-form-urlencoded; charset=utf-8"}
-        self.endpoint.send("POST", "/", body, headers)
+        assert self.client is not None
+        self.client.put_metric_data(Namespace=self.namespace, MetricData=datums)
 
 
 class S3Publisher:
@@ -484,14 +309,14 @@ class S3Publisher:
 
     def __init__(
         self,
-        endpoint: AwsEndpoint,
+        client: Any,
         bucket: str,
         prefix: str = DEFAULT_PREFIX,
         account_id: str | None = None,
         flush_seconds: float = 300.0,
         max_lines: int = 20_000,
     ) -> None:
-        self.endpoint = endpoint
+        self.client = client
         self.bucket = bucket
         self.prefix = prefix if prefix.endswith("/") else prefix + "/"
         self.account_id = account_id
@@ -526,10 +351,9 @@ class S3Publisher:
         for (instance, hour), lines in list(self.buffers.items()):
             body = gzip.compress(("\n".join(lines) + "\n").encode(), mtime=0)
             key = self.key(instance, hour)
-            path = "/" + self.bucket + "/" + urllib.parse.quote(key, safe="/-_.~")
             try:
-                self.endpoint.send("PUT", path, body, {"Content-Type": "application/gzip"})
-            except RuntimeError as exc:
+                self.client.put_object(Bucket=self.bucket, Key=key, Body=body, ContentType="application/gzip")
+            except _publish_errors() as exc:
                 log(f"upload of {len(lines)} reports failed, kept for the next flush: {exc}")
                 continue
             del self.buffers[(instance, hour)]
@@ -568,14 +392,18 @@ def run(lines: Iterable[str], publisher: Publisher, clock: Callable[[], datetime
     return stats
 
 
-def _region(args: argparse.Namespace, env: dict[str, str]) -> str:
-    region = args.region or env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION")
-    if region:
-        return str(region)
-    try:
-        return imds_get("meta-data/placement/region")
-    except (OSError, urllib.error.URLError) as exc:
-        raise SystemExit(f"chipwise-neuron-agent: no region (--region, AWS_REGION or IMDS): {exc}") from exc
+def _region(args: argparse.Namespace) -> str:
+    """--region, else boto3's own resolution (AWS_REGION, AWS_DEFAULT_REGION, the profile), else the instance's
+    (IMDSv2, through botocore's metadata fetcher)."""
+    if args.region:
+        return str(args.region)
+    import boto3
+    from botocore.utils import InstanceMetadataRegionFetcher
+
+    region = boto3.session.Session().region_name or InstanceMetadataRegionFetcher(timeout=2).retrieve_region()
+    if not region:
+        raise SystemExit("chipwise-neuron-agent: no region: pass --region, set AWS_REGION, or run on EC2 (IMDS)")
+    return str(region)
 
 
 def _dimension_fn(args: argparse.Namespace) -> Callable[[Sample], Sequence[tuple[str, str]]]:
@@ -609,7 +437,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def make_publisher(args: argparse.Namespace, out: IO[str]) -> Publisher:
-    env = dict(os.environ)
     if args.to == "stdout" or args.dry_run:
         return MetricsPublisher(
             _dimension_fn(args),
@@ -617,17 +444,20 @@ def make_publisher(args: argparse.Namespace, out: IO[str]) -> Publisher:
             emit=lambda datums: print(json.dumps(datums), file=out, flush=True),
             flush_seconds=args.flush_seconds or 60.0,
         )
-    chain = CredentialChain(env)
-    region = _region(args, env)
+    if args.to == "s3" and not args.bucket:
+        raise SystemExit("chipwise-neuron-agent: --to s3 needs --bucket")
+    region = _region(args)
     if args.to == "s3":
-        if not args.bucket:
-            raise SystemExit("chipwise-neuron-agent: --to s3 needs --bucket")
-        endpoint = AwsEndpoint.for_service("s3", "S3", region, chain)
         return S3Publisher(
-            endpoint, args.bucket, args.prefix, args.account_id, args.flush_seconds or 300.0, args.max_lines
+            aws_client("s3", region),
+            args.bucket,
+            args.prefix,
+            args.account_id,
+            args.flush_seconds or 300.0,
+            args.max_lines,
         )
-    endpoint = AwsEndpoint.for_service("monitoring", "CLOUDWATCH", region, chain)
-    return MetricsPublisher(_dimension_fn(args), args.namespace, endpoint, flush_seconds=args.flush_seconds or 60.0)
+    client = aws_client("cloudwatch", region)
+    return MetricsPublisher(_dimension_fn(args), args.namespace, client, flush_seconds=args.flush_seconds or 60.0)
 
 
 def _lines(path: str | None) -> Iterator[str]:

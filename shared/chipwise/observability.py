@@ -21,11 +21,24 @@ class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
         super().emit(record)
 
 
+# Libraries that log request URLs, headers or response bodies at INFO/DEBUG (httpx logs a Slack webhook URL at INFO,
+# botocore a Secrets Manager response at DEBUG): held at WARNING whatever the root level, so no secret reaches a log.
+CHATTY_LIBRARIES = ("botocore", "boto3", "s3transfer", "urllib3", "httpx", "httpcore")
+
+
+def quiet_libraries() -> None:
+    for name in CHATTY_LIBRARIES:
+        library = logging.getLogger(name)
+        if library.level == logging.NOTSET or library.level < logging.WARNING:
+            library.setLevel(logging.WARNING)
+
+
 @lru_cache(maxsize=1)
 def logger() -> Logger:
     """In Lambda, Powertools' default (stdout, read by CloudWatch Logs, level from POWERTOOLS_LOG_LEVEL); elsewhere
     stderr at WARNING unless POWERTOOLS_LOG_LEVEL says otherwise, so a command's stdout (``--json``) carries only
     its output and its progress display is not drowned in JSON lines."""
+    quiet_libraries()
     if os.environ.get("AWS_LAMBDA_FUNCTION_NAME"):
         return Logger(service=SERVICE)
     level = os.environ.get("POWERTOOLS_LOG_LEVEL", "WARNING")

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import json
 import re
-from decimal import ROUND_HALF_UP, Decimal
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+
+from chipwise.economics import usd
 
 _SLACK_ESCAPES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
 _SLACK_FORMATTING = re.compile(r"([*_~`])")
@@ -30,11 +31,7 @@ def templates_dir() -> Path:
     raise FileNotFoundError("Chipwise templates/ directory not found")
 
 
-def money(value: Decimal | int | float | str, places: int = 2) -> str:
-    """$1,234.56 (no float arithmetic)."""
-    amount = Decimal(str(value)).quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
-    sign = "-" if amount < 0 else ""
-    return f"{sign}${abs(amount):,.{places}f}"
+money = usd  # the Jinja filter and the Python helper are one function
 
 
 def slack_escape(value: object) -> str:

@@ -18,6 +18,7 @@ from pydantic_settings import (
 )
 
 from chipwise.errors import ConfigError
+from chipwise.models.common import is_account_id
 
 DEFAULT_DATABASE_URL = "sqlite:///chipwise.db"
 CONFIG_FILE_ENV = "CHIPWISE_CONFIG"
@@ -79,8 +80,21 @@ class Settings(BaseSettings):
         None, description="Secrets Manager secret (or SSM parameter) holding the Slack webhook URL."
     )
     alert_threshold_usd: Decimal = Field(Decimal("500"), ge=0, description="Alert at once above this saving.")
+    owner_email_domains: list[str] = Field(
+        default_factory=list,
+        description="Domains an owner tag may route mail to (default: the domains of email_recipients and "
+        "advisory_email); other owners are listed in the digest, never emailed.",
+    )
+    max_owners_per_resource: int = Field(3, ge=0, le=20, description="Owner addresses emailed per resource, at most.")
     notify_max_attempts: int = Field(
-        5, ge=1, le=20, description="Send attempts before an outbox message is marked failed."
+        30, ge=1, le=100, description="Send attempts, at most, before an outbox message is marked failed."
+    )
+    notify_give_up_hours: int = Field(
+        48,
+        ge=1,
+        le=24 * 14,
+        description="A message still undelivered this long after it was queued is marked failed (with backoff, a "
+        "short SES or Slack outage never parks messages).",
     )
     notify_retry_seconds: int = Field(
         60, ge=1, le=86_400, description="Delay before the first retry of a failed send; doubles each attempt."
@@ -109,7 +123,9 @@ class Settings(BaseSettings):
     artifacts_bucket: str = Field(
         "chipwise-artifacts", description="S3 bucket for neuron-monitor reports (neuron/) and benchmark results."
     )
-    event_bus_name: str = Field("chipwise", description="EventBridge bus for Chipwise events.")
+    event_bus_name: str | None = Field(
+        None, description="EventBridge bus ScanCompleted goes to (deployed: the stack's); none: scans publish nothing."
+    )
     scan_queue_url: str | None = Field(None, description="SQS queue the dispatcher fans scans out to.")
     batch_queues: BatchQueues = Field(default_factory=BatchQueues)
     rules: dict[str, dict[str, Any]] = Field(
@@ -126,7 +142,7 @@ class Settings(BaseSettings):
     @classmethod
     def _account_ids(cls, value: list[str]) -> list[str]:
         for account in value:
-            if not (account.isdigit() and len(account) == 12):
+            if not is_account_id(account):
                 raise ValueError(f"{account!r} is not a 12-digit AWS account id")
         return value
 
@@ -165,7 +181,7 @@ def get_settings() -> Settings:
     except ValidationError as exc:
         raise ConfigError(describe_validation_error(exc)) from exc
     if settings.database_secret_arn:
-        from chipwise.deploy import database_url_from_secret
+        from chipwise.database_secret import database_url_from_secret
 
         url = database_url_from_secret(
             settings.database_secret_arn, host=settings.database_host, region=settings.region

@@ -25,6 +25,7 @@ FUNCTIONS = (
     "benchmark_result",
     "notify",
     "intake",
+    "migrate",
 )
 # Actions whose API takes no resource-level permission (or only "*"): the only place "*" may appear.
 STAR_RESOURCE_ACTIONS = {
@@ -149,8 +150,10 @@ def test_event_driven_failures_are_kept_and_alarmed() -> None:
         if kinds & {"S3", "EventBridgeRule", "ScheduleV2"}:
             assert props.get("DeadLetterQueue", {}).get("Type") == "SQS", f"{name} loses failed async events"
     alarms = [r["Properties"] for r in resources.values() if r["Type"] == "AWS::CloudWatch::Alarm"]
-    queues = {a["Dimensions"][0]["Value"]["Fn::GetAtt"][0] for a in alarms}
+    queues = {a["Dimensions"][0]["Value"]["Fn::GetAtt"][0] for a in alarms if a["Namespace"] == "AWS/SQS"}
     assert queues == {"ScanDeadLetterQueue", "AsyncDeadLetterQueue"}
+    # and notifications that stay undelivered (the notify function's EMF metric)
+    assert {a["MetricName"] for a in alarms if a["Namespace"] == "Chipwise"} == {"MessagesUndelivered"}
     assert all(a["AlarmActions"] == [{"Ref": "AlarmTopic"}] for a in alarms)
 
 
@@ -172,10 +175,33 @@ def test_slack_is_off_unless_a_webhook_is_given() -> None:
     assert env["CHIPWISE_SLACK_WEBHOOK_SECRET_NAME"] == {"Fn::If": ["SlackEnabled", {"Ref": "SlackWebhookSecret"}, ""]}
 
 
-def test_member_role_requires_the_external_id() -> None:
+def test_member_role_requires_the_external_id_and_trusts_only_the_scan_function() -> None:
     role = _template(MEMBER_ROLE)["Resources"]["ChipwiseReadOnlyRole"]["Properties"]
     (trust,) = role["AssumeRolePolicyDocument"]["Statement"]
     assert "sts:ExternalId" in trust["Condition"]["StringEquals"]
+    principal = trust["Condition"]["ArnLike"]["aws:PrincipalArn"]["Fn::Sub"]
+    assert principal.endswith(":role/${ChipwiseStackName}-ScanAccountFunctionRole-*")
+
+
+def test_the_scan_function_assumes_member_roles_only_in_its_organization_or_listed_accounts() -> None:
+    template = _template(TEMPLATE)
+    statements = template["Resources"]["ScanAccountFunction"]["Properties"]["Policies"][0]["Statement"]
+    (assume,) = [s for s in statements if s["Action"] == "sts:AssumeRole"]
+    condition, in_org, in_list = assume["Condition"]["Fn::If"]
+    assert condition == "NoAccountList"
+    assert in_org == {"StringEquals": {"aws:ResourceOrgID": "${aws:PrincipalOrgID}"}}
+    assert in_list == {"StringEquals": {"aws:ResourceAccount": {"Fn::Split": [",", {"Ref": "ScanAccountIds"}]}}}
+
+
+def test_only_the_scan_function_has_the_external_id() -> None:
+    template = _template(TEMPLATE)
+    assert "CHIPWISE_EXTERNAL_ID" not in template["Globals"]["Function"]["Environment"]["Variables"]
+    for name, resource in template["Resources"].items():
+        env = resource.get("Properties", {}).get("Environment", {}).get("Variables", {})
+        if "CHIPWISE_EXTERNAL_ID" in env:
+            assert name == "ScanAccountFunction"
+    scan_env = template["Resources"]["ScanAccountFunction"]["Properties"]["Environment"]["Variables"]
+    assert scan_env["CHIPWISE_EXTERNAL_ID"] == {"Ref": "ExternalId"}
 
 
 def _handler(name: str) -> Any:
@@ -196,7 +222,7 @@ def test_every_function_has_sample_events() -> None:
 
 @pytest.mark.parametrize("path", EVENT_FILES, ids=lambda p: f"{p.parent.name}/{p.stem}")
 def test_each_sample_event_is_handled_by_its_function(
-    path: Path, aws: Any, use_db: str, lambda_context: Any, monkeypatch: pytest.MonkeyPatch
+    path: Path, aws: Any, use_db: str, lambda_context: Any, monkeypatch: pytest.MonkeyPatch, cfn_responses: Any
 ) -> None:
     # Given the function's own sample event, the emulator and an empty store
     import boto3
@@ -212,6 +238,8 @@ def test_each_sample_event_is_handled_by_its_function(
 
     get_settings.cache_clear()
     event = json.loads(path.read_text())
+    if "ResponseURL" in event:  # a CloudFormation custom resource answers on 127.0.0.1
+        event["ResponseURL"] = cfn_responses.url
     # When its handler is invoked, Then it answers (invalid events are rejected in the answer, never a crash)
     result = _handler(path.parent.name)(event, lambda_context)
     assert isinstance(result, dict)

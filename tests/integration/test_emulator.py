@@ -21,7 +21,7 @@ from botocore.config import Config
 from botocore.exceptions import ClientError
 from botocore.retries.standard import ExponentialBackoff
 
-from chipwise.emulator import Emulator, MetricPoint
+from chipwise_devkit.emulator import Emulator, MetricPoint
 
 NS = "AWS/SageMaker"
 END = datetime(2026, 11, 20, tzinfo=UTC)

@@ -14,10 +14,10 @@ from botocore.client import BaseClient
 from sqlalchemy import select
 
 from chipwise.aws import base_session
-from chipwise.emulator import Emulator
 from chipwise.settings import get_settings
 from chipwise.store.session import get_session_factory
 from chipwise.store.tables import Scan
+from chipwise_devkit.emulator import Emulator
 
 ROOT = Path(__file__).resolve().parents[2]
 EXTERNAL_ID = "chipwise-7f3a"
@@ -50,7 +50,9 @@ def organization(aws: Emulator, use_db: str, monkeypatch: pytest.MonkeyPatch) ->
             aws_secret_access_key=keys["SecretAccessKey"],
             aws_session_token=keys["SessionToken"],
         ).run_instances(ImageId="ami-12345678", InstanceType="inf2.xlarge", MinCount=1, MaxCount=1)
-    queue = boto3.client("sqs").create_queue(QueueName="chipwise-scans")["QueueUrl"]
+    queue = boto3.client("sqs").create_queue(QueueName="chipwise-scans.fifo", Attributes={"FifoQueue": "true"})[
+        "QueueUrl"
+    ]
     boto3.client("events").create_event_bus(Name="chipwise")
     monkeypatch.setenv("CHIPWISE_USE_ORGANIZATIONS", "true")
     monkeypatch.setenv("CHIPWISE_EXTERNAL_ID", EXTERNAL_ID)
@@ -77,14 +79,19 @@ def assume_role_calls(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
 def _sqs_event(queue_url: str) -> dict[str, Any]:
     """The queue's messages in the shape Lambda's SQS event source delivers them."""
     sqs = boto3.client("sqs")
-    messages = sqs.receive_message(QueueUrl=queue_url, MaxNumberOfMessages=10)["Messages"]
+    messages = sqs.receive_message(QueueUrl=queue_url, MaxNumberOfMessages=10, AttributeNames=["All"])["Messages"]
     return {
         "Records": [
             {
                 "messageId": m["MessageId"],
                 "receiptHandle": m["ReceiptHandle"],
                 "body": m["Body"],
-                "attributes": {},
+                "attributes": {  # what Lambda passes on: SQS's own system attributes
+                    "ApproximateReceiveCount": m["Attributes"]["ApproximateReceiveCount"],
+                    "SentTimestamp": m["Attributes"]["SentTimestamp"],
+                    "SenderId": m["Attributes"]["SenderId"],
+                    "ApproximateFirstReceiveTimestamp": m["Attributes"]["ApproximateFirstReceiveTimestamp"],
+                },
                 "messageAttributes": {},
                 "md5OfBody": m["MD5OfBody"],
                 "eventSource": "aws:sqs",
@@ -114,7 +121,7 @@ def test_three_member_accounts_become_three_scans(
     bodies = {json.loads(r["body"])["account_id"]: json.loads(r["body"]) for r in batch["Records"]}
     for account in organization:
         assert bodies[account]["role_arn"] == f"arn:aws:iam::{account}:role/ChipwiseReadOnly"
-        assert bodies[account]["external_id"] == EXTERNAL_ID
+        assert "external_id" not in bodies[account]  # the secret never travels in a message
     # When the scan Lambda consumes the batch
     base_session.cache_clear()
     response = _handler("scan_account").handler(batch, lambda_context)
@@ -154,7 +161,7 @@ def test_an_account_whose_role_cannot_be_assumed_fails_alone(
 def test_dispatch_without_a_queue_is_one_clear_error(use_db: str, monkeypatch: pytest.MonkeyPatch) -> None:
     from chipwise.aws import aws_context
     from chipwise.errors import ConfigError
-    from chipwise.fanout import dispatch_scans
+    from chipwise.pipeline.fanout import dispatch_scans
 
     monkeypatch.setenv("CHIPWISE_ACCOUNT_IDS", "111111111111")
     get_settings.cache_clear()
@@ -175,3 +182,25 @@ def test_accounts_commands_show_and_queue_the_scans(
     assert "would queue 4 scan(s)" in capsys.readouterr().out
     assert main(["accounts", "dispatch"]) == 0
     assert "queued 4 scan(s)" in capsys.readouterr().out
+
+
+def test_a_replayed_schedule_queues_and_scans_nothing_twice(
+    organization: list[str], aws: Emulator, use_db: str, lambda_context: Any
+) -> None:
+    # Given the daily schedule delivered twice (EventBridge Scheduler delivers at least once)
+    event = json.loads((ROOT / "events" / "scan_dispatch" / "daily_schedule.json").read_text())
+    first = _handler("scan_dispatch").handler(event, lambda_context)
+    second = _handler("scan_dispatch").handler(event, lambda_context)
+    assert first["sent"] == second["sent"] == 4  # both sends were accepted by SQS...
+    # Then the FIFO queue holds one message per (account, region, day): the replay was deduplicated
+    batch = _sqs_event(str(get_settings().scan_queue_url))
+    accounts = sorted(json.loads(r["body"])["account_id"] for r in batch["Records"])
+    assert len(accounts) == len(set(accounts)) == 4
+    # And a duplicate that still reaches the scan function later the same day scans nothing again
+    base_session.cache_clear()
+    assert _handler("scan_account").handler(batch, lambda_context) == {"batchItemFailures": []}
+    with get_session_factory(use_db)() as session:
+        scans_before = sorted(session.scalars(select(Scan.id)))
+    assert _handler("scan_account").handler(batch, lambda_context) == {"batchItemFailures": []}
+    with get_session_factory(use_db)() as session:
+        assert sorted(session.scalars(select(Scan.id))) == scans_before and len(scans_before) == 4

@@ -19,18 +19,18 @@ from rich.console import Console
 from sqlalchemy import text
 
 from chipwise.aws import aws_context, base_session
-from chipwise.collect.neuron_ingest import ingest_prefix
-from chipwise.demo.account import demo_resources, ground_truth
-from chipwise.demo.runner import DemoContext
-from chipwise.demo.seed import seed_demo_account
 from chipwise.models.findings import FindingDocument
 from chipwise.models.scan import ScanDocument
+from chipwise.pipeline.neuron_ingest import ingest_prefix
+from chipwise.pipeline.scan import run_scan
 from chipwise.rules import registry
-from chipwise.scan import run_scan
 from chipwise.settings import get_settings
 from chipwise.store import get_session_factory
 from chipwise.store.base import Base
 from chipwise.store.session import get_engine, upgrade
+from chipwise_devkit.demo.account import demo_resources, ground_truth
+from chipwise_devkit.demo.runner import DemoContext
+from chipwise_devkit.demo.seed import seed_demo_account
 
 NOW = datetime(2026, 11, 20, 12, tzinfo=UTC)
 REGION = "us-east-1"
@@ -82,7 +82,6 @@ def demo(request: pytest.FixtureRequest, emulator: Any, tmp_path_factory: pytest
         get_settings.cache_clear()
         seeded = seed_demo_account(emulator, NOW, region=REGION)
         aws = aws_context(REGION)
-        aws.client("events").create_event_bus(Name=get_settings().event_bus_name)
         factory = get_session_factory(url)
         ingest_prefix(aws, factory, get_settings().artifacts_bucket)
         document = run_scan(aws, factory, account_id=seeded.account_id, region=REGION, now=seeded.now)
@@ -145,18 +144,22 @@ def test_trainium_under_a_savings_plan_is_lower_confidence(demo: Demo) -> None:
 
 def test_the_demo_stage_shows_and_writes_the_findings_top_savings_first(demo: Demo, tmp_path: Path) -> None:
     # Given the stage's context on the scanned store
-    stage = importlib.import_module("chipwise.demo.stages.30_rules").STAGE
+    stage = importlib.import_module("chipwise_devkit.demo.stages.30_rules").STAGE
     console = Console(record=True, width=200)
     ctx = DemoContext(out_dir=tmp_path, database_url=demo.database_url, emulator=None, console=console)
     # When the stage runs
     stage.run(ctx)
-    # Then the findings are shown and shared top savings first, and written as JSON and a report
+    # Then the findings are shown and shared top savings first
     shared: list[FindingDocument] = ctx.results["findings"]
     savings = [f.estimated_monthly_savings_usd for f in shared]
     assert savings == sorted(savings, reverse=True) and len(shared) == len(demo.document.findings)
     assert "p5-llama-pretrain-node" in console.export_text()
+    assert "precision and recall 1.0 for every rule" in dict(ctx.summary)["Findings"]
+    # and the last stage writes them as JSON and a report, with the ground-truth check and one headline
+    report_stage = importlib.import_module("chipwise_devkit.demo.stages.70_report").STAGE
+    report_stage.run(ctx)
     written = json.loads((tmp_path / "findings.json").read_text())
     assert [f["finding_id"] for f in written] == [f.finding_id for f in shared]
     report = (tmp_path / "report.md").read_text()
     assert "| gpu_idle | 1.00 | 1.00 |" in report and "top savings first" in report
-    assert "precision and recall 1.0 for every rule" in dict(ctx.summary)["Findings"]
+    assert dict(ctx.summary)["Headline"].startswith("$")

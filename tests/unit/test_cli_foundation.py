@@ -24,6 +24,23 @@ def test_an_unknown_command_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
     assert "No such command" in capsys.readouterr().err
 
 
+def test_demo_without_the_development_kit_is_one_line() -> None:
+    # Given an interpreter where no installed package adds `chipwise.cli` commands (no development kit)
+    code = (
+        "import importlib.metadata as m, sys; real = m.entry_points; "
+        "m.entry_points = lambda **kw: [] if kw.get('group') == 'chipwise.cli' else real(**kw); "
+        "from chipwise.cli import main; code = main(['demo']); "
+        "print(sorted({n.split('.')[0] for n in sys.modules} & {'chipwise_devkit', 'moto'})); sys.exit(code)"
+    )
+    # When `chipwise demo` runs
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False, timeout=120)
+    # Then it fails with one line that says how to get the demo, and nothing of the kit was imported
+    assert done.returncode == 1
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+    assert "make demo" in done.stderr and "pip install -e devkit" in done.stderr
+    assert done.stdout.strip() == "[]"
+
+
 def test_a_bad_setting_is_one_line(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setenv("CHIPWISE_LOOKBACK_DAYS", "-1")
     assert main(["db", "status"]) == 1

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from chipwise.demo.account import demo_resources, ground_truth
-from chipwise.demo.series import Flat, Spiky, Steady, Window, hours_ending
+from chipwise_devkit.demo.account import demo_resources, ground_truth
+from chipwise_devkit.demo.series import Flat, Spiky, Steady, Window, hours_ending
 
 RULES = {
     "inferentia_idle",

@@ -18,18 +18,18 @@ import uuid
 from collections import defaultdict
 from dataclasses import asdict, dataclass, field
 from datetime import date, datetime, timedelta
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import func, or_, select
 from sqlalchemy.orm import Session
 
-from chipwise.act.notify.digest import FindingLine, by_savings, load_snapshot
+from chipwise.act.notify.digest import FindingLine, by_savings, headline_of, load_snapshot
 from chipwise.act.notify.outbox import enqueue
 from chipwise.catalog import CompanyStage, platform_of
+from chipwise.economics import HOURS_PER_MONTH, cents
 from chipwise.errors import NotFound
-from chipwise.models.common import HOURS_PER_MONTH
 from chipwise.plan.ace import opportunity_document
 from chipwise.plan.credits import CompanyProfile, CreditMatch, match_programs
 from chipwise.render import money, render
@@ -42,12 +42,7 @@ ACCELERATORS = ("inferentia", "trainium", "nvidia")
 CREDITS_KIND = "credits_application"
 REFERRAL_KIND = "partner_referral"
 TOP_FINDINGS = 5
-_CENTS = Decimal("0.01")
 _HOURS_PER_DAY = Decimal(24)
-
-
-def _cents(value: Decimal) -> Decimal:
-    return value.quantize(_CENTS, rounding=ROUND_HALF_UP)
 
 
 # --- the account's figures ---------------------------------------------------------------------------------
@@ -71,7 +66,7 @@ class CompanyFacts:
 
 
 @dataclass(frozen=True)
-class Workload:
+class DraftWorkload:
     """An accelerator resource in the account's inventory."""
 
     name: str
@@ -95,7 +90,7 @@ class AccountFigures:
     accelerator_spend_usd: Decimal  # over the window
     monthly_accelerator_spend_usd: Decimal  # run-rate: daily average × 730/24
     monthly_by_platform: dict[str, Decimal]
-    workloads: list[Workload]
+    workloads: list[DraftWorkload]
     open_findings: int
     monthly_savings_usd: Decimal
     measured_monthly_savings_usd: Decimal
@@ -143,7 +138,7 @@ def _spend(
     return first, end, dict(by_platform)
 
 
-def _workloads(session: Session, account_id: str) -> list[Workload]:
+def _workloads(session: Session, account_id: str) -> list[DraftWorkload]:
     rows = session.scalars(
         select(Resource)
         .where(
@@ -154,7 +149,7 @@ def _workloads(session: Session, account_id: str) -> list[Workload]:
         .order_by(Resource.platform, Resource.name)
     )
     return [
-        Workload(
+        DraftWorkload(
             name=r.name,
             kind=r.kind,
             region=r.region,
@@ -180,18 +175,19 @@ def account_figures(session: Session, account_id: str, *, company: str | None, l
     monthly_factor = HOURS_PER_MONTH / (_HOURS_PER_DAY * days) if days else Decimal(0)
     snapshot = load_snapshot(session, account_id, since=utcnow())
     ranked = by_savings(snapshot.open)
+    totals = headline_of(ranked)
     return AccountFigures(
         account_id=account_id,
         company=company or account.name or f"AWS account {account_id}",
         window_start=first,
         window_end=end,
-        accelerator_spend_usd=_cents(total),
-        monthly_accelerator_spend_usd=_cents(total * monthly_factor),
-        monthly_by_platform={p: _cents(v * monthly_factor) for p, v in sorted(by_platform.items())},
+        accelerator_spend_usd=cents(total),
+        monthly_accelerator_spend_usd=cents(total * monthly_factor),
+        monthly_by_platform={p: cents(v * monthly_factor) for p, v in sorted(by_platform.items())},
         workloads=_workloads(session, account_id),
         open_findings=len(ranked),
-        monthly_savings_usd=_cents(sum((f.monthly_savings_usd for f in ranked), Decimal(0))),
-        measured_monthly_savings_usd=_cents(sum((f.monthly_savings_usd for f in ranked if f.measured), Decimal(0))),
+        monthly_savings_usd=totals.total_usd,
+        measured_monthly_savings_usd=totals.measured_usd,
         top_findings=ranked[:TOP_FINDINGS],
         migrations=[f for f in ranked if f.action == "migrate"],
     )
@@ -242,7 +238,7 @@ def _profile(figures: AccountFigures, facts: CompanyFacts) -> CompanyProfile:
 
 
 def _money_doc(value: Decimal | None) -> str | None:
-    return None if value is None else f"{_cents(value)}"
+    return None if value is None else f"{cents(value)}"
 
 
 def _figures_doc(figures: AccountFigures) -> dict[str, Any]:
@@ -307,10 +303,10 @@ def _business_problem(figures: AccountFigures) -> str:
     )
     return (
         f"{figures.company} spends about {money(figures.monthly_accelerator_spend_usd, 0)} a month on AI accelerators "
-        f"in AWS ({platforms}). A Chipwise review found {money(figures.monthly_savings_usd, 0)} a month of savings "
+        f"in AWS ({platforms}). A Chipwise review found {money(figures.monthly_savings_usd)} a month of savings "
         f"across {figures.open_findings} findings"
         + (
-            f" ({money(figures.measured_monthly_savings_usd, 0)} measured by benchmarks)"
+            f" ({money(figures.measured_monthly_savings_usd)} measured by benchmarks)"
             if figures.measured_monthly_savings_usd
             else ""
         )
@@ -360,10 +356,10 @@ def build_account_drafts(figures: AccountFigures, facts: CompanyFacts, *, contac
         additional_comments=(
             f"Drafted by Chipwise from account {figures.account_id}: current accelerator spend "
             f"{money(figures.monthly_accelerator_spend_usd, 0)}/mo, identified savings "
-            f"{money(figures.monthly_savings_usd, 0)}/mo."
+            f"{money(figures.monthly_savings_usd)}/mo."
         ),
     )
-    email_subject = f"Referral: {figures.company}: {money(figures.monthly_savings_usd, 0)}/mo of AI accelerator savings"
+    email_subject = f"Referral: {figures.company}: {money(figures.monthly_savings_usd)}/mo of AI accelerator savings"
     email_body = render(
         "drafts/partner_referral_email.txt.j2", ace=ace, subject=email_subject, next_steps=next_steps, **context
     )

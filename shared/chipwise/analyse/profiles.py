@@ -1,9 +1,10 @@
 """Per-resource profiles: what a resource is, what it costs and how busy it was over the look-back window.
 
 A profile is plain data (frozen dataclasses) so every rule is a pure function of profiles, testable without a
-database. :func:`build_profiles` makes them from the store with a fixed number of SQL statements whatever the number
-of resources: one each for resources, metric coverage, cost records, neuron-monitor rollups and CloudWatch rollups
-(streamed in resource order and summarised on the fly, see :mod:`chipwise.analyse.series`).
+database. :func:`build_profiles` assembles them from a :class:`ProfileSource` (the store's
+:class:`~chipwise.store.repositories.profile_inputs.ProfileInputRepository` reads it with a fixed number of SQL
+statements whatever the number of resources; CloudWatch rollups are streamed in resource order and summarised on
+the fly, see :mod:`chipwise.analyse.series`). This module imports no database code.
 
 Signals are named by what they mean, not where they came from: ``neuron_util`` is the NeuronCore utilisation of the
 busiest core whichever source had it (neuron-monitor reports in S3, Chipwise's agent in CloudWatch, Container
@@ -17,23 +18,26 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime
+from datetime import date, datetime
 from decimal import Decimal
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
-from sqlalchemy import String, and_, case, cast, func, or_, select
-from sqlalchemy.orm import Session
-
-from chipwise.analyse.economics import monthly_cost
 from chipwise.analyse.series import HOUR, SeriesStats, summarise
 from chipwise.catalog import Catalog
-from chipwise.store.tables import CostRecord, MetricCoverage, MetricRollup, NeuronRollup, Resource
+from chipwise.economics import monthly_cost, parse_utc, utc
+from chipwise.models.resources import (
+    BatchEnvironmentDetails,
+    EndpointDetails,
+    InstanceDetails,
+    TrainingJobDetails,
+    WorkloadHints,
+    parse_details,
+    parse_hints,
+)
 
-GONE = "gone"
 RATE_PLACES = Decimal("0.000001")
 # A Savings Plan or reservation shows as amortized cost below unblended cost; below this share it is rounding.
 COMMITMENT_MIN_SHARE = Decimal("0.01")
-STREAM_ROWS = 20_000
 
 MetricKey = tuple[str, str]
 NeuronTelemetry = Literal["present", "missing", "unknown"]
@@ -83,37 +87,6 @@ NEURON_PLATFORMS = frozenset({"inferentia", "trainium"})
 
 
 # --- the profile ------------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Hints:
-    """What runs on the resource, as the collector read it from tags, image and environment."""
-
-    model_family: str | None = None
-    workload: Literal["training", "inference"] | None = None
-    custom_cuda: bool = False
-    owner: str | None = None
-    hf_model_id: str | None = None
-    image: str | None = None
-    serving_stack: str | None = None
-    neuron_image: bool = False
-    sources: Mapping[str, str] = field(default_factory=dict)
-
-    @classmethod
-    def from_json(cls, raw: Mapping[str, Any] | None) -> Hints:
-        raw = raw or {}
-        workload = raw.get("workload")
-        return cls(
-            model_family=raw.get("model_family") or None,
-            workload=workload if workload in ("training", "inference") else None,
-            custom_cuda=bool(raw.get("custom_cuda")),
-            owner=raw.get("owner") or None,
-            hf_model_id=raw.get("hf_model_id") or None,
-            image=raw.get("image") or None,
-            serving_stack=raw.get("serving_stack") or None,
-            neuron_image=bool(raw.get("neuron_image")),
-            sources=dict(raw.get("sources") or {}),
-        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,7 +146,7 @@ class ResourceProfile:
     active_since: datetime  # earliest sign of life inside the window (launch time or first datapoint)
     run_hours: float  # hours it ran inside the window (wall clock, per instance)
     cost: CostFacts
-    hints: Hints = field(default_factory=Hints)
+    hints: WorkloadHints = field(default_factory=WorkloadHints)
     signals: Signals = field(default_factory=Signals)
     coverage: Mapping[MetricKey, Coverage] = field(default_factory=dict)
     instance_id: str | None = None
@@ -226,7 +199,7 @@ class ResourceProfile:
 
 
 @dataclass
-class _Series:
+class _RawSeries:
     hours: list[Any] = field(default_factory=list)  # as the driver returns them (text), parsed on demand
     values: list[float] = field(default_factory=list)
 
@@ -240,122 +213,117 @@ class _HourParser:
     def __call__(self, raw: Any) -> datetime:
         found = self._cache.get(raw)
         if found is None:
-            parsed = raw if isinstance(raw, datetime) else datetime.fromisoformat(str(raw))
-            found = parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
+            found = parse_utc(raw if isinstance(raw, datetime) else str(raw))
             self._cache[raw] = found
         return found
 
 
-def build_profiles(
-    session: Session, *, account_id: str, region: str, start: datetime, end: datetime, catalog: Catalog
-) -> list[ResourceProfile]:
-    """Profiles of the account's accelerated resources in ``region`` over ``[start, end)`` (five statements)."""
-    resources = _resources(session, account_id, region)
+class ProfileSource(Protocol):
+    """What :func:`build_profiles` reads: one account and region's stored inventory, coverage, costs and telemetry
+    (:class:`chipwise.store.repositories.profile_inputs.ProfileInputRepository` reads them from the store)."""
+
+    def resources(self) -> list[dict[str, Any]]:
+        """Live accelerated resources as column mappings, in id order."""
+        ...
+
+    def coverage(self) -> Iterable[tuple[int, str, str, bool, int]]:
+        """(resource id, namespace, metric, exists, hours with data) per covered metric."""
+        ...
+
+    def usage_by_type(self, start: date, end: date) -> Mapping[str, tuple[Decimal, Decimal, Decimal]]:
+        """Per lower-case instance type: (unblended, amortized, usage hours) over ``[start, end)``."""
+        ...
+
+    def metric_rows(
+        self,
+        start: datetime,
+        end: datetime,
+        names: Sequence[str],
+        sum_metrics: Sequence[str],
+        average_metrics: Sequence[str],
+    ) -> Iterable[tuple[int, str, str, Any, float | None]]:
+        """(resource id, namespace, metric, hour as text, the hour's value) in (resource, metric, hour) order."""
+        ...
+
+    def neuron_rows(self, start: datetime, end: datetime) -> Iterable[tuple[Any, ...]]:
+        """(instance id, hour as text, util max, util avg, memory, executions, cores in use) in (instance, hour)
+        order, the runtimes of each hour combined."""
+        ...
+
+
+def build_profiles(source: ProfileSource, *, start: datetime, end: datetime, catalog: Catalog) -> list[ResourceProfile]:
+    """Profiles of the source's accelerated resources over ``[start, end)``."""
+    resources = source.resources()
     if not resources:
         return []
-    wanted = _resource_ids(account_id, region)
-    coverage = _coverage(session, wanted)
-    rates = _rates(session, account_id, region, start.date(), end.date(), catalog)
+    coverage: dict[int, dict[MetricKey, Coverage]] = defaultdict(dict)
+    for resource_id, namespace, metric, exists, hours in source.coverage():
+        coverage[resource_id][(namespace, metric)] = Coverage(bool(exists), int(hours or 0))
+    region = str(resources[0]["region"])
+    rates = _rates(source.usage_by_type(start.date(), end.date()), region, catalog)
     parse = _HourParser()
-    neuron = _neuron_series(session, account_id, start, end, parse)
-    metrics = _metric_series(session, wanted, start, end, parse)
+    neuron = _neuron_series(source.neuron_rows(start, end), parse)
+    metrics = _metric_series(source, start, end, parse)
     return [
         _profile(r, start, end, rates, coverage.get(r["id"], {}), metrics.get(r["id"], {}), neuron, catalog)
         for r in resources
     ]
 
 
-_RESOURCE_COLUMNS = (
-    Resource.id,
-    Resource.arn,
-    Resource.kind,
-    Resource.name,
-    Resource.account_id,
-    Resource.region,
-    Resource.instance_type,
-    Resource.instance_count,
-    Resource.platform,
-    Resource.state,
-    Resource.launched_at,
-    Resource.ended_at,
-    Resource.tags,
-    Resource.hints,
-    Resource.details,
-)
-
-
-def _live_accelerated(account_id: str, region: str) -> Any:
-    return and_(
-        Resource.account_id == account_id,
-        Resource.region == region,
-        Resource.platform != "cpu",
-        Resource.state.is_distinct_from(GONE),
-    )
-
-
-def _resource_ids(account_id: str, region: str) -> Any:
-    return select(Resource.id).where(_live_accelerated(account_id, region)).scalar_subquery()
-
-
-def _resources(session: Session, account_id: str, region: str) -> list[dict[str, Any]]:
-    stmt = select(*_RESOURCE_COLUMNS).where(_live_accelerated(account_id, region)).order_by(Resource.id)
-    return [dict(row._mapping) for row in session.execute(stmt)]
-
-
-def _coverage(session: Session, wanted: Any) -> dict[int, dict[MetricKey, Coverage]]:
-    stmt = select(
-        MetricCoverage.resource_id,
-        MetricCoverage.namespace,
-        MetricCoverage.metric,
-        MetricCoverage.exists,
-        MetricCoverage.hours_with_data,
-    ).where(MetricCoverage.resource_id.in_(wanted))
-    found: dict[int, dict[MetricKey, Coverage]] = defaultdict(dict)
-    for resource_id, namespace, metric, exists, hours in session.execute(stmt):
-        found[resource_id][(namespace, metric)] = Coverage(bool(exists), int(hours or 0))
-    return found
-
-
-@dataclass
-class _Usage:
-    unblended: Decimal = Decimal(0)
-    amortized: Decimal = Decimal(0)
-    hours: Decimal = Decimal(0)
-
-
 def _rates(
-    session: Session, account_id: str, region: str, start: date, end: date, catalog: Catalog
+    usage: Mapping[str, tuple[Decimal, Decimal, Decimal]], region: str, catalog: Catalog
 ) -> dict[str, CostFacts]:
     """The account's effective rate per instance type (amortized cost ÷ usage hours, summed as Decimal)."""
-    stmt = select(
-        CostRecord.instance_type, CostRecord.unblended_cost, CostRecord.amortized_cost, CostRecord.usage_quantity
-    ).where(
-        CostRecord.account_id == account_id,
-        CostRecord.day >= start,
-        CostRecord.day < end,
-        CostRecord.instance_type.is_not(None),
-        or_(CostRecord.region == region, CostRecord.region.is_(None)),
-    )
-    usage: dict[str, _Usage] = defaultdict(_Usage)
-    for instance_type, unblended, amortized, quantity in session.execute(stmt):
-        item = usage[str(instance_type).lower()]
-        item.unblended += unblended
-        item.amortized += amortized
-        item.hours += quantity
     facts: dict[str, CostFacts] = {}
-    for instance_type, item in usage.items():
-        if item.hours <= 0:
+    for instance_type, (unblended, amortized, hours) in usage.items():
+        if hours <= 0:
             continue
         discount = Decimal(0)
-        if item.unblended > 0 and item.amortized < item.unblended:
-            discount = (1 - item.amortized / item.unblended).quantize(RATE_PLACES)
+        if unblended > 0 and amortized < unblended:
+            discount = (1 - amortized / unblended).quantize(RATE_PLACES)
         facts[instance_type] = CostFacts(
-            hourly_rate=(item.amortized / item.hours).quantize(RATE_PLACES),
+            hourly_rate=(amortized / hours).quantize(RATE_PLACES),
             rate_source="cost_explorer",
             catalog_rate=catalog.price(instance_type, region),
             commitment_discount=discount,
         )
     return facts
+
+
+def _metric_series(
+    source: ProfileSource, start: datetime, end: datetime, parse: _HourParser
+) -> dict[int, dict[MetricKey, SeriesStats]]:
+    """Every wanted metric of every wanted resource, summarised as the rows stream by."""
+    rows = source.metric_rows(
+        start,
+        end,
+        sorted({metric for _, metric in READ_METRICS}),
+        sorted({m for _, m in SUM_METRICS}),
+        sorted({m for _, m in AVERAGE_METRICS}),
+    )
+    found: dict[int, dict[MetricKey, SeriesStats]] = defaultdict(dict)
+    for (resource_id, key), series in _grouped(rows, frozenset(READ_METRICS)):
+        stats = summarise(series.hours, series.values, parse)
+        if stats is not None:
+            found[resource_id][key] = stats
+    return found
+
+
+def _neuron_series(rows: Iterable[tuple[Any, ...]], parse: _HourParser) -> dict[str, _NeuronSeries]:
+    """neuron-monitor rollups per instance id, one instance's hours at a time: summarised, then dropped."""
+    found: dict[str, _NeuronSeries] = {}
+    current: str | None = None
+    columns: list[list[Any]] = []
+    for instance_id, *values in rows:
+        if instance_id != current:
+            if current is not None:
+                found[current] = _neuron_summary(columns, parse)
+            current, columns = instance_id, [[], [], [], [], [], []]
+        for index, value in enumerate(values):
+            columns[index].append(value)
+    if current is not None:
+        found[current] = _neuron_summary(columns, parse)
+    return found
 
 
 def _cost_facts(instance_type: str | None, region: str, rates: Mapping[str, CostFacts], catalog: Catalog) -> CostFacts:
@@ -368,58 +336,15 @@ def _cost_facts(instance_type: str | None, region: str, rates: Mapping[str, Cost
     return CostFacts(price, "catalog" if price is not None else None, price)
 
 
-def _metric_series(
-    session: Session, wanted: Any, start: datetime, end: datetime, parse: _HourParser
-) -> dict[int, dict[MetricKey, SeriesStats]]:
-    """Every wanted metric of every wanted resource, summarised; rows streamed in (resource, metric, hour) order
-    through the Core connection (no ORM row processing: this is the query that reads millions of rows)."""
-    names = sorted({metric for _, metric in READ_METRICS})
-    stmt = (
-        select(
-            MetricRollup.resource_id,
-            MetricRollup.namespace,
-            MetricRollup.metric,
-            cast(MetricRollup.hour, String),
-            _hour_value(),
-        )
-        .where(
-            MetricRollup.resource_id.in_(wanted),
-            MetricRollup.metric.in_(names),
-            MetricRollup.hour >= start,
-            MetricRollup.hour < end,
-        )
-        .order_by(MetricRollup.resource_id, MetricRollup.namespace, MetricRollup.metric, MetricRollup.hour)
-    )
-    rows = session.connection().execute(stmt.execution_options(yield_per=STREAM_ROWS))
-    found: dict[int, dict[MetricKey, SeriesStats]] = defaultdict(dict)
-    for (resource_id, key), series in _grouped(rows, frozenset(READ_METRICS)):
-        stats = summarise(series.hours, series.values, parse)
-        if stats is not None:
-            found[resource_id][key] = stats
-    return found
-
-
-def _hour_value() -> Any:
-    """The hour's value, chosen in SQL: the sum for counters, the average for latency, else the maximum."""
-    return case(
-        (MetricRollup.metric.in_(sorted({m for _, m in SUM_METRICS})), MetricRollup.sum),
-        (
-            MetricRollup.metric.in_(sorted({m for _, m in AVERAGE_METRICS})),
-            func.coalesce(MetricRollup.average, MetricRollup.maximum),
-        ),
-        else_=func.coalesce(MetricRollup.maximum, MetricRollup.average),
-    )
-
-
-def _grouped(rows: Iterable[Any], read: frozenset[MetricKey]) -> Iterator[tuple[tuple[int, MetricKey], _Series]]:
+def _grouped(rows: Iterable[Any], read: frozenset[MetricKey]) -> Iterator[tuple[tuple[int, MetricKey], _RawSeries]]:
     """Consecutive rows of one (resource, metric) as one series; hours stay raw text until a summary needs one."""
     current: tuple[int, str, str] | None = None
-    series = _Series()
+    series = _RawSeries()
     for resource_id, namespace, metric, hour, value in rows:
         if current is None or resource_id != current[0] or metric != current[2] or namespace != current[1]:
             if current is not None and series.values:
                 yield (current[0], (current[1], current[2])), series
-            current, series = (resource_id, namespace, metric), _Series()
+            current, series = (resource_id, namespace, metric), _RawSeries()
             if (namespace, metric) not in read:
                 current = (resource_id, namespace, "")  # skipped: a namespace the rules do not read
                 continue
@@ -437,41 +362,6 @@ class _NeuronSeries:
     memory: SeriesStats | None
     executions: SeriesStats | None
     cores_in_use: int | None
-
-
-def _neuron_series(
-    session: Session, account_id: str, start: datetime, end: datetime, parse: _HourParser
-) -> dict[str, _NeuronSeries]:
-    """neuron-monitor rollups per instance id, the runtimes of each hour combined (busiest core, memory and
-    executions added up)."""
-    stmt = (
-        select(
-            NeuronRollup.instance_id,
-            cast(NeuronRollup.hour, String),
-            func.max(NeuronRollup.neuroncore_utilization_max),
-            func.max(NeuronRollup.neuroncore_utilization_avg),
-            func.sum(NeuronRollup.device_memory_used_max),
-            func.sum(NeuronRollup.executions_completed),
-            func.max(NeuronRollup.cores_in_use),
-        )
-        .where(NeuronRollup.account_id == account_id, NeuronRollup.hour >= start, NeuronRollup.hour < end)
-        .group_by(NeuronRollup.instance_id, NeuronRollup.hour)
-        .order_by(NeuronRollup.instance_id, NeuronRollup.hour)
-    )
-    found: dict[str, _NeuronSeries] = {}
-    current: str | None = None
-    columns: list[list[Any]] = []
-    result = session.connection().execute(stmt.execution_options(yield_per=STREAM_ROWS))
-    for instance_id, *values in result:  # one instance's hours at a time: summarised, then dropped
-        if instance_id != current:
-            if current is not None:
-                found[current] = _neuron_summary(columns, parse)
-            current, columns = instance_id, [[], [], [], [], [], []]
-        for index, value in enumerate(values):
-            columns[index].append(value)
-    if current is not None:
-        found[current] = _neuron_summary(columns, parse)
-    return found
 
 
 def _neuron_summary(rows: Sequence[list[Any]], parse: _HourParser) -> _NeuronSeries:
@@ -498,12 +388,12 @@ def _profile(
     neuron: Mapping[str, _NeuronSeries],
     catalog: Catalog,
 ) -> ResourceProfile:
-    details: Mapping[str, Any] = row["details"] or {}
-    instance_id = str(details["instance_id"]) if row["kind"] == "ec2_instance" and details.get("instance_id") else None
+    details = parse_details(str(row["kind"]), row["details"])
+    instance_id = details.instance_id if isinstance(details, InstanceDetails) else None
     reports = neuron.get(instance_id) if instance_id else None
     signals = _signals(metrics, reports)
     active_since = _active_since(row, start, end, signals, metrics)
-    variants = details.get("variants") or []
+    variants = details.variants if isinstance(details, EndpointDetails) else []
     return ResourceProfile(
         resource_id=int(row["id"]),
         arn=str(row["arn"]),
@@ -520,19 +410,17 @@ def _profile(
         active_since=active_since,
         run_hours=_run_hours(row, start, end, active_since, metrics),
         cost=_cost_facts(row["instance_type"], str(row["region"]), rates, catalog),
-        hints=Hints.from_json(row["hints"]),
+        hints=parse_hints(row["hints"]),
         signals=signals,
         coverage=dict(coverage),
         instance_id=instance_id,
-        eks_cluster=details.get("eks_cluster") or None,
-        serverless=bool(variants) and all(not v.get("instance_type") for v in variants),
-        batch_jobs_in_window=_batch_jobs(details) if row["kind"] == "batch_compute_environment" else None,
+        eks_cluster=details.eks_cluster if isinstance(details, InstanceDetails) else None,
+        serverless=bool(variants) and all(not v.instance_type for v in variants),
+        batch_jobs_in_window=(
+            sum(q.jobs_in_window for q in details.job_queues) if isinstance(details, BatchEnvironmentDetails) else None
+        ),
         tags=dict(row["tags"] or {}),
     )
-
-
-def _batch_jobs(details: Mapping[str, Any]) -> int:
-    return sum(int(queue.get("jobs_in_window") or 0) for queue in details.get("job_queues") or [])
 
 
 def _signals(metrics: Mapping[MetricKey, SeriesStats], reports: _NeuronSeries | None) -> Signals:
@@ -596,19 +484,15 @@ def _run_hours(
     if row["kind"] != "sagemaker_training_job":
         stop = min(end, row["ended_at"]) if row["ended_at"] is not None else end
         return max(0.0, (stop - active_since) / HOUR)
-    details: Mapping[str, Any] = row["details"] or {}
+    details = parse_details(str(row["kind"]), row["details"])
+    if not isinstance(details, TrainingJobDetails):
+        return 0.0
     clipped = 0.0
-    begun, finished = _iso(details.get("training_start")), _iso(details.get("training_end"))
+    begun = utc(details.training_start) if details.training_start else None
+    finished = utc(details.training_end) if details.training_end else None
     if begun is not None:
         clipped = max(0.0, (min(end, finished or end) - max(start, begun)) / HOUR)
-    elif details.get("billable_seconds"):
-        clipped = float(details["billable_seconds"]) / 3600
+    elif details.billable_seconds:
+        clipped = float(details.billable_seconds) / 3600
     observed = max((s.hours for k, s in metrics.items() if k in (TRAINING_CPU, TRAINING_GPU)), default=0)
     return max(clipped, float(observed))
-
-
-def _iso(value: Any) -> datetime | None:
-    if not value:
-        return None
-    parsed = value if isinstance(value, datetime) else datetime.fromisoformat(str(value))
-    return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)

@@ -18,19 +18,9 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, cast
 
+from chipwise.economics import percentile
+
 HOUR = timedelta(hours=1)
-
-
-def percentile(ordered: Sequence[float], q: float) -> float:
-    """The ``q``-th percentile (0-100) of values sorted ascending, interpolating between the closest ranks."""
-    if not ordered:
-        raise ValueError("percentile of an empty series")
-    if not 0 <= q <= 100:
-        raise ValueError(f"percentile {q} is outside 0-100")
-    rank = (len(ordered) - 1) * q / 100
-    low = math.floor(rank)
-    high = min(low + 1, len(ordered) - 1)
-    return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
 
 
 @dataclass(frozen=True, slots=True)

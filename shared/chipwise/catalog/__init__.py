@@ -22,6 +22,7 @@ from chipwise.catalog.instances import (
     InstanceType,
     ParsedUsageType,
     Platform,
+    PriceConfidence,
     Region,
     Regions,
     Source,
@@ -33,35 +34,39 @@ from chipwise.catalog.instances import (
     parse_usage_type,
     platform_of,
 )
+from chipwise.economics import porting_cost
 from chipwise.errors import ConfigError
 from chipwise.models.common import Effort
 
 __all__ = [
     "CATALOG_FILE_ENV",
+    "Assumptions",
     "BedrockPrice",
     "Catalog",
     "CompanyStage",
     "CreditProgram",
     "CreditProgramId",
-    "Economics",
     "Eligibility",
     "Figure",
     "InstanceType",
     "ModelFamilies",
     "ModelFamily",
+    "NeuronSoftware",
     "ParsedUsageType",
     "Platform",
     "PortingEffort",
+    "PriceConfidence",
     "Region",
     "Regions",
     "Source",
     "SupportLevel",
     "UnknownInstanceType",
     "UsageKind",
+    "get_assumptions",
     "get_catalog",
     "get_credit_programs",
-    "get_economics",
     "get_model_families",
+    "get_neuron_software",
     "get_regions",
     "parse_usage_type",
     "platform_of",
@@ -75,7 +80,7 @@ CreditProgramId = Literal["activate_founders", "activate_portfolio", "genai_poc_
 _M = TypeVar("_M", bound=BaseModel)
 
 
-class _Frozen(BaseModel):
+class _FrozenData(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
@@ -95,7 +100,7 @@ def _check_sources(used: Iterable[str], sources: dict[str, Source]) -> None:
 # --- model families --------------------------------------------------------------------------------------------
 
 
-class ModelFamily(_Frozen):
+class ModelFamily(_FrozenData):
     """Neuron support for one model family, and how to recognise it in model ids, image names and tags."""
 
     id: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
@@ -113,7 +118,32 @@ class ModelFamily(_Frozen):
         return self.training_support if stage == "training" else self.inference_support
 
 
-class _ModelFamiliesDocument(_Frozen):
+class PortingEffortByWorkload(_FrozenData):
+    """Porting effort by what the workload is (drop-in serving of a supported model is days; distributed
+    pretraining on many instances is months)."""
+
+    source: str
+    as_of: date
+    note: str
+    drop_in_inference: Effort
+    supported_inference: Effort
+    drop_in_fine_tuning: Effort
+    fine_tuning: Effort
+    pretraining: Effort
+    pretraining_multi_node: Effort
+    multi_node_min_instances: int = Field(ge=2)
+
+
+class KnownModels(_FrozenData):
+    """Parameter counts of model ids that do not state their size."""
+
+    source: str
+    as_of: date
+    note: str
+    params_billion: dict[str, Decimal]
+
+
+class _ModelFamiliesDocument(_FrozenData):
     schema_version: Literal[1]
     description: str
     as_of: date
@@ -121,6 +151,7 @@ class _ModelFamiliesDocument(_Frozen):
     efforts: dict[PortingEffort, str]
     sources: dict[str, Source]
     families: tuple[ModelFamily, ...]
+    known_models: KnownModels
 
     @model_validator(mode="after")
     def _valid(self) -> _ModelFamiliesDocument:
@@ -149,6 +180,9 @@ class ModelFamilies:
         self.levels: dict[SupportLevel, str] = dict(document.levels)
         self._families = list(document.families)
         self._by_id = {f.id: f for f in self._families}
+        self.known_models = document.known_models
+        # Longest names first, so "gpt2-medium" wins over "gpt2".
+        self._known = sorted(document.known_models.params_billion.items(), key=lambda kv: -len(kv[0]))
         # Word start before the alias; no letter right after it (digits may follow: llama3, qwen2, gpt2).
         self._patterns = [
             (re.compile(rf"(?<![a-z0-9]){re.escape(alias)}(?![a-z])"), len(alias), family)
@@ -166,6 +200,14 @@ class ModelFamilies:
     def custom(self) -> ModelFamily:
         """The fallback for models nothing matches."""
         return self._by_id["custom"]
+
+    def known_params(self, model_id: str) -> Decimal | None:
+        """Parameters (billions) of a well-known model id that does not state its size (``bert-base-uncased``)."""
+        name = model_id.strip().lower().rsplit("/", 1)[-1]
+        for known, params in self._known:
+            if re.search(rf"(?<![a-z0-9]){re.escape(known)}(?![a-z0-9.]|-?\d)", name):
+                return params
+        return None
 
     def match(self, text: str) -> ModelFamily | None:
         """The family named in a Hugging Face id (``meta-llama/Llama-3.1-8B-Instruct``), an image name or a tag
@@ -191,7 +233,7 @@ def get_model_families() -> ModelFamilies:
 # --- economics -------------------------------------------------------------------------------------------------
 
 
-class Figure(_Frozen):
+class Figure(_FrozenData):
     """One representative figure with its range and provenance."""
 
     value: Decimal
@@ -212,7 +254,7 @@ class Figure(_Frozen):
         return self
 
 
-class EffortWeeks(_Frozen):
+class EffortWeeks(_FrozenData):
     """Porting effort level -> engineer-weeks."""
 
     none: Decimal = Field(ge=0)
@@ -228,7 +270,7 @@ class EffortWeeks(_Frozen):
         return weeks
 
 
-class BedrockPrice(_Frozen):
+class BedrockPrice(_FrozenData):
     """On-demand price of one Bedrock model, USD per million tokens."""
 
     model_id: str
@@ -238,16 +280,21 @@ class BedrockPrice(_Frozen):
     output_per_million: Decimal | None = Field(ge=0)
     source: str
     as_of: date
-    estimate: bool
+    confidence: PriceConfidence
+
+    @property
+    def estimate(self) -> bool:
+        """The price is not verified."""
+        return self.confidence not in ("verified", "corroborated")
 
 
-class BedrockPrices(_Frozen):
+class BedrockPrices(_FrozenData):
     region: str
     unit: str
     prices: tuple[BedrockPrice, ...]
 
 
-class InferenceWorkedExample(_Frozen):
+class InferenceWorkedExample(_FrozenData):
     source: str
     note: str | None = None
     requests_per_day: Decimal
@@ -263,7 +310,7 @@ class InferenceWorkedExample(_Frozen):
     tolerance: Decimal
 
 
-class TrainingWorkedExample(_Frozen):
+class TrainingWorkedExample(_FrozenData):
     source: str
     note: str | None = None
     instance_type: str
@@ -272,15 +319,15 @@ class TrainingWorkedExample(_Frozen):
     tolerance: Decimal
 
 
-class WorkedExamples(_Frozen):
+class WorkedExamples(_FrozenData):
     """The sources' worked figures, for tests of the economics (reproduce them within ``tolerance``)."""
 
     inference_10m_requests_per_day: InferenceWorkedExample
     training_7b_100h_p4d: TrainingWorkedExample
 
 
-class Economics(_Frozen):
-    """``economics.json``: the representative ratios, assumptions and Bedrock token prices."""
+class Assumptions(_FrozenData):
+    """``assumptions.json``: the representative ratios, assumptions and Bedrock token prices."""
 
     schema_version: Literal[1]
     description: str
@@ -299,9 +346,10 @@ class Economics(_Frozen):
     core_headroom_factor: Figure
     bedrock_on_demand: BedrockPrices
     worked_examples: WorkedExamples
+    porting_effort_by_workload: PortingEffortByWorkload
 
     @model_validator(mode="after")
-    def _sources_known(self) -> Economics:
+    def _sources_known(self) -> Assumptions:
         used = [value.source for _, value in self if isinstance(value, Figure | EffortWeeks)]
         used += [p.source for p in self.bedrock_on_demand.prices]
         used += [self.worked_examples.inference_10m_requests_per_day.source]
@@ -318,7 +366,7 @@ class Economics(_Frozen):
 
     def porting_cost_usd(self, effort: Effort) -> Decimal:
         """One-time porting cost: engineer-weeks for the effort x the loaded weekly cost."""
-        return self.engineer_weeks(effort) * self.engineer_week_cost_usd.value
+        return porting_cost(self.engineer_weeks(effort), self.engineer_week_cost_usd.value)
 
     def bedrock_price(self, model_id: str) -> BedrockPrice | None:
         return next((p for p in self.bedrock_on_demand.prices if p.model_id == model_id), None)
@@ -328,15 +376,69 @@ class Economics(_Frozen):
 
 
 @lru_cache(maxsize=1)
-def get_economics() -> Economics:
-    """The shipped ``economics.json`` (read once)."""
-    return _load(Economics, "economics.json")
+def get_assumptions() -> Assumptions:
+    """The shipped ``assumptions.json`` (read once)."""
+    return _load(Assumptions, "assumptions.json")
+
+
+# --- Neuron software by chip family -----------------------------------------------------------------------------
+
+SoftwareStatus = Literal["active", "maintenance", "legacy", "transition"]
+
+
+class ChipSoftware(_FrozenData):
+    """The Neuron stacks one chip family serves and trains with, and their status."""
+
+    serving: str | None
+    serving_status: SoftwareStatus | None
+    training: str | None
+    training_status: SoftwareStatus | None
+    sources: tuple[str, ...] = Field(min_length=1)
+
+
+class NeuronSoftware(_FrozenData):
+    """``neuron_software.json``: which software path a migration assumes (from the Neuron documentation)."""
+
+    schema_version: Literal[1]
+    description: str
+    as_of: date
+    sources: dict[str, Source]
+    families: dict[str, ChipSoftware]
+    status_words: dict[SoftwareStatus, str]
+
+    @model_validator(mode="after")
+    def _sources_known(self) -> NeuronSoftware:
+        _check_sources([s for f in self.families.values() for s in f.sources], self.sources)
+        return self
+
+    def serving_path(self, family: str) -> str | None:
+        """ "vLLM Neuron plugin (actively developed)" for ``trn2``; None for a family without a Neuron stack."""
+        chip = self.families.get(family)
+        if chip is None or chip.serving is None or chip.serving_status is None:
+            return None
+        return f"{chip.serving} on {family} ({self.status_words[chip.serving_status]})"
+
+    def training_path(self, family: str) -> str | None:
+        chip = self.families.get(family)
+        if chip is None or chip.training is None or chip.training_status is None:
+            return None
+        return f"{chip.training} on {family} ({self.status_words[chip.training_status]})"
+
+    def serving_status(self, family: str) -> SoftwareStatus | None:
+        chip = self.families.get(family)
+        return chip.serving_status if chip else None
+
+
+@lru_cache(maxsize=1)
+def get_neuron_software() -> NeuronSoftware:
+    """The shipped ``neuron_software.json`` (read once)."""
+    return _load(NeuronSoftware, "neuron_software.json")
 
 
 # --- credit programs -------------------------------------------------------------------------------------------
 
 
-class Eligibility(_Frozen):
+class Eligibility(_FrozenData):
     """Who a credit program is for, as data."""
 
     stages: tuple[CompanyStage, ...] = Field(min_length=1)
@@ -383,7 +485,7 @@ class Eligibility(_Frozen):
         return reasons
 
 
-class CreditProgram(_Frozen):
+class CreditProgram(_FrozenData):
     """One AWS credit or funding program, with its amount, eligibility and provenance."""
 
     id: CreditProgramId
@@ -407,7 +509,7 @@ class CreditProgram(_Frozen):
         return self
 
 
-class _CreditProgramsDocument(_Frozen):
+class _CreditProgramsDocument(_FrozenData):
     schema_version: Literal[1]
     description: str
     as_of: date

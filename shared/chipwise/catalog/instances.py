@@ -1,6 +1,6 @@
 """The instance catalog: EC2 and SageMaker ``ml.*`` types, their accelerators and on-demand prices.
 
-Every figure comes from ``data/instances.json`` (or a refreshed copy, see :mod:`chipwise.catalog.refresh`) and
+Every figure comes from ``data/instances.json`` (or a refreshed copy, see :mod:`chipwise.collect.prices`) and
 ``data/regions.json``; each price names a source code whose citation and as-of date are in the file. Nothing
 here holds a price: the code only reads, derives (SageMaker premium, regional multiplier) and looks up.
 """
@@ -12,7 +12,7 @@ import os
 import re
 from collections.abc import Mapping
 from datetime import date
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import Decimal
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from chipwise.economics import round_money
 from chipwise.errors import ConfigError, NotFound
 from chipwise.models.common import Platform
 
@@ -32,6 +33,7 @@ __all__ = [
     "ParsedUsageType",
     "Platform",
     "PremiumFactor",
+    "PriceConfidence",
     "Region",
     "Regions",
     "Source",
@@ -56,24 +58,55 @@ class UnknownInstanceType(NotFound):
     """The catalog has no such instance type."""
 
 
-class _Frozen(BaseModel):
+class _FrozenFacts(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
-class Source(_Frozen):
-    """Where figures come from: one entry of a data file's ``sources`` table, keyed by its short code."""
+PriceConfidence = Literal["verified", "corroborated", "single", "derived", "none"]
+_LOCAL_PATH = re.compile(
+    r"(?:^|[\s(:'\"])(?:/work/|/home/|/tmp/|/Users/|~/|[A-Za-z]:\\)|\bshared/(?:reference|seeds)/|\bseeds/\d"
+)
+_NOT_PUBLIC_WORDS = re.compile(r"\b(?:recalled|unverified|recollection)\b", re.IGNORECASE)
+
+
+class Source(_FrozenFacts):
+    """Where figures come from: one entry of a data file's ``sources`` table, keyed by its short code.
+
+    Sources are public (a URL, or a public repository path at a commit): customer-facing documents cite them, so a
+    local path or a figure "recalled" from memory is rejected when the data file loads.
+    """
 
     title: str
     citation: str
     url: str | None = None
     as_of: date
-    estimate: bool = Field(description="Figures from this source are unverified (recollection, third party).")
+    confidence: PriceConfidence = Field(
+        description="verified (authoritative or matched), corroborated (several independent sources), single (one "
+        "public source, e.g. a vendor claim or a third party), derived (computed from other figures), none."
+    )
     note: str | None = None
+
+    @model_validator(mode="after")
+    def _public(self) -> Source:
+        for name in ("title", "citation", "url", "note"):
+            value = getattr(self, name) or ""
+            if _LOCAL_PATH.search(value):
+                raise ValueError(f"source {self.title!r}: {name} names a local path, not a public source: {value!r}")
+            if _NOT_PUBLIC_WORDS.search(value):
+                raise ValueError(f"source {self.title!r}: {name} says the figure is not from a source: {value!r}")
+        if self.url is not None and not self.url.startswith("https://"):
+            raise ValueError(f"source {self.title!r}: url must be https, not {self.url!r}")
+        return self
+
+    @property
+    def estimate(self) -> bool:
+        """Figures from this source are not verified (one source, a derivation or none)."""
+        return self.confidence not in ("verified", "corroborated")
 
 
 def quantize_price(value: Decimal) -> Decimal:
     """Hourly prices are kept to 6 decimal places (the AWS price list carries up to 10, SKY up to 6)."""
-    return value.quantize(PRICE_PLACES, rounding=ROUND_HALF_UP)
+    return round_money(value, 6)
 
 
 def strip_ml(name: str) -> str:
@@ -88,16 +121,16 @@ def family_of(name: str) -> str:
 # --- the data file --------------------------------------------------------------------------------------------
 
 
-class PremiumFactor(_Frozen):
-    """SageMaker price = EC2 price x factor, for ``ml.*`` types without an explicit figure."""
+class PremiumFactor(_FrozenFacts):
+    """SageMaker price = EC2 price x factor, for ``ml.*`` types of the family without an explicit figure."""
 
     factor: Decimal = Field(gt=0)
     source: str
-    estimate: bool = True
-    basis: str
+    confidence: Literal["derived"] = "derived"
+    basis: str = Field(min_length=10, description="Which verified pair the factor was measured on.")
 
 
-class InstanceRow(_Frozen):
+class InstanceRow(_FrozenFacts):
     """One EC2 type as stored in ``instances.json`` (the SageMaker ``ml.`` twin is derived from it)."""
 
     name: str
@@ -109,11 +142,15 @@ class InstanceRow(_Frozen):
     accelerator_memory_gib: Decimal = Field(ge=0)
     vcpu: int = Field(ge=1)
     memory_gib: Decimal = Field(gt=0)
-    price: Decimal | None = Field(gt=0, description="On-demand USD/hour in the document's region.")
+    price: Decimal | None = Field(description="On-demand USD/hour in the document's region (positive).")
     price_source: str | None
+    price_confidence: PriceConfidence
+    price_as_of: date | None = None
     sagemaker: bool = False
-    sagemaker_price: Decimal | None = Field(None, gt=0)
+    sagemaker_price: Decimal | None = None
     sagemaker_price_source: str | None = None
+    sagemaker_price_confidence: PriceConfidence | None = None
+    sagemaker_price_as_of: date | None = None
     note: str | None = None
 
     @field_validator("name")
@@ -125,8 +162,15 @@ class InstanceRow(_Frozen):
 
     @model_validator(mode="after")
     def _consistent(self) -> InstanceRow:
+        for label, value in (("price", self.price), ("sagemaker_price", self.sagemaker_price)):
+            if value is not None and value <= 0:
+                raise ValueError(f"{self.name}: {label} {value} is not a positive hourly price")
         if (self.price is None) != (self.price_source is None):
-            raise ValueError(f"{self.name}: price and price_source go together")
+            raise ValueError(f"{self.name}: a price needs its source (and a source its price)")
+        if (self.price is None) != (self.price_confidence == "none"):
+            raise ValueError(f"{self.name}: price_confidence is 'none' exactly when there is no price")
+        if self.price is not None and self.price_as_of is None:
+            raise ValueError(f"{self.name}: a price needs its date (price_as_of)")
         if self.price is None and not self.note:
             raise ValueError(f"{self.name}: a missing price needs a note saying why")
         if (self.sagemaker_price is None) != (self.sagemaker_price_source is None):
@@ -147,7 +191,7 @@ class InstanceRow(_Frozen):
         return self
 
 
-class InstancesDocument(_Frozen):
+class InstancesDocument(_FrozenFacts):
     """The whole ``instances.json`` (shipped, or written by ``chipwise catalog refresh``)."""
 
     schema_version: Literal[1]
@@ -174,8 +218,6 @@ class InstancesDocument(_Frozen):
         duplicates = sorted({n for n in names if names.count(n) > 1})
         if duplicates:
             raise ValueError(f"duplicate instance types: {', '.join(duplicates)}")
-        if "default" not in self.sagemaker_premium:
-            raise ValueError("sagemaker_premium needs a 'default' factor")
         used = {self.spec_source} | {p.source for p in self.sagemaker_premium.values()}
         for row in self.instances:
             used.update(s for s in (row.price_source, row.sagemaker_price_source) if s)
@@ -183,7 +225,7 @@ class InstancesDocument(_Frozen):
         if missing:
             raise ValueError(f"source codes without a sources entry: {', '.join(missing)}")
         families = {family_of(n) for n in names}
-        unknown = sorted(set(self.sagemaker_premium) - families - {"default"})
+        unknown = sorted(set(self.sagemaker_premium) - families)
         if unknown:
             raise ValueError(f"sagemaker_premium for unknown families: {', '.join(unknown)}")
         return self
@@ -216,12 +258,12 @@ def dump_document(document: Mapping[str, Any]) -> str:
 # --- regions ---------------------------------------------------------------------------------------------------
 
 
-class Region(_Frozen):
+class Region(_FrozenFacts):
     """One AWS region: its Price List ``location``, Cost Explorer usage-type prefix and price multiplier."""
 
     code: str
     location: str = Field(description="The Price List API 'location' attribute.")
-    usage_type_prefix: str = Field(pattern=r"^[A-Z]{2,4}\d$")
+    usage_type_prefix: str = Field(pattern=r"^[A-Z]{2,4}\d?$", description="USE1, APN1, ...; EU for eu-west-1.")
     multiplier: Decimal | None = Field(
         None, gt=0, description="Approximate on-demand price vs us-east-1 for accelerated types; None: unknown."
     )
@@ -233,7 +275,7 @@ class Region(_Frozen):
         return self.platform_multipliers.get(platform, self.multiplier)
 
 
-class _RegionsDocument(_Frozen):
+class _RegionsDocument(_FrozenFacts):
     schema_version: Literal[1]
     description: str
     as_of: date
@@ -298,7 +340,7 @@ def get_regions() -> Regions:
 # --- the catalog -----------------------------------------------------------------------------------------------
 
 
-class InstanceType(_Frozen):
+class InstanceType(_FrozenFacts):
     """One EC2 type or its SageMaker ``ml.`` twin, with its accelerators and on-demand price in the base region."""
 
     name: str = Field(description="inf2.xlarge, or ml.inf2.xlarge for the SageMaker type.")
@@ -315,13 +357,19 @@ class InstanceType(_Frozen):
     memory_gib: Decimal
     price_usd_per_hour: Decimal | None = Field(description="On-demand, Linux, in the catalog's base region.")
     price_source: str | None = Field(description="A key of Catalog.sources.")
-    price_is_estimate: bool
-    price_note: str | None = None
+    price_confidence: PriceConfidence
+    price_as_of: date | None = None
+    price_note: str | None = Field(None, description="How a derived price was made, or why there is none.")
     ec2_name: str = Field(description="The EC2 name (inf2.xlarge) for both variants.")
 
     @property
     def accelerated(self) -> bool:
         return self.platform != "cpu"
+
+    @property
+    def price_is_estimate(self) -> bool:
+        """The price is not verified (one public source or derived)."""
+        return self.price_confidence not in ("verified", "corroborated")
 
     @property
     def neuron(self) -> bool:
@@ -345,34 +393,43 @@ def _ec2_type(row: InstanceRow, sources: Mapping[str, Source]) -> InstanceType:
         memory_gib=row.memory_gib,
         price_usd_per_hour=row.price,
         price_source=row.price_source,
-        price_is_estimate=row.price_source is not None and sources[row.price_source].estimate,
+        price_confidence=row.price_confidence,
+        price_as_of=row.price_as_of,
         price_note=row.note if row.price is None else None,
         ec2_name=row.name,
     )
 
 
 def _sagemaker_type(ec2: InstanceType, row: InstanceRow, doc: InstancesDocument) -> InstanceType:
-    """The ``ml.`` twin: the explicit SageMaker figure, else the EC2 price x the family's premium factor."""
-    price: Decimal | None
-    source: str | None
+    """The ``ml.`` twin: the explicit SageMaker figure; else the EC2 price x the family's measured premium
+    (``derived``); else no price (SageMaker's premium differs by family and size, so none is assumed)."""
+    price: Decimal | None = None
+    source: str | None = None
+    confidence: PriceConfidence = "none"
+    as_of: date | None = None
+    note: str | None
+    premium = doc.sagemaker_premium.get(ec2.family)
     if row.sagemaker_price is not None and row.sagemaker_price_source is not None:
         price, source = row.sagemaker_price, row.sagemaker_price_source
-        estimate, note = doc.sources[source].estimate, None
+        confidence, as_of, note = row.sagemaker_price_confidence or "single", row.sagemaker_price_as_of, None
+    elif premium is not None and ec2.price_usd_per_hour is not None:
+        price, source, confidence, as_of = (
+            quantize_price(ec2.price_usd_per_hour * premium.factor),
+            premium.source,
+            "derived",
+            ec2.price_as_of,
+        )
+        note = f"EC2 price {ec2.price_usd_per_hour} x SageMaker premium {premium.factor} ({premium.basis})"
     else:
-        premium = doc.sagemaker_premium.get(ec2.family, doc.sagemaker_premium["default"])
-        if ec2.price_usd_per_hour is None:
-            price, source, estimate = None, None, False
-            note = "no SageMaker figure, and the EC2 type has no on-demand price to derive one from"
-        else:
-            price, source, estimate = quantize_price(ec2.price_usd_per_hour * premium.factor), premium.source, True
-            note = f"EC2 price {ec2.price_usd_per_hour} x SageMaker premium {premium.factor} (estimate)"
+        note = "no public SageMaker price for this type or its family: ask AWS for a quote"
     return ec2.model_copy(
         update={
             "name": SAGEMAKER_PREFIX + ec2.name,
             "sagemaker": True,
             "price_usd_per_hour": price,
             "price_source": source,
-            "price_is_estimate": estimate,
+            "price_confidence": confidence,
+            "price_as_of": as_of,
             "price_note": note,
         }
     )
@@ -509,12 +566,12 @@ def platform_of(instance_type: str) -> Platform | None:
 UsageKind = Literal["BoxUsage", "SpotUsage", "Host", "Train", "AsyncInf", "Notebk"]
 _SAGEMAKER_KINDS: frozenset[str] = frozenset({"Host", "Train", "AsyncInf", "Notebk"})
 _USAGE_TYPE = re.compile(
-    r"^(?:(?P<prefix>[A-Z]{2,4}\d)-)?(?P<kind>BoxUsage|SpotUsage|Host|Train|AsyncInf|Notebk)"
+    r"^(?:(?P<prefix>[A-Z]{2,4}\d?)-)?(?P<kind>BoxUsage|SpotUsage|Host|Train|AsyncInf|Notebk)"
     r":(?P<type>(?:ml\.)?[a-z0-9][a-z0-9-]*\.[a-z0-9][a-z0-9-]*)$"
 )
 
 
-class ParsedUsageType(_Frozen):
+class ParsedUsageType(_FrozenFacts):
     """An instance-hour usage type taken apart: ``USW2-SpotUsage:p5.48xlarge`` -> spot p5.48xlarge in us-west-2."""
 
     usage_type: str

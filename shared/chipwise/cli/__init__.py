@@ -1,7 +1,8 @@
 """The ``chipwise`` command.
 
 Each module in this package that defines ``register(app)`` adds its commands; adding a command group
-means adding one module, nothing central changes.
+means adding one module, nothing central changes. Installed packages add commands the same way through the
+``chipwise.cli`` entry-point group (the development kit adds ``chipwise demo``).
 """
 
 from __future__ import annotations
@@ -9,11 +10,14 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import sys
+from importlib.metadata import entry_points
 
 import typer
 from rich.console import Console
 
-from chipwise.errors import ChipwiseError
+from chipwise.errors import ChipwiseError, ConfigError
+
+PLUGIN_GROUP = "chipwise.cli"
 
 app = typer.Typer(
     name="chipwise",
@@ -37,7 +41,20 @@ def _register_commands() -> None:
         register = getattr(mod, "register", None)
         if register is not None:
             register(app)
+    plugged = {entry.name for entry in entry_points(group=PLUGIN_GROUP)}
+    for entry in entry_points(group=PLUGIN_GROUP):
+        entry.load()(app)
+    if "demo" not in plugged:
+        app.command("demo", help="The demo (needs the development kit: run `make demo`).")(_demo_unavailable)
     _registered = True
+
+
+def _demo_unavailable() -> None:
+    """``chipwise demo`` without the development kit installed."""
+    raise ConfigError(
+        "the demo is part of the development kit, which is not installed: run `make demo` from a clone of the "
+        "repository (or `pip install -e devkit`)"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

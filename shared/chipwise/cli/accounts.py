@@ -7,7 +7,7 @@ from rich.table import Table
 
 from chipwise.aws import aws_context
 from chipwise.cli.common import out, print_json, settings
-from chipwise.fanout import dispatch_scans, member_accounts, scan_requests
+from chipwise.pipeline.fanout import dispatch_scans, member_accounts, scan_requests
 
 accounts_app = typer.Typer(help="The accounts a scheduled scan covers; fan the scans out.", no_args_is_help=True)
 
@@ -19,7 +19,7 @@ def list_command(json_output: bool = typer.Option(False, "--json", help="Print t
     aws = aws_context(config.region)
     requests = list(scan_requests(member_accounts(aws, config), config, aws.account_id()))
     if json_output:
-        print_json([r.model_dump(mode="json", exclude={"external_id"}) for r in requests])
+        print_json([r.model_dump(mode="json") for r in requests])
         return
     table = Table(title=f"{len(requests)} scan(s)", title_justify="left")
     for column in ("account", "region", "role"):

@@ -8,7 +8,7 @@ from typing import Any, get_args
 import typer
 from rich.table import Table
 
-from chipwise.act.benchmarks.dispatch import DispatchReport, dispatch_benchmarks
+from chipwise.act.benchmarks.dispatch import BenchmarkDispatchReport, dispatch_benchmarks
 from chipwise.act.benchmarks.results import Clients
 from chipwise.act.benchmarks.runs import list_runs, run_summary
 from chipwise.cli.common import err, out, print_json, settings, store_session
@@ -50,7 +50,7 @@ def submit_command(
     _print_report(report)
 
 
-def _print_report(report: DispatchReport) -> None:
+def _print_report(report: BenchmarkDispatchReport) -> None:
     title = "Would submit" if report.dry_run else "Submitted"
     table = Table(title=f"{title} ({len(report.planned)})", title_justify="left")
     for column in ("resource", "role", "target", "try", "queue", "job definition" if report.dry_run else "job"):

@@ -11,8 +11,8 @@ from rich.table import Table
 
 from chipwise.catalog import Catalog, InstanceType, get_catalog
 from chipwise.catalog.instances import CATALOG_FILE_ENV
-from chipwise.catalog.refresh import DEFAULT_OUTPUT, RefreshResult, refresh_catalog
 from chipwise.cli.common import err, out, progress
+from chipwise.collect.prices import DEFAULT_OUTPUT, RefreshResult, refresh_catalog
 from chipwise.errors import InvalidInput
 
 app = typer.Typer(help="The instance catalog: types, prices and their sources.", no_args_is_help=True)
@@ -67,26 +67,43 @@ def show_command(
     for column in ("platform", "accelerators", "NeuronCores", "memory"):
         table.add_column(column)
     table.add_column("$/h", justify="right")
+    table.add_column("confidence")
     table.add_column("source")
     used: set[str] = set()
     for item in rows:
         price = catalog.price(item.name, region)
         regional = region.strip().lower() != catalog.region
         estimate = item.price_is_estimate or (regional and price is not None)
+        confidence = "derived (region)" if regional and price is not None else item.price_confidence
         source = item.price_source or "–"
         if item.price_source:
             used.add(item.price_source)
         table.add_row(
-            item.name, item.platform, _accelerators(item), _cores(item), _memory(item), _price(price, estimate), source
+            item.name,
+            item.platform,
+            _accelerators(item),
+            _cores(item),
+            _memory(item),
+            _price(price, estimate),
+            confidence,
+            source,
         )
     out.print(table)
-    out.print("≈ estimate (unverified source, SageMaker premium factor or regional multiplier); n/a: no price.")
+    out.print(
+        "confidence: verified (AWS Price List or a table matching it), single (one public source), derived (computed: "
+        "SageMaker premium or regional multiplier, ≈), none (n/a: never the basis of a saving).",
+        highlight=False,
+        soft_wrap=True,
+    )
     for item in rows:
-        if item.price_usd_per_hour is None and item.price_note:
+        if item.price_note and item.price_confidence in ("derived", "none"):
             out.print(f"[bold]{item.name}[/]: {item.price_note}", highlight=False, soft_wrap=True)
     for code in sorted(used):
         src = catalog.sources[code]
-        out.print(f"[bold]{code}[/] ({src.as_of}): {src.citation}", highlight=False, soft_wrap=True)
+        link = f" {src.url}" if src.url else ""
+        out.print(
+            f"[bold]{code}[/] ({src.as_of}, {src.confidence}): {src.citation}{link}", highlight=False, soft_wrap=True
+        )
 
 
 def _summary(result: RefreshResult) -> None:

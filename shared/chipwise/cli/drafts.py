@@ -11,6 +11,7 @@ from rich.table import Table
 from chipwise.catalog import CompanyStage
 from chipwise.cli.common import out, print_json, settings, store_session
 from chipwise.errors import InvalidInput
+from chipwise.models.common import is_account_id
 from chipwise.render import money
 
 STAGES = get_args(CompanyStage)
@@ -43,7 +44,7 @@ def drafts_command(
     """
     from chipwise.act.drafts import CompanyFacts, prepare_account_drafts, write_files
 
-    if not (account.isdigit() and len(account) == 12):
+    if not is_account_id(account):
         raise InvalidInput(f"{account!r} is not a 12-digit AWS account id")
     if stage not in STAGES:
         raise InvalidInput(f"unknown stage {stage!r}: use one of {', '.join(STAGES)}")

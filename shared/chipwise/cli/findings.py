@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from datetime import UTC, date, datetime, time, timedelta
+import re
+from datetime import UTC, datetime, time, timedelta
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -11,14 +12,18 @@ import typer
 from rich.table import Table
 
 from chipwise.cli.common import err, out, print_json, settings, store_session
+from chipwise.economics import parse_day, parse_utc
 from chipwise.errors import InvalidInput
 from chipwise.models.findings import FindingDocument
-from chipwise.rules import evaluate_account, load_policy, registry
+from chipwise.pipeline.evaluate import evaluate_account
+from chipwise.pipeline.policy import load_policy
+from chipwise.presentation import benchmark_verdict, headline, next_step
+from chipwise.rules import registry
 from chipwise.rules.policy import Policy
 from chipwise.store.base import utcnow
-from chipwise.store.repositories.findings import FindingRepository
+from chipwise.store.repositories.findings import FindingRepository, finding_document
 
-STATUSES = ("open", "suppressed", "resolved")
+STATUSES = ("open", "suppressed", "resolved", "withdrawn")
 CONFIDENCE_COLOUR = {"high": "green", "medium": "yellow", "low": "red"}
 
 findings_app = typer.Typer(
@@ -59,7 +64,7 @@ def findings_command(
             min_savings=Decimal(str(min_savings)) if min_savings is not None else None,
             rule_ids=rule or None,
         )
-        documents = [FindingDocument.from_row(row) for row in rows]
+        documents = [finding_document(row) for row in rows]
     if json_output:
         print_json([d.model_dump(mode="json") for d in documents])
         return
@@ -77,30 +82,14 @@ def findings_table(documents: list[FindingDocument], title: str) -> Table:
     for d in documents:
         table.add_row(*finding_cells(d))
     if documents:
-        total = sum((_best_saving(d) for d in documents), Decimal(0))
-        table.caption = f"savings (measured where benchmarked, else estimated): ${total:,.2f} a month"
+        table.caption = f"savings: {headline(documents).sentence()}"
     return table
-
-
-def next_step(d: FindingDocument) -> str:
-    """``migrate → 2 × inf2.xlarge``, ``migrate → bedrock``, ``stop``."""
-    rec = d.recommendation
-    if rec.target_instance_type is not None:
-        return f"{rec.action} → {rec.target_count or 1} × {rec.target_instance_type}"
-    return str(rec.action) + (f" → {rec.target_platform}" if rec.target_platform else "")
-
-
-def _best_saving(d: FindingDocument) -> Decimal:
-    """The measured saving when a benchmark replaced the estimate (0 when it withdrew the recommendation)."""
-    return d.estimated_monthly_savings_usd if d.measured_monthly_savings_usd is None else d.measured_monthly_savings_usd
 
 
 def _saving_cell(d: FindingDocument) -> str:
     if d.measured_monthly_savings_usd is None:
         return f"[bold]{d.estimated_monthly_savings_usd:,.2f}[/]\n[dim]of {d.monthly_cost_usd:,.2f}[/]"
-    verdict = (
-        (d.evidence.get("benchmark") or {}).get("status") if isinstance(d.evidence.get("benchmark"), dict) else None
-    )
+    verdict = benchmark_verdict(d)
     label = "[red]withdrawn[/]" if verdict == "withdrawn" else "[green]measured[/]"
     return (
         f"[bold]{d.measured_monthly_savings_usd:,.2f}[/] {label}\n"
@@ -129,7 +118,7 @@ def show_command(
     with store_session() as session:
         repository = FindingRepository(session)
         row = repository.get(finding_id)
-        document = FindingDocument.from_row(row)
+        document = finding_document(row)
         history = [
             {
                 "at": h.created_at.isoformat(),
@@ -161,21 +150,24 @@ def show_command(
     out.print(trail)
 
 
+_HAS_ZONE = re.compile(r"([+-]\d\d:?\d\d|[zZ])\s*$")
+
+
 def parse_until(value: str) -> datetime:
     """``2026-12-31`` (suppressed through that day, UTC) or an ISO time with a zone."""
     try:
-        day = date.fromisoformat(value)
+        day = parse_day(value)
     except ValueError:
         pass
     else:
         return datetime.combine(day + timedelta(days=1), time(0), tzinfo=UTC)
     try:
-        moment = datetime.fromisoformat(value)
+        moment = parse_utc(value)
     except ValueError as exc:
         raise InvalidInput(f"--until {value!r} is not a date (YYYY-MM-DD) or an ISO time") from exc
-    if moment.tzinfo is None:
+    if not _HAS_ZONE.search(value):  # parse_utc takes a naive time as UTC; a deadline typed by a person says
         raise InvalidInput(f"--until {value!r} needs a time zone (or give a date)")
-    return moment.astimezone(UTC)
+    return moment
 
 
 @findings_app.command("suppress")

@@ -15,10 +15,11 @@ from chipwise import neuron_agent
 from chipwise.aws import aws_context
 from chipwise.cli.common import err, out, print_json, progress, settings
 from chipwise.collect.neuron import decode_object, ids_from_key
-from chipwise.collect.neuron_ingest import ObjectRef, ingest_object, ingest_text, list_objects
 from chipwise.errors import ChipwiseError, InvalidInput, NotFound
 from chipwise.models.neuron import NeuronIngestResult
-from chipwise.store import ensure_schema, get_session_factory
+from chipwise.pipeline.neuron_ingest import ObjectRef, ingest_object, ingest_text, list_objects
+from chipwise.store import get_session_factory
+from chipwise.store.schema import require_current_schema
 
 
 def neuron_agent_command(ctx: typer.Context) -> None:
@@ -35,7 +36,7 @@ def ingest_neuron_command(
 ) -> None:
     """Parse neuron-monitor reports and store hourly rollups per instance and runtime (idempotent)."""
     cfg = settings()
-    ensure_schema(cfg.database_url)
+    require_current_schema(cfg.database_url)
     factory = get_session_factory(cfg.database_url)
     aws = aws_context(cfg.region)
     home = functools.cache(aws.account_id)  # the fallback account, asked at most once

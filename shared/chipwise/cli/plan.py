@@ -13,11 +13,11 @@ from rich.markup import escape
 
 from chipwise.cli.common import err
 from chipwise.errors import InvalidInput
-from chipwise.plan import views
+from chipwise.intake import views
+from chipwise.intake.service import new_plan_id
 from chipwise.plan.document import PlanDocument
 from chipwise.plan.intake import IntakeRequest, field_errors
 from chipwise.plan.planner import build_plan
-from chipwise.plan.service import new_plan_id
 from chipwise.render import money
 from chipwise.store.base import utcnow
 

@@ -11,10 +11,12 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from chipwise.aws import AssumeRole, AwsContext, aws_context
 from chipwise.cli.common import err, out, print_json, progress, settings
+from chipwise.economics import usd
 from chipwise.errors import UpstreamError
 from chipwise.models.scan import ScanDocument
-from chipwise.scan import run_scan
-from chipwise.store import ensure_schema, get_session_factory
+from chipwise.pipeline.scan import run_scan
+from chipwise.store import get_session_factory
+from chipwise.store.schema import require_current_schema
 
 STAGES = ("inventory", "costs", "metrics", "neuron", "rules", "event")
 
@@ -44,7 +46,7 @@ def scan_command(
 ) -> None:
     """Scan an account: inventory, Cost Explorer, CloudWatch and Neuron telemetry into the store, then the rules."""
     cfg = settings()
-    ensure_schema(cfg.database_url)
+    require_current_schema(cfg.database_url)
     factory = get_session_factory(cfg.database_url)
     documents: list[ScanDocument] = []
     for region in regions or cfg.scan_regions:
@@ -105,7 +107,7 @@ def _print_summary(document: ScanDocument) -> None:
 
 
 def _money(amount: Decimal) -> str:
-    return f"{amount:,.2f}"
+    return usd(amount).removeprefix("$")
 
 
 def register(app: typer.Typer) -> None:

@@ -103,7 +103,7 @@ def response_body(response: dict[str, Any]) -> bytes:
 
 
 def _handler_class(resolve: Resolver, lock: threading.Lock) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
+    class IntakeRequestHandler(BaseHTTPRequestHandler):
         server_version = "chipwise-serve"
         protocol_version = "HTTP/1.1"
 
@@ -144,7 +144,7 @@ def _handler_class(resolve: Resolver, lock: threading.Lock) -> type[BaseHTTPRequ
         def log_message(self, format: str, *args: Any) -> None:
             err.print(f"[dim]{self.address_string()} {format % args}[/]", highlight=False)
 
-    return Handler
+    return IntakeRequestHandler
 
 
 def address(server: socketserver.BaseServer) -> tuple[str, int]:
@@ -181,7 +181,7 @@ def serve(
 
 def intake_resolver() -> Resolver:
     """The intake API's resolver (the Lambda handler's ``app.resolve``)."""
-    from chipwise.plan.api import app
+    from chipwise.intake.api import app
 
     def resolve(event: dict[str, Any], context: Any) -> dict[str, Any]:
         return app.resolve(event, context)

@@ -9,35 +9,19 @@ store lacks, plus the last few days Cost Explorer still revises.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from datetime import date, timedelta
 from decimal import Decimal
 from typing import Any
 
 from chipwise.aws import AwsContext
 from chipwise.catalog import get_regions, parse_usage_type
+from chipwise.models.records import CostLine
 
 EC2_COMPUTE_SERVICE = "Amazon Elastic Compute Cloud - Compute"
 SAGEMAKER_SERVICE = "Amazon SageMaker"
 SERVICES = (EC2_COMPUTE_SERVICE, SAGEMAKER_SERVICE)
 METRICS = ("UnblendedCost", "AmortizedCost", "UsageQuantity")
 REVISED_DAYS = 3  # Cost Explorer keeps revising the most recent days: fetch them again every scan
-
-
-@dataclass(frozen=True)
-class CostRecord:
-    """One Cost Explorer group on one day (a row of ``cost_records``)."""
-
-    day: date
-    service: str
-    usage_type: str
-    usage_kind: str | None
-    instance_type: str | None
-    region: str | None
-    unblended_cost: Decimal
-    amortized_cost: Decimal
-    usage_quantity: Decimal
-    estimated: bool
 
 
 def days_to_fetch(start: date, end: date, stored: Iterable[date], today: date) -> tuple[date, date] | None:
@@ -71,11 +55,11 @@ def cost_query(start: date, end: date) -> dict[str, Any]:
     }
 
 
-def fetch_cost_records(aws: AwsContext, start: date, end: date) -> list[CostRecord]:
+def fetch_cost_records(aws: AwsContext, start: date, end: date) -> list[CostLine]:
     """Every group of every day in ``[start, end)``, following NextPageToken to the last page."""
     ce = aws.client("ce")
     query = cost_query(start, end)
-    records: list[CostRecord] = []
+    records: list[CostLine] = []
     token: str | None = None
     while True:
         page = ce.get_cost_and_usage(**query, **({"NextPageToken": token} if token else {}))  # type: ignore[arg-type]
@@ -85,7 +69,7 @@ def fetch_cost_records(aws: AwsContext, start: date, end: date) -> list[CostReco
             return records
 
 
-def parse_results(results: Iterable[Any]) -> Iterator[CostRecord]:
+def parse_results(results: Iterable[Any]) -> Iterator[CostLine]:
     """Cost records from ``ResultsByTime`` (amounts parsed from their strings: never through float)."""
     for result in results:
         day = date.fromisoformat(result["TimePeriod"]["Start"])
@@ -97,7 +81,7 @@ def parse_results(results: Iterable[Any]) -> Iterator[CostRecord]:
             service, usage_type = keys
             metrics = group.get("Metrics", {})
             kind, instance_type, region = describe_usage_type(usage_type)
-            yield CostRecord(
+            yield CostLine(
                 day=day,
                 service=service,
                 usage_type=usage_type,

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Literal
 
 from chipwise.catalog import get_model_families
+from chipwise.models.resources import WorkloadHints
 
 Workload = Literal["training", "inference"]
 
@@ -53,24 +54,23 @@ def workload_hints(
     kind: str,
     image: str | None = None,
     environment: Mapping[str, str] | None = None,
-) -> dict[str, Any]:
-    """The hints dict stored on a resource (see :mod:`chipwise.store.repositories.inventory` for its shape)."""
+) -> WorkloadHints:
+    """What runs on a resource, with where each hint came from."""
     environment = environment or {}
     sources: dict[str, str] = {}
     hf_model_id = _model_id(environment)
     image_lower = (image or "").lower()
-    hints: dict[str, Any] = {
-        "model_family": _model_family(tags, hf_model_id, image_lower, sources),
-        "workload": _workload(tags, kind, image_lower, sources),
-        "custom_cuda": _custom_cuda(tags, image_lower, sources),
-        "owner": _owner(tags),
-        "image": image,
-        "hf_model_id": hf_model_id,
-        "serving_stack": _serving_stack(image_lower),
-        "neuron_image": bool(_NEURON_IMAGE.search(image_lower)),
-        "sources": sources,
-    }
-    return hints
+    return WorkloadHints(
+        model_family=_model_family(tags, hf_model_id, image_lower, sources),
+        workload=_workload(tags, kind, image_lower, sources),
+        custom_cuda=_custom_cuda(tags, image_lower, sources),
+        owner=_owner(tags),
+        image=image,
+        hf_model_id=hf_model_id,
+        serving_stack=_serving_stack(image_lower),
+        neuron_image=bool(_NEURON_IMAGE.search(image_lower)),
+        sources=sources,
+    )
 
 
 def _tag(tags: Mapping[str, str], key: str) -> str | None:

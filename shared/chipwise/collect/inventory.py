@@ -15,10 +15,21 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
+from botocore.exceptions import ClientError
+
 from chipwise.aws import AwsContext
 from chipwise.catalog import get_catalog
 from chipwise.collect.hints import workload_hints
-from chipwise.models.common import Platform, ResourceKind
+from chipwise.models.common import Platform
+from chipwise.models.records import CollectedResource, Inventory, ResourceProblem
+from chipwise.models.resources import (
+    BatchEnvironmentDetails,
+    BatchJobQueue,
+    EndpointDetails,
+    EndpointVariant,
+    InstanceDetails,
+    TrainingJobDetails,
+)
 
 # How long a SageMaker training job may run (its MaxRuntimeInSeconds ceiling): older jobs cannot overlap.
 MAX_TRAINING_DAYS = 28
@@ -32,25 +43,6 @@ _FAMILY_GUESSES: tuple[tuple[re.Pattern[str], Platform], ...] = (
     (re.compile(r"^(p\d|g\d|dl\d)"), "nvidia"),
 )
 MAX_RECENT_BATCH_JOBS = 50
-
-
-@dataclass
-class CollectedResource:
-    """One resource as a collector saw it (the columns of ``resources``, before the store assigns an id)."""
-
-    arn: str
-    kind: ResourceKind
-    name: str
-    instance_type: str | None
-    instance_count: int
-    platform: Platform
-    state: str | None
-    unknown_instance_type: bool
-    launched_at: datetime | None = None
-    ended_at: datetime | None = None
-    tags: dict[str, str] = field(default_factory=dict)
-    hints: dict[str, Any] = field(default_factory=dict)
-    details: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -142,15 +134,15 @@ def _ec2_resource(instance: dict[str, Any], owner: str, region: str) -> Collecte
     tags = _tags(instance.get("Tags"))
     typ = type_facts(instance_type)
     cluster = eks_cluster(tags)
-    details = {
-        "instance_id": instance_id,
-        "image_id": instance.get("ImageId"),
-        "availability_zone": (instance.get("Placement") or {}).get("AvailabilityZone"),
-        "private_dns_name": instance.get("PrivateDnsName"),
-        "lifecycle": instance.get("InstanceLifecycle", "on-demand"),
-        "eks_cluster": cluster,
-        "catalog": typ.facts,
-    }
+    details = InstanceDetails(
+        instance_id=instance_id,
+        image_id=instance.get("ImageId"),
+        availability_zone=(instance.get("Placement") or {}).get("AvailabilityZone"),
+        private_dns_name=instance.get("PrivateDnsName") or None,
+        lifecycle=instance.get("InstanceLifecycle", "on-demand"),
+        eks_cluster=cluster,
+        catalog=typ.facts,
+    )
     return CollectedResource(
         arn=f"arn:aws:ec2:{region}:{owner}:instance/{instance_id}",
         kind="ec2_instance",
@@ -172,31 +164,82 @@ def _ec2_resource(instance: dict[str, Any], owner: str, region: str) -> Collecte
 
 @dataclass
 class _ModelCache:
-    """describe_model answers by name: endpoints often share a model."""
+    """describe_model answers by name: endpoints often share a model. A model that cannot be described (SageMaker
+    lets a model be deleted while its endpoint keeps serving) is remembered as unknown, with its error."""
 
     fetch: Callable[[str], dict[str, Any]]
     seen: dict[str, dict[str, Any]] = field(default_factory=dict)
+    failed: dict[str, ClientError] = field(default_factory=dict)
 
     def get(self, name: str) -> dict[str, Any]:
+        if name in self.failed:
+            return dict(_UNKNOWN_CONTAINER)
         if name not in self.seen:
-            self.seen[name] = self.fetch(name)
+            try:
+                self.seen[name] = self.fetch(name)
+            except ClientError as exc:
+                self.failed[name] = exc
+                return dict(_UNKNOWN_CONTAINER)
         return self.seen[name]
 
 
-def collect_sagemaker_endpoints(aws: AwsContext) -> list[CollectedResource]:
-    """Every endpoint with its variants (instance type and count or serverless config) and primary container."""
+_UNKNOWN_CONTAINER: dict[str, Any] = {"image": None, "environment": {}}
+# What SageMaker answers for a name that no longer exists (it has no NotFound code of its own).
+_GONE_CODES = frozenset({"ValidationException", "ResourceNotFound", "ResourceNotFoundException"})
+
+
+def _error_code(exc: ClientError) -> str | None:
+    code = exc.response.get("Error", {}).get("Code")
+    return str(code) if code else None
+
+
+def _gone(exc: ClientError) -> bool:
+    """Deleted between the listing and the describe call (SageMaker says "Could not find ...")."""
+    message = str(exc.response.get("Error", {}).get("Message", "")).lower()
+    return _error_code(exc) in _GONE_CODES and ("could not find" in message or "not found" in message)
+
+
+def collect_sagemaker_endpoints(aws: AwsContext) -> Inventory:
+    """Every endpoint with its variants (instance type and count or serverless config) and primary container.
+
+    One endpoint never blinds the others: an endpoint deleted between the listing and the describe call is
+    skipped; one whose model cannot be described (deleted while the endpoint serves) is recorded with what is
+    known and a problem; one that cannot be described for another reason is a problem and is not marked gone.
+    Only a failed listing fails the source."""
     sm = aws.client("sagemaker")
     models = _ModelCache(lambda name: _model_container(dict(sm.describe_model(ModelName=name))))
-    found: list[CollectedResource] = []
+    result = Inventory()
     for page in sm.get_paginator("list_endpoints").paginate():
         for summary in page.get("Endpoints", []):
-            endpoint: dict[str, Any] = dict(sm.describe_endpoint(EndpointName=summary["EndpointName"]))
-            config: dict[str, Any] = dict(
-                sm.describe_endpoint_config(EndpointConfigName=endpoint["EndpointConfigName"])
-            )
-            tags = _tags(sm.list_tags(ResourceArn=endpoint["EndpointArn"]).get("Tags"))
-            found.append(_endpoint_resource(endpoint, config, tags, models))
-    return found
+            name, arn = str(summary["EndpointName"]), str(summary.get("EndpointArn") or "")
+            result.listed_arns.add(arn)
+            try:
+                endpoint: dict[str, Any] = dict(sm.describe_endpoint(EndpointName=name))
+                config: dict[str, Any] = dict(
+                    sm.describe_endpoint_config(EndpointConfigName=endpoint["EndpointConfigName"])
+                )
+                tags = _tags(sm.list_tags(ResourceArn=endpoint["EndpointArn"]).get("Tags"))
+            except ClientError as exc:
+                if _gone(exc):
+                    result.listed_arns.discard(arn)
+                    continue
+                result.problems.append(ResourceProblem(arn, name, _error_code(exc), _message(exc), recorded=False))
+                continue
+            failed_before = set(models.failed)
+            result.resources.append(_endpoint_resource(endpoint, config, tags, models))
+            for model_name in set(models.failed) - failed_before or _models_of(config) & set(models.failed):
+                error = models.failed[model_name]
+                message = f"model {model_name}: {_message(error)}"
+                result.problems.append(ResourceProblem(arn, name, _error_code(error), message, recorded=True))
+    return result
+
+
+def _models_of(config: Mapping[str, Any]) -> set[str]:
+    return {str(v["ModelName"]) for v in config.get("ProductionVariants") or [] if v.get("ModelName")}
+
+
+def _message(exc: ClientError) -> str:
+    return str(exc.response.get("Error", {}).get("Message") or exc)[:500]
 
 
 def _model_container(model: dict[str, Any]) -> dict[str, Any]:
@@ -204,7 +247,7 @@ def _model_container(model: dict[str, Any]) -> dict[str, Any]:
     return {"image": container.get("Image"), "environment": dict(container.get("Environment") or {})}
 
 
-def _endpoint_variants(endpoint: dict[str, Any], config: dict[str, Any], models: _ModelCache) -> list[dict[str, Any]]:
+def _endpoint_variants(endpoint: dict[str, Any], config: dict[str, Any], models: _ModelCache) -> list[EndpointVariant]:
     live = {v["VariantName"]: v for v in endpoint.get("ProductionVariants") or []}
     variants = []
     for variant in config.get("ProductionVariants") or []:
@@ -214,16 +257,16 @@ def _endpoint_variants(endpoint: dict[str, Any], config: dict[str, Any], models:
         model_name = variant.get("ModelName")
         container: dict[str, Any] = models.get(model_name) if model_name else {"image": None, "environment": {}}
         variants.append(
-            {
-                "variant_name": variant["VariantName"],
-                "instance_type": variant.get("InstanceType"),
-                "instance_count": 0 if serverless and not variant.get("InstanceType") else int(count or 0),
-                "serverless": _jsonable(serverless) if serverless else None,
-                "model_name": model_name,
-                "image": container["image"],
-                "environment": container["environment"],
-                "weight": now.get("CurrentWeight", variant.get("InitialVariantWeight")),
-            }
+            EndpointVariant(
+                variant_name=variant["VariantName"],
+                instance_type=variant.get("InstanceType"),
+                instance_count=0 if serverless and not variant.get("InstanceType") else int(count or 0),
+                serverless=_jsonable(serverless) if serverless else None,
+                model_name=model_name,
+                image=container["image"],
+                environment=container["environment"],
+                weight=now.get("CurrentWeight", variant.get("InitialVariantWeight")),
+            )
         )
     return variants
 
@@ -232,17 +275,17 @@ def _endpoint_resource(
     endpoint: dict[str, Any], config: dict[str, Any], tags: dict[str, str], models: _ModelCache
 ) -> CollectedResource:
     variants = _endpoint_variants(endpoint, config, models)
-    provisioned = [v for v in variants if v["instance_type"]]
-    instance_type = provisioned[0]["instance_type"] if provisioned else None
-    count = sum(v["instance_count"] for v in provisioned if v["instance_type"] == instance_type)
+    provisioned = [v for v in variants if v.instance_type]
+    instance_type = provisioned[0].instance_type if provisioned else None
+    count = sum(v.instance_count for v in provisioned if v.instance_type == instance_type)
     typ = type_facts(instance_type)
-    primary = variants[0] if variants else {"image": None, "environment": {}}
-    details = {
-        "endpoint_config_name": endpoint.get("EndpointConfigName"),
-        "variants": variants,
-        "async_inference": bool(config.get("AsyncInferenceConfig")),
-        "catalog": typ.facts,
-    }
+    primary = variants[0] if variants else EndpointVariant(variant_name="")
+    details = EndpointDetails(
+        endpoint_config_name=endpoint.get("EndpointConfigName"),
+        variants=variants,
+        async_inference=bool(config.get("AsyncInferenceConfig")),
+        catalog=typ.facts,
+    )
     return CollectedResource(
         arn=str(endpoint["EndpointArn"]),
         kind="sagemaker_endpoint",
@@ -255,7 +298,7 @@ def _endpoint_resource(
         launched_at=endpoint.get("CreationTime"),
         tags=tags,
         hints=workload_hints(
-            tags=tags, kind="sagemaker_endpoint", image=primary["image"], environment=primary["environment"]
+            tags=tags, kind="sagemaker_endpoint", image=primary.image, environment=primary.environment
         ),
         details=details,
     )
@@ -264,24 +307,32 @@ def _endpoint_resource(
 # --- SageMaker training jobs -----------------------------------------------------------------------------------
 
 
-def collect_training_jobs(aws: AwsContext, window_start: datetime) -> list[CollectedResource]:
-    """Training jobs that ran during the window (still running, or ended after it started)."""
+def collect_training_jobs(aws: AwsContext, window_start: datetime) -> Inventory:
+    """Training jobs that ran during the window (still running, or ended after it started); a job that cannot be
+    described is a problem of its own, the others go on."""
     sm = aws.client("sagemaker")
     oldest = window_start - timedelta(days=MAX_TRAINING_DAYS)
-    found: list[CollectedResource] = []
+    result = Inventory()
+    found = result.resources
     pages = sm.get_paginator("list_training_jobs").paginate(SortBy="CreationTime", SortOrder="Descending")
     for page in pages:
         summaries = page.get("TrainingJobSummaries", [])
         for summary in summaries:
             if summary["CreationTime"] < oldest:
-                return found
+                return result
             ended = summary.get("TrainingEndTime")
             if summary.get("TrainingJobStatus") != "InProgress" and ended is not None and ended < window_start:
                 continue
-            job: dict[str, Any] = dict(sm.describe_training_job(TrainingJobName=summary["TrainingJobName"]))
-            tags = _tags(sm.list_tags(ResourceArn=job["TrainingJobArn"]).get("Tags"))
+            name, arn = str(summary["TrainingJobName"]), str(summary.get("TrainingJobArn") or "")
+            try:
+                job: dict[str, Any] = dict(sm.describe_training_job(TrainingJobName=name))
+                tags = _tags(sm.list_tags(ResourceArn=job["TrainingJobArn"]).get("Tags"))
+            except ClientError as exc:
+                if not _gone(exc):
+                    result.problems.append(ResourceProblem(arn, name, _error_code(exc), _message(exc), recorded=False))
+                continue
             found.append(_training_resource(job, tags))
-    return found
+    return result
 
 
 def training_hosts(job_name: str, count: int) -> list[str]:
@@ -298,20 +349,20 @@ def _training_resource(job: dict[str, Any], tags: dict[str, str]) -> CollectedRe
     environment = dict(job.get("Environment") or {})
     typ = type_facts(instance_type)
     name = str(job["TrainingJobName"])
-    details = {
-        "status": job.get("TrainingJobStatus"),
-        "hosts": training_hosts(name, count),
-        "training_start": _jsonable(job.get("TrainingStartTime")),
-        "training_end": _jsonable(job.get("TrainingEndTime")),
-        "billable_seconds": job.get("BillableTimeInSeconds"),
-        "training_seconds": job.get("TrainingTimeInSeconds"),
-        "max_runtime_seconds": (job.get("StoppingCondition") or {}).get("MaxRuntimeInSeconds"),
-        "spot": bool(job.get("EnableManagedSpotTraining")),
-        "image": image,
-        "environment": environment,
-        "hyperparameters": dict(job.get("HyperParameters") or {}),
-        "catalog": typ.facts,
-    }
+    details = TrainingJobDetails(
+        status=job.get("TrainingJobStatus"),
+        hosts=list(training_hosts(name, count)),
+        training_start=job.get("TrainingStartTime"),
+        training_end=job.get("TrainingEndTime"),
+        billable_seconds=job.get("BillableTimeInSeconds"),
+        training_seconds=job.get("TrainingTimeInSeconds"),
+        max_runtime_seconds=(job.get("StoppingCondition") or {}).get("MaxRuntimeInSeconds"),
+        spot=bool(job.get("EnableManagedSpotTraining")),
+        image=image,
+        environment=environment,
+        hyperparameters=dict(job.get("HyperParameters") or {}),
+        catalog=typ.facts,
+    )
     return CollectedResource(
         arn=str(job["TrainingJobArn"]),
         kind="sagemaker_training_job",
@@ -386,17 +437,17 @@ def _batch_resource(env: dict[str, Any], queues: list[dict[str, Any]]) -> Collec
     vcpu = typ.facts.get("vcpu") if typ.facts else None
     desired = int(compute.get("desiredvCpus") or 0)
     tags = {str(k): str(v) for k, v in (env.get("tags") or {}).items()}
-    details = {
-        "instance_types": types,
-        "type": env.get("type"),
-        "compute_type": compute.get("type"),
-        "min_vcpus": compute.get("minvCpus"),
-        "max_vcpus": compute.get("maxvCpus"),
-        "desired_vcpus": desired,
-        "status": env.get("status"),
-        "job_queues": queues,
-        "catalog": typ.facts,
-    }
+    details = BatchEnvironmentDetails(
+        instance_types=types,
+        type=env.get("type"),
+        compute_type=compute.get("type"),
+        min_vcpus=compute.get("minvCpus"),
+        max_vcpus=compute.get("maxvCpus"),
+        desired_vcpus=desired,
+        status=env.get("status"),
+        job_queues=[BatchJobQueue.model_validate(q) for q in queues],
+        catalog=typ.facts,
+    )
     return CollectedResource(
         arn=str(env["computeEnvironmentArn"]),
         kind="batch_compute_environment",

@@ -11,7 +11,7 @@ Insights' ``NodeName``) are found with one ListMetrics listing per metric name, 
 Several series of one resource are combined into one hourly row: the maximum across GPUs (a job that keeps one
 GPU busy is busy), and across endpoint variants or training hosts sums add, averages average and maxima max.
 
-Coverage tells "no datapoints" from "no metric": AWS/SageMaker omits hours without invocations, so for that
+SeriesCoverage tells "no datapoints" from "no metric": AWS/SageMaker omits hours without invocations, so for that
 namespace an absent hour means zero and the metric always exists; any other metric exists only when it has
 datapoints in the window (or ListMetrics lists it): otherwise the telemetry is missing, which is never "idle".
 """
@@ -28,8 +28,10 @@ from typing import TYPE_CHECKING, Any, Literal
 import boto3
 import botocore.session
 
-from chipwise.aws import RETRY_CONFIG, AwsContext
-from chipwise.collect.inventory import CollectedResource
+from chipwise.aws import AwsContext, retry_config
+from chipwise.economics import parse_utc
+from chipwise.models.records import CollectedResource, HourlyRollup, SeriesCoverage
+from chipwise.models.resources import EndpointDetails, InstanceDetails, TrainingJobDetails
 
 if TYPE_CHECKING:
     from mypy_boto3_cloudwatch import CloudWatchClient
@@ -109,31 +111,6 @@ class Discovered:
     eks_series: dict[str, list[Dimensions]] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
-class HourlyRollup:
-    """One hour of one metric of one resource (a row of ``metric_rollups`` without the resource id)."""
-
-    resource_arn: str
-    namespace: str
-    metric: str
-    hour: datetime
-    average: float | None
-    maximum: float | None
-    sum: float | None
-    sample_count: float | None
-
-
-@dataclass(frozen=True)
-class Coverage:
-    """Whether a metric exists for a resource over the window, and how many hours had datapoints."""
-
-    resource_arn: str
-    namespace: str
-    metric: str
-    exists: bool
-    hours_with_data: int
-
-
 @dataclass
 class MetricsResult:
     calls: int = 0
@@ -142,7 +119,7 @@ class MetricsResult:
     rollups: int = 0
 
 
-RollupSink = Callable[[list[HourlyRollup], list[Coverage]], None]
+RollupSink = Callable[[list[HourlyRollup], list[SeriesCoverage]], None]
 
 
 # --- which metrics for which resource ---------------------------------------------------------------------------
@@ -154,7 +131,7 @@ def needs_discovery(resources: Iterable[CollectedResource]) -> tuple[bool, bool]
     for r in resources:
         if r.kind == "ec2_instance":
             gpu = gpu or r.platform == "nvidia"
-            eks = eks or (_is_neuron(r) and bool(r.details.get("eks_cluster")))
+            eks = eks or (_is_neuron(r) and isinstance(r.details, InstanceDetails) and bool(r.details.eks_cluster))
     return gpu, eks
 
 
@@ -203,10 +180,10 @@ def plan_targets(resources: Iterable[CollectedResource], discovered: Discovered)
 
 
 def _endpoint_targets(resource: CollectedResource) -> Iterator[MetricTarget]:
-    variants = resource.details.get("variants") or []
-    every = tuple(_dims(EndpointName=resource.name, VariantName=v["variant_name"]) for v in variants)
+    variants = resource.details.variants if isinstance(resource.details, EndpointDetails) else []
+    every = tuple(_dims(EndpointName=resource.name, VariantName=v.variant_name) for v in variants)
     provisioned = tuple(
-        _dims(EndpointName=resource.name, VariantName=v["variant_name"]) for v in variants if v.get("instance_type")
+        _dims(EndpointName=resource.name, VariantName=v.variant_name) for v in variants if v.instance_type
     )
     for spec in ENDPOINT_SPECS:
         yield MetricTarget(resource.arn, spec, every)
@@ -222,7 +199,10 @@ def _endpoint_targets(resource: CollectedResource) -> Iterator[MetricTarget]:
 
 
 def _instance_targets(resource: CollectedResource, discovered: Discovered) -> Iterator[MetricTarget]:
-    instance_id = str(resource.details["instance_id"])
+    if not isinstance(resource.details, InstanceDetails):
+        return
+    instance_id = resource.details.instance_id
+    eks_cluster = resource.details.eks_cluster
     own = (_dims(InstanceId=instance_id),)
     yield MetricTarget(resource.arn, EC2_CPU, own)
     if resource.platform == "nvidia":
@@ -232,13 +212,14 @@ def _instance_targets(resource: CollectedResource, discovered: Discovered) -> It
     if _is_neuron(resource):
         for spec in NEURON_SPECS:
             yield MetricTarget(resource.arn, spec, own)
-        if resource.details.get("eks_cluster"):
+        if eks_cluster:
             nodes = tuple(discovered.eks_series.get(instance_id, []))
             yield MetricTarget(resource.arn, EKS_NEURONCORE, nodes, listed=bool(nodes))
 
 
 def _training_targets(resource: CollectedResource) -> Iterator[MetricTarget]:
-    hosts = tuple(_dims(Host=h) for h in resource.details.get("hosts") or [])
+    names = resource.details.hosts if isinstance(resource.details, TrainingJobDetails) else []
+    hosts = tuple(_dims(Host=h) for h in names)
     yield MetricTarget(resource.arn, TRAINING_CPU, hosts)
     if resource.platform == "nvidia":
         yield MetricTarget(resource.arn, TRAINING_GPU, hosts)
@@ -320,7 +301,7 @@ def hour_of(timestamp: Any) -> int:
     elif isinstance(timestamp, datetime):
         seconds = timestamp.timestamp()
     else:
-        seconds = datetime.fromisoformat(str(timestamp).replace("Z", "+00:00")).timestamp()
+        seconds = parse_utc(str(timestamp)).timestamp()
     return int(seconds // PERIOD_SECONDS * PERIOD_SECONDS)
 
 
@@ -338,7 +319,7 @@ def metric_data_client(aws: AwsContext) -> CloudWatchClient:
     frozen = credentials.get_frozen_credentials() if credentials is not None else None
     if frozen is not None and frozen.access_key and frozen.secret_key:
         core.set_credentials(frozen.access_key, frozen.secret_key, frozen.token)
-    client = boto3.Session(botocore_session=core, region_name=aws.region).client("cloudwatch", config=RETRY_CONFIG)
+    client = boto3.Session(botocore_session=core, region_name=aws.region).client("cloudwatch", config=retry_config())
     aws.counter.attach(client)
     return client
 
@@ -353,13 +334,15 @@ def _flush(
 ) -> int:
     """Combine and hand over targets ``[start, stop)``; a resource's rows leave memory as soon as they are read."""
     rollups: list[HourlyRollup] = []
-    coverage: list[Coverage] = []
+    coverage: list[SeriesCoverage] = []
     for index in range(start, stop):
         target = targets[index]
         rows = combine_series(target, values.pop(index, {}))
         rollups.extend(rows)
         exists = bool(rows) or target.listed or target.spec.zero_when_absent
-        coverage.append(Coverage(target.resource_arn, target.spec.namespace, target.spec.metric, exists, len(rows)))
+        coverage.append(
+            SeriesCoverage(target.resource_arn, target.spec.namespace, target.spec.metric, exists, len(rows))
+        )
     if coverage:
         result.rollups += len(rollups)
         sink(rollups, coverage)

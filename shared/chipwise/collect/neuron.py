@@ -17,23 +17,25 @@ sums, merged in the store with other objects' parts for the same hour (see
 
 from __future__ import annotations
 
-import gzip
 import json
 import math
 import re
 import zlib
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import asdict, dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from chipwise.economics import parse_utc
+from chipwise.models.common import is_account_id
 from chipwise.models.neuron import (
     HardwareInfo,
     MalformedLine,
+    NeuronHourPart,
     NeuronReport,
     ParsedReports,
     ReportError,
     RuntimeReport,
+    larger,
 )
 
 NO_RUNTIME_TAG = "(none)"  # hours in which neuron-monitor ran but no Neuron application did
@@ -41,7 +43,6 @@ _FAILED_EXECUTIONS = ("completed_with_err", "completed_with_num_err", "timed_out
 _ERROR_KINDS = ("generic", "numerical", "numeric", "transient", "model", "runtime", "hardware")
 _ECC_FIELDS = ("mem_ecc_corrected", "mem_ecc_uncorrected", "sram_ecc_corrected", "sram_ecc_uncorrected")
 _INSTANCE_ID = re.compile(r"^i-[0-9a-f]{8,17}$")
-_ACCOUNT_ID = re.compile(r"^\d{12}$")
 GZIP_MAGIC = b"\x1f\x8b"
 
 
@@ -73,10 +74,9 @@ def parse_timestamp(value: Any) -> datetime | None:
         return datetime.fromtimestamp(float(value), UTC)
     if isinstance(value, str) and value.strip():
         try:
-            parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+            return parse_utc(value)
         except ValueError:
             return None
-        return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
     return None
 
 
@@ -195,19 +195,55 @@ def _cores(in_use: Mapping[str, Any]) -> tuple[dict[str, float], float | None]:
     return cores, flops
 
 
+# Bounds on what one object may make Chipwise do: a real report is a few kilobytes, an hour of them a few megabytes.
+MAX_LINE_CHARS = 1_000_000
+MAX_DECOMPRESSED_BYTES = 64 * 2**20
+# Reports older than this before the object's own time, or later than a little after it, cannot belong to it.
+MAX_REPORT_AGE = timedelta(days=30)
+MAX_CLOCK_SKEW = timedelta(hours=1)
+EARLIEST_REPORT = datetime(2019, 1, 1, tzinfo=UTC)  # before the first Inferentia instances
+
+
+def _no_constants(name: str) -> float:
+    raise ValueError(f"{name} is not a number a report can carry")
+
+
 def parse_lines(lines: Iterable[str], default_time: datetime | None = None) -> ParsedReports:
-    """Every line of a JSON-lines file: reports, and malformed lines with their 1-based numbers."""
+    """Every line of a JSON-lines file: reports, and malformed lines with their 1-based numbers. A line that is too
+    long, nested too deeply, carries NaN/Infinity, a utilisation outside 0-100 % or a time outside the window the
+    object can belong to is rejected alone; the rest of the file goes on."""
     parsed = ParsedReports()
     for number, line in enumerate(lines, start=1):
         parsed.lines = number
         if not line.strip():
             continue
         try:
-            document = json.loads(line)
-            parsed.reports.append(parse_report(document, default_time))
-        except (ValueError, TypeError) as exc:  # JSONDecodeError is a ValueError
+            if len(line) > MAX_LINE_CHARS:
+                raise ValueError(f"line longer than {MAX_LINE_CHARS:,} characters")
+            document = json.loads(line, parse_constant=_no_constants)
+            report = parse_report(document, default_time)
+            _check_physical(report, default_time)
+            parsed.reports.append(report)
+        except RecursionError:
+            parsed.malformed.append(MalformedLine(line=number, reason="nested too deeply"))
+        except (ValueError, TypeError, OverflowError) as exc:  # JSONDecodeError is a ValueError
             parsed.malformed.append(MalformedLine(line=number, reason=_reason(exc)))
     return parsed
+
+
+def _check_physical(report: NeuronReport, object_time: datetime | None) -> None:
+    """Values a neuron-monitor cannot report are rejected, never stored: utilisation outside 0-100 %, negative
+    memory or counts, a time before the epoch window of the object it came in."""
+    for runtime in report.runtimes:
+        for core, value in runtime.core_utilization.items():
+            if not math.isfinite(value) or value < 0 or value > 100:
+                raise ValueError(f"NeuronCore {core} utilisation {value} is outside 0-100 %")
+    if report.timestamp is not None and not EARLIEST_REPORT <= report.timestamp <= datetime.now(UTC) + MAX_CLOCK_SKEW:
+        raise ValueError(f"report time {report.timestamp.isoformat()} is not a time neuron-monitor reported at")
+    if report.timestamp is not None and object_time is not None:
+        reference = object_time.astimezone(UTC)
+        if not reference - MAX_REPORT_AGE <= report.timestamp <= reference + MAX_CLOCK_SKEW:
+            raise ValueError(f"report time {report.timestamp.isoformat()} is outside the object's window")
 
 
 def _reason(exc: Exception) -> str:
@@ -216,16 +252,39 @@ def _reason(exc: Exception) -> str:
     return str(exc).splitlines()[0][:200]
 
 
+def _gunzip_bounded(body: bytes) -> bytes:
+    """gzip (one member or several) decompressed to at most MAX_DECOMPRESSED_BYTES, a mebibyte at a time: a small
+    bomb that expands to gigabytes is refused once past the limit, holding no more than the limit."""
+    chunks: list[bytes] = []
+    size = 0
+    data = body
+    try:
+        while data:
+            inflater = zlib.decompressobj(wbits=31)
+            while not inflater.eof:
+                piece = inflater.decompress(data, 1 << 20)
+                size += len(piece)
+                if size > MAX_DECOMPRESSED_BYTES:
+                    raise ValueError(f"decompresses to more than {MAX_DECOMPRESSED_BYTES // 2**20} MiB")
+                chunks.append(piece)
+                data = inflater.unconsumed_tail
+                if not data and not piece and not inflater.eof:
+                    raise ValueError("corrupt gzip data: truncated")
+            data = inflater.unused_data
+    except zlib.error as exc:
+        raise ValueError(f"corrupt gzip data: {exc}") from exc
+    return b"".join(chunks)
+
+
 def decode_object(body: bytes) -> str:
     """The text of a reports object: gzip is recognised by its magic bytes, whatever the key says.
 
     Raises ValueError when the bytes are not (gzip of) UTF-8 text.
     """
     if body[:2] == GZIP_MAGIC:
-        try:
-            body = gzip.decompress(body)
-        except (OSError, EOFError, zlib.error) as exc:
-            raise ValueError(f"corrupt gzip data: {exc}") from exc
+        body = _gunzip_bounded(body)
+    elif len(body) > MAX_DECOMPRESSED_BYTES:
+        raise ValueError(f"larger than {MAX_DECOMPRESSED_BYTES // 2**20} MiB")
     try:
         return body.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -233,42 +292,6 @@ def decode_object(body: bytes) -> str:
 
 
 # --- aggregation -----------------------------------------------------------------------------------------------
-
-
-@dataclass
-class NeuronHourPart:
-    """One source object's partial sums for one (instance, runtime, hour); merged in the store."""
-
-    instance_id: str
-    runtime_tag: str
-    hour: datetime
-    instance_type: str | None = None
-    reports: int = 0
-    util_sum: float = 0.0
-    util_n: int = 0
-    util_max: float | None = None
-    cores_in_use: int | None = None
-    device_memory_max: int | None = None
-    host_memory_max: int | None = None
-    executions_completed: int = 0
-    executions_failed: int = 0
-    p50_sum: float = 0.0
-    p50_n: int = 0
-    p99_max: float | None = None
-    errors: int = 0
-
-    def as_json(self) -> dict[str, Any]:
-        """The partial sums as stored in ``neuron_rollups.parts`` (no identity fields)."""
-        data = asdict(self)
-        for key in ("instance_id", "runtime_tag", "hour"):
-            data.pop(key)
-        return data
-
-
-def _max(current: Any, value: Any) -> Any:
-    if value is None:
-        return current
-    return value if current is None else max(current, value)
 
 
 def aggregate_hourly(reports: Iterable[NeuronReport], default_instance_id: str | None = None) -> list[NeuronHourPart]:
@@ -297,54 +320,24 @@ def _add(part: NeuronHourPart, runtime: RuntimeReport | None, report_errors: int
     part.errors += report_errors
     if runtime is None:  # neuron-monitor ran, no application did: the cores were idle
         part.util_n += 1
-        part.util_max = _max(part.util_max, 0.0)
-        part.cores_in_use = _max(part.cores_in_use, 0)
+        part.util_max = larger(part.util_max, 0.0)
+        part.cores_in_use = larger(part.cores_in_use, 0)
         return
     mean = runtime.utilization_mean
     if mean is not None:
         part.util_sum += mean
         part.util_n += 1
-    part.util_max = _max(part.util_max, runtime.utilization_max)
-    part.cores_in_use = _max(part.cores_in_use, len(runtime.core_utilization))
-    part.device_memory_max = _max(part.device_memory_max, runtime.device_memory_bytes)
-    part.host_memory_max = _max(part.host_memory_max, runtime.host_memory_bytes)
+    part.util_max = larger(part.util_max, runtime.utilization_max)
+    part.cores_in_use = larger(part.cores_in_use, len(runtime.core_utilization))
+    part.device_memory_max = larger(part.device_memory_max, runtime.device_memory_bytes)
+    part.host_memory_max = larger(part.host_memory_max, runtime.host_memory_bytes)
     part.executions_completed += runtime.executions_completed
     part.executions_failed += runtime.executions_failed
     part.errors += sum(runtime.error_counts.values())
     if runtime.latency_p50_s is not None:
         part.p50_sum += runtime.latency_p50_s
         part.p50_n += 1
-    part.p99_max = _max(part.p99_max, runtime.latency_p99_s)
-
-
-def merge_parts(parts: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
-    """The ``neuron_rollups`` figures from every source's partial sums for one hour.
-
-    Utilisation average = mean over reports of the mean across the runtime's in-use cores; maximum = the busiest
-    core in any report; p50 latency = mean of the reports' p50; p99 = the worst report's p99.
-    """
-    merged = NeuronHourPart("", "", datetime.min.replace(tzinfo=UTC))
-    for raw in parts:
-        merged.instance_type = merged.instance_type or raw.get("instance_type")
-        for name in ("reports", "util_sum", "util_n", "executions_completed", "executions_failed", "p50_sum", "p50_n"):
-            setattr(merged, name, getattr(merged, name) + (raw.get(name) or 0))
-        merged.errors += raw.get("errors") or 0
-        for name in ("util_max", "cores_in_use", "device_memory_max", "host_memory_max", "p99_max"):
-            setattr(merged, name, _max(getattr(merged, name), raw.get(name)))
-    return {
-        "instance_type": merged.instance_type,
-        "reports": merged.reports,
-        "neuroncore_utilization_avg": merged.util_sum / merged.util_n if merged.util_n else None,
-        "neuroncore_utilization_max": merged.util_max,
-        "cores_in_use": merged.cores_in_use,
-        "device_memory_used_max": merged.device_memory_max,
-        "host_memory_used_max": merged.host_memory_max,
-        "executions_completed": merged.executions_completed,
-        "executions_failed": merged.executions_failed,
-        "latency_p50_s": merged.p50_sum / merged.p50_n if merged.p50_n else None,
-        "latency_p99_s": merged.p99_max,
-        "errors": merged.errors,
-    }
+    part.p99_max = larger(part.p99_max, runtime.latency_p99_s)
 
 
 # --- where an object's reports come from ----------------------------------------------------------------------
@@ -355,7 +348,7 @@ def ids_from_key(key: str) -> tuple[str | None, str | None]:
     or ``neuron/<instance>/<date>.jsonl.gz``; None for what the key does not name."""
     account = instance = None
     for segment in key.split("/"):
-        if account is None and _ACCOUNT_ID.match(segment):
+        if account is None and is_account_id(segment):
             account = segment
         elif instance is None and _INSTANCE_ID.match(segment):
             instance = segment

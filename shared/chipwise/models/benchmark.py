@@ -329,16 +329,3 @@ class BatchJobDetail(_Lenient):
         if not self.stopped_at:
             return None
         return datetime.fromtimestamp(self.stopped_at / 1000, tz=timezone.utc)  # noqa: UP017 - Python 3.10 in the job
-
-
-class BatchJobStateChange(_Lenient):
-    """The EventBridge envelope of a Batch job state change (``source`` aws.batch)."""
-
-    source: Literal["aws.batch"]
-    detail_type: Literal["Batch Job State Change"] = Field(alias="detail-type")
-    id: str | None = None
-    account: str | None = None
-    region: str | None = None
-    time: datetime | None = None
-    resources: list[str] = []
-    detail: BatchJobDetail

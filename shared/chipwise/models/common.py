@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from decimal import Decimal
 from typing import Annotated, Literal
 
-from pydantic import PlainSerializer
+from pydantic import PlainSerializer, StringConstraints
+
+from chipwise.economics import cents
 
 Platform = Literal["inferentia", "trainium", "nvidia", "cpu"]
 TargetPlatform = Literal["inferentia", "trainium", "bedrock", "nvidia"]
@@ -20,9 +23,21 @@ ResourceKind = Literal[
 Confidence = Literal["high", "medium", "low"]
 Effort = Literal["none", "days", "weeks", "months"]
 Action = Literal["delete", "stop", "rightsize", "migrate", "enable_telemetry"]
-FindingStatus = Literal["open", "resolved", "suppressed"]
+FindingStatus = Literal["open", "resolved", "suppressed", "withdrawn"]
+# Why a finding's saving is left out of the totals: its target has no usable price (ask for a quote), or the hours
+# it would free are under a Savings Plan or reservation that is paid until it ends.
+TotalsExclusion = Literal["quote_needed", "committed"]
 
-HOURS_PER_MONTH = Decimal("730")  # "monthly" everywhere means 730 hours
 
 # Money in documents: a Decimal serialised as a string with 2 decimals ("1234.56").
-MoneyStr = Annotated[Decimal, PlainSerializer(lambda v: f"{v.quantize(Decimal('0.01'))}", return_type=str)]
+MoneyStr = Annotated[Decimal, PlainSerializer(lambda v: f"{cents(v)}", return_type=str)]
+
+# A 12-digit AWS account id: the one definition every boundary validates against.
+ACCOUNT_ID_PATTERN = r"^\d{12}$"
+AccountId = Annotated[str, StringConstraints(pattern=ACCOUNT_ID_PATTERN)]
+_ACCOUNT_ID = re.compile(ACCOUNT_ID_PATTERN)
+
+
+def is_account_id(value: str) -> bool:
+    """Whether ``value`` is a 12-digit AWS account id."""
+    return bool(_ACCOUNT_ID.fullmatch(value))

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from datetime import datetime
+from decimal import Decimal
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
-from chipwise.models.common import Action, Confidence, Effort, FindingStatus, MoneyStr, TargetPlatform
-from chipwise.store.tables import Finding
+from chipwise.models.common import Action, Confidence, Effort, FindingStatus, MoneyStr, TargetPlatform, TotalsExclusion
+from chipwise.models.evidence import FindingEvidence
+
+EvidenceValue = float | int | str | bool | None
 
 
 class RecommendationDoc(BaseModel):
@@ -18,6 +21,8 @@ class RecommendationDoc(BaseModel):
     target_platform: TargetPlatform | None = None
     target_instance_type: str | None = None
     target_count: int | None = None
+    excluded_from_totals: TotalsExclusion | None = None
+    software_path: str | None = None  # the Neuron stack the move assumes, and its status
 
 
 class FindingDocument(BaseModel):
@@ -47,30 +52,27 @@ class FindingDocument(BaseModel):
     first_seen: datetime
     last_seen: datetime
 
-    @classmethod
-    def from_row(cls, row: Finding) -> FindingDocument:
-        return cls(
-            finding_id=row.id,
-            rule_id=row.rule_id,
-            account_id=row.account_id,
-            region=row.region,
-            resource_id=row.resource_arn,
-            resource_kind=row.resource_kind,
-            resource_name=row.resource_name,
-            instance_type=row.instance_type,
-            instance_count=row.instance_count,
-            monthly_cost_usd=row.monthly_cost_usd,
-            estimated_monthly_savings_usd=row.estimated_monthly_savings_usd,
-            measured_monthly_savings_usd=row.measured_monthly_savings_usd,
-            recommendation=RecommendationDoc.model_validate(row.recommendation),
-            confidence=row.confidence,  # type: ignore[arg-type]
-            signals_used=list(row.signals_used),
-            signals_missing=list(row.signals_missing),
-            effort=row.effort,  # type: ignore[arg-type]
-            break_even_months=row.break_even_months,
-            summary=row.summary,
-            evidence=dict(row.evidence),
-            status=row.status,  # type: ignore[arg-type]
-            first_seen=row.first_seen,
-            last_seen=row.last_seen,
-        )
+
+class FindingDraft(BaseModel):
+    """What a rule concluded about one resource, before the lifecycle (ids, first/last seen, status) is applied."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    rule_id: str
+    account_id: str
+    region: str
+    resource_arn: str
+    resource_kind: str
+    resource_name: str
+    instance_type: str | None
+    instance_count: int
+    monthly_cost_usd: Decimal
+    estimated_monthly_savings_usd: Decimal
+    recommendation: RecommendationDoc
+    confidence: Confidence
+    signals_used: tuple[str, ...] = ()
+    signals_missing: tuple[str, ...] = ()
+    effort: Effort = "none"
+    break_even_months: float | None = None
+    summary: str
+    evidence: FindingEvidence = Field(default_factory=FindingEvidence)

@@ -3,23 +3,26 @@ reading a file of them. The raw schema is in the neuron-monitor user guide (see 
 
 from __future__ import annotations
 
-from datetime import datetime
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 
-class _Model(BaseModel):
+class _ReportModel(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class ReportError(_Model):
+class ReportError(_ReportModel):
     """An error string neuron-monitor put in a report, and where (``runtime[bert].memory_used``, ...)."""
 
     location: str
     message: str
 
 
-class RuntimeReport(_Model):
+class RuntimeReport(_ReportModel):
     """One Neuron application (``neuron_runtime_data[]`` entry) in one report."""
 
     tag: str = Field(description="NEURON_PROCESS_TAG, or the PID when the application set none.")
@@ -49,7 +52,7 @@ class RuntimeReport(_Model):
         return max(self.core_utilization.values()) if self.core_utilization else None
 
 
-class HardwareInfo(_Model):
+class HardwareInfo(_ReportModel):
     device_type: str | None = None
     device_version: str | None = None
     core_version: str | None = None
@@ -59,7 +62,7 @@ class HardwareInfo(_Model):
     logical_core_config: int | None = None
 
 
-class NeuronReport(_Model):
+class NeuronReport(_ReportModel):
     """One neuron-monitor JSON document."""
 
     timestamp: datetime | None = Field(None, description="When it was reported (added by the shipper).")
@@ -75,12 +78,12 @@ class NeuronReport(_Model):
     errors: list[ReportError] = Field(default_factory=list)
 
 
-class MalformedLine(_Model):
+class MalformedLine(_ReportModel):
     line: int = Field(description="1-based line number in the file.")
     reason: str
 
 
-class ParsedReports(_Model):
+class ParsedReports(_ReportModel):
     """A file of neuron-monitor reports: the good ones, and the lines that could not be read."""
 
     reports: list[NeuronReport] = Field(default_factory=list)
@@ -88,16 +91,85 @@ class ParsedReports(_Model):
     lines: int = 0
 
 
-class NeuronIngestResult(_Model):
+class NeuronIngestResult(_ReportModel):
     """What ingesting one object (or file) did."""
 
     source: str
     account_id: str | None = None
     accepted: bool
     reason: str | None = Field(None, description="Why the whole object was rejected.")
+    retryable: bool = Field(
+        False, description="The object could not be read (S3 throttled, failed or denied): try again, never drop it."
+    )
     lines: int = 0
     reports: int = 0
     malformed: list[MalformedLine] = Field(default_factory=list)
     report_errors: int = Field(0, description="Error strings inside otherwise good reports.")
     rollups: int = Field(0, description="(instance, runtime, hour) rows written or merged.")
     instances: list[str] = Field(default_factory=list)
+
+
+@dataclass
+class NeuronHourPart:
+    """One source object's partial sums for one (instance, runtime, hour); merged in the store."""
+
+    instance_id: str
+    runtime_tag: str
+    hour: datetime
+    instance_type: str | None = None
+    reports: int = 0
+    util_sum: float = 0.0
+    util_n: int = 0
+    util_max: float | None = None
+    cores_in_use: int | None = None
+    device_memory_max: int | None = None
+    host_memory_max: int | None = None
+    executions_completed: int = 0
+    executions_failed: int = 0
+    p50_sum: float = 0.0
+    p50_n: int = 0
+    p99_max: float | None = None
+    errors: int = 0
+
+    def as_json(self) -> dict[str, Any]:
+        """The partial sums as stored in ``neuron_rollups.parts`` (no identity fields)."""
+        data = asdict(self)
+        for key in ("instance_id", "runtime_tag", "hour"):
+            data.pop(key)
+        return data
+
+
+def larger(current: Any, value: Any) -> Any:
+    if value is None:
+        return current
+    return value if current is None else max(current, value)
+
+
+def merge_parts(parts: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """The ``neuron_rollups`` figures from every source's partial sums for one hour.
+
+    Utilisation average = mean over reports of the mean across the runtime's in-use cores; maximum = the busiest
+    core in any report; p50 latency = mean of the reports' p50; p99 = the worst report's p99.
+    """
+    merged = NeuronHourPart("", "", datetime.min.replace(tzinfo=UTC))
+    for raw in parts:
+        merged.instance_type = merged.instance_type or raw.get("instance_type")
+        for name in ("reports", "util_sum", "util_n", "executions_completed", "executions_failed", "p50_sum", "p50_n"):
+            setattr(merged, name, getattr(merged, name) + (raw.get(name) or 0))
+        merged.errors += raw.get("errors") or 0
+        for name in ("util_max", "cores_in_use", "device_memory_max", "host_memory_max", "p99_max"):
+            setattr(merged, name, larger(getattr(merged, name), raw.get(name)))
+    return {
+        "instance_type": merged.instance_type,
+        "reports": merged.reports,
+        "neuroncore_utilization_avg": merged.util_sum / merged.util_n if merged.util_n else None,
+        "neuroncore_utilization_max": merged.util_max,
+        "cores_in_use": merged.cores_in_use,
+        "device_memory_used_max": merged.device_memory_max,
+        "host_memory_used_max": merged.host_memory_max,
+        "executions_completed": merged.executions_completed,
+        "executions_failed": merged.executions_failed,
+        "latency_p50_s": merged.p50_sum / merged.p50_n if merged.p50_n else None,
+        "latency_p99_s": merged.p99_max,
+        "errors": merged.errors,
+    }

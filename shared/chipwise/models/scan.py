@@ -5,9 +5,9 @@ from __future__ import annotations
 from datetime import date, datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from chipwise.models.common import MoneyStr, Platform, ResourceKind
+from chipwise.models.common import AccountId, MoneyStr, Platform, ResourceKind
 from chipwise.models.findings import FindingDocument
 
 SCAN_COMPLETED_SOURCE = "chipwise"
@@ -21,10 +21,16 @@ class ScanRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    account_id: str = Field(pattern=r"^\d{12}$")
+    account_id: AccountId
     region: str = Field(pattern=r"^[a-z]{2}(-gov)?-[a-z]+-\d$")
     role_arn: str | None = Field(None, pattern=r"^arn:aws[a-z-]*:iam::\d{12}:role/.+$")
-    external_id: str | None = None
+
+    @model_validator(mode="after")
+    def _role_in_the_account(self) -> ScanRequest:
+        """A message's role must be in the account it names: a scan of B written under A would corrupt A."""
+        if self.role_arn is not None and self.role_arn.split(":")[4] != self.account_id:
+            raise ValueError("role_arn names another account than account_id")
+        return self
 
 
 class ScanCompleted(BaseModel):

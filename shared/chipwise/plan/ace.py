@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import hashlib
 import html
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import Decimal
 from typing import Any
+
+from chipwise.economics import cents
 
 CATALOG = "AWS"
 ORIGIN = "Partner Referral"  # the only origin allowed for partner-created opportunities in the AWS catalog
@@ -34,7 +36,6 @@ _LIMITS = {
     "comments": 255,
 }
 _PROBLEM_MIN = 20
-_CENTS = Decimal("0.01")
 
 
 def clip(text: str, limit: int) -> str:
@@ -117,7 +118,7 @@ def opportunity_document(
 
     ``expected_monthly_spend_usd`` is the customer's expected AWS spend a month after the move (AWS MRR).
     """
-    spend = max(expected_monthly_spend_usd, Decimal(0)).quantize(_CENTS, rounding=ROUND_HALF_UP)
+    spend = cents(max(expected_monthly_spend_usd, Decimal(0)))
     project: dict[str, Any] = {
         "Title": clip(project_title, _LIMITS["title"]),
         "CustomerBusinessProblem": _problem(business_problem),

@@ -5,27 +5,27 @@ and the ledger of every figure used with its source. Also the small number helpe
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from decimal import ROUND_CEILING, ROUND_HALF_UP, Decimal
+from decimal import ROUND_CEILING, Decimal
 
 from chipwise.catalog import (
+    Assumptions,
     Catalog,
-    Economics,
     Figure,
     InstanceType,
     ModelFamilies,
     ModelFamily,
     Source,
+    get_assumptions,
     get_catalog,
-    get_economics,
     get_model_families,
 )
+from chipwise.economics import porting_cost
 from chipwise.models.common import Effort
 from chipwise.plan.document import FigureSource
 from chipwise.plan.figures import PlannerData, get_planner_data
 
 HOURS_PER_DAY = Decimal(24)
 SECONDS_PER_DAY = Decimal(86400)
-MILLION = Decimal(1_000_000)
 BILLION = Decimal(1_000_000_000)
 BYTES_PER_GIB = Decimal(2**30)
 ZERO = Decimal(0)
@@ -42,11 +42,6 @@ def plain(value: Decimal) -> str:
     return format(value.normalize(), "f")
 
 
-def cents(value: Decimal) -> Decimal:
-    """Money as the plan shows it: to the cent, so that totals add up to what each line says."""
-    return value.quantize(CENT, rounding=ROUND_HALF_UP)
-
-
 def label(name: str) -> str:
     """ "Engineer week cost usd" from "engineer_week_cost_usd": a figure's name as the plan lists it."""
     return name.replace("_", " ").capitalize()
@@ -57,6 +52,16 @@ def ceil_div(numerator: Decimal, denominator: Decimal) -> int:
     return max(1, int((numerator / denominator).to_integral_value(rounding=ROUND_CEILING)))
 
 
+# How a figure's confidence reads next to its source in a plan.
+CONFIDENCE_WORDS = {
+    "verified": "",
+    "corroborated": " (several public sources agree)",
+    "single": " (one public source: treat as an estimate)",
+    "derived": " (derived from the figures above)",
+    "none": " (an assumption: replace it with your own figure or a benchmark)",
+}
+
+
 @dataclass
 class Ledger:
     """The figures a plan used, with their sources, in first-use order (each listed once)."""
@@ -65,8 +70,7 @@ class Ledger:
 
     def add(self, figure: str, value: str, source: Source) -> None:
         citation = f"{source.title}: {source.citation}" + (f" ({source.url})" if source.url else "")
-        if source.estimate:
-            citation += " [estimate]"
+        citation += CONFIDENCE_WORDS[source.confidence]
         self.sources.setdefault(
             figure, FigureSource(figure=figure, value=value, source=citation, as_of=source.as_of.isoformat())
         )
@@ -77,7 +81,7 @@ class Context:
     """The data the planner reads, loaded once per plan."""
 
     catalog: Catalog
-    economics: Economics
+    assumptions: Assumptions
     families: ModelFamilies
     data: PlannerData
     region: str
@@ -85,11 +89,11 @@ class Context:
 
     @classmethod
     def load(cls, region: str) -> Context:
-        return cls(get_catalog(), get_economics(), get_model_families(), get_planner_data(), region, Ledger())
+        return cls(get_catalog(), get_assumptions(), get_model_families(), get_planner_data(), region, Ledger())
 
     def figure(self, name: str, figure: Figure) -> Decimal:
         """An economics figure's value, recorded with its source."""
-        self.ledger.add(label(name), f"{figure.value} ({figure.unit})", self.economics.sources[figure.source])
+        self.ledger.add(label(name), f"{figure.value} ({figure.unit})", self.assumptions.sources[figure.source])
         return figure.value
 
     def planning(self, name: str) -> Decimal:
@@ -108,19 +112,19 @@ class Context:
 
     @property
     def hours_per_month(self) -> Decimal:
-        return self.figure("hours_per_month", self.economics.hours_per_month)
+        return self.figure("hours_per_month", self.assumptions.hours_per_month)
 
     def engineer_weeks(self, effort: Effort) -> Decimal:
-        weeks = self.economics.effort_engineer_weeks
+        weeks = self.assumptions.effort_engineer_weeks
         self.ledger.add(
             "porting effort in engineer-weeks",
             f"days {weeks.days}, weeks {weeks.weeks}, months {weeks.months}",
-            self.economics.sources[weeks.source],
+            self.assumptions.sources[weeks.source],
         )
-        return self.economics.engineer_weeks(effort)
+        return self.assumptions.engineer_weeks(effort)
 
     def porting_cost(self, effort: Effort) -> Decimal:
         if effort == "none":
             return ZERO
-        weekly = self.figure("engineer_week_cost_usd", self.economics.engineer_week_cost_usd)
-        return self.engineer_weeks(effort) * weekly
+        weekly = self.figure("engineer_week_cost_usd", self.assumptions.engineer_week_cost_usd)
+        return porting_cost(self.engineer_weeks(effort), weekly)

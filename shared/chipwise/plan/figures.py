@@ -20,11 +20,11 @@ from chipwise.errors import ConfigError
 from chipwise.models.common import Effort
 
 
-class _Frozen(BaseModel):
+class _FrozenFigures(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
-class PlannerFigures(_Frozen):
+class PlannerFigures(_FrozenFigures):
     inference_bytes_per_parameter: Figure
     training_bytes_per_parameter: Figure
     small_model_max_params_billion: Figure
@@ -36,14 +36,14 @@ class PlannerFigures(_Frozen):
     default_runs_per_month: Figure
 
 
-class PlannerDefaults(_Frozen):
+class PlannerDefaults(_FrozenFigures):
     inference_instance_type: str
     training_instance_type: str
     source: str
     note: str | None = None
 
 
-class PlannerTargets(_Frozen):
+class PlannerTargets(_FrozenFigures):
     """Neuron families per decision-table row, in order of preference."""
 
     inference_large: tuple[str, ...] = Field(min_length=1)
@@ -57,7 +57,7 @@ class PlannerTargets(_Frozen):
     note: str | None = None
 
 
-class PlannerData(_Frozen):
+class PlannerData(_FrozenFigures):
     schema_version: Literal[1]
     description: str
     as_of: date

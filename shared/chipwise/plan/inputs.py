@@ -46,7 +46,7 @@ def _family(w: WorkloadIn, ctx: Context, notes: list[str]) -> ModelFamily:
     if family is None:
         notes.append(
             f"“{w.model_family}” is not a model family Chipwise knows: treated as a custom architecture "
-            "(Neuron support unverified, porting effort months)."
+            "(Neuron support unknown until it is tried, porting effort months)."
         )
         return ctx.families.custom
     return family

@@ -31,6 +31,7 @@ from pydantic import (
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from chipwise.catalog import CompanyStage, get_catalog, get_regions
+from chipwise.models.common import is_account_id
 
 MAX_BODY_BYTES = 64 * 1024  # a full form with the maximum number of workloads is under 8 KiB
 MAX_WORKLOADS = 10
@@ -50,7 +51,6 @@ STAGE_LABELS: dict[str, str] = {
 }
 
 _UNPRICED = "{name} has no on-demand price in {region} (sold as capacity blocks); pick the closest priced type."
-_ACCOUNT_ID = re.compile(r"^\d{12}$")
 _WEBSITE = TypeAdapter(HttpUrl)
 
 Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=120)]
@@ -86,7 +86,7 @@ def _account_ids(value: object) -> object:
 
 
 def _account_id(value: str) -> str:
-    if not _ACCOUNT_ID.fullmatch(value):
+    if not is_account_id(value):
         raise PydanticCustomError("account_id", "An AWS account id is 12 digits.")
     return value
 
@@ -128,11 +128,11 @@ OrgId = Annotated[str, StringConstraints(strip_whitespace=True, pattern=r"^[A-Za
 Region = Annotated[str, StringConstraints(max_length=32), AfterValidator(_region)]
 
 
-class _Model(BaseModel):
+class _IntakeModel(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class CompanyIn(_Model):
+class CompanyIn(_IntakeModel):
     name: Name
     website: Website | None = None
     country: Country = "US"
@@ -144,12 +144,12 @@ class CompanyIn(_Model):
     ai_first: bool = Field(True, description="The product is built on machine learning.")
 
 
-class ContactIn(_Model):
+class ContactIn(_IntakeModel):
     name: Name
     email: Annotated[EmailStr, StringConstraints(max_length=254)]
 
 
-class AwsIn(_Model):
+class AwsIn(_IntakeModel):
     monthly_spend_usd: Decimal | None = Field(None, ge=0, le=Decimal("100000000"), decimal_places=2)
     account_ids: Annotated[list[AccountId], BeforeValidator(_account_ids)] = Field(
         default_factory=list, max_length=MAX_ACCOUNT_IDS
@@ -157,7 +157,7 @@ class AwsIn(_Model):
     region: Region = "us-east-1"
 
 
-class WorkloadIn(_Model):
+class WorkloadIn(_IntakeModel):
     """One workload. Optional fields may be left out: the planner names every assumption it makes for them."""
 
     name: ShortText
@@ -186,7 +186,7 @@ class WorkloadIn(_Model):
     )
 
 
-class IntakeRequest(_Model):
+class IntakeRequest(_IntakeModel):
     """The JSON body of ``POST /intake`` and the file ``chipwise plan --input`` reads."""
 
     company: CompanyIn

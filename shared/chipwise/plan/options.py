@@ -8,9 +8,10 @@ where it runs, and the plan says which condition failed, with the numbers.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import Decimal
 
 from chipwise.catalog import BedrockPrice, InstanceType
+from chipwise.economics import break_even_months
 from chipwise.models.common import Effort
 from chipwise.plan.context import ZERO, Context, short_name
 from chipwise.plan.document import RecommendedPlatform
@@ -85,13 +86,6 @@ class Verdict:
     rationale: list[str]
     port_cost: Decimal
     break_even: float | None
-
-
-def break_even_months(port_cost: Decimal, monthly_savings: Decimal) -> float | None:
-    """Porting cost / monthly saving, to a tenth of a month; None when nothing is saved."""
-    if monthly_savings <= 0:
-        return None
-    return float((port_cost / monthly_savings).quantize(Decimal("0.1"), rounding=ROUND_HALF_UP))
 
 
 def judge(inp: Inputs, option: Option, ctx: Context) -> tuple[Verdict | None, str]:

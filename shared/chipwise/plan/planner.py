@@ -18,23 +18,22 @@ every default taken for a missing field is listed as an assumption.
 from __future__ import annotations
 
 from datetime import datetime
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import Decimal
 from typing import Any
 
 from chipwise.catalog import Source, platform_of
+from chipwise.economics import break_even_months, cents, cost_per_million_observed, round_money
 from chipwise.models.common import Confidence
 from chipwise.plan.ace import opportunity_document
-from chipwise.plan.context import MILLION, ZERO, Context, cents, plain, short_name
+from chipwise.plan.context import ZERO, Context, plain, short_name
 from chipwise.plan.credits import CompanyProfile, CreditMatch, match_programs
 from chipwise.plan.document import CreditLine, PlanDocument, PlanTotals, WorkloadPlan
 from chipwise.plan.inputs import Inputs, find_family, resolve
 from chipwise.plan.intake import IntakeRequest, WorkloadIn
-from chipwise.plan.options import Findings, Verdict, break_even_months, decide
+from chipwise.plan.options import Findings, Verdict, decide
 from chipwise.plan.serving import serving_candidates
 from chipwise.plan.training import training_candidates
 from chipwise.render import money
-
-RATE = Decimal("0.0001")  # unit costs: a million tokens can cost a fraction of a cent
 
 # --- one workload --------------------------------------------------------------------------------------------------
 
@@ -56,9 +55,8 @@ def _confidence(inp: Inputs, verdict: Verdict) -> Confidence:
 
 def _per_million(cost: Decimal, units: Decimal | None) -> Decimal | None:
     """Cost of a million units (requests or tokens), to a hundredth of a cent."""
-    if units is None or units <= 0:
-        return None
-    return (cost / units * MILLION).quantize(RATE, rounding=ROUND_HALF_UP)
+    per_million = cost_per_million_observed(cost, units)
+    return None if per_million is None else round_money(per_million, 4)
 
 
 def _serving_figures(inp: Inputs, verdict: Verdict) -> dict[str, Decimal | None]:
@@ -125,7 +123,7 @@ def _latency_note(inp: Inputs, verdict: Verdict, ctx: Context) -> str | None:
     if target is None or verdict.chosen.platform != "inferentia" or not verdict.moved:
         return None
     penalty = ctx.figure(
-        "inferentia2_single_request_latency_penalty", ctx.economics.inferentia2_single_request_latency_penalty
+        "inferentia2_single_request_latency_penalty", ctx.assumptions.inferentia2_single_request_latency_penalty
     )
     return (
         f"Check the {target} ms target in the benchmark: single-request latency on Inferentia2 is typically "
@@ -207,7 +205,13 @@ def credit_line(match: CreditMatch, ctx: Context) -> CreditLine:
         ctx.ledger.add(
             f"{match.name} amount",
             f"up to ${match.max_amount_usd}",
-            Source(title=match.name, citation=match.source, url=match.url, as_of=match.as_of, estimate=match.estimate),
+            Source(
+                title=match.name,
+                citation=match.source,
+                url=match.url,
+                as_of=match.as_of,
+                confidence="single" if match.estimate else "verified",
+            ),
         )
     return CreditLine(
         program=match.program,

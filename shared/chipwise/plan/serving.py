@@ -13,7 +13,8 @@ import re
 from decimal import Decimal
 
 from chipwise.catalog import BedrockPrice, InstanceType
-from chipwise.plan.context import BILLION, BYTES_PER_GIB, MILLION, ZERO, Context, ceil_div, plain, short_name
+from chipwise.economics import MILLION
+from chipwise.plan.context import BILLION, BYTES_PER_GIB, ZERO, Context, ceil_div, plain, short_name
 from chipwise.plan.inputs import Inputs
 from chipwise.plan.options import PLATFORM_OF, Findings, Option, port_effort
 from chipwise.render import money
@@ -30,9 +31,9 @@ def _chip_units(instance: InstanceType, ctx: Context) -> Decimal:
     the ones inf1 serves, gain least from inf2)."""
     if not instance.neuron:
         return Decimal(1)
-    ratio = ctx.figure("inferentia2_inference_throughput_ratio", ctx.economics.inferentia2_inference_throughput_ratio)
+    ratio = ctx.figure("inferentia2_inference_throughput_ratio", ctx.assumptions.inferentia2_inference_throughput_ratio)
     if instance.family == "inf1":
-        inf1 = ctx.economics.inf2_vs_inf1_throughput_ratio
+        inf1 = ctx.assumptions.inf2_vs_inf1_throughput_ratio
         ctx.figure("inf2_vs_inf1_throughput_ratio", inf1)
         return ratio / (inf1.low or inf1.value)
     return ratio
@@ -43,7 +44,7 @@ def _replica_memory_gib(inp: Inputs, ctx: Context) -> Decimal:
     if inp.params_billion is None:
         return inp.current.accelerator_memory_gib
     weights = inp.params_billion * BILLION * ctx.planning("inference_bytes_per_parameter") / BYTES_PER_GIB
-    return weights * ctx.figure("memory_headroom_factor", ctx.economics.memory_headroom_factor)
+    return weights * ctx.figure("memory_headroom_factor", ctx.assumptions.memory_headroom_factor)
 
 
 def _sized(inp: Inputs, ctx: Context, target: InstanceType, price: Decimal, peak: Decimal) -> Option:
@@ -138,13 +139,13 @@ def _bedrock_size(price: BedrockPrice) -> Decimal:
 def bedrock_model(inp: Inputs, ctx: Context) -> BedrockPrice | None:
     """The family's smallest Bedrock model at least as large as this one (else its largest); the default
     foundation model when any model would do; None when Bedrock does not serve the family."""
-    prices = ctx.economics.bedrock_prices_for_family(inp.family.id) if inp.family.bedrock_available else []
+    prices = ctx.assumptions.bedrock_prices_for_family(inp.family.id) if inp.family.bedrock_available else []
     if prices:
         by_size = sorted(prices, key=_bedrock_size)
         wanted = inp.params_billion or ZERO
         return next((p for p in by_size if _bedrock_size(p) >= wanted), by_size[-1])
     if inp.workload.foundation_model_only:
-        return ctx.economics.bedrock_price(ctx.data.targets.bedrock_default_model)
+        return ctx.assumptions.bedrock_price(ctx.data.targets.bedrock_default_model)
     return None
 
 
@@ -173,7 +174,7 @@ def bedrock_serving(inp: Inputs, ctx: Context, found: Findings) -> Option | None
     ctx.ledger.add(
         f"Amazon Bedrock {model.name} on-demand price",
         f"${plain(model.input_per_million)} in / ${plain(output)} out per 1M tokens",
-        ctx.economics.sources[model.source],
+        ctx.assumptions.sources[model.source],
     )
     volume = inp.monthly_requests * tokens
     effort = ctx.data.targets.bedrock_effort
@@ -187,8 +188,8 @@ def bedrock_serving(inp: Inputs, ctx: Context, found: Findings) -> Option | None
         bedrock=model,
         notes=[f"Moving to the Bedrock API is integration work ({effort}), not a Neuron port."],
     )
-    if ctx.region != ctx.economics.bedrock_on_demand.region:
-        found.assumptions.append(f"Amazon Bedrock prices are {ctx.economics.bedrock_on_demand.region} figures.")
+    if ctx.region != ctx.assumptions.bedrock_on_demand.region:
+        found.assumptions.append(f"Amazon Bedrock prices are {ctx.assumptions.bedrock_on_demand.region} figures.")
     return option
 
 

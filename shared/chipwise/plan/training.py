@@ -22,7 +22,7 @@ def _memory_gib(inp: Inputs, ctx: Context) -> Decimal:
     if inp.params_billion is None:
         return today
     state = inp.params_billion * BILLION * ctx.planning("training_bytes_per_parameter") / BYTES_PER_GIB
-    return max(today, state * ctx.figure("memory_headroom_factor", ctx.economics.memory_headroom_factor))
+    return max(today, state * ctx.figure("memory_headroom_factor", ctx.assumptions.memory_headroom_factor))
 
 
 def _cluster(ctx: Context, family: str, need: Decimal) -> tuple[InstanceType, int] | None:
@@ -59,7 +59,7 @@ def trainium(inp: Inputs, ctx: Context, shared_port: str | None) -> tuple[Option
         instance, count = cluster
         ctx.price(instance)
         gain = ctx.figure(
-            "trainium_training_price_performance_gain", ctx.economics.trainium_training_price_performance_gain
+            "trainium_training_price_performance_gain", ctx.assumptions.trainium_training_price_performance_gain
         )
         option = Option(
             platform="trainium",

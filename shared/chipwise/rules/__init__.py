@@ -1,12 +1,12 @@
-"""Rules: a registry of pure rules over resource profiles, a policy of thresholds, and the engine that turns their
-drafts into findings in the store.
-
-``evaluate_account(session, account_id=..., region=..., now=...)`` is what the scan calls.
+"""Rules: a registry of pure rules over resource profiles, a policy of thresholds, and the engine that turns
+profiles into finding drafts. Rules never touch the store, AWS or the settings:
+:func:`chipwise.pipeline.evaluate.evaluate_account` runs them against the store.
 """
 
-from chipwise.rules.base import FindingDraft, Rule, RuleContext, RuleMeta, RuleParams
-from chipwise.rules.engine import evaluate_account, evaluate_profiles
-from chipwise.rules.policy import Policy, load_policy, policy_from_mapping
+from chipwise.models.findings import FindingDraft
+from chipwise.rules.base import Rule, RuleContext, RuleMeta, RuleParams
+from chipwise.rules.engine import evaluate_profiles
+from chipwise.rules.policy import Policy, policy_from_mapping
 from chipwise.rules.registry import registry
 
 __all__ = [
@@ -16,9 +16,7 @@ __all__ = [
     "RuleContext",
     "RuleMeta",
     "RuleParams",
-    "evaluate_account",
     "evaluate_profiles",
-    "load_policy",
     "policy_from_mapping",
     "registry",
 ]

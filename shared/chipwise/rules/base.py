@@ -15,14 +15,16 @@ from typing import ClassVar, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from chipwise.analyse.economics import break_even_months, cents
 from chipwise.analyse.profiles import ResourceProfile
-from chipwise.catalog import Catalog, Economics, ModelFamilies
-from chipwise.models.common import Action, Confidence, Effort, TargetPlatform
+from chipwise.catalog import Assumptions, Catalog, ModelFamilies
+from chipwise.economics import break_even_months, cents, usd
+from chipwise.models.common import Action, Confidence, Effort, TargetPlatform, TotalsExclusion
+from chipwise.models.evidence import FindingEvidence
+from chipwise.models.findings import EvidenceValue as EvidenceValue
+from chipwise.models.findings import FindingDraft as FindingDraft
 from chipwise.models.findings import RecommendationDoc
 
 Severity = Literal["low", "medium", "high"]
-EvidenceValue = float | int | str | bool | None
 _CONFIDENCE_ORDER: tuple[Confidence, ...] = ("low", "medium", "high")
 RULE_ID_PATTERN = r"^[a-z][a-z0-9]*(_[a-z0-9]+)*$"
 
@@ -59,33 +61,8 @@ class RuleContext:
 
     now: datetime
     catalog: Catalog
-    economics: Economics
+    assumptions: Assumptions
     families: ModelFamilies
-
-
-class FindingDraft(BaseModel):
-    """What a rule concluded about one resource, before the lifecycle (ids, first/last seen, status) is applied."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    rule_id: str
-    account_id: str
-    region: str
-    resource_arn: str
-    resource_kind: str
-    resource_name: str
-    instance_type: str | None
-    instance_count: int
-    monthly_cost_usd: Decimal
-    estimated_monthly_savings_usd: Decimal
-    recommendation: RecommendationDoc
-    confidence: Confidence
-    signals_used: tuple[str, ...] = ()
-    signals_missing: tuple[str, ...] = ()
-    effort: Effort = "none"
-    break_even_months: float | None = None
-    summary: str
-    evidence: dict[str, EvidenceValue] = Field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -105,6 +82,8 @@ class Outcome:
     signals_missing: tuple[str, ...] = ()
     effort: Effort = "none"
     one_time_cost: Decimal | None = None
+    excluded_from_totals: TotalsExclusion | None = None
+    software_path: str | None = None
 
 
 class Rule(ABC, Generic[P]):
@@ -140,6 +119,8 @@ class Rule(ABC, Generic[P]):
                 target_platform=outcome.target_platform,
                 target_instance_type=outcome.target_instance_type,
                 target_count=outcome.target_count,
+                excluded_from_totals=outcome.excluded_from_totals,
+                software_path=outcome.software_path,
             ),
             confidence=outcome.confidence,
             signals_used=outcome.signals_used,
@@ -147,7 +128,7 @@ class Rule(ABC, Generic[P]):
             effort=outcome.effort,
             break_even_months=break_even,
             summary=outcome.summary,
-            evidence=outcome.evidence,
+            evidence=FindingEvidence.from_rule(outcome.evidence),
         )
 
 
@@ -158,7 +139,7 @@ def lower(confidence: Confidence, steps: int = 1) -> Confidence:
 
 def money(amount: Decimal | None) -> str:
     """$1,234.56 for summaries."""
-    return "$?" if amount is None else f"${cents(amount):,}"
+    return "$?" if amount is None else usd(amount)
 
 
 def rounded(value: float | Decimal | None, places: int = 2) -> float | None:

@@ -1,4 +1,4 @@
-"""The rule registry: one module per rule in :mod:`chipwise.rules.catalog`, each registered by a decorator.
+"""The rule registry: one module per rule in :mod:`chipwise.rules.builtin`, each registered by a decorator.
 
 Registration checks what a reviewer would: the rule id equals its module name, ids are unique, the params model
 rejects unknown keys and every supersedes target exists. Adding a rule means adding one module; nothing central
@@ -57,7 +57,7 @@ register = REGISTRY.register
 
 
 def registry() -> Registry:
-    """The registry with every rule module of :mod:`chipwise.rules.catalog` loaded."""
-    importlib.import_module("chipwise.rules.catalog")
+    """The registry with every rule module of :mod:`chipwise.rules.builtin` loaded."""
+    importlib.import_module("chipwise.rules.builtin")
     REGISTRY.check()
     return REGISTRY

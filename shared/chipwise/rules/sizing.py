@@ -11,9 +11,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from decimal import ROUND_CEILING, Decimal
 
-from chipwise.analyse.economics import monthly_cost
 from chipwise.analyse.profiles import ResourceProfile
 from chipwise.catalog import Catalog, InstanceType, ModelFamilies, ModelFamily
+from chipwise.economics import monthly_cost
 from chipwise.models.common import Confidence
 
 GIB = Decimal(2**30)
@@ -68,15 +68,33 @@ def family_guessed(profile: ResourceProfile) -> bool:
     return not profile.hints.model_family or profile.hints.sources.get("model_family") == "image"
 
 
-def model_params(profile: ResourceProfile, families: ModelFamilies) -> tuple[Decimal | None, str | None]:
-    """Parameters in billions: from the model id (or, without one, the resource name) when it says, else the
-    family's typical size."""
-    for text, basis in ((profile.hints.hf_model_id, "model_id"), (profile.name, "resource_name")):
-        found = params_from_model_id(text) if text else None
+# Tags that name the model a resource serves or trains (their values are read like a model id).
+MODEL_TAGS = ("chipwise:model", "model", "model_id", "model-id", "Model", "ModelId")
+
+
+def stated_params(profile: ResourceProfile, families: ModelFamilies) -> tuple[Decimal | None, str | None]:
+    """Parameters in billions that something about the resource states: the model id ("...-70B-..." or a
+    well-known id such as ``bert-base-uncased``), a model tag, else the resource's own name ("llama3-8b-...")."""
+    texts = [(profile.hints.hf_model_id, "model_id")]
+    texts += [(profile.tags.get(key), "tag") for key in MODEL_TAGS]
+    texts.append((profile.name, "resource_name"))
+    for text, basis in texts:
+        if not text:
+            continue
+        found = params_from_model_id(text) or families.known_params(text)
         if found is not None:
             return found, basis
-        if text and basis == "model_id":
-            break  # a model id that states no size: the name is not a better source
+        if basis == "model_id":
+            return None, None  # a model id that states no size: a tag or the name is not a better source
+    return None, None
+
+
+def model_params(profile: ResourceProfile, families: ModelFamilies) -> tuple[Decimal | None, str | None]:
+    """Parameters in billions as stated (:func:`stated_params`), else the family's typical size (basis
+    ``model_family``: good enough to describe a workload, never to size a target)."""
+    stated = stated_params(profile, families)
+    if stated[0] is not None:
+        return stated
     family = model_family(profile, families)
     if family is not None and family.typical_params_billion is not None:
         return family.typical_params_billion, "model_family"
@@ -97,30 +115,18 @@ def model_size(
     catalog: Catalog,
     bytes_per_parameter: Decimal,
 ) -> ModelSize | None:
-    """Accelerator memory the model needs on one instance.
-
-    Neuron device memory as observed wins (it is what the compiled model really takes). GPU memory is a poor
-    guide (servers such as vLLM reserve most of it up front), so the parameters come next (from the model id,
-    else the family's typical size) and the observed GPU memory is used only when the model's size is unknown.
+    """Accelerator memory the model needs on one instance, only from evidence: the Neuron device memory as
+    observed (what the compiled model really takes), else the parameters the model id, a model tag or the
+    resource's name states x bytes per parameter. None otherwise: a family's typical size or the GPU memory a
+    server reserved up front (vLLM takes most of it) never sizes a target, so no saving is claimed on a guess.
     """
     observed = observed_neuron_memory_gib(profile)
-    params, source = model_params(profile, families)
+    params, source = stated_params(profile, families)
     if observed is not None:
         return ModelSize(observed, "neuron_device_memory", params)
-    if params is not None:
-        return ModelSize(params * BILLION * bytes_per_parameter / GIB, source or "model_family", params)
-    gpu = _observed_gpu_memory_gib(profile, catalog)
-    return ModelSize(gpu, "gpu_memory") if gpu is not None else None
-
-
-def _observed_gpu_memory_gib(profile: ResourceProfile, catalog: Catalog) -> Decimal | None:
-    """SageMaker's GPUMemoryUtilization is summed across the instance's GPUs (0-100 x GPUs)."""
-    memory = profile.signals.gpu_memory_util
-    facts = catalog.get(profile.instance_type) if profile.instance_type else None
-    if memory is None or facts is None or not facts.accelerator_count:
-        return None
-    per_gpu = facts.accelerator_memory_gib / facts.accelerator_count
-    return Decimal(str(memory.maximum)) / HUNDRED * per_gpu
+    if params is not None and source is not None:
+        return ModelSize(params * BILLION * bytes_per_parameter / GIB, source, params)
+    return None
 
 
 def busy_neuron_cores(profile: ResourceProfile, catalog: Catalog) -> tuple[Decimal, str] | None:

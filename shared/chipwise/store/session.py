@@ -7,16 +7,17 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import lru_cache
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from alembic import command
-from alembic.config import Config
 from sqlalchemy import Engine, create_engine, event, inspect
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
 from chipwise.errors import ConfigError, StoreUnavailable
+
+if TYPE_CHECKING:  # Alembic is imported only to migrate, never by a function that only checks the schema
+    from alembic.config import Config
 
 warnings.filterwarnings("ignore", message=r"Dialect sqlite\+pysqlite does \*not\* support Decimal")
 
@@ -59,6 +60,8 @@ def session_scope(url: str) -> Iterator[Session]:
 
 
 def alembic_config(url: str) -> Config:
+    from alembic.config import Config
+
     cfg = Config()
     cfg.set_main_option("script_location", str(resources.files("chipwise.store") / "migrations"))
     cfg.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
@@ -83,11 +86,16 @@ def check_connection(url: str) -> None:
         ) from exc
 
 
-def upgrade(url: str, revision: str = "head") -> None:
-    """Bring the schema to ``revision`` (creates every table on an empty database)."""
+def upgrade(url: str, revision: str = "head", *, lock_timeout: float | None = None) -> None:
+    """Bring the schema to ``revision`` (creates every table on an empty database), holding the migration lock so
+    concurrent upgrades of one database run one after the other (:mod:`chipwise.store.schema`)."""
+    from alembic import command
+
+    from chipwise.store.schema import DEFAULT_LOCK_TIMEOUT_SECONDS, migration_transaction
+
     check_connection(url)
     cfg = alembic_config(url)
-    with get_engine(url).begin() as connection:
+    with migration_transaction(url, lock_timeout or DEFAULT_LOCK_TIMEOUT_SECONDS) as connection:
         cfg.attributes["connection"] = connection
         command.upgrade(cfg, revision)
 
@@ -100,12 +108,10 @@ def current_revision(url: str) -> str | None:
 
 
 def ensure_schema(url: str) -> None:
-    """Upgrade when the schema is missing or behind; cheap when it is current."""
-    from alembic.script import ScriptDirectory
+    """Upgrade when the schema is missing or behind (the CLI's convenience; deployed functions only check)."""
+    from chipwise.store.schema import schema_status
 
-    check_connection(url)
-    head = ScriptDirectory.from_config(alembic_config(url)).get_current_head()
-    if current_revision(url) != head:
+    if schema_status(url).state in ("empty", "behind"):
         upgrade(url)
 
 

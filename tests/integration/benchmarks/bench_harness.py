@@ -13,13 +13,14 @@ from typing import Any
 
 from sqlalchemy import select
 
-from chipwise.act.benchmarks.dispatch import DispatchReport, dispatch_benchmarks
-from chipwise.act.benchmarks.results import Clients, StateOutcome, handle_state_change_event, job_state_event
+from chipwise.act.benchmarks.dispatch import BenchmarkDispatchReport, dispatch_benchmarks
+from chipwise.act.benchmarks.results import Clients, StateOutcome, handle_state_change_event
 from chipwise.models.benchmark import BenchmarkParameters, BenchmarkResult, split_s3_uri
 from chipwise.settings import Settings
 from chipwise.store import session_scope
 from chipwise.store.base import utcnow
 from chipwise.store.tables import BenchmarkRun, Finding, Recommendation
+from chipwise_devkit.batch import job_state_event
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "unit" / "benchmarks"))
 import benchmark_factories as factories
@@ -48,7 +49,7 @@ class Bench:
             session.add(finding)
         return finding
 
-    def dispatch(self, now: datetime | None = None, **kwargs: Any) -> DispatchReport:
+    def dispatch(self, now: datetime | None = None, **kwargs: Any) -> BenchmarkDispatchReport:
         with session_scope(self.url) as session:
             return dispatch_benchmarks(
                 session, self.clients.batch, settings=self.settings, clients=self.clients, now=now, **kwargs

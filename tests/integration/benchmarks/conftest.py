@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 from bench_harness import Bench
 
-from chipwise.act.benchmarks.provision import provision_benchmark_queues
 from chipwise.act.benchmarks.results import Clients
 from chipwise.aws import aws_context
 from chipwise.settings import get_settings
+from chipwise_devkit.batch import provision_benchmark_queues
 
 GPU_BASELINE_QUEUE = "chipwise-bench-gpu"
 

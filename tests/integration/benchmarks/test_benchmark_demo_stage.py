@@ -12,10 +12,10 @@ import benchmark_factories as factories
 from bench_harness import Bench
 from rich.console import Console
 
-from chipwise.demo.runner import DemoContext
 from chipwise.models.benchmark import BenchmarkResult
+from chipwise_devkit.demo.runner import DemoContext
 
-STAGE = importlib.import_module("chipwise.demo.stages.40_benchmarks")
+STAGE = importlib.import_module("chipwise_devkit.demo.stages.40_benchmarks")
 
 
 def _demo_findings(bench: Bench) -> dict[str, Any]:
@@ -133,7 +133,7 @@ def test_the_demo_measurements_follow_the_documented_derivation() -> None:
     spec = next(r for r in STAGE.demo_resources() if r.name == "chat-mistral-g5")
     today = STAGE.today_capacity(spec)
     assert today.quantize(Decimal("0.01")) == Decimal("8.87")
-    # When scaled to one inf2.xlarge (1 chip vs 1 GPU, inf2/GPU ratio 2.0 in economics.json)
+    # When scaled to one inf2.xlarge (1 chip vs 1 GPU, inf2/GPU ratio 2.0 in assumptions.json)
     from chipwise.catalog import get_catalog
 
     catalog = get_catalog()

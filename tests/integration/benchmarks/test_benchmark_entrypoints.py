@@ -15,9 +15,9 @@ import pytest
 from bench_harness import Bench
 
 from chipwise.act.benchmarks.jobs import JobDefinitions, JobLabels, submit_job
-from chipwise.act.benchmarks.results import job_state_event
 from chipwise.catalog import get_catalog
 from chipwise.cli import main
+from chipwise_devkit.batch import job_state_event
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -198,15 +198,16 @@ def test_a_training_finding_is_priced_per_trained_model(bench: Bench) -> None:
     # When the trn1.32xlarge run measures 16,000 tokens/s
     bench.write_result(run, [factories.measurement(8, "7.8", "2100", tps="16000", seq=2048, out=0)])
     outcome = bench.deliver(bench.event(run))
-    # Then: ml.trn1.32xlarge $25.80/h vs ml.p4d.24xlarge $25.251288/h per 1M tokens; the month's work costs less
+    # Then: ml.trn1.32xlarge $28.497/h (verified) vs the job's own bill: ml.p4d.24xlarge has no public price, so
+    # $5,000 over 2 instances x 100 h = $25.00/h; per 1M tokens the month's work costs less on Trainium
     assert outcome.verdict == "confirmed"
     measured = bench.run(run.id).measured
     assert measured is not None
-    assert measured["cost_per_million_usd"] == "0.4479"  # 1e6 ÷ 16000 × 25.80 ÷ 3600
-    assert measured["current_cost_per_million_usd"] == "0.7014"  # 1e6 ÷ 10000 × 25.251288 ÷ 3600
-    assert measured["current_dollars_per_run_usd"] == "5050.26"  # 100 h × 2 × 25.251288
+    assert measured["cost_per_million_usd"] == "0.4947"  # 1e6 ÷ 16000 × 28.497 ÷ 3600
+    assert measured["current_cost_per_million_usd"] == "0.6944"  # 1e6 ÷ 10000 × 25.00 ÷ 3600
+    assert measured["current_dollars_per_run_usd"] == "5000.00"  # 100 h × 2 × 25.00
     (recommendation,) = bench.recommendations(finding.id)
-    assert recommendation.monthly_savings_usd == Decimal("1807.09")  # 5000 × (1 − 0.4479167 ÷ 0.7014247)
+    assert recommendation.monthly_savings_usd == Decimal("1437.88")  # 5000 × (1 − 0.4947396 ÷ 0.6944444)
 
 
 # --- the CLI -------------------------------------------------------------------------------------------------------

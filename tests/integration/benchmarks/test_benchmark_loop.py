@@ -5,11 +5,15 @@ one active run per (finding, target); stale runs expired."""
 from __future__ import annotations
 
 from decimal import Decimal
+from typing import Any
 
 import benchmark_factories as factories
+import pytest
 from bench_harness import Bench, later, parse_result
 
 from chipwise.act.benchmarks.jobs import SPEC_HASH_TAG
+from chipwise.act.benchmarks.results import Clients
+from chipwise.aws import base_session
 from chipwise.models.benchmark import BenchmarkParameters
 from chipwise.settings import get_settings
 from chipwise.store import session_scope
@@ -347,3 +351,26 @@ def test_a_scan_that_overwrote_the_measurement_gets_it_back(bench_db: Bench) -> 
     assert restored.measured_monthly_savings_usd == Decimal("3701.10") and restored.confidence == "high"
     assert restored.evidence["benchmark"]["run_id"] == run.id
     assert restored.evidence["requests_per_hour"] == 80000
+
+
+def test_batch_throttling_spends_no_attempt(bench: Bench, aws: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Given two eligible findings (a target and its GPU baseline each) and AWS Batch throttling every SubmitJob for
+    # three dispatches, past boto3's own retries (one attempt here, so the test does not sit in backoff)
+    monkeypatch.setenv("AWS_MAX_ATTEMPTS", "1")
+    base_session.cache_clear()
+    bench.clients = Clients.for_settings(bench.settings)
+    first, second = bench.add_finding(), bench.add_finding(factories.finding("summarizer-g5", instance_count=2))
+    for _ in range(3):
+        aws.inject_fault("batch", "SubmitJob", "TooManyRequestsException", "Too Many Requests", times=100, status=429)
+        report = bench.dispatch()
+        aws.clear_faults()
+        # Then nothing is stored as a failed attempt: every submission is deferred with its reason
+        assert report.submitted == [] and report.deferred
+        assert all("TooManyRequests" in d.reason for d in report.deferred)
+        assert bench.runs() == []
+    # When Batch is back
+    report = bench.dispatch()
+    # Then every job is submitted, each as attempt 1
+    runs = bench.runs()
+    assert report.deferred == [] and {r.finding_id for r in runs} == {first.id, second.id}
+    assert {r.status for r in runs} == {"submitted"} and {r.attempt for r in runs} == {1}

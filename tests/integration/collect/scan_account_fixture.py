@@ -11,7 +11,7 @@ from typing import Any
 
 import boto3
 
-from chipwise.emulator import Emulator, MetricPoint
+from chipwise_devkit.emulator import Emulator, MetricPoint
 
 ACCOUNT = "123456789012"
 REGION = "us-east-1"

@@ -1,4 +1,4 @@
-"""The agent against the emulator over HTTP (SigV4, no boto3): a recorded stream becomes the expected
+"""The agent against the emulator through boto3 (AWS_ENDPOINT_URL): a recorded stream becomes the expected
 CloudWatch data, or S3 objects that ingest to the same rollups as the file itself."""
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ from sqlalchemy import select
 
 from chipwise import neuron_agent
 from chipwise.aws import aws_context
-from chipwise.collect.neuron_ingest import ingest_prefix, ingest_text
-from chipwise.emulator import Emulator
+from chipwise.pipeline.neuron_ingest import ingest_prefix, ingest_text
 from chipwise.store import get_session_factory
 from chipwise.store.tables import NeuronRollup
+from chipwise_devkit.emulator import Emulator
 
 DATA = Path(__file__).resolve().parents[2] / "unit" / "collect" / "data"
 INSTANCE = "i-0aaaaaaaaaaaaaaa1"

@@ -13,9 +13,9 @@ from scan_account_fixture import seed_account
 from sqlalchemy import func, select
 
 from chipwise.cli import main
-from chipwise.emulator import Emulator
 from chipwise.store import get_session_factory
 from chipwise.store.tables import NeuronRollup
+from chipwise_devkit.emulator import Emulator
 
 DATA = Path(__file__).resolve().parents[2] / "unit" / "collect" / "data"
 

@@ -13,12 +13,12 @@ from rich.console import Console
 from sqlalchemy import select
 
 from chipwise.catalog import platform_of
-from chipwise.demo.account import demo_resources
-from chipwise.demo.runner import DemoContext
-from chipwise.emulator import Emulator
 from chipwise.models.scan import ScanDocument
 from chipwise.store import get_session_factory
 from chipwise.store.tables import MetricCoverage, Resource
+from chipwise_devkit.demo.account import demo_resources
+from chipwise_devkit.demo.runner import DemoContext
+from chipwise_devkit.emulator import Emulator
 
 
 def test_stage_20_collects_the_demo_account(
@@ -27,9 +27,9 @@ def test_stage_20_collects_the_demo_account(
     # Given the demo account seeded by stage 10, the demo's store in the environment as `chipwise demo` sets it
     monkeypatch.setenv("CHIPWISE_DATABASE_URL", sqlite_url)
     ctx = DemoContext(out_dir=tmp_path, database_url=sqlite_url, emulator=aws, console=Console(file=io.StringIO()))
-    importlib.import_module("chipwise.demo.stages.10_seed").STAGE.run(ctx)
+    importlib.import_module("chipwise_devkit.demo.stages.10_seed").STAGE.run(ctx)
     # When stage 20 runs
-    importlib.import_module("chipwise.demo.stages.20_scan").STAGE.run(ctx)
+    importlib.import_module("chipwise_devkit.demo.stages.20_scan").STAGE.run(ctx)
     # Then the scan document is written and shared, with every accelerator resource and every dollar
     document: ScanDocument = ctx.results["scan"]
     assert json.loads((tmp_path / "scan.json").read_text()) == document.model_dump(mode="json")

@@ -11,14 +11,17 @@ from typing import Any
 
 import boto3
 import pytest
+from botocore.awsrequest import AWSResponse
 from lambda_loader import load_handler
 from scan_account_fixture import seed_account
 from sqlalchemy import func, select
 
-from chipwise.emulator import Emulator
+from chipwise.aws import base_session
+from chipwise.errors import UpstreamError
 from chipwise.store import get_session_factory
 from chipwise.store.repositories.accounts import AccountRepository
 from chipwise.store.tables import Account, NeuronRollup, Resource, Scan
+from chipwise_devkit.emulator import Emulator
 
 DATA = Path(__file__).resolve().parents[2] / "unit" / "collect" / "data"
 EVENTS = Path(__file__).resolve().parents[3] / "events"
@@ -184,3 +187,120 @@ def test_ingest_neuron_rejects_an_event_of_another_shape(use_db: str, lambda_con
 def test_objects_outside_neuron_are_ignored(bucket: Any, use_db: str, lambda_context: Any) -> None:
     result = load_handler("ingest_neuron").handler(_s3_event("benchmarks/result.json"), lambda_context)
     assert result["objects"] == 0 and json.dumps(result)
+
+
+# --- the edges: parser models, no input in logs, EMF metrics ------------------------------------------------------
+
+
+def test_ingest_takes_s3_notifications_delivered_through_sqs(sample_event: Callable[..., dict[str, Any]]) -> None:
+    # Given S3's test message and an ObjectCreated notification, both as SQS messages (S3 -> SQS -> Lambda)
+    from chipwise.pipeline.neuron_ingest import objects_in_event
+
+    event = sample_event("ingest_neuron/sqs_s3_notification")
+    # Then the test message names nothing and the notification names its object
+    refs = objects_in_event(event)
+    assert [(r.bucket, r.key) for r in refs] == [
+        ("chipwise-artifacts", "neuron/i-0123456789abcdef0/2026-11-21.jsonl.gz")
+    ]
+
+
+def test_a_malformed_event_is_rejected_naming_where_not_what() -> None:
+    # Given an event of no known shape carrying a secret-looking value
+    from chipwise.errors import InvalidInput
+    from chipwise.pipeline.neuron_ingest import objects_in_event
+
+    with pytest.raises(InvalidInput) as raised:
+        objects_in_event({"Records": [{"s3": {"bucket": {"name": "SENTINEL-SECRET-4711"}}}]})
+    # Then the reason says what is wrong and where, never the value
+    assert "not an S3 ObjectCreated notification" in str(raised.value)
+    assert "SENTINEL-SECRET-4711" not in str(raised.value)
+
+
+def test_a_malformed_scan_message_is_logged_without_its_content(
+    aws: Emulator, use_db: str, lambda_context: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given an SQS batch whose only message carries a bad account id and an ExternalId-like secret
+    body = json.dumps({"account_id": "SENTINEL-4711", "region": "us-east-1", "external_id": "SENTINEL-EXTERNAL-ID"})
+    event = json.loads((EVENTS / "scan_account" / "malformed_records.json").read_text())
+    event["Records"] = [{**event["Records"][0], "body": body}]
+    # When the handler runs
+    response = load_handler("scan_account").handler(event, lambda_context)
+    # Then the message fails alone, and the log line names the field, never the values
+    assert response["batchItemFailures"] == [{"itemIdentifier": event["Records"][0]["messageId"]}]
+    logged = capsys.readouterr()
+    text = logged.out + logged.err
+    assert "record failed" in text and "account_id" in text
+    assert "SENTINEL" not in text
+
+
+def test_a_scan_publishes_its_emf_metrics(
+    aws: Emulator,
+    use_db: str,
+    lambda_context: Any,
+    sample_event: Callable[..., dict[str, Any]],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Given the home account and a scan request
+    seed_account(aws)
+    # When the handler runs
+    load_handler("scan_account").handler(sample_event("scan_account/home_account"), lambda_context)
+    # Then one EMF document carries the scan's duration, API calls, findings and savings
+    blobs = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith('{"_aws"')]
+    assert blobs, "no EMF metrics printed"
+    (emf,) = blobs
+    names = {m["Name"] for d in emf["_aws"]["CloudWatchMetrics"] for m in d["Metrics"]}
+    assert {"ScanDuration", "ApiCalls", "Findings", "EstimatedSavings"} <= names
+    calls = emf["ApiCalls"] if isinstance(emf["ApiCalls"], list) else [emf["ApiCalls"]]  # one value per record
+    assert all(c > 0 for c in calls) and emf["_aws"]["CloudWatchMetrics"][0]["Namespace"] == "Chipwise"
+
+
+def test_a_message_whose_role_names_another_account_is_rejected_and_writes_nothing(
+    aws: Emulator, use_db: str, lambda_context: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given a scan message that says account A but whose role is in account B
+    seed_account(aws)
+    body = json.dumps(
+        {
+            "account_id": "111111111111",
+            "region": "us-east-1",
+            "role_arn": "arn:aws:iam::222222222222:role/ChipwiseReadOnly",
+        }
+    )
+    event = json.loads((EVENTS / "scan_account" / "malformed_records.json").read_text())
+    event["Records"] = [{**event["Records"][0], "body": body}]
+    # When the handler runs
+    response = load_handler("scan_account").handler(event, lambda_context)
+    # Then the message fails alone with the reason, and nothing at all is written: no account, no scan, no resource
+    assert response["batchItemFailures"] == [{"itemIdentifier": event["Records"][0]["messageId"]}]
+    logged = capsys.readouterr()
+    assert "role_arn names another account" in logged.out + logged.err
+    with get_session_factory(use_db)() as session:
+        for table in (Account, Scan, Resource):
+            assert session.scalar(select(func.count()).select_from(table)) == 0, table.__name__
+
+
+def test_an_object_s3_cannot_give_fails_the_invocation(
+    bucket: Any, aws: Emulator, use_db: str, lambda_context: Any
+) -> None:
+    # Given a good report object and S3 answering 503 to GetObject ten times over (moto's S3 has no fault hook:
+    # botocore's own before-call event answers for it, on the session every client of this process comes from)
+    good = f"neuron/{INF2_INSTANCE}/2026-11-20.jsonl.gz"
+    _put(bucket, good, gzip.compress((DATA / "inf2_xlarge.jsonl").read_bytes()))
+    failures = {"left": 10}
+
+    def slow_down(**_: Any) -> Any:
+        if failures["left"] <= 0:
+            return None
+        failures["left"] -= 1
+        error = {"Error": {"Code": "SlowDown", "Message": "Please reduce your request rate."}}
+        return AWSResponse("https://s3", 503, {}, None), {**error, "ResponseMetadata": {"HTTPStatusCode": 503}}
+
+    base_session().events.register("before-call.s3.GetObject", slow_down)
+    # When the notification arrives, Then the invocation fails (Lambda retries it; the DLQ keeps it), not "success"
+    with pytest.raises(UpstreamError, match="could not be read"):
+        load_handler("ingest_neuron").handler(_s3_event(good), lambda_context)
+    assert _rollups(use_db) == []
+    # And once S3 answers again, the retry stores the reports
+    failures["left"] = 0
+    result = load_handler("ingest_neuron").handler(_s3_event(good), lambda_context)
+    assert result["accepted"] == 1 and _rollups(use_db)

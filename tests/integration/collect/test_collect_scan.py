@@ -25,10 +25,11 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from chipwise.aws import aws_context
 from chipwise.collect import metrics
-from chipwise.emulator import Emulator
 from chipwise.models.scan import ScanDocument
-from chipwise.scan import run_scan
+from chipwise.pipeline.scan import run_scan
+from chipwise.settings import get_settings
 from chipwise.store.tables import CostRecord, MetricCoverage, MetricRollup, NeuronRollup, Resource, Scan
+from chipwise_devkit.emulator import Emulator
 
 TABLES = (Resource, CostRecord, MetricRollup, MetricCoverage, NeuronRollup)
 
@@ -57,7 +58,10 @@ def _coverage(session: Session, arn: str) -> dict[tuple[str, str], tuple[bool, i
 
 
 @pytest.fixture
-def seeded(aws: Emulator) -> Seeded:
+def seeded(aws: Emulator, monkeypatch: pytest.MonkeyPatch) -> Seeded:
+    # the Chipwise bus, configured as a deployment configures it
+    monkeypatch.setenv("CHIPWISE_EVENT_BUS_NAME", "chipwise")
+    get_settings.cache_clear()
     boto3.client("events", region_name=REGION).create_event_bus(Name="chipwise")
     return seed_account(aws)
 

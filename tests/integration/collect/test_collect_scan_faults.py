@@ -9,15 +9,19 @@ from scan_account_fixture import LOOKBACK_DAYS, NOW, REGION, Seeded, seed_accoun
 from sqlalchemy import func, select
 
 from chipwise.aws import aws_context
-from chipwise.emulator import Emulator
 from chipwise.models.scan import ScanDocument
-from chipwise.scan import run_scan
+from chipwise.pipeline.scan import run_scan
+from chipwise.settings import get_settings
 from chipwise.store import get_session_factory
 from chipwise.store.tables import CostRecord, MetricRollup, Resource, Scan
+from chipwise_devkit.emulator import Emulator
 
 
 @pytest.fixture
-def seeded(aws: Emulator) -> Seeded:
+def seeded(aws: Emulator, monkeypatch: pytest.MonkeyPatch) -> Seeded:
+    # the Chipwise bus, configured as a deployment configures it
+    monkeypatch.setenv("CHIPWISE_EVENT_BUS_NAME", "chipwise")
+    get_settings.cache_clear()
     boto3.client("events", region_name=REGION).create_event_bus(Name="chipwise")
     return seed_account(aws)
 
@@ -89,8 +93,10 @@ def test_no_inventory_at_all_is_a_failed_scan(aws: Emulator, sqlite_url: str) ->
     assert len([e for e in document.errors if e.source.startswith("inventory.")]) == 4
 
 
-def test_a_missing_event_bus_is_recorded(aws: Emulator, sqlite_url: str) -> None:
-    # Given an account without the Chipwise bus
+def test_a_missing_event_bus_is_recorded(aws: Emulator, sqlite_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Given a configured Chipwise bus that does not exist
+    monkeypatch.setenv("CHIPWISE_EVENT_BUS_NAME", "chipwise")
+    get_settings.cache_clear()
     seed_account(aws)
     # When scanned
     document = _scan(sqlite_url)
@@ -101,3 +107,81 @@ def test_a_missing_event_bus_is_recorded(aws: Emulator, sqlite_url: str) -> None
         scan = session.get(Scan, document.scan_id)
         assert scan is not None and scan.status == "partial"
         assert scan.document is not None and scan.document["errors"][-1]["source"] == "events.chipwise"
+
+
+def test_a_deleted_model_blinds_only_its_own_endpoint(aws: Emulator, seeded: Seeded, sqlite_url: str) -> None:
+    # Given a first complete scan, then one endpoint's model deleted while the endpoint keeps serving (SageMaker
+    # allows it; DescribeModel then answers "Could not find model")
+    first = _scan(sqlite_url)
+    endpoints = sorted(r.name for r in first.resources if r.kind == "sagemaker_endpoint")
+    assert len(endpoints) == 3
+    boto3.client("sagemaker", region_name=REGION).delete_model(ModelName=f"{endpoints[0]}-model")
+    # When scanned again
+    document = _scan(sqlite_url)
+    # Then the scan is partial with one per-resource error, every endpoint is still inventoried (the one whose
+    # model is gone with what is known), and nothing is marked gone
+    assert document.status == "partial"
+    errors = [e for e in document.errors if e.source != "rules"]
+    assert [e.source for e in errors] == [f"inventory.sagemaker_endpoints:{endpoints[0]}"]
+    assert "recorded with what is known" in errors[0].message
+    assert sorted(r.name for r in document.resources if r.kind == "sagemaker_endpoint") == endpoints
+    with get_session_factory(sqlite_url)() as session:
+        states = {
+            e.name: e.state for e in session.scalars(select(Resource).where(Resource.kind == "sagemaker_endpoint"))
+        }
+        assert states == dict.fromkeys(endpoints, "InService")
+
+
+def test_an_endpoint_gone_between_list_and_describe_is_skipped_alone(
+    aws: Emulator, seeded: Seeded, sqlite_url: str
+) -> None:
+    # Given DescribeEndpoint answering "Could not find endpoint" once (deleted after the listing)
+    aws.inject_fault("sagemaker", "DescribeEndpoint", "ValidationException", 'Could not find endpoint "x".')
+    # When scanned
+    document = _scan(sqlite_url)
+    # Then that one is skipped, the other endpoints are inventoried and the source is not failed
+    assert _errors(document) == {}
+    assert len([r for r in document.resources if r.kind == "sagemaker_endpoint"]) == 2
+
+
+def test_an_endpoint_that_cannot_be_described_is_not_marked_gone(
+    aws: Emulator, seeded: Seeded, sqlite_url: str
+) -> None:
+    # Given a first scan, then DescribeEndpoint denied once (after boto3's retries, a real error)
+    _scan(sqlite_url)
+    aws.inject_fault("sagemaker", "DescribeEndpoint", "AccessDeniedException", "not authorized", times=1)
+    # When scanned again
+    document = _scan(sqlite_url)
+    # Then one per-resource error, the source completed, and the undescribed endpoint keeps its state
+    (error,) = [e for e in document.errors if e.source.startswith("inventory.sagemaker_endpoints:")]
+    assert error.code == "AccessDeniedException" and "not described this scan" in error.message
+    with get_session_factory(sqlite_url)() as session:
+        endpoints = session.scalars(select(Resource).where(Resource.kind == "sagemaker_endpoint")).all()
+        assert len(endpoints) == 3 and {e.state for e in endpoints} == {"InService"}
+
+
+def test_a_scan_left_running_is_marked_abandoned_by_the_next(aws: Emulator, seeded: Seeded, sqlite_url: str) -> None:
+    # Given scans of this account killed two hours ago (still "running"), in this region and in another
+    from datetime import timedelta
+
+    first = _scan(sqlite_url)
+    with get_session_factory(sqlite_url).begin() as session:
+        for scan_id, region in (("killed", REGION), ("other", "eu-west-1")):
+            session.add(
+                Scan(
+                    id=scan_id,
+                    account_id=first.account_id,
+                    region=region,
+                    status="running",
+                    started_at=NOW - timedelta(hours=2),
+                    window_start=NOW.date(),
+                    window_end=NOW.date(),
+                )
+            )
+    # When the account is scanned again in this region
+    _scan(sqlite_url)
+    # Then the killed scan is abandoned (with when it was noticed); another region's is not this scan's business
+    with get_session_factory(sqlite_url)() as session:
+        killed, other = session.get(Scan, "killed"), session.get(Scan, "other")
+        assert killed is not None and killed.status == "abandoned" and killed.finished_at is not None
+        assert other is not None and other.status == "running"

@@ -11,10 +11,10 @@ import boto3
 from sqlalchemy import func, select
 
 from chipwise.aws import aws_context
-from chipwise.emulator import Emulator, MetricPoint
-from chipwise.scan import run_scan
+from chipwise.pipeline.scan import run_scan
 from chipwise.store import get_session_factory
 from chipwise.store.tables import MetricRollup, Scan
+from chipwise_devkit.emulator import Emulator, MetricPoint
 
 NOW = datetime(2026, 11, 20, 12, tzinfo=UTC)
 QUERIES_PER_NEURON_INSTANCE = 9  # CPU (3 stats) + NeuronCoreUtilization (3) + Avg, memory, executions (1 each)

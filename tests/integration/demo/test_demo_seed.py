@@ -12,8 +12,8 @@ import boto3
 import pytest
 
 from chipwise.aws import base_session
-from chipwise.demo.account import demo_resources
-from chipwise.demo.seed import SeededAccount, seed_demo_account
+from chipwise_devkit.demo.account import demo_resources
+from chipwise_devkit.demo.seed import SeededAccount, seed_demo_account
 
 NOW = datetime(2026, 11, 20, 6, tzinfo=UTC)
 

@@ -15,7 +15,7 @@ from chipwise.cli import main
 from chipwise.cli.serve import address, make_server, to_event
 from chipwise.store import ensure_schema
 
-SAMPLE = Path(__file__).resolve().parents[3] / "shared" / "chipwise" / "plan" / "samples" / "intake.json"
+SAMPLE = Path(__file__).resolve().parents[3] / "devkit" / "chipwise_devkit" / "demo" / "intake.json"
 
 
 @pytest.fixture

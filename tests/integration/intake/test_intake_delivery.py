@@ -11,7 +11,7 @@ from plan_factories import intake
 from chipwise.act.notify.email import ses_sender
 from chipwise.act.notify.outbox import drain
 from chipwise.aws import aws_context
-from chipwise.plan.service import submit_intake
+from chipwise.intake.service import submit_intake
 from chipwise.settings import get_settings
 from chipwise.store.session import get_session_factory
 

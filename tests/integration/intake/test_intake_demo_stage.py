@@ -10,12 +10,12 @@ from typing import Any
 
 from rich.console import Console
 
-from chipwise.demo.runner import DemoContext, Stage
+from chipwise_devkit.demo.runner import DemoContext, Stage
 
 
 def test_the_plan_stage_writes_the_sample_plan_and_emails_it(aws: Any, use_db: str, tmp_path: Path) -> None:
     # Given the demo's plan stage, an emulator and a store
-    stage: Stage = importlib.import_module("chipwise.demo.stages.60_plan").STAGE
+    stage: Stage = importlib.import_module("chipwise_devkit.demo.stages.60_plan").STAGE
     ctx = DemoContext(out_dir=tmp_path, database_url=use_db, emulator=aws, console=Console(file=io.StringIO()))
     # When it runs
     stage.run(ctx)

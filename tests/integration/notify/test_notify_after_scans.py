@@ -10,10 +10,10 @@ import pytest
 
 from chipwise.act.notify.runner import run_notify
 from chipwise.aws import aws_context
-from chipwise.demo.seed import seed_demo_account
-from chipwise.scan import run_scan
+from chipwise.pipeline.scan import run_scan
 from chipwise.settings import get_settings
 from chipwise.store.session import get_session_factory
+from chipwise_devkit.demo.seed import seed_demo_account
 
 NOW = datetime(2026, 11, 20, 6, tzinfo=UTC)
 

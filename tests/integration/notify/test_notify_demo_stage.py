@@ -11,8 +11,8 @@ from notify_factories import add_costs, estate
 from rich.console import Console
 from sqlalchemy.orm import Session, sessionmaker
 
-from chipwise.demo.runner import DemoContext, Stage
 from chipwise.store.base import utcnow
+from chipwise_devkit.demo.runner import DemoContext, Stage
 
 
 def test_the_notify_stage_writes_its_artifacts(
@@ -24,7 +24,7 @@ def test_the_notify_stage_writes_its_artifacts(
         estate(session, now=now)
         add_costs(session, "ml.g5.2xlarge", "300.00", days=14, last_day=now.date())
     ctx = DemoContext(out_dir=tmp_path, database_url=use_db, emulator=aws, console=Console(quiet=True))
-    stage: Stage = importlib.import_module("chipwise.demo.stages.50_notify").STAGE
+    stage: Stage = importlib.import_module("chipwise_devkit.demo.stages.50_notify").STAGE
     # When the stage runs
     stage.run(ctx)
     # Then the digest, Slack payloads and drafts are in the output folder
@@ -32,7 +32,7 @@ def test_the_notify_stage_writes_its_artifacts(
     assert {"digest.html", "digest.txt", "slack/01-alert.json", "slack/02-digest.json"} <= names
     assert {f"drafts/{n}" for n in ("credits-application.md", "ace-create-opportunity.json")} <= names
     assert 'data-chart="waste-by-rule"' in (tmp_path / "digest.html").read_text()
-    assert "Could be saved: $3,265 a month" in (tmp_path / "digest.txt").read_text()
+    assert "Could be saved: $3,265.30 a month" in (tmp_path / "digest.txt").read_text()
     slack = json.loads((tmp_path / "slack" / "02-digest.json").read_text())
     assert slack["text"].startswith("Chipwise digest for Acme AI") and len(slack["blocks"]) <= 50
     assert "$9,125 a month" in (tmp_path / "drafts" / "credits-application.md").read_text()

@@ -34,13 +34,17 @@ from chipwise.analyse.profiles import (
     build_profiles,
 )
 from chipwise.catalog import get_catalog
+from chipwise.store.repositories.profile_inputs import ProfileInputRepository
 
 GIB = 2**30
 
 
 def _profiles(session: Session) -> dict[str, ResourceProfile]:
     found = build_profiles(
-        session, account_id="123456789012", region=REGION, start=WINDOW_START, end=WINDOW_END, catalog=get_catalog()
+        ProfileInputRepository(session, account_id="123456789012", region=REGION),
+        start=WINDOW_START,
+        end=WINDOW_END,
+        catalog=get_catalog(),
     )
     return {p.name: p for p in found}
 
@@ -78,7 +82,7 @@ def test_signals_are_read_by_meaning_whatever_their_source(session: Session) -> 
         kind="sagemaker_endpoint",
         instance_type="ml.inf2.xlarge",
         state="InService",
-        details={"variants": [{"instance_type": "ml.inf2.xlarge"}]},
+        details={"variants": [{"variant_name": "AllTraffic", "instance_type": "ml.inf2.xlarge"}]},
     )
     gpu = add_resource(session, "gpu", instance_type="g5.xlarge", platform="nvidia")
     add_resource(session, "inf", instance_type="inf2.24xlarge")

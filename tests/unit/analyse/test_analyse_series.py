@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from chipwise.analyse.series import percentile, summarise
+from chipwise.analyse.series import summarise
+from chipwise.economics import percentile
 
 START = datetime(2026, 11, 1, tzinfo=UTC)
 

@@ -15,7 +15,8 @@ from analyse_factories import count_statements
 from sqlalchemy import insert
 from sqlalchemy.orm import Session, sessionmaker
 
-from chipwise.rules import evaluate_account, load_policy
+from chipwise.pipeline.evaluate import evaluate_account
+from chipwise.pipeline.policy import load_policy
 from chipwise.store.tables import Account, CostRecord, MetricCoverage, MetricRollup, NeuronRollup, Resource
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3]))

@@ -1,4 +1,4 @@
-"""The economics of a measurement, against hand-computed figures (and the published ones in economics.json)."""
+"""The economics of a measurement, against hand-computed figures (and the published ones in assumptions.json)."""
 
 from __future__ import annotations
 
@@ -7,21 +7,21 @@ from decimal import Decimal
 import pytest
 from benchmark_factories import measurement, parameters, result
 
-from chipwise.act.benchmarks.economics import (
+from chipwise.act.benchmarks.repricing import (
     Current,
     Demand,
-    Policy,
+    RepricingPolicy,
     Target,
     best_within,
     price_inference,
     price_training,
 )
-from chipwise.analyse.economics import cost_per_million, instances_needed, monthly_cost
-from chipwise.catalog import get_catalog, get_economics
+from chipwise.catalog import get_assumptions, get_catalog
+from chipwise.economics import cost_per_million, instances_needed, monthly_cost
 from chipwise.models.benchmark import Measurement
 
-NO_HEADROOM = Policy(headroom=Decimal(1), latency_tolerance=Decimal("1.2"))
-POLICY = Policy(headroom=Decimal("1.3"), latency_tolerance=Decimal("1.2"))
+NO_HEADROOM = RepricingPolicy(headroom=Decimal(1), latency_tolerance=Decimal("1.2"))
+POLICY = RepricingPolicy(headroom=Decimal("1.3"), latency_tolerance=Decimal("1.2"))
 # chat-mistral-g5 today: 4 × ml.g5.2xlarge at $1.515/h; 22 req/s on average, 26.4 at peak, p95 70 ms
 MISTRAL_TODAY = Current("ml.g5.2xlarge", 4, Decimal("1.515"), Decimal("4423.80"))
 MISTRAL_DEMAND = Demand("requests", Decimal("26.4"), Decimal(22), Decimal(70), "evidence")
@@ -74,8 +74,8 @@ def test_instances_needed(peak: Decimal, capacity: Decimal, headroom: Decimal, e
 
 
 def test_the_domains_worked_example_is_reproduced_within_its_tolerance() -> None:
-    # Given the worked example: 10 M requests/day, g5.xlarge ~20 req/s vs inf2.xlarge ~40 req/s (economics.json)
-    example = get_economics().worked_examples.inference_10m_requests_per_day
+    # Given the worked example: 10 M requests/day, g5.xlarge ~20 req/s vs inf2.xlarge ~40 req/s (assumptions.json)
+    example = get_assumptions().worked_examples.inference_10m_requests_per_day
     catalog = get_catalog()
     gpu_price = catalog.price(example.gpu_instance_type)
     neuron_price = catalog.price(example.neuron_instance_type)
@@ -251,7 +251,7 @@ def test_training_is_priced_per_trained_model_against_the_gpu_baseline() -> None
 
 def test_the_worked_training_example_costs_2196_dollars() -> None:
     # Given the worked example: a 7B model for 100 h on one p4d.24xlarge
-    example = get_economics().worked_examples.training_7b_100h_p4d
+    example = get_assumptions().worked_examples.training_7b_100h_p4d
     price = get_catalog().price(example.instance_type)
     assert price is not None
     today = Current(example.instance_type, 1, price, price * example.hours, run_hours=example.hours)

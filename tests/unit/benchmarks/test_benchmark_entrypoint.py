@@ -196,10 +196,12 @@ def test_a_result_that_cannot_be_written_exits_4(
     assert "NoSuchBucket" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize(("pct", "expected"), [(50, 5.0), (95, 10.0), (100, 10.0), (1, 1.0)])
-def test_percentiles_are_nearest_rank(entrypoint: ModuleType, pct: int, expected: float) -> None:
-    # When the percentile of 10..1 is taken, Then it is the value at rank ceil(pct × n)
-    assert entrypoint.percentile([float(v) for v in range(10, 0, -1)], pct) == expected
+@pytest.mark.parametrize(("pct", "expected"), [(50, 5.5), (95, 9.55), (100, 10.0), (0, 1.0)])
+def test_latency_percentiles_interpolate_like_the_rest_of_chipwise(
+    entrypoint: ModuleType, pct: int, expected: float
+) -> None:
+    # When the percentile of 10..1 is taken, Then it interpolates between ranks: p95 = 9 + 0.55 × (10 - 9)
+    assert entrypoint.latency_percentile([float(v) for v in range(10, 0, -1)], pct) == pytest.approx(expected)
 
 
 def test_every_runner_name_has_a_runner() -> None:

@@ -12,12 +12,12 @@ from pydantic import ValidationError
 
 from chipwise.models.benchmark import (
     BatchJobDetail,
-    BatchJobStateChange,
     BenchmarkParameters,
     BenchmarkResult,
     InvalidResult,
     split_s3_uri,
 )
+from chipwise.models.events import BatchJobStateChangeEvent
 
 
 def test_parameters_survive_batchs_string_map() -> None:
@@ -141,7 +141,7 @@ def test_s3_uris_split_into_bucket_and_key() -> None:
 
 def test_the_sample_succeeded_event_parses() -> None:
     # When the SUCCEEDED sample event is parsed
-    event = BatchJobStateChange.model_validate(sample_event("benchmark_result/succeeded"))
+    event = BatchJobStateChangeEvent.model_validate(sample_event("benchmark_result/succeeded"))
     # Then the run id, exit code, parameters and stop time are read from it
     detail = event.detail
     assert detail.status == "SUCCEEDED" and detail.terminal
@@ -153,9 +153,9 @@ def test_the_sample_succeeded_event_parses() -> None:
 
 def test_the_failure_reason_names_the_most_specific_fields() -> None:
     # When the FAILED and timed-out samples are parsed, Then their reasons read well
-    failed = BatchJobStateChange.model_validate(sample_event("benchmark_result/failed")).detail
+    failed = BatchJobStateChangeEvent.model_validate(sample_event("benchmark_result/failed")).detail
     assert failed.failure_reason() == ("Essential container in task exited; no shape could be measured; exit code 3")
-    timed_out = BatchJobStateChange.model_validate(sample_event("benchmark_result/timed_out")).detail
+    timed_out = BatchJobStateChangeEvent.model_validate(sample_event("benchmark_result/timed_out")).detail
     assert timed_out.failure_reason() == "Job attempt duration exceeded timeout"
 
 
@@ -183,7 +183,7 @@ def test_job_details_are_parsed_leniently() -> None:
 def test_a_malformed_event_is_a_validation_error() -> None:
     # When the malformed sample is parsed
     with pytest.raises(ValidationError) as caught:
-        BatchJobStateChange.model_validate(sample_event("benchmark_result/malformed"))
+        BatchJobStateChangeEvent.model_validate(sample_event("benchmark_result/malformed"))
     # Then the error names the missing job id
     assert "jobId" in str(caught.value)
 
@@ -193,4 +193,4 @@ def test_another_services_event_is_not_a_batch_state_change() -> None:
     event = sample_event("benchmark_result/succeeded", source="aws.ecs")
     # When / Then it is not taken for a Batch state change
     with pytest.raises(ValidationError, match="source"):
-        BatchJobStateChange.model_validate(event)
+        BatchJobStateChangeEvent.model_validate(event)

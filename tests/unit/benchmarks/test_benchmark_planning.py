@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from benchmark_factories import finding, resource, training_finding
+from pydantic import ValidationError
 
 from chipwise.act.benchmarks.dispatch import plan_finding
 from chipwise.act.benchmarks.runs import next_attempt
@@ -23,6 +24,8 @@ from chipwise.act.benchmarks.workload import (
     task_of,
 )
 from chipwise.catalog import get_catalog
+from chipwise.models.evidence import FindingEvidence
+from chipwise.models.resources import WorkloadHints
 from chipwise.settings import BatchQueues, Settings
 from chipwise.store.tables import BenchmarkRun, MetricRollup, NeuronRollup
 
@@ -49,25 +52,36 @@ def _run(attempt: int, status: str, target: str = "ml.inf2.xlarge", **extra: Any
 
 def test_traffic_in_the_evidence_is_read_per_second() -> None:
     # When the rules' evidence gives requests per hour (mean and peak) and the p95 latency
-    demand = demand_from_evidence({"requests_per_hour": 79200, "peak_requests_per_hour": "95040", "latency_p95_ms": 70})
+    evidence = FindingEvidence(mean_requests_per_hour=79200, peak_requests_per_hour=95040, latency_p95_ms=70)
+    demand = demand_from_evidence(evidence)
     # Then the demand is per second
     assert demand is not None
     assert (demand.unit, demand.peak_per_second, demand.mean_per_second) == ("requests", Decimal("26.4"), Decimal(22))
     assert demand.latency_p95_ms == Decimal(70)
 
 
-def test_tokens_win_over_requests_and_per_second_figures_are_accepted() -> None:
-    # When both tokens and requests are given, Then tokens are used; per-second figures work too
-    tokens = demand_from_evidence({"tokens_per_hour": 36_000_000, "requests_per_hour": 3600})
+def test_tokens_win_over_requests_and_neuron_executions_count_as_requests() -> None:
+    # When both tokens and requests are given, Then tokens are used
+    tokens = demand_from_evidence(FindingEvidence(mean_tokens_per_hour=36_000_000, mean_requests_per_hour=3600))
     assert tokens is not None and (tokens.unit, tokens.peak_per_second) == ("tokens", Decimal(10_000))
-    per_second = demand_from_evidence({"requests_per_second": 3.5})
-    assert per_second is not None and per_second.peak_per_second == per_second.mean_per_second == Decimal("3.5")
+    # When only Neuron executions per hour are known, Then they are the request rate (peak = mean)
+    executions = demand_from_evidence(FindingEvidence(mean_executions_per_hour=12_600))
+    assert executions is not None and executions.unit == "requests"
+    assert executions.peak_per_second == executions.mean_per_second == Decimal("3.5")
 
 
-@pytest.mark.parametrize("evidence", [{}, {"requests_per_hour": 0}, {"requests_per_hour": "n/a"}, {"x": True}])
-def test_no_usable_traffic_is_none(evidence: dict[str, Any]) -> None:
-    # When the evidence has no positive traffic figure, Then there is no demand
-    assert demand_from_evidence(evidence) is None
+@pytest.mark.parametrize(
+    "stored", [{}, {"mean_requests_per_hour": 0}, {"mean_requests_per_hour": "n/a"}, {"requests_per_hour": 3600}]
+)
+def test_no_usable_traffic_is_none(stored: dict[str, Any]) -> None:
+    # When the stored evidence has no positive traffic figure under a declared name, Then there is no demand
+    assert demand_from_evidence(FindingEvidence.read(stored)) is None
+
+
+def test_a_rule_cannot_record_an_undeclared_evidence_key() -> None:
+    # When a rule words a figure differently from the schema, Then the draft fails instead of being misread later
+    with pytest.raises(ValidationError, match="requests_per_hour"):
+        FindingEvidence.from_rule({"requests_per_hour": 3600})
 
 
 def test_traffic_from_sagemaker_rollups() -> None:
@@ -77,10 +91,10 @@ def test_traffic_from_sagemaker_rollups() -> None:
     ]
     # When read
     demand = demand_from_rollups(rollups)
-    # Then the busiest hour is the peak (20 req/s), the mean is 15 req/s and p95 is the slowest hour (90 ms)
+    # Then the busiest hour is the peak (20 req/s), the mean is 15 req/s and p95 interpolates: 65 + 0.9 x 25 ms
     assert demand is not None
     assert (demand.peak_per_second, demand.mean_per_second) == (Decimal(20), Decimal(15))
-    assert demand.latency_p95_ms == Decimal(90)
+    assert demand.latency_p95_ms == Decimal("87.5")
     assert demand.source == "cloudwatch"
 
 
@@ -96,13 +110,13 @@ def test_traffic_of_an_ec2_neuron_instance_from_neuron_monitor() -> None:
     # Then the runtimes add up per hour: 36,000 then 18,000 executions -> 10 req/s peak, 7.5 mean
     assert demand is not None
     assert (demand.peak_per_second, demand.mean_per_second) == (Decimal(10), Decimal("7.5"))
-    assert demand.latency_p95_ms == Decimal("250.00")
+    assert demand.latency_p95_ms == Decimal(245)  # p95 of 180, 200, 250 ms: 200 + 0.9 x 50
     assert demand.source == "neuron-monitor"
 
 
 def test_evidence_wins_over_telemetry() -> None:
     # Given traffic in the evidence and in neuron-monitor rollups
-    f = finding(evidence={"requests_per_hour": 3600})
+    f = finding(evidence={"mean_requests_per_hour": 3600})
     telemetry = Telemetry(neuron=[NeuronRollup(hour=HOUR, executions_completed=72_000)])
     # When the workload is described, Then the evidence wins, and telemetry fills in without it
     demand = describe_workload(f, resource(), telemetry).demand
@@ -124,7 +138,7 @@ def test_evidence_wins_over_telemetry() -> None:
 )
 def test_the_task(kind: Any, hints: dict[str, Any], environment: dict[str, str], task: str) -> None:
     # When the task is read from the workload, the endpoint's HF_TASK and the hints, Then it is
-    assert task_of(kind, hints, environment) == task
+    assert task_of(kind, WorkloadHints.model_validate(hints), environment) == task
 
 
 def test_an_endpoint_is_priced_at_its_effective_rate_and_a_training_job_at_list_price() -> None:
@@ -133,16 +147,20 @@ def test_an_endpoint_is_priced_at_its_effective_rate_and_a_training_job_at_list_
     # 4 × ml.g5.2xlarge costing $4,000 a month: $1.369863/h each (discounts included)
     endpoint = current_of(finding(monthly_cost_usd=Decimal(4000)), catalog, "inference")
     assert endpoint.price_usd_per_hour.quantize(Decimal("0.000001")) == Decimal("1.369863")
-    # a training job runs some hours only: the catalog's ml.p4d.24xlarge price
-    job = current_of(training_finding(), catalog, "training")
-    assert job.price_usd_per_hour == catalog.price("ml.p4d.24xlarge")
+    # a training job runs some hours only: the catalog's list price where it has one (ml.g5.12xlarge)
+    job = current_of(training_finding(instance_type="ml.g5.12xlarge"), catalog, "training")
+    assert job.price_usd_per_hour == catalog.price("ml.g5.12xlarge") == Decimal("7.09")
+    # and without a public list price (ml.p4d.24xlarge has none), its bill over the hours it ran: 5,000 / (2 x 100)
+    unlisted = current_of(training_finding(), catalog, "training")
+    assert catalog.price("ml.p4d.24xlarge") is None
+    assert unlisted.price_usd_per_hour == Decimal(25)
     assert (job.count, job.run_hours, job.monthly_cost_usd) == (2, Decimal(100), Decimal("5000.00"))
 
 
 def test_the_policy_comes_from_economics_json() -> None:
     # When the pricing policy is read
     policy = pricing_policy()
-    # Then its figures are economics.json's
+    # Then its figures are assumptions.json's
     assert policy.headroom == Decimal("1.3")  # core_headroom_factor
     assert policy.latency_tolerance == Decimal("1.20")  # 1 + the high end of the latency penalty
 

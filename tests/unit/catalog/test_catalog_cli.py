@@ -24,8 +24,9 @@ def test_show_a_family() -> None:
     result = runner.invoke(app, ["show", "inf2"])
     assert result.exit_code == 0, result.output
     assert "inf2.48xlarge" in result.output and "12.98127" in result.output
-    assert "≈0.7582" in result.output  # MEM figures are marked as estimates
-    assert "SKY (2026-11-22)" in result.output  # the sources used are cited
+    assert "0.7582" in result.output and "verified" in result.output  # each price's confidence is shown
+    assert "AWS-PRICE-LIST (2026-07-20, verified)" in result.output  # the sources used are cited, with a link
+    assert "https://github.com/aws/karpenter-provider-aws/blob/" in result.output
 
 
 def test_show_sagemaker_types_in_a_region() -> None:

@@ -1,4 +1,4 @@
-"""Economics figures and credit programs: typed, sourced, and consistent with the catalog."""
+"""Assumptions figures and credit programs: typed, sourced, and consistent with the catalog."""
 
 from __future__ import annotations
 
@@ -7,11 +7,11 @@ from decimal import Decimal
 
 import pytest
 
-from chipwise.catalog import get_catalog, get_credit_programs, get_economics, get_model_families
+from chipwise.catalog import get_assumptions, get_catalog, get_credit_programs, get_model_families
 
 
 def test_every_figure_has_a_source_and_date() -> None:
-    economics = get_economics()
+    economics = get_assumptions()
     figures = economics.figures()
     assert len(figures) >= 10
     for name, figure in figures.items():
@@ -20,7 +20,7 @@ def test_every_figure_has_a_source_and_date() -> None:
 
 
 def test_representative_values() -> None:
-    economics = get_economics()
+    economics = get_assumptions()
     gain = economics.trainium_training_price_performance_gain
     assert (gain.value, gain.low, gain.high) == (Decimal("0.40"), Decimal("0.30"), Decimal("0.50"))
     assert economics.inferentia2_inference_throughput_ratio.value == Decimal("2.0")
@@ -32,13 +32,13 @@ def test_representative_values() -> None:
 
 @pytest.mark.parametrize(("effort", "weeks"), [("none", 0), ("days", 1), ("weeks", 4), ("months", 12)])
 def test_effort_to_engineer_weeks_and_cost(effort: str, weeks: int) -> None:
-    economics = get_economics()
+    economics = get_assumptions()
     assert economics.engineer_weeks(effort) == Decimal(weeks)  # type: ignore[arg-type]
     assert economics.porting_cost_usd(effort) == Decimal(weeks * 4000)  # type: ignore[arg-type]
 
 
 def test_bedrock_prices_link_to_model_families() -> None:
-    economics = get_economics()
+    economics = get_assumptions()
     families = get_model_families()
     for price in economics.bedrock_on_demand.prices:
         assert price.source in economics.sources
@@ -52,8 +52,8 @@ def test_bedrock_prices_link_to_model_families() -> None:
 
 def test_the_worked_inference_example_reproduces_from_the_catalog() -> None:
     # Given the seed's 10M requests/day example and the catalog's prices
-    example = get_economics().worked_examples.inference_10m_requests_per_day
-    hours = get_economics().hours_per_month.value
+    example = get_assumptions().worked_examples.inference_10m_requests_per_day
+    hours = get_assumptions().hours_per_month.value
     catalog = get_catalog()
     per_second = example.requests_per_day / Decimal(86400)
     gpu_n = math.ceil(per_second / example.gpu_requests_per_second)
@@ -72,7 +72,7 @@ def test_the_worked_inference_example_reproduces_from_the_catalog() -> None:
 
 
 def test_the_worked_training_example() -> None:
-    example = get_economics().worked_examples.training_7b_100h_p4d
+    example = get_assumptions().worked_examples.training_7b_100h_p4d
     price = get_catalog().price(example.instance_type)
     assert price is not None
     assert abs(price * example.hours - example.expected_cost_usd) / example.expected_cost_usd <= example.tolerance

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import json
 from collections.abc import Iterator
 from decimal import Decimal
@@ -55,7 +56,14 @@ def test_data_files_validate_and_hold_no_floats() -> None:
     # Given every shipped data file
     data = resources.files("chipwise.catalog").joinpath("data")
     names = sorted(p.name for p in data.iterdir() if p.name.endswith(".json"))
-    assert names == ["credit_programs.json", "economics.json", "instances.json", "model_families.json", "regions.json"]
+    assert names == [
+        "assumptions.json",
+        "credit_programs.json",
+        "instances.json",
+        "model_families.json",
+        "neuron_software.json",
+        "regions.json",
+    ]
     for name in names:
         # Then it parses without a single JSON float (money and ratios are decimal strings)
         floats: list[str] = []
@@ -80,30 +88,65 @@ def test_cpu_context_types(catalog: Catalog) -> None:
         assert item.price_usd_per_hour is not None
 
 
+PRICES_CSV = Path(__file__).resolve().parents[2] / "data" / "prices-verified.csv"
+HANDBOOK_CSV = Path(__file__).resolve().parents[4] / "shared" / "reference" / "prices-verified.csv"
+
+
+def _verified_rows() -> list[dict[str, str]]:
+    with PRICES_CSV.open(encoding="utf-8") as handle:
+        return list(csv.DictReader(handle))
+
+
+def test_the_test_copy_of_the_verified_prices_is_current() -> None:
+    # The copy in tests/data is the team's verified price list (beside the repository when it is checked out there)
+    if HANDBOOK_CSV.exists():
+        assert PRICES_CSV.read_text(encoding="utf-8") == HANDBOOK_CSV.read_text(encoding="utf-8")
+    assert len(_verified_rows()) == 136
+
+
+def test_every_ec2_price_equals_the_verified_price_list(catalog: Catalog) -> None:
+    # Given every EC2 row of the verified list (its us-east-1 on-demand price, or none)
+    rows = [r for r in _verified_rows() if not r["instance_type"].startswith("ml.")]
+    assert len(rows) == 68
+    for row in rows:
+        item = catalog.require(row["instance_type"])
+        # Then the shipped catalog carries exactly that price, with its confidence and date
+        expected = Decimal(row["ondemand_usd_per_hour_us_east_1"]) if row["ondemand_usd_per_hour_us_east_1"] else None
+        assert item.price_usd_per_hour == expected, row["instance_type"]
+        assert item.price_confidence == row["confidence"], row["instance_type"]
+        if expected is not None:
+            assert str(item.price_as_of) == row["source_date"], row["instance_type"]
+            assert item.price_source == "AWS-PRICE-LIST"
+        # and the accelerator memory in GiB (an A10G's 24 GB is 22.35 GiB)
+        assert item.accelerator_memory_gib == Decimal(row["accelerator_memory_gib"]), row["instance_type"]
+
+
+def test_every_listed_sagemaker_price_is_shipped_and_the_rest_derived_or_none(catalog: Catalog) -> None:
+    for row in (r for r in _verified_rows() if r["instance_type"].startswith("ml.")):
+        item = catalog.require(row["instance_type"])
+        if row["ondemand_usd_per_hour_us_east_1"]:
+            assert item.price_usd_per_hour == Decimal(row["ondemand_usd_per_hour_us_east_1"]), item.name
+            assert item.price_confidence == row["confidence"], item.name
+        else:
+            assert item.price_confidence in ("derived", "none"), item.name
+            assert item.price_note, item.name
+
+
 @pytest.mark.parametrize(
-    ("name", "price", "source", "devices", "cores", "accel_gib"),
+    ("name", "devices", "cores", "accel_gib"),
     [
-        ("inf2.48xlarge", "12.98127", "SKY", 12, 24, "384"),
-        ("inf2.xlarge", "0.7582", "MEM", 1, 2, "32"),
-        ("inf1.xlarge", "0.228", "NSDK", 1, 4, "8"),
-        ("trn1.32xlarge", "21.50", "SKY", 16, 32, "512"),
-        ("trn1.2xlarge", "1.34375", "SKY", 1, 2, "32"),
-        ("p4d.24xlarge", "21.957642", "SKY", 0, 0, "320"),
-        ("p5.48xlarge", "55.04", "SKY", 0, 0, "640"),
-        ("g5.xlarge", "1.006", "MEM", 0, 0, "24"),
-        ("g6e.48xlarge", "30.13118", "SKY", 0, 0, "384"),
+        ("inf2.48xlarge", 12, 24, "384"),
+        ("inf1.xlarge", 1, 4, "8"),
+        ("trn1.32xlarge", 16, 32, "512"),
+        ("p5.48xlarge", 0, 0, "640"),
+        ("g5.xlarge", 0, 0, "22.35"),
+        ("g6e.48xlarge", 0, 0, "357.62"),
     ],
 )
-def test_spot_checks_against_the_reference(
-    catalog: Catalog, name: str, price: str, source: str, devices: int, cores: int, accel_gib: str
-) -> None:
+def test_hardware_spot_checks(catalog: Catalog, name: str, devices: int, cores: int, accel_gib: str) -> None:
     item = catalog.require(name)
-    assert item.price_usd_per_hour == Decimal(price)
-    assert item.price_source == source
-    assert item.price_is_estimate is (source == "MEM")
     assert (item.neuron_devices, item.neuron_cores) == (devices, cores)
     assert item.accelerator_memory_gib == Decimal(accel_gib)
-    assert catalog.price(name) == Decimal(price).quantize(Decimal("0.000001"))
 
 
 def test_inf2_48xlarge_specs(catalog: Catalog) -> None:
@@ -130,16 +173,19 @@ def test_every_price_names_a_known_source(catalog: Catalog) -> None:
             assert item.price_usd_per_hour > 0
 
 
-def test_sagemaker_prices_explicit_or_premium(catalog: Catalog) -> None:
-    # Explicit figures win
-    assert catalog.require("ml.g6e.2xlarge").price_usd_per_hour == Decimal("2.8026")
+def test_sagemaker_prices_explicit_derived_or_none(catalog: Catalog) -> None:
+    # Explicit figures win: ml.trn1.32xlarge is 1.325 x EC2, not a flat premium
     assert catalog.require("ml.inf2.xlarge").price_usd_per_hour == Decimal("0.99")
-    # Otherwise EC2 x the family's premium factor, flagged as an estimate
-    derived = catalog.require("ml.trn1.32xlarge")
-    factor = catalog.document.sagemaker_premium["default"].factor
-    assert derived.price_usd_per_hour == Decimal("21.50") * factor
-    assert derived.price_is_estimate and derived.price_source == "SM-PREMIUM"
+    assert catalog.require("ml.trn1.32xlarge").price_usd_per_hour == Decimal("28.497")
+    # Otherwise EC2 x the family's largest verified premium (derived, and says how)
+    derived = catalog.require("ml.trn1.2xlarge")
+    assert derived.price_confidence == "derived" and derived.price_is_estimate
+    assert derived.price_usd_per_hour == (Decimal("1.34375") * Decimal("1.3254")).quantize(Decimal("0.000001"))
+    assert derived.price_note is not None and "ml.trn1.32xlarge" in derived.price_note
     assert catalog.require("ml.g6.xlarge").price_usd_per_hour == Decimal("0.8048") * Decimal("1.25")
+    # and a family without any public SageMaker price has none (never a flat guess)
+    assert catalog.require("ml.inf1.xlarge").price_usd_per_hour is None
+    assert catalog.require("ml.g6e.2xlarge").price_usd_per_hour is None
     for item in catalog.all():
         if item.sagemaker and item.price_usd_per_hour is not None:
             ec2 = catalog.require(item.ec2_name).price_usd_per_hour
@@ -184,7 +230,7 @@ def test_regions_cover_the_documented_set() -> None:
         "us-east-1": "USE1",
         "us-east-2": "USE2",
         "us-west-2": "USW2",
-        "eu-west-1": "EUW1",
+        "eu-west-1": "EU",
         "eu-central-1": "EUC1",
         "eu-north-1": "EUN1",
         "ap-northeast-1": "APN1",
@@ -224,7 +270,7 @@ def test_catalog_file_from_argument_and_environment(
     raw = json.loads(resources.files("chipwise.catalog").joinpath("data/instances.json").read_text())
     for row in raw["instances"]:
         if row["name"] == "inf2.xlarge":
-            row["price"], row["price_source"] = "0.5", "SKY"
+            row["price"], row["price_source"] = "0.5", "AWS-PRICE-LIST"
     path = tmp_path / "chipwise-catalog.json"
     path.write_text(json.dumps(raw))
     # Then get_catalog(path) and $CHIPWISE_CATALOG_FILE both use it, and the shipped one stays the default
@@ -232,6 +278,41 @@ def test_catalog_file_from_argument_and_environment(
     assert get_catalog().price("inf2.xlarge") == Decimal("0.758200")
     monkeypatch.setenv(CATALOG_FILE_ENV, str(path))
     assert get_catalog().price("inf2.xlarge") == Decimal("0.500000")
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"price_source": None}, "inf2.xlarge: a price needs its source"),
+        ({"price": "0"}, "inf2.xlarge: price 0 is not a positive hourly price"),
+        ({"price": "-1.5"}, "inf2.xlarge: price -1.5 is not a positive hourly price"),
+        ({"price_as_of": None}, "inf2.xlarge: a price needs its date"),
+    ],
+)
+def test_a_price_row_without_a_source_or_with_a_bad_price_fails_the_load_naming_the_row(
+    tmp_path: Path, _fresh_catalog_cache: None, change: dict[str, object], message: str
+) -> None:
+    raw = json.loads(resources.files("chipwise.catalog").joinpath("data/instances.json").read_text())
+    for row in raw["instances"]:
+        if row["name"] == "inf2.xlarge":
+            row.update(change)
+    path = tmp_path / "catalog.json"
+    path.write_text(json.dumps(raw))
+    with pytest.raises(ConfigError, match=message):
+        get_catalog(path)
+
+
+def test_a_source_with_a_local_path_or_a_recollection_fails_the_load(
+    tmp_path: Path, _fresh_catalog_cache: None
+) -> None:
+    raw = json.loads(resources.files("chipwise.catalog").joinpath("data/instances.json").read_text())
+    for citation in ("/work/shared/reference/aws.md section 5", "as recalled from the price list"):
+        raw["sources"]["AWS-PRICE-LIST"]["citation"] = citation
+        path = tmp_path / "catalog.json"
+        path.write_text(json.dumps(raw))
+        get_catalog.cache_clear()  # type: ignore[attr-defined]
+        with pytest.raises(ConfigError, match=r"not a public source|not from a source"):
+            get_catalog(path)
 
 
 def test_a_bad_catalog_file_is_a_config_error(tmp_path: Path, _fresh_catalog_cache: None) -> None:

@@ -14,7 +14,7 @@ import pytest
 from botocore.stub import Stubber
 
 from chipwise.catalog import get_catalog
-from chipwise.catalog.refresh import (
+from chipwise.collect.prices import (
     MAX_RESULTS,
     clean_price,
     ec2_filters,
@@ -114,20 +114,22 @@ def test_refresh_replaces_prices_and_keeps_what_the_api_lacks(pricing: tuple[Any
     # Then the API's prices replace the shipped ones, with the Price List as source and today's date
     catalog = get_catalog(output)
     inf2, ml_inf2 = catalog.require("inf2.xlarge"), catalog.require("ml.inf2.xlarge")
-    assert (inf2.price_usd_per_hour, inf2.price_source, inf2.price_is_estimate) == (Decimal("0.76"), "AWSPL", False)
+    assert (inf2.price_usd_per_hour, inf2.price_source, inf2.price_confidence) == (Decimal("0.76"), "AWSPL", "verified")
+    assert inf2.price_as_of == TODAY
     assert (ml_inf2.price_usd_per_hour, ml_inf2.price_source) == (Decimal("1.012"), "AWSPL")
+    assert (ml_inf2.price_confidence, ml_inf2.price_as_of) == ("verified", TODAY)
     assert catalog.as_of == TODAY and catalog.sources["AWSPL"].as_of == TODAY
     # And what the API did not return keeps its previous figure and source
     assert catalog.require("trn2.48xlarge").price_usd_per_hour is None
     g5 = catalog.require("g5.xlarge")
-    assert (g5.price_usd_per_hour, g5.price_source) == (Decimal("1.006"), "MEM")
+    assert (g5.price_usd_per_hour, g5.price_source) == (Decimal("1.006"), "AWS-PRICE-LIST")
     assert result.updated == {"us-east-1": 2}
     assert result.missing == {"us-east-1": ["trn2.48xlarge", "ml.trn2.48xlarge"]}
     assert result.api_calls == 5
     assert seen == [("us-east-1", 1, 2), ("us-east-1", 2, 2)]
     # And the file keeps the shipped layout (decimal strings, one row per line)
     text = output.read_text()
-    assert '"price": "0.76", "price_source": "AWSPL"' in text
+    assert '"price": "0.76", "price_source": "AWSPL", "price_confidence": "verified"' in text
     assert "E+" not in text
 
 
@@ -135,8 +137,8 @@ def test_refresh_with_a_region_stores_exact_regional_prices(pricing: tuple[Any, 
     client, stub = pricing
     expect_ec2(stub, "g5.xlarge", "US East (N. Virginia)", page(product("BoxUsage:g5.xlarge", "1.0060000000")))
     expect_sagemaker(stub, "ml.g5.xlarge", "USE1", page(product("USE1-Host:ml.g5.xlarge", "1.4080000000")))
-    expect_ec2(stub, "g5.xlarge", "EU (Ireland)", page(product("EUW1-BoxUsage:g5.xlarge", "1.1230000000")))
-    expect_sagemaker(stub, "ml.g5.xlarge", "EUW1", page(product("EUW1-Host:ml.g5.xlarge", "1.5800000000")))
+    expect_ec2(stub, "g5.xlarge", "EU (Ireland)", page(product("EU-BoxUsage:g5.xlarge", "1.1230000000")))
+    expect_sagemaker(stub, "ml.g5.xlarge", "EU", page(product("EU-Host:ml.g5.xlarge", "1.5800000000")))
 
     output = tmp_path / "out" / "catalog.json"
     refresh_catalog(output, client=client, today=TODAY, regions=["eu-west-1"], instance_types=["g5.xlarge"])

@@ -8,8 +8,9 @@ from typing import Any
 import pytest
 
 from chipwise.collect import metrics
-from chipwise.collect.inventory import CollectedResource
 from chipwise.collect.metrics import Discovered, MetricTarget, combine_series, plan_targets
+from chipwise.models.records import CollectedResource
+from chipwise.models.resources import parse_details
 
 H0 = datetime(2026, 11, 20, 10, tzinfo=UTC)
 H1 = datetime(2026, 11, 20, 11, tzinfo=UTC)
@@ -25,7 +26,7 @@ def _resource(kind: Any, platform: Any, name: str = "r", **details: Any) -> Coll
         platform=platform,
         state=None,
         unknown_instance_type=False,
-        details=details,
+        details=parse_details(kind, details),
     )
 
 

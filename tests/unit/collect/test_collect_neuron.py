@@ -15,10 +15,10 @@ from chipwise.collect.neuron import (
     aggregate_hourly,
     decode_object,
     ids_from_key,
-    merge_parts,
     parse_lines,
     parse_report,
 )
+from chipwise.models.neuron import merge_parts
 
 DATA = Path(__file__).parent / "data"
 GIB = 2**30

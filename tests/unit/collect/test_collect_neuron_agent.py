@@ -1,28 +1,26 @@
-"""The standard-library agent: samples from reports, per-minute statistic sets, the PutMetricData form, SigV4."""
+"""The agent: samples from reports, per-minute statistic sets, publishing through boto3 (retries, buffering)."""
 
 from __future__ import annotations
 
 import ast
 import json
-import urllib.parse
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import boto3
 import pytest
-from botocore.auth import SigV4Auth
-from botocore.awsrequest import AWSRequest
-from botocore.credentials import Credentials as BotoCredentials
+from botocore.stub import Stubber
 
 from chipwise import neuron_agent
-from chipwise.neuron_agent import Credentials, MetricsPublisher, put_metric_data_body, run, sign_v4, to_sample
+from chipwise.neuron_agent import MetricsPublisher, run, to_sample
 
 DATA = Path(__file__).parent / "data"
 GIB = 2**30
 NOW = datetime(2026, 11, 22, 12, tzinfo=UTC)
 
 
-def test_the_agent_imports_only_the_standard_library() -> None:
+def test_the_agent_imports_only_the_standard_library_and_boto3() -> None:
     # Given the agent's source
     tree = ast.parse(Path(neuron_agent.__file__).read_text())
     imported = {
@@ -31,10 +29,11 @@ def test_the_agent_imports_only_the_standard_library() -> None:
         if isinstance(node, ast.Import | ast.ImportFrom)
         for alias in node.names
     }
-    # Then every module it imports ships with Python
+    # Then every module it imports ships with Python, or is boto3 (on every DLAMI and Neuron container)
     import sys
 
-    assert imported - {"__future__"} <= set(sys.stdlib_module_names)
+    assert imported - {"__future__", "boto3", "botocore"} <= set(sys.stdlib_module_names)
+    assert "chipwise" not in imported
 
 
 def test_a_sample_is_the_busiest_core_the_mean_the_memory_and_the_executions() -> None:
@@ -100,76 +99,54 @@ def test_inside_sagemaker_the_dimensions_are_the_endpoint_and_variant() -> None:
     assert tuple(dims) == (("EndpointName", "chat"), ("VariantName", "blue"))
 
 
-def test_the_put_metric_data_form() -> None:
-    datums = [
-        {
-            "MetricName": "NeuronCoreUtilization",
-            "Dimensions": [{"Name": "InstanceId", "Value": "i-1"}],
-            "Timestamp": "2026-11-20T10:58:00Z",
-            "Unit": "Percent",
-            "StatisticValues": {"SampleCount": 2.0, "Sum": 60.0, "Minimum": 20.0, "Maximum": 40.0},
-        },
-        {
-            "MetricName": "ExecutionsCompleted",
-            "Dimensions": [],
-            "Timestamp": "2026-11-20T10:58:00Z",
-            "Unit": "Count",
-            "Value": 81,
-        },
-    ]
-    form = dict(urllib.parse.parse_qsl(put_metric_data_body("Chipwise/Neuron", datums).decode()))
-    assert form["Action"] == "PutMetricData" and form["Namespace"] == "Chipwise/Neuron"
-    assert form["MetricData.member.1.Dimensions.member.1.Value"] == "i-1"
-    assert form["MetricData.member.1.StatisticValues.Maximum"] == "40.0"
-    assert form["MetricData.member.2.Value"] == "81.0"
+DATUMS = [
+    {
+        "MetricName": "NeuronCoreUtilization",
+        "Dimensions": [{"Name": "InstanceId", "Value": "i-1"}],
+        "Timestamp": "2026-11-20T10:58:00Z",
+        "Unit": "Percent",
+        "StatisticValues": {"SampleCount": 2.0, "Sum": 60.0, "Minimum": 20.0, "Maximum": 40.0},
+    }
+]
 
 
-@pytest.mark.parametrize("token", [None, "session-token"])
-def test_sigv4_matches_botocore(token: str | None) -> None:
-    # Given the same POST signed by the agent and by botocore at the same instant
-    url = "https://monitoring.us-east-1.amazonaws.com/"
-    body = b"Action=PutMetricData&Version=2010-08-01&Namespace=Chipwise%2FNeuron"
-    headers = {"Content-Type": "application/x-www-form-urlencoded; charset=utf-8"}
-    at = datetime(2026, 11, 20, 10, 58, 7, tzinfo=UTC)
-    ours = sign_v4(
-        "POST",
-        url,
-        headers,
-        body,
-        service="monitoring",
-        region="us-east-1",
-        credentials=Credentials("AKIDEXAMPLE", "secret", token),
-        now=at,
+def _cloudwatch() -> Any:
+    return boto3.session.Session().client(
+        "cloudwatch", region_name="us-east-1", aws_access_key_id="a", aws_secret_access_key="b"
     )
-    request = AWSRequest(
-        method="POST",
-        url=url,
-        data=body,
-        headers={**headers, "X-Amz-Date": "20261120T105807Z", "X-Amz-Content-Sha256": ours["x-amz-content-sha256"]},
-    )
-    auth = SigV4Auth(BotoCredentials("AKIDEXAMPLE", "secret", token), "monitoring", "us-east-1")
-    auth._modify_request_before_signing = lambda req: _keep_date(auth, req)  # type: ignore[method-assign]
-    auth.add_auth(request)
-    # Then the signatures agree
-    assert ours["Authorization"] == request.headers["Authorization"]
 
 
-def _keep_date(auth: SigV4Auth, request: AWSRequest) -> None:
-    """botocore's own preparation, minus replacing X-Amz-Date with the current time."""
-    if "Authorization" in request.headers:
-        del request.headers["Authorization"]
-    if "host" not in request.headers:
-        request.headers["host"] = urllib.parse.urlsplit(request.url).netloc
-    if auth.credentials.token:
-        request.headers["X-Amz-Security-Token"] = auth.credentials.token
-    request.context["timestamp"] = request.headers["X-Amz-Date"]
+def test_a_failed_publish_keeps_the_datums_for_the_next_flush(capsys: pytest.CaptureFixture[str]) -> None:
+    # Given CloudWatch throttling the first PutMetricData (after boto3's own retries) and accepting the next one
+    client = _cloudwatch()
+    publisher = MetricsPublisher(lambda _s: (("InstanceId", "i-1"),), client=client)
+    publisher.pending = [dict(d) for d in DATUMS]
+    with Stubber(client) as stub:
+        stub.add_client_error("put_metric_data", service_error_code="Throttling", http_status_code=400)
+        stub.add_response("put_metric_data", {}, {"Namespace": "Chipwise/Neuron", "MetricData": DATUMS})
+        # When it flushes twice
+        publisher.flush()
+        assert publisher.pending and publisher.published == 0  # kept, the pipe not broken
+        publisher.flush()
+        stub.assert_no_pending_responses()
+    # Then the datums went out once, on the second flush, and the failure was said on stderr
+    assert publisher.pending == [] and publisher.published == 1
+    assert "publish failed, 1 datums kept for the next flush" in capsys.readouterr().err
 
 
-def test_credentials_come_from_the_environment_first() -> None:
-    chain = neuron_agent.CredentialChain(
-        {"AWS_ACCESS_KEY_ID": "a", "AWS_SECRET_ACCESS_KEY": "b", "AWS_SESSION_TOKEN": "c"}
-    )
-    assert chain.get() == Credentials("a", "b", "c")
+def test_the_agent_uses_botos_standard_retries_and_no_hand_written_signing() -> None:
+    neuron_agent.aws_client.cache_clear()
+    client = neuron_agent.aws_client("cloudwatch", "us-east-1")
+    neuron_agent.aws_client.cache_clear()
+    assert client.meta.config.retries["mode"] == "standard"
+    assert client.meta.region_name == "us-east-1"
+    source = Path(neuron_agent.__file__).read_text()
+    assert "hmac" not in source and "sign_v4" not in source and "169.254" not in source
+
+
+def test_s3_mode_without_a_bucket_is_a_clear_error() -> None:
+    with pytest.raises(SystemExit, match="--to s3 needs --bucket"):
+        neuron_agent.main(["--to", "s3", "--region", "us-east-1", "--input", str(DATA / "trn1_32xlarge.jsonl")])
 
 
 def test_stdout_mode_prints_a_json_line_per_publish(capsys: pytest.CaptureFixture[str]) -> None:

@@ -9,10 +9,10 @@ from decimal import Decimal
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
-from chipwise.collect.costs import CostRecord as Cost
-from chipwise.collect.inventory import CollectedResource
-from chipwise.collect.metrics import Coverage, HourlyRollup
-from chipwise.collect.neuron import NeuronHourPart
+from chipwise.models.neuron import NeuronHourPart
+from chipwise.models.records import CollectedResource, HourlyRollup, SeriesCoverage
+from chipwise.models.records import CostLine as Cost
+from chipwise.models.resources import WorkloadHints, parse_details
 from chipwise.store.repositories.accounts import AccountRepository
 from chipwise.store.repositories.inventory import GONE, ResourceRepository
 from chipwise.store.repositories.usage import (
@@ -43,8 +43,8 @@ def _resource(arn: str, kind: str = "ec2_instance", name: str = "box") -> Collec
         platform="inferentia",
         state="running",
         unknown_instance_type=False,
-        hints={"model_family": "llama"},
-        details={"instance_id": arn.rsplit("/", 1)[-1]},
+        hints=WorkloadHints(model_family="llama"),
+        details=parse_details(kind, {"instance_id": arn.rsplit("/", 1)[-1]}),
     )
 
 
@@ -123,7 +123,10 @@ def test_rollups_and_coverage_are_idempotent(session: Session) -> None:
         HourlyRollup("arn:r", "AWS/EC2", "CPUUtilization", H + timedelta(hours=i), 10.0 + i, 20.0, None, 60.0)
         for i in range(2)
     ]
-    coverage = [Coverage("arn:r", "AWS/EC2", "CPUUtilization", True, 2), Coverage("arn:r", "CWAgent", "x", False, 0)]
+    coverage = [
+        SeriesCoverage("arn:r", "AWS/EC2", "CPUUtilization", True, 2),
+        SeriesCoverage("arn:r", "CWAgent", "x", False, 0),
+    ]
     for _ in range(2):
         save_rollups(session, rows, ids)
         save_coverage(session, coverage, ids, (H, NOW), NOW)

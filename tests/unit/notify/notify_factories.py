@@ -12,7 +12,8 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from chipwise.act.notify.digest import FindingLine, rule_label
+from chipwise.act.notify.digest import FindingLine
+from chipwise.presentation import rule_label
 from chipwise.store.tables import Account, CostRecord, Finding, Recommendation, Resource
 
 NOW = datetime(2026, 11, 22, 7, 0, tzinfo=UTC)

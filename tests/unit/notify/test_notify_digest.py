@@ -16,6 +16,7 @@ from chipwise.act.notify.digest import (
     rule_label,
     waste_by_rule,
 )
+from chipwise.models.resources import WorkloadHints
 
 SINCE = NOW - timedelta(days=1)
 
@@ -28,13 +29,13 @@ def test_owner_emails_come_from_owner_tags_and_hints() -> None:
         "team": "c@x.io",
     }
     # When owners are read / Then addresses are found, lower-cased, once each; team names and other tags ignored
-    assert owner_emails(tags, {"owner": "carol@example.com"}) == (
+    assert owner_emails(tags, WorkloadHints(owner="carol@example.com")) == (
         "alice@example.com",
         "bob@example.com",
         "carol@example.com",
     )
-    assert owner_emails({"Owner": "ML Team <nlp@example.com>"}, {}) == ("nlp@example.com",)
-    assert owner_emails({"owner": "platform-team"}, {}) == ()
+    assert owner_emails({"Owner": "ML Team <nlp@example.com>"}, WorkloadHints()) == ("nlp@example.com",)
+    assert owner_emails({"owner": "platform-team"}, WorkloadHints()) == ()
 
 
 def test_rule_labels_are_readable() -> None:

@@ -84,7 +84,7 @@ def test_drafts_carry_the_figures_programs_and_an_ace_document(
     drafts = result.drafts
     # Then the credits draft quotes the account's figures and the programs that fit
     credits = drafts.credits.body
-    for text in ("$10,342 a month", "$3,916 a month", "$650 measured", "train-llama-trn1", "ml.trn1.32xlarge"):
+    for text in ("$10,342 a month", "$3,915.55 a month", "$650.25 measured", "train-llama-trn1", "ml.trn1.32xlarge"):
         assert text in credits
     eligible = {m.program for m in drafts.programs if m.eligible}
     assert {"activate_portfolio", "genai_poc_funding", "genai_accelerator", "map"} <= eligible
@@ -106,7 +106,7 @@ def test_drafts_carry_the_figures_programs_and_an_ace_document(
     assert "$10,342 a month" in ace["Project"]["CustomerBusinessProblem"]
     assert "AWS Activate Portfolio" in ace["LifeCycle"]["NextSteps"]
     assert drafts.referral.document["submitted"] is False
-    assert "$3,916 a month of savings" in drafts.referral.body
+    assert "$3,915.55 a month of savings" in drafts.referral.body
     # ...both are stored and a review email is queued to the advisory address with the files attached
     with session_factory() as session:
         stored = session.scalars(select(Draft).order_by(Draft.kind)).all()

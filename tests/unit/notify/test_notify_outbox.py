@@ -20,6 +20,7 @@ from chipwise.act.notify.outbox import (
     existing_keys,
     outbox_status,
     requeue_failed,
+    undelivered,
 )
 from chipwise.errors import InvalidInput
 from chipwise.store.tables import OutboxMessage
@@ -162,6 +163,41 @@ def test_failed_after_max_attempts_with_doubling_backoff(session_factory: sessio
     status = outbox_status_of(session_factory)
     assert [m.id for m in status.failed] == [message.id]
     assert status.counts == {("email", "failed"): 1}
+
+
+def test_an_outage_of_ten_drains_delays_messages_and_loses_none(session_factory: sessionmaker[Session]) -> None:
+    # Given three queued messages and SES down for ten drains, each drain when the messages are due again
+    with session_factory.begin() as session:
+        ids = [m.id for k in ("a", "b", "c") if (m := _enqueue_email(session, key=k, recipient=f"{k}@example.com"))]
+    outage = RecordingSender(*(SendError("SES ServiceUnavailable") for _ in range(30)))
+    when = NOW
+    for _ in range(10):
+        drain(session_factory, now=when, senders={"email": outage})
+        rows = [_row(session_factory, i) for i in ids]
+        assert {r.status for r in rows} == {"pending"}  # never parked as failed by a short outage
+        when = max(r.next_attempt_at for r in rows)
+    # ten failures: 60 s doubling (60 x 511 s = 8.5 h) then the 6-hour cap: 14.5 hours, inside the 48-hour window
+    assert when - NOW == timedelta(seconds=60 * 511) + timedelta(hours=6)
+    with session_factory() as session:
+        assert undelivered(session, now=when, older_than=timedelta(hours=2)) == 3  # what the alarm sees
+    # When SES is back
+    back = RecordingSender()
+    drain(session_factory, now=when, senders={"email": back})
+    drain(session_factory, now=when + timedelta(hours=1), senders={"email": back})
+    # Then every message is delivered exactly once
+    assert sorted(i for i, _, _ in back.sent) == sorted(ids)
+    assert {_row(session_factory, i).status for i in ids} == {"sent"}
+
+
+def test_a_message_undelivered_past_the_give_up_window_fails(session_factory: sessionmaker[Session]) -> None:
+    with session_factory.begin() as session:
+        message = _enqueue_email(session)
+        assert message is not None
+    sender = RecordingSender(SendError("down"), SendError("still down"))
+    drain(session_factory, now=NOW, senders={"email": sender}, give_up_after=timedelta(hours=48))
+    assert _row(session_factory, message.id).status == "pending"
+    drain(session_factory, now=NOW + timedelta(hours=49), senders={"email": sender}, give_up_after=timedelta(hours=48))
+    assert _row(session_factory, message.id).status == "failed"
 
 
 def outbox_status_of(factory: sessionmaker[Session]) -> OutboxStatus:

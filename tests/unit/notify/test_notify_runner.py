@@ -7,7 +7,7 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
-from notify_factories import NOW, RecordingSender, add_finding, estate
+from notify_factories import NOW, RecordingSender, add_finding, add_resource, estate
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -173,3 +173,21 @@ def test_dedupe_keys_fit_the_column() -> None:
     long = dedupe_key("digest", "123456789012", "2026-11-22", "email", "x" * 300 + "@example.com")
     assert len(long) == 256
     assert long != dedupe_key("digest", "123456789012", "2026-11-22", "email", "x" * 301 + "@example.com")
+
+
+def test_an_owner_tag_outside_the_allowed_domains_gets_no_mail(
+    db_url: str, session_factory: sessionmaker[Session]
+) -> None:
+    # Given the estate plus a new big finding on a resource someone tagged with an outside address
+    with session_factory.begin() as session:
+        estate(session)
+        add_resource(session, "tagged-outside", tags={"chipwise:owner": "attacker@evil.example"})
+        add_finding(session, "tagged-outside", savings="5000", first_seen=NOW - timedelta(hours=1))
+    # When notify runs (recipients at example.com: the default allow-list is example.com)
+    run_notify(_settings(db_url), now=NOW, senders=_senders(), session_factory=session_factory)
+    # Then nothing is addressed to the outside owner, and the digest names it as not allowed
+    messages = _messages(session_factory)
+    assert all("evil.example" not in m.recipient for m in messages)
+    assert all("evil.example" not in str(m.payload.get("to")) for m in messages)
+    digest = next(m for m in messages if m.kind == "digest" and m.recipient == "finops@example.com")
+    assert "Owner not allowed" in digest.payload["text"] and "attacker@evil.example" in digest.payload["text"]

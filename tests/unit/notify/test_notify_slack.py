@@ -22,8 +22,8 @@ from chipwise.act.notify.slack import (
     retry_after_seconds,
     section,
 )
-from chipwise.act.notify.webhook_sink import slack_problems
 from chipwise.errors import ConfigError
+from chipwise_devkit.fakes.webhook_sink import slack_problems
 
 
 def _block_text(payload: dict[str, Any]) -> int:

@@ -12,7 +12,7 @@ import pytest
 from jinja2 import UndefinedError
 from notify_factories import HOSTILE, NOW, line
 
-from chipwise.act.drafts import AccountFigures, CompanyFacts, Workload, build_account_drafts
+from chipwise.act.drafts import AccountFigures, CompanyFacts, DraftWorkload, build_account_drafts
 from chipwise.act.notify.digest import (
     AccountSnapshot,
     BenchmarkedLine,
@@ -57,7 +57,7 @@ def figures(hostile: bool = False) -> AccountFigures:
         monthly_accelerator_spend_usd=Decimal("9125.00"),
         monthly_by_platform={"inferentia": Decimal("1125.00"), "nvidia": Decimal("8000.00")},
         workloads=[
-            Workload(
+            DraftWorkload(
                 HOSTILE if hostile else "chat-mistral-g5",
                 "sagemaker_endpoint",
                 "us-east-1",

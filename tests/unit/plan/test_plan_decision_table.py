@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from plan_factories import only, plan_for, workload
 
-from chipwise.catalog import CATALOG_FILE_ENV, get_catalog, get_economics
+from chipwise.catalog import CATALOG_FILE_ENV, get_assumptions, get_catalog
 from chipwise.catalog.instances import load_data_file
 
 FINE_TUNE = workload(
@@ -29,7 +29,7 @@ def test_row_1_fine_tuning_a_mainstream_model_moves_to_trainium() -> None:
     # Given a weekly Llama 8B fine-tune on two p4d.24xlarge
     plan = only(plan_for(FINE_TUNE))
     # Then Trainium (trn1 for a smaller fine-tune), priced per trained model with the catalog's gain
-    gain = get_economics().trainium_training_price_performance_gain.value
+    gain = get_assumptions().trainium_training_price_performance_gain.value
     assert plan.recommended_platform == "trainium"
     assert plan.recommended_instance_type is not None and plan.recommended_instance_type.startswith("trn1.")
     assert plan.current_cost_per_trained_model_usd == (plan.current_monthly_cost_usd / 4).quantize(Decimal("0.01"))
@@ -45,7 +45,10 @@ def test_row_1_large_pretraining_prefers_trn2_when_it_has_a_price(
     document = load_data_file("instances.json")
     for row in document["instances"]:
         if row["name"] == "trn2.48xlarge":
-            row.update(price="45.00", price_source="SKY")
+            row.update(
+                price="45.00", price_source="AWS-PRICE-LIST", price_confidence="verified", price_as_of="2026-11-24"
+            )
+            row.pop("note", None)
     path = tmp_path / "instances.json"
     path.write_text(json.dumps(document, default=str))
     monkeypatch.setenv(CATALOG_FILE_ENV, str(path))
@@ -143,7 +146,7 @@ def test_row_6_spiky_traffic_moves_to_bedrock() -> None:
     # Then Amazon Bedrock, priced per token from the catalog
     assert plan.recommended_platform == "bedrock"
     assert plan.recommended_instance_type == "meta.llama3-1-8b-instruct-v1:0"
-    price = get_economics().bedrock_price("meta.llama3-1-8b-instruct-v1:0")
+    price = get_assumptions().bedrock_price("meta.llama3-1-8b-instruct-v1:0")
     assert price is not None
     tokens = Decimal(200_000) * Decimal(730) / 24 * 800
     assert plan.projected_monthly_cost_usd == (tokens * price.input_per_million / 1_000_000).quantize(Decimal("0.01"))

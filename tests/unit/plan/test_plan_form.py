@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from chipwise.plan.form import flatten, form_field, label_of, place_errors, summary_label_of, workload_count
+from chipwise.intake.form import flatten, form_field, label_of, place_errors, summary_label_of, workload_count
 
 
 def test_errors_land_on_the_field_they_name() -> None:

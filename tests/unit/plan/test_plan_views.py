@@ -7,7 +7,7 @@ import re
 import pytest
 from plan_factories import CREATED, PLAN_ID, intake_dict, workload
 
-from chipwise.plan import views
+from chipwise.intake import views
 from chipwise.plan.intake import IntakeRequest
 from chipwise.plan.planner import build_plan
 

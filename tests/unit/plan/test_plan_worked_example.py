@@ -7,7 +7,7 @@ from decimal import Decimal
 import pytest
 from plan_factories import only, plan_for, workload
 
-from chipwise.catalog import get_catalog, get_economics
+from chipwise.catalog import get_assumptions, get_catalog
 
 
 def within(actual: Decimal, expected: str, tolerance: str = "0.02") -> bool:
@@ -42,13 +42,14 @@ def test_at_30_day_months_the_sources_figures_hold_within_two_percent() -> None:
 
 def test_the_throughput_ratio_is_the_catalogs_data_value_with_a_source() -> None:
     # Given the catalog's inf2-vs-GPU throughput ratio (a data value, not a literal in the planner)
-    ratio = get_economics().inferentia2_inference_throughput_ratio
+    ratio = get_assumptions().inferentia2_inference_throughput_ratio
     # When the plan is made
     plan = plan_for(workload())
     # Then the plan lists it among its sources, with where it comes from
     listed = [s for s in plan.sources if s.figure.lower().startswith("inferentia2 inference throughput ratio")]
     assert listed and listed[0].value.startswith(str(ratio.value))
-    assert "seeds/004" in listed[0].source
+    assert listed[0].source.startswith("Chipwise advisory assumption")  # stated as an assumption, never a local file
+    assert "/" not in listed[0].source.split("http")[0]
     # and ~40 req/s per inf2.xlarge is the current 20 req/s x that ratio
     assert "40.0 requests/s each" in only(plan).rationale
 

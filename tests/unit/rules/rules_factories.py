@@ -8,8 +8,9 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
-from chipwise.analyse.profiles import INVOCATIONS, NEURON_CORE, CostFacts, Coverage, Hints, ResourceProfile, Signals
+from chipwise.analyse.profiles import INVOCATIONS, NEURON_CORE, CostFacts, Coverage, ResourceProfile, Signals
 from chipwise.analyse.series import SeriesStats, summarise
+from chipwise.models.resources import parse_hints
 from chipwise.rules.base import RuleContext
 from chipwise.rules.engine import default_context
 
@@ -82,7 +83,7 @@ def profile(
             Decimal(rate) if rate is not None else None,
             Decimal(commitment_discount),
         ),
-        hints=Hints.from_json(hints or {}),
+        hints=parse_hints(hints or {}),
         signals=Signals(**signals),
         coverage=coverage if coverage is not None else _default_coverage(kind, signals),
     )
@@ -101,4 +102,4 @@ def _default_coverage(kind: str, signals: dict[str, Any]) -> dict[tuple[str, str
 
 
 def with_hints(p: ResourceProfile, **hints: Any) -> ResourceProfile:
-    return replace(p, hints=Hints.from_json(hints))
+    return replace(p, hints=parse_hints(hints))

@@ -91,6 +91,8 @@ def test_findings_json_lists_open_findings_top_savings_first(
         "target_platform": "trainium",
         "target_instance_type": "trn1.32xlarge",
         "target_count": 1,
+        "excluded_from_totals": None,
+        "software_path": None,
     }
     assert [d["resource_name"] for d in big] == ["idle", "train"]
 
@@ -101,7 +103,7 @@ def test_findings_table_shows_the_savings(findings: dict[str, str], capsys: pyte
     assert (
         "16,029.08" in out
         and "3 open finding(s)" in out
-        and "savings (measured where benchmarked, else estimated): $22,069.08" in out
+        and "savings: $22,069.08 a month: $0.00 measured, $22,069.08 estimated" in out
     )
 
 

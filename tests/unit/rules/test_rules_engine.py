@@ -6,7 +6,8 @@ from __future__ import annotations
 from rules_factories import GIB, ctx, flat, profile
 
 from chipwise.analyse.profiles import NEURON_CORE, NEURON_MONITOR, Coverage
-from chipwise.rules import evaluate_profiles, load_policy, policy_from_mapping
+from chipwise.pipeline.policy import load_policy
+from chipwise.rules import evaluate_profiles, policy_from_mapping
 
 
 def test_an_idle_finding_supersedes_rightsizing_and_telemetry_on_the_same_resource() -> None:

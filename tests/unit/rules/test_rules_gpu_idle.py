@@ -6,7 +6,7 @@ from decimal import Decimal
 
 from rules_factories import HOURS, ctx, flat, hourly, profile
 
-from chipwise.rules.catalog.gpu_idle import GpuIdle, GpuIdleParams
+from chipwise.rules.builtin.gpu_idle import GpuIdle, GpuIdleParams
 
 RULE = GpuIdle(GpuIdleParams())
 
@@ -27,7 +27,7 @@ def test_an_idle_p4d_is_stopped_for_its_whole_cost() -> None:
     assert draft is not None
     assert draft.recommendation.action == "stop"
     assert draft.estimated_monthly_savings_usd == draft.monthly_cost_usd == Decimal("16029.08")
-    assert draft.evidence["gpu_max_pct"] == 0.9
+    assert draft.evidence.gpu_max_pct == 0.9
     assert draft.confidence == "high"
 
 

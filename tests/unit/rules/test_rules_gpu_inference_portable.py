@@ -8,7 +8,7 @@ from decimal import Decimal
 
 from rules_factories import HOURS, ctx, flat, hourly, profile
 
-from chipwise.rules.catalog.gpu_inference_portable import GpuInferencePortable, GpuInferencePortableParams
+from chipwise.rules.builtin.gpu_inference_portable import GpuInferencePortable, GpuInferencePortableParams
 
 RULE = GpuInferencePortable(GpuInferencePortableParams())
 SAGEMAKER_GPU = "/aws/sagemaker/Endpoints"
@@ -37,10 +37,10 @@ def test_steady_mistral_on_four_g5_endpoints_moves_to_two_inf2_xlarge() -> None:
     assert draft.monthly_cost_usd == Decimal("4423.80")
     assert draft.estimated_monthly_savings_usd == Decimal("2978.40")
     assert draft.effort == "days"
-    assert draft.break_even_months == 1.35  # 4,000 / 2,978.40 = 1.343, rounded up
+    assert draft.break_even_months == 1.4  # 4,000 / 2,978.40 = 1.343, rounded up to a tenth
     # cost per million requests: 79,200 x 730 = 57.816 M requests a month
-    assert draft.evidence["current_cost_per_million_requests_usd"] == 76.5152
-    assert draft.evidence["target_cost_per_million_requests_usd"] == 25.0
+    assert draft.evidence.current_cost_per_million_requests_usd == 76.5152
+    assert draft.evidence.target_cost_per_million_requests_usd == 25.0
 
 
 def test_a_small_bert_model_on_l4s_goes_to_inferentia1() -> None:
@@ -58,20 +58,42 @@ def test_a_small_bert_model_on_l4s_goes_to_inferentia1() -> None:
     )
     # When the rule runs
     draft = RULE.evaluate(endpoint, ctx())
-    # Then 0.8 L4 = 0.4 A10G = 0.2 inf2 chips = 0.8 inf1 chips x 1.3 = 1.04 -> 2 x ml.inf1.xlarge ($0.2736/h):
-    # 1,468.76 - 399.46 = $1,069.30 a month
+    # Then a model this small belongs on Inferentia1, but ml.inf1 has no public price: the cheapest priced target
+    # that fits is inf2: 0.8 L4 = 0.4 A10G = 0.2 inf2 chips x 1.3 = 0.26 -> 1 x ml.inf2.xlarge ($0.99/h, verified):
+    # 2 x 1.006 x 730 = 1,468.76 - 722.70 = $746.06 a month, and inf1 is named as an option to ask a quote for
     assert draft is not None
-    assert (draft.recommendation.target_instance_type, draft.recommendation.target_count) == ("ml.inf1.xlarge", 2)
-    assert draft.estimated_monthly_savings_usd == Decimal("1069.30")
+    assert (draft.recommendation.target_instance_type, draft.recommendation.target_count) == ("ml.inf2.xlarge", 1)
+    assert draft.estimated_monthly_savings_usd == Decimal("746.06")
+    assert draft.recommendation.excluded_from_totals is None
+    assert "Inferentia1" in draft.summary and "quote" in draft.summary
 
 
-def test_a_steady_llama_box_on_one_l4_moves_to_one_inf2_xlarge() -> None:
-    # Given a g6.xlarge ($0.8048/h) tagged inference, serving Llama (8B typical), its GPU steady at 58 %
+def test_a_model_of_unknown_size_is_never_sized_on_its_family_s_typical_size() -> None:
+    # Given a g6.xlarge tagged inference, serving "Llama" with no model id, tag or name that states its size
     box = profile(
         "vllm",
         instance_type="g6.xlarge",
         rate="0.8048",
         hints={"workload": "inference", "model_family": "llama", "sources": {"model_family": "tag"}},
+        gpu_util=flat(58.0),
+        gpu_source="CWAgent",
+    )
+    # Then no target is sized and no saving claimed (Llama runs from 1B to 405B parameters)
+    assert RULE.evaluate(box, ctx()) is None
+
+
+def test_a_steady_llama_box_on_one_l4_moves_to_one_inf2_xlarge() -> None:
+    # Given a g6.xlarge ($0.8048/h) tagged inference, serving Llama-3.1-8B (its model id), its GPU steady at 58 %
+    box = profile(
+        "vllm",
+        instance_type="g6.xlarge",
+        rate="0.8048",
+        hints={
+            "workload": "inference",
+            "model_family": "llama",
+            "hf_model_id": "meta-llama/Llama-3.1-8B-Instruct",
+            "sources": {"model_family": "tag"},
+        },
         gpu_util=flat(58.0),
         gpu_source="CWAgent",
     )
@@ -81,7 +103,11 @@ def test_a_steady_llama_box_on_one_l4_moves_to_one_inf2_xlarge() -> None:
     assert draft is not None
     assert draft.recommendation.target_instance_type == "inf2.xlarge"
     assert draft.estimated_monthly_savings_usd == Decimal("34.01")
-    assert draft.break_even_months == 117.62
+    assert draft.break_even_months == 117.7
+    # and an LLM moved to inf2 says which stack it lands on and that the go-forward one is trn2/trn3
+    assert draft.recommendation.software_path is not None and "maintenance mode" in draft.recommendation.software_path
+    assert "vLLM Neuron" in draft.summary and "trn2" in draft.summary
+    assert draft.evidence.model_memory_basis == "model_id"
 
 
 def test_h100s_count_for_more_a10g_equivalents() -> None:

@@ -8,7 +8,7 @@ from decimal import Decimal
 
 from rules_factories import ctx, flat, profile
 
-from chipwise.rules.catalog.gpu_training_portable import GpuTrainingPortable, GpuTrainingPortableParams
+from chipwise.rules.builtin.gpu_training_portable import GpuTrainingPortable, GpuTrainingPortableParams
 
 RULE = GpuTrainingPortable(GpuTrainingPortableParams())
 LLAMA_TAG = {"workload": "training", "model_family": "llama", "sources": {"model_family": "tag", "workload": "tag"}}
@@ -19,16 +19,22 @@ def test_an_h100_training_node_moves_to_trn2() -> None:
     node = profile("pretrain", instance_type="p5.48xlarge", rate="55.04", hints=LLAMA_TAG, gpu_util=flat(86.0))
     # When the rule runs
     draft = RULE.evaluate(node, ctx())
-    # Then 55.04 x 730 = $40,179.20 a month x 0.40 = $16,071.68; Llama ports in days (1 week x $4,000)
+    # Then 55.04 x 730 = $40,179.20 a month x 0.40 = $16,071.68 (range 30-50 %: $12,053.76-$20,089.60) on trn2;
+    # but trn2.48xlarge has no on-demand price, so the saving is a quote to ask for, not counted in the totals
     assert draft is not None
     assert draft.recommendation.target_platform == "trainium"
     assert (draft.recommendation.target_instance_type, draft.recommendation.target_count) == ("trn2.48xlarge", 1)
+    assert draft.recommendation.excluded_from_totals == "quote_needed"
+    assert "ask AWS for a quote" in draft.summary and "$12,053.76-$20,089.60" in draft.summary
     assert draft.monthly_cost_usd == Decimal("40179.20")
     assert draft.estimated_monthly_savings_usd == Decimal("16071.68")
-    assert draft.effort == "days"
-    assert draft.break_even_months == 0.25  # 4,000 / 16,071.68 = 0.2489, rounded up
+    # Pretraining is not a days-long port: weeks (4 engineer-weeks x $4,000 = $16,000), break-even 0.9955 -> 1.0
+    assert draft.effort == "weeks"
+    assert draft.evidence.porting_cost_usd == 16000.0
+    assert draft.break_even_months == 1.0
     assert draft.confidence == "medium"
-    assert (draft.evidence["savings_low_usd"], draft.evidence["savings_high_usd"]) == (12053.76, 20089.6)
+    assert (draft.evidence.savings_low_usd, draft.evidence.savings_high_usd) == (12053.76, 20089.6)
+    assert draft.recommendation.software_path is not None and "TorchNeuron" in draft.recommendation.software_path
 
 
 def test_a_sagemaker_fine_tune_is_priced_at_its_window_run_rate() -> None:
@@ -55,7 +61,7 @@ def test_a_sagemaker_fine_tune_is_priced_at_its_window_run_rate() -> None:
     assert draft.monthly_cost_usd == Decimal("3950.02")
     assert draft.estimated_monthly_savings_usd == Decimal("1580.01")
     assert (draft.recommendation.target_instance_type, draft.recommendation.target_count) == ("ml.trn1.32xlarge", 2)
-    assert draft.evidence["window_spend_usd"] == 1818.09
+    assert draft.evidence.window_spend_usd == 1818.09
 
 
 def test_custom_cuda_is_never_recommended_for_porting() -> None:
@@ -154,3 +160,20 @@ def test_inference_instances_and_trainium_jobs_are_out_of_scope() -> None:
     # Then neither is a GPU training finding
     assert RULE.evaluate(serving, ctx()) is None
     assert RULE.evaluate(trainium, ctx()) is None
+
+
+def test_porting_effort_follows_the_workload() -> None:
+    # Given Llama training on A100s (trn1 targets, priced): a LoRA fine-tune, a single-node pretraining run and a
+    # 4-node pretraining run (the data file: drop-in fine-tune days, pretraining weeks, 4+ nodes months)
+    fine_tune = profile("llama3-8b-lora", instance_type="p4d.24xlarge", rate="21.957642", hints=LLAMA_TAG)
+    single = profile("llama-pretrain", instance_type="p4d.24xlarge", rate="21.957642", hints=LLAMA_TAG)
+    fleet = profile("llama-pretrain", instance_type="p4d.24xlarge", count=4, rate="21.957642", hints=LLAMA_TAG)
+    efforts = {}
+    for name, node in (("fine-tune", fine_tune), ("single", single), ("fleet", fleet)):
+        draft = RULE.evaluate(node, ctx())
+        assert draft is not None and draft.recommendation.excluded_from_totals is None  # trn1.32xlarge is priced
+        efforts[name] = (draft.effort, draft.evidence.porting_cost_usd, draft.break_even_months)
+    # Then: 21.957642 x 730 = $16,029.08 a month per node x 0.40 = $6,411.63 (x 4 = $25,646.53 for the fleet)
+    assert efforts["fine-tune"] == ("days", 4000.0, 0.7)  # 1 week x $4,000; 4,000 / 6,411.63 = 0.62 -> 0.7
+    assert efforts["single"] == ("weeks", 16000.0, 2.5)  # 4 weeks; 16,000 / 6,411.63 = 2.495 -> 2.5
+    assert efforts["fleet"] == ("months", 48000.0, 1.9)  # 12 weeks; 48,000 / 25,646.53 = 1.87 -> 1.9

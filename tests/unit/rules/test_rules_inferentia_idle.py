@@ -7,7 +7,7 @@ from decimal import Decimal
 from rules_factories import HOURS, ctx, flat, hourly, profile
 
 from chipwise.analyse.profiles import INVOCATIONS, Coverage
-from chipwise.rules.catalog.inferentia_idle import InferentiaIdle, InferentiaIdleParams
+from chipwise.rules.builtin.inferentia_idle import InferentiaIdle, InferentiaIdleParams
 
 RULE = InferentiaIdle(InferentiaIdleParams())
 
@@ -24,8 +24,8 @@ def test_an_endpoint_without_requests_for_the_window_is_deleted_for_its_whole_co
     assert draft.recommendation.action == "delete"
     assert draft.monthly_cost_usd == draft.estimated_monthly_savings_usd == Decimal("722.70")
     assert draft.confidence == "high"
-    assert draft.evidence["idle_days"] == 14.0
-    assert draft.evidence["invocations_in_window"] == 0
+    assert draft.evidence.idle_days == 14.0
+    assert draft.evidence.invocations_in_window == 0
     assert set(draft.signals_used) == {"invocations", "neuroncore_utilization"}
 
 
@@ -48,7 +48,7 @@ def test_the_idle_period_is_counted_from_the_last_busy_hour() -> None:
     draft = RULE.evaluate(instance, ctx())
     stricter = InferentiaIdle(InferentiaIdleParams(min_idle_days=10)).evaluate(instance, ctx())
     # Then it is idle for 8 days: enough for 7, not for 10
-    assert draft is not None and draft.evidence["idle_days"] == 8.0
+    assert draft is not None and draft.evidence.idle_days == 8.0
     assert stricter is None
 
 

@@ -1,5 +1,5 @@
 """inferentia_underutilized: p95 NeuronCore under 30 % -> the cheapest size (or count) that holds the model and
-covers the busy cores, each with headroom (memory x1.2, cores x1.3 from economics.json)."""
+covers the busy cores, each with headroom (memory x1.2, cores x1.3 from assumptions.json)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from decimal import Decimal
 from rules_factories import GIB, ctx, flat, profile
 
 from chipwise.analyse.profiles import NEURON_CORE, Coverage
-from chipwise.rules.catalog.inferentia_underutilized import InferentiaUnderutilized, InferentiaUnderutilizedParams
+from chipwise.rules.builtin.inferentia_underutilized import InferentiaUnderutilized, InferentiaUnderutilizedParams
 
 RULE = InferentiaUnderutilized(InferentiaUnderutilizedParams())
 
@@ -35,10 +35,10 @@ def test_an_8b_model_on_an_inf2_48xlarge_endpoint_moves_to_a_24xlarge() -> None:
     assert draft.recommendation.target_count == 1
     assert draft.monthly_cost_usd == Decimal("11373.40")
     assert draft.estimated_monthly_savings_usd == Decimal("5686.70")
-    assert draft.break_even_months == 0.71  # 4,000 / 5,686.70 = 0.7034, rounded up
+    assert draft.break_even_months == 0.8  # 4,000 / 5,686.70 = 0.7034, rounded up
     assert draft.confidence == "high"
-    assert draft.evidence["required_memory_gib"] == 48.0
-    assert draft.evidence["required_cores"] == 3.12
+    assert draft.evidence.required_memory_gib == 48.0
+    assert draft.evidence.required_cores == 3.12
 
 
 def test_a_24xlarge_instance_shrinks_to_one_xlarge() -> None:
@@ -137,7 +137,7 @@ def test_without_telemetry_traffic_far_below_capacity_fires_at_low_confidence() 
     assert draft.recommendation.target_count == 1
     assert draft.estimated_monthly_savings_usd == Decimal("722.70")
     assert draft.signals_missing == ("neuroncore_utilization",)
-    assert draft.evidence["busy_cores_basis"] == "requests_x_latency"
+    assert draft.evidence.busy_cores_basis == "requests_x_latency"
 
 
 def test_without_telemetry_a_busy_endpoint_is_not_guessed_idle() -> None:

@@ -90,6 +90,8 @@ def test_a_new_finding_is_open_with_its_first_estimate_in_the_history(store: ses
         "target_platform": "inferentia",
         "target_instance_type": "inf2.xlarge",
         "target_count": 1,
+        "excluded_from_totals": None,
+        "software_path": None,
     }
     [estimate] = history(store)
     assert (estimate.source, estimate.monthly_savings_usd, estimate.monthly_cost_usd) == (

@@ -7,7 +7,7 @@ from decimal import Decimal
 from rules_factories import ctx, flat, profile
 
 from chipwise.analyse.profiles import EKS_NEURONCORE, NEURON_CORE, NEURON_MONITOR, Coverage
-from chipwise.rules.catalog.neuron_telemetry_missing import NeuronTelemetryMissing, NeuronTelemetryMissingParams
+from chipwise.rules.builtin.neuron_telemetry_missing import NeuronTelemetryMissing, NeuronTelemetryMissingParams
 
 RULE = NeuronTelemetryMissing(NeuronTelemetryMissingParams())
 MISSING = {NEURON_CORE: Coverage(False, 0), NEURON_MONITOR: Coverage(False, 0)}
@@ -31,7 +31,7 @@ def test_a_busy_endpoint_without_neuron_metrics_is_asked_for_the_agent() -> None
     assert draft.recommendation.action == "enable_telemetry"
     assert draft.estimated_monthly_savings_usd == Decimal("0.00")
     assert draft.monthly_cost_usd == Decimal("722.70")
-    assert draft.evidence["neuron_sources_checked"] == 2
+    assert draft.evidence.neuron_sources_checked == 2
     assert "neuroncore_utilization" in draft.signals_missing
 
 

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from chipwise.errors import ConfigError
-from chipwise.rules import load_policy, policy_from_mapping
+from chipwise.pipeline.policy import load_policy
+from chipwise.rules import policy_from_mapping
 from chipwise.settings import get_settings
 
 

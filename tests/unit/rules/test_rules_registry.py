@@ -34,7 +34,7 @@ def test_the_contract_rule_ids_are_registered() -> None:
 @pytest.mark.parametrize("rule", RULES, ids=lambda r: r.meta.id)
 def test_each_rule_is_named_after_its_module_and_has_a_test_module(rule: type[Rule[RuleParams]]) -> None:
     assert re.match(RULE_ID_PATTERN, rule.meta.id)
-    assert rule.__module__ == f"chipwise.rules.catalog.{rule.meta.id}"
+    assert rule.__module__ == f"chipwise.rules.builtin.{rule.meta.id}"
     assert (Path(__file__).parent / f"test_rules_{rule.meta.id}.py").is_file()
 
 

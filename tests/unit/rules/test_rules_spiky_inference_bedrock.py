@@ -7,7 +7,7 @@ from decimal import Decimal
 
 from rules_factories import HOURS, ctx, flat, hourly, profile
 
-from chipwise.rules.catalog.spiky_inference_bedrock import SpikyInferenceBedrock, SpikyInferenceBedrockParams
+from chipwise.rules.builtin.spiky_inference_bedrock import SpikyInferenceBedrock, SpikyInferenceBedrockParams
 
 RULE = SpikyInferenceBedrock(SpikyInferenceBedrockParams())
 TWICE_A_DAY = hourly([40_000.0 if i % 12 == 0 else None for i in range(HOURS)])  # 28 busy hours of 336
@@ -33,9 +33,9 @@ def test_a_support_bot_bursting_twice_a_day_moves_to_bedrock() -> None:
     assert draft.recommendation.action == "migrate"
     assert draft.monthly_cost_usd == Decimal("5175.70")
     assert draft.estimated_monthly_savings_usd == Decimal("4506.53")
-    assert draft.evidence["bedrock_model_id"] == "meta.llama3-1-8b-instruct-v1:0"
-    assert draft.evidence["idle_hour_share"] == 0.917
-    assert draft.evidence["peak_to_mean"] == 12.0
+    assert draft.evidence.bedrock_model_id == "meta.llama3-1-8b-instruct-v1:0"
+    assert draft.evidence.idle_hour_share == 0.917
+    assert draft.evidence.peak_to_mean == 12.0
     assert draft.confidence == "medium"
     assert "tokens_per_request" in draft.signals_missing
 
@@ -54,7 +54,7 @@ def test_a_model_of_unknown_size_is_priced_on_the_dearest_bedrock_model_of_its_f
     draft = RULE.evaluate(bot, ctx())
     # Then the 70B price ($0.72 in and out) is used: 2,433,333 x 1,250 x 0.72 / 1e6 = $2,190.00 -> $2,985.70
     assert draft is not None
-    assert draft.evidence["bedrock_input_per_million_usd"] == 0.72
+    assert draft.evidence.bedrock_input_per_million_usd == 0.72
     assert draft.estimated_monthly_savings_usd == Decimal("2985.70")
 
 

@@ -7,7 +7,7 @@ from decimal import Decimal
 
 from rules_factories import GIB, HOURS, ctx, flat, hourly, profile
 
-from chipwise.rules.catalog.trainium_serving_inference import (
+from chipwise.rules.builtin.trainium_serving_inference import (
     TrainiumServingInference,
     TrainiumServingInferenceParams,
 )
@@ -39,11 +39,15 @@ def test_a_tagged_trn1_32xlarge_moves_to_one_inf2_24xlarge() -> None:
         "target_platform": "inferentia",
         "target_instance_type": "inf2.24xlarge",
         "target_count": 1,
+        "excluded_from_totals": None,
+        "software_path": "NxD Inference / Optimum Neuron on inf2 (maintenance mode since Neuron 2.31 (critical fixes "
+        "only, no new models))",
     }
+    assert "the same stack trn1 serving uses" in draft.summary
     assert draft.monthly_cost_usd == Decimal("15695.00")
     assert draft.estimated_monthly_savings_usd == Decimal("10956.84")
     assert draft.confidence == "high"
-    assert draft.evidence["workload_basis"] == "workload_tag"
+    assert draft.evidence.workload_basis == "workload_tag"
 
 
 def test_a_trn1_endpoint_with_busier_cores_needs_an_inf2_48xlarge() -> None:
@@ -65,7 +69,7 @@ def test_a_trn1_endpoint_with_busier_cores_needs_an_inf2_48xlarge() -> None:
     assert draft is not None
     assert (draft.recommendation.target_instance_type, draft.recommendation.target_count) == ("ml.inf2.48xlarge", 1)
     assert draft.estimated_monthly_savings_usd == Decimal("7460.60")
-    assert draft.break_even_months == 0.54
+    assert draft.break_even_months == 0.6
 
 
 def test_an_untagged_steady_instance_under_a_savings_plan_is_inferred_at_lower_confidence() -> None:
@@ -87,8 +91,8 @@ def test_an_untagged_steady_instance_under_a_savings_plan_is_inferred_at_lower_c
     assert draft is not None
     assert (draft.recommendation.target_instance_type, draft.recommendation.target_count) == ("inf2.xlarge", 1)
     assert draft.estimated_monthly_savings_usd == Decimal("152.79")
-    assert draft.evidence["workload_basis"] == "steady_executions"
-    assert draft.evidence["commitment_covered"] is True
+    assert draft.evidence.workload_basis == "steady_executions"
+    assert draft.evidence.commitment_covered is True
     assert draft.confidence == "low"
     assert "Savings Plan" in draft.summary
 

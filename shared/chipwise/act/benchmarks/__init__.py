@@ -2,6 +2,6 @@
 
 ``dispatch`` selects migration findings and submits jobs (the ``benchmark_dispatch`` Lambda and ``chipwise
 benchmarks submit``); ``results`` records Batch state changes, retries failures and re-prices the recommendation
-(the ``benchmark_result`` Lambda and the demo); ``economics`` prices a measurement; ``jobs`` builds and registers
-job definitions and submits jobs; ``provision`` creates a compute environment and queues for a sandbox account.
+(the ``benchmark_result`` Lambda and the demo); ``repricing`` prices a measurement; ``jobs`` builds and registers
+job definitions and submits jobs. The queues themselves are declared in SAM (``iac/template.yaml``).
 """

@@ -16,17 +16,25 @@ from datetime import datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from aws_lambda_powertools.utilities.parser import parse
+from pydantic import BaseModel, ConfigDict, ValidationError
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from chipwise.act.benchmarks.jobs import JobDefinitions, job_definition_name
 from chipwise.act.benchmarks.results import Clients, SweepReport, reapply_measurements, sweep_runs
-from chipwise.act.benchmarks.runs import PlannedRun, new_run_id, next_attempt, runs_by_finding, submit_run
+from chipwise.act.benchmarks.runs import (
+    PlannedRun,
+    SubmissionDeferred,
+    new_run_id,
+    next_attempt,
+    runs_by_finding,
+    submit_run,
+)
 from chipwise.act.benchmarks.workload import (
     BENCHMARK_RULES,
     GPU_RULES,
-    Workload,
+    BenchmarkWorkload,
     describe_workload,
     load_telemetry,
     pricing_policy,
@@ -37,10 +45,9 @@ from chipwise.models.benchmark import (
     BenchmarkRole,
     BenchmarkTask,
     RunnerName,
-    describe_errors,
     result_uri,
 )
-from chipwise.models.scan import SCAN_COMPLETED_DETAIL_TYPE, SCAN_COMPLETED_SOURCE, ScanCompleted
+from chipwise.models.events import ScanCompletedEvent, describe_validation_error
 from chipwise.observability import logger
 from chipwise.settings import Settings, get_settings
 from chipwise.store import session_scope
@@ -118,7 +125,16 @@ class SubmittedRun(BaseModel):
         )
 
 
-class DispatchReport(BaseModel):
+class DeferredRun(BaseModel):
+    """A submission AWS Batch could not take now (no attempt spent)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    finding_id: str
+    reason: str
+
+
+class BenchmarkDispatchReport(BaseModel):
     """What one dispatch planned, submitted and skipped (``--dry-run`` fills ``planned`` only)."""
 
     model_config = ConfigDict(extra="forbid")
@@ -127,6 +143,7 @@ class DispatchReport(BaseModel):
     planned: list[PlannedRun] = []
     submitted: list[SubmittedRun] = []
     skipped: list[SkippedFinding] = []
+    deferred: list[DeferredRun] = []  # AWS Batch was throttling or down: no attempt spent, the next dispatch retries
     sweep: SweepReport | None = None
     reapplied: int = 0
 
@@ -145,14 +162,14 @@ def dispatch_benchmarks(
     finding_ids: Sequence[str] | None = None,
     dry_run: bool = False,
     now: datetime | None = None,
-) -> DispatchReport:
+) -> BenchmarkDispatchReport:
     """Sweep stale runs, then plan and (unless ``dry_run``) submit benchmark jobs for eligible findings.
 
     ``batch`` may be None for a dry run (nothing touches AWS). ``clients`` adds S3 for the sweep, which records
     terminal jobs whose state event was missed; without it the sweep is skipped.
     """
     now = now or utcnow()
-    report = DispatchReport(dry_run=dry_run)
+    report = BenchmarkDispatchReport(dry_run=dry_run)
     if not dry_run:
         report.reapplied = reapply_measurements(session, finding_ids)
         if clients is not None:
@@ -173,7 +190,11 @@ def dispatch_benchmarks(
         raise ValueError("a Batch client is needed to submit (or pass dry_run=True)")
     definitions = JobDefinitions(batch, settings)
     for planned in report.planned:
-        run = submit_run(session, batch, definitions, planned, settings=settings, now=now)
+        try:
+            run = submit_run(session, batch, definitions, planned, settings=settings, now=now)
+        except SubmissionDeferred as deferred:
+            report.deferred.append(DeferredRun(finding_id=planned.finding_id, reason=str(deferred)[:500]))
+            continue
         report.submitted.append(SubmittedRun.of(run))
     return report
 
@@ -204,7 +225,7 @@ def resources_by_arn(session: Session, arns: Sequence[str]) -> dict[str, Resourc
 
 
 def plan_finding(
-    finding: Finding, workload: Workload, runs: Sequence[BenchmarkRun], *, settings: Settings, catalog: Catalog
+    finding: Finding, workload: BenchmarkWorkload, runs: Sequence[BenchmarkRun], *, settings: Settings, catalog: Catalog
 ) -> tuple[list[PlannedRun], list[SkippedFinding]]:
     """The target run (and the GPU baseline run) to submit for one finding, or why not."""
 
@@ -274,7 +295,7 @@ def _baseline(finding: Finding, settings: Settings, catalog: Catalog) -> tuple[I
     return catalog.require(gpu.ec2_name), queue
 
 
-def _runner(workload: Workload, role: BenchmarkRole) -> RunnerName:
+def _runner(workload: BenchmarkWorkload, role: BenchmarkRole) -> RunnerName:
     if role == "gpu_baseline":
         return "cuda"
     if workload.task == "training":
@@ -286,7 +307,7 @@ def _runner(workload: Workload, role: BenchmarkRole) -> RunnerName:
 
 def _parameters(
     finding: Finding,
-    workload: Workload,
+    workload: BenchmarkWorkload,
     model_id: str,
     instance: InstanceType,
     priced_as: str,
@@ -337,25 +358,9 @@ def _planned(
 # --- entry points --------------------------------------------------------------------------------------------------
 
 
-class ScanCompletedEvent(BaseModel):
-    """The EventBridge envelope of ``ScanCompleted`` (other envelope fields are not needed here)."""
-
-    model_config = ConfigDict(extra="ignore", populate_by_name=True)
-
-    source: str
-    detail_type: str = Field(alias="detail-type")
-    detail: ScanCompleted
-
-    @model_validator(mode="after")
-    def _ours(self) -> ScanCompletedEvent:
-        if (self.source, self.detail_type) != (SCAN_COMPLETED_SOURCE, SCAN_COMPLETED_DETAIL_TYPE):
-            raise ValueError(f"expected {SCAN_COMPLETED_SOURCE}/{SCAN_COMPLETED_DETAIL_TYPE}")
-        return self
-
-
 def dispatch_for_account(
     account_id: str | None, *, dry_run: bool = False, settings: Settings | None = None, now: datetime | None = None
-) -> DispatchReport:
+) -> BenchmarkDispatchReport:
     """One dispatch in its own transaction, with clients for the home region (the Lambda's path)."""
     settings = settings or get_settings()
     with session_scope(settings.database_url) as session:
@@ -373,9 +378,9 @@ def handle_scan_completed_event(event: Mapping[str, Any], *, settings: Settings 
     A malformed event is rejected with a logged reason; a failed scan dispatches nothing (its findings are stale).
     """
     try:
-        scan = ScanCompletedEvent.model_validate(event).detail
+        scan = parse(event=dict(event), model=ScanCompletedEvent).detail
     except ValidationError as exc:
-        reason = f"not a ScanCompleted event: {describe_errors(exc)}"
+        reason = f"not a ScanCompleted event: {describe_validation_error(exc)}"
         logger().warning("benchmark dispatch event rejected", extra={"reason": reason})
         return {"status": "rejected", "reason": reason}
     if scan.status == "failed":

@@ -7,7 +7,7 @@ active states once, so a duplicate event changes nothing.
 What a terminal state does:
 
 - SUCCEEDED: the result file is read from S3 and validated. A valid result is stored and priced (see
-  :mod:`~chipwise.act.benchmarks.economics`); the measurement becomes a ``recommendations`` row (source
+  :mod:`~chipwise.act.benchmarks.repricing`); the measurement becomes a ``recommendations`` row (source
   ``benchmark``) and the finding's measured saving (confidence high), or a withdrawn recommendation with its
   reason. A missing or malformed file is rejected with its reason and the estimate stays.
 - FAILED (or expired): stored with its reason and retried with a new run, up to ``benchmark_max_attempts``;
@@ -16,26 +16,25 @@ What a terminal state does:
 
 from __future__ import annotations
 
-import json
-import uuid
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Literal
 
+from aws_lambda_powertools.utilities.parser import parse
 from botocore.exceptions import BotoCoreError, ClientError
 from pydantic import BaseModel, ConfigDict, ValidationError
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from chipwise.act.benchmarks.economics import (
+from chipwise.act.benchmarks.jobs import JobDefinitions
+from chipwise.act.benchmarks.repricing import (
     MeasuredEconomics,
     Verdict,
     price_inference,
     price_training,
     unpriced,
 )
-from chipwise.act.benchmarks.jobs import JobDefinitions
 from chipwise.act.benchmarks.runs import (
     find_run,
     next_attempt,
@@ -52,23 +51,21 @@ from chipwise.act.benchmarks.workload import (
 )
 from chipwise.aws import aws_context
 from chipwise.catalog import get_catalog
+from chipwise.economics import usd
 from chipwise.errors import UpstreamError
 from chipwise.models.benchmark import (
     ACTIVE_STATUSES,
     ATTEMPT_TAG,
-    BATCH_DETAIL_TYPE,
-    BATCH_SOURCE,
     FINDING_ID_TAG,
     TARGET_TAG,
     BatchJobDetail,
-    BatchJobStateChange,
     BenchmarkParameters,
     BenchmarkResult,
     InvalidResult,
     RunStatus,
-    describe_errors,
     split_s3_uri,
 )
+from chipwise.models.events import BatchJobStateChangeEvent, describe_validation_error
 from chipwise.observability import logger
 from chipwise.settings import Settings, get_settings
 from chipwise.store import session_scope
@@ -124,9 +121,9 @@ def handle_state_change_event(
     A malformed event is rejected with a logged reason (no exception: redelivering it would not help).
     """
     try:
-        change = BatchJobStateChange.model_validate(event)
+        change = parse(event=dict(event), model=BatchJobStateChangeEvent)
     except ValidationError as exc:
-        reason = f"not a Batch job state change: {describe_errors(exc)}"
+        reason = f"not a Batch job state change: {describe_validation_error(exc)}"
         logger().warning("benchmark state event rejected", extra={"reason": reason})
         return StateOutcome(status="rejected", reason=reason)
     settings = settings or get_settings()
@@ -136,26 +133,6 @@ def handle_state_change_event(
         )
     logger().info("benchmark state event", extra=outcome.model_dump(exclude_none=True))
     return outcome
-
-
-def job_state_event(job: Mapping[str, Any], *, time: datetime | None = None) -> dict[str, Any]:
-    """The EventBridge event AWS Batch emits for a job in this state (``job`` is a DescribeJobs JobDetail).
-
-    The demo delivers these for its emulated jobs, and tests build FAILED events from them (the emulator's
-    docker-less jobs only ever succeed)."""
-    arn = str(job.get("jobArn") or "")
-    parts = arn.split(":")
-    return {
-        "version": "0",
-        "id": str(uuid.uuid4()),
-        "detail-type": BATCH_DETAIL_TYPE,
-        "source": BATCH_SOURCE,
-        "account": parts[4] if len(parts) > 5 else "",
-        "time": (time or utcnow()).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "region": parts[3] if len(parts) > 5 else "",
-        "resources": [arn] if arn else [],
-        "detail": json.loads(json.dumps(dict(job), default=str)),
-    }
 
 
 def record_job_state(
@@ -430,13 +407,28 @@ def _recommendation(finding: Finding, run: BenchmarkRun, priced: MeasuredEconomi
 def mark_finding(finding: Finding, run_id: str, priced: MeasuredEconomics, now: datetime) -> None:
     """The finding's measured saving and confidence, and a note in its evidence. An inconclusive measurement
     changes neither: the estimate stands."""
+    estimate_summary = finding.summary
     if priced.verdict == "confirmed" and priced.monthly_savings_usd is not None:
         finding.measured_monthly_savings_usd = priced.monthly_savings_usd
         finding.confidence = "high"
+        finding.summary = measured_summary(finding, priced)
     elif priced.verdict == "withdrawn":
         finding.measured_monthly_savings_usd = Decimal(0)
         finding.confidence = "high"
-    note(finding, measurement_note(run_id, priced, now))
+        finding.status = "withdrawn"
+        finding.summary = f"Withdrawn by measurement: {priced.reason or 'the benchmark found no saving'}."
+    note(finding, {**measurement_note(run_id, priced, now), "estimate_summary": estimate_summary})
+
+
+def measured_summary(finding: Finding, priced: MeasuredEconomics) -> str:
+    """The finding's sentence once a benchmark confirmed it: the measured figures, the estimate beside them."""
+    target = f"{priced.target_count} × {priced.priced_as}" if priced.target_count else priced.priced_as
+    cost = f" for {usd(priced.target_monthly_cost_usd)}/month" if priced.target_monthly_cost_usd is not None else ""
+    saving = usd(priced.monthly_savings_usd or Decimal(0))
+    return (
+        f"{finding.resource_name}: measured on {target}{cost}, saving {saving}/month "
+        f"(the estimate was {usd(finding.estimated_monthly_savings_usd)}/month)."
+    )
 
 
 def measurement_note(run_id: str, priced: MeasuredEconomics, now: datetime) -> dict[str, Any]:

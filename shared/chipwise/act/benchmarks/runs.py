@@ -88,7 +88,9 @@ def submit_run(
     """Store the run, register the job definition if needed and submit the job.
 
     An AWS error does not raise: the run is stored as a failed attempt with the error as its reason, so the
-    next dispatch retries it (up to ``benchmark_max_attempts``) and the rest of the batch goes on.
+    next dispatch retries it (up to ``benchmark_max_attempts``) and the rest of the batch goes on. Throttling,
+    a server error or no connection (after boto3's retries) is not the job's failure: the run is not stored,
+    no attempt is spent, and :class:`SubmissionDeferred` says so (the next dispatch submits it).
     """
     params = planned.parameters
     run = BenchmarkRun(
@@ -105,6 +107,7 @@ def submit_run(
         submitted_at=now,
         expires_at=now + timedelta(hours=settings.benchmark_expiry_hours),
     )
+    savepoint = session.begin_nested()
     session.add(run)
     session.flush()
     try:
@@ -118,10 +121,30 @@ def submit_run(
             labels=planned.labels,
         )
     except (ClientError, BotoCoreError) as exc:
+        if _transient(exc):
+            savepoint.rollback()
+            raise SubmissionDeferred(f"submission deferred: {exc}") from exc
         run.status, run.finished_at, run.expires_at = "failed", now, None
         run.failure_reason = f"submission failed: {exc}"
+    savepoint.commit()
     session.flush()
     return run
+
+
+class SubmissionDeferred(Exception):
+    """AWS Batch could not take the job now (throttled, a server error, no connection): try again later."""
+
+
+_TRANSIENT_CODES = frozenset(
+    {"Throttling", "ThrottlingException", "TooManyRequestsException", "RequestLimitExceeded", "ServerException"}
+)
+
+
+def _transient(exc: ClientError | BotoCoreError) -> bool:
+    if isinstance(exc, BotoCoreError):
+        return True  # no connection, timeouts: nothing reached Batch
+    status = int(exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode") or 0)
+    return exc.response.get("Error", {}).get("Code") in _TRANSIENT_CODES or status >= 500
 
 
 # --- queries -----------------------------------------------------------------------------------------------------

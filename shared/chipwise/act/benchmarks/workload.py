@@ -1,8 +1,7 @@
 """What a finding says about the workload to benchmark: the model, the task, today's traffic and cost.
 
-Read from the finding (evidence numbers, monthly cost), its resource (workload hints, container environment)
-and, when the evidence has no traffic figures, the resource's hourly CloudWatch rollups. Evidence keys are
-read leniently (several spellings), because the rules own the evidence and may word it differently.
+Read from the finding (its typed evidence, monthly cost), its resource (workload hints, container environment)
+and, when the evidence has no traffic figures, the resource's hourly CloudWatch rollups.
 """
 
 from __future__ import annotations
@@ -15,10 +14,12 @@ from typing import Any, Literal
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from chipwise.act.benchmarks.economics import SECONDS_PER_HOUR, Current, Demand, Policy, Target
-from chipwise.catalog import Catalog, get_economics, get_model_families
+from chipwise.act.benchmarks.repricing import SECONDS_PER_HOUR, Current, Demand, RepricingPolicy, Target, Unit
+from chipwise.catalog import Catalog, get_assumptions, get_model_families
+from chipwise.economics import HOURS_PER_MONTH, percentile
 from chipwise.models.benchmark import BenchmarkTask
-from chipwise.models.common import HOURS_PER_MONTH
+from chipwise.models.evidence import FindingEvidence
+from chipwise.models.resources import EndpointDetails, TrainingJobDetails, WorkloadHints, parse_details, parse_hints
 from chipwise.store.tables import Finding, MetricRollup, NeuronRollup, Resource
 
 WorkloadKind = Literal["inference", "training"]
@@ -31,17 +32,6 @@ BENCHMARK_RULES: dict[str, WorkloadKind] = {
     "inferentia_underutilized": "inference",
 }
 GPU_RULES = frozenset({"gpu_inference_portable", "gpu_training_portable"})
-
-# Evidence spellings, most specific first (per hour or per second; peak or mean).
-_PEAK_REQUESTS_PER_HOUR = ("peak_requests_per_hour", "requests_per_hour_peak", "peak_executions_per_hour")
-_MEAN_REQUESTS_PER_HOUR = ("mean_requests_per_hour", "requests_per_hour", "mean_executions_per_hour")
-_PEAK_TOKENS_PER_HOUR = ("peak_tokens_per_hour", "tokens_per_hour_peak")
-_MEAN_TOKENS_PER_HOUR = ("mean_tokens_per_hour", "tokens_per_hour")
-_PEAK_REQUESTS_PER_SECOND = ("peak_requests_per_second", "requests_per_second_peak")
-_MEAN_REQUESTS_PER_SECOND = ("mean_requests_per_second", "requests_per_second")
-_LATENCY_P95_MS = ("latency_p95_ms", "model_latency_p95_ms", "p95_latency_ms", "model_latency_ms", "latency_ms")
-_TRAINING_TOKENS_PER_SECOND = ("observed_tokens_per_second", "training_tokens_per_second", "tokens_per_second")
-_RUN_HOURS = ("run_hours", "hours_per_run", "training_hours")
 
 SAGEMAKER_NAMESPACE = "AWS/SageMaker"
 INVOCATIONS = "Invocations"
@@ -70,16 +60,8 @@ def number(value: Any) -> Decimal | None:
     return result if result.is_finite() and result > 0 else None
 
 
-def first_number(evidence: Mapping[str, Any], keys: Sequence[str]) -> Decimal | None:
-    for key in keys:
-        found = number(evidence.get(key))
-        if found is not None:
-            return found
-    return None
-
-
 @dataclass(frozen=True)
-class Workload:
+class BenchmarkWorkload:
     """The model and task to benchmark, and what is observed about it today."""
 
     kind: WorkloadKind
@@ -102,11 +84,13 @@ class Telemetry:
 NO_TELEMETRY = Telemetry()
 
 
-def describe_workload(finding: Finding, resource: Resource | None, telemetry: Telemetry = NO_TELEMETRY) -> Workload:
+def describe_workload(
+    finding: Finding, resource: Resource | None, telemetry: Telemetry = NO_TELEMETRY
+) -> BenchmarkWorkload:
     """The workload of a finding. Traffic comes from the rules' evidence, else from the resource's telemetry."""
-    hints: Mapping[str, Any] = resource.hints if resource else {}
+    hints = parse_hints(resource.hints if resource else None)
     kind = BENCHMARK_RULES.get(finding.rule_id, "inference")
-    evidence = finding.evidence or {}
+    evidence = FindingEvidence.read(finding.evidence)
     demand = None
     if kind == "inference":
         demand = (
@@ -114,23 +98,30 @@ def describe_workload(finding: Finding, resource: Resource | None, telemetry: Te
             or demand_from_rollups(telemetry.metrics)
             or demand_from_neuron(telemetry.neuron)
         )
-    return Workload(
+    return BenchmarkWorkload(
         kind=kind,
         task=task_of(kind, hints, _environment(resource)),
-        model_id=hints.get("hf_model_id") or evidence.get("hf_model_id") or evidence.get("model_id"),
-        model_family=hints.get("model_family") or evidence.get("model_family"),
-        serving_stack=hints.get("serving_stack"),
+        model_id=hints.hf_model_id or evidence.hf_model_id or evidence.model_id,
+        model_family=hints.model_family or evidence.model_family,
+        serving_stack=hints.serving_stack,
         demand=demand,
-        observed_tokens_per_second=first_number(evidence, _TRAINING_TOKENS_PER_SECOND) if kind == "training" else None,
+        observed_tokens_per_second=number(evidence.observed_tokens_per_second) if kind == "training" else None,
     )
 
 
 def _environment(resource: Resource | None) -> Mapping[str, str]:
-    env = (resource.details or {}).get("environment") if resource else None
-    return env if isinstance(env, Mapping) else {}
+    """The container environment: a training job's, or an endpoint's first variant's."""
+    if resource is None:
+        return {}
+    details = parse_details(resource.kind, resource.details)
+    if isinstance(details, TrainingJobDetails):
+        return details.environment
+    if isinstance(details, EndpointDetails) and details.variants:
+        return details.variants[0].environment
+    return {}
 
 
-def task_of(kind: WorkloadKind, hints: Mapping[str, Any], environment: Mapping[str, str]) -> BenchmarkTask:
+def task_of(kind: WorkloadKind, hints: WorkloadHints, environment: Mapping[str, str]) -> BenchmarkTask:
     """Training; else the endpoint's HF_TASK; else text generation for LLM serving stacks and large models,
     feature extraction for small (encoder) models."""
     if kind == "training":
@@ -138,36 +129,32 @@ def task_of(kind: WorkloadKind, hints: Mapping[str, Any], environment: Mapping[s
     declared = str(environment.get("HF_TASK", "")).strip().lower()
     if declared in _ENCODER_TASKS:
         return _ENCODER_TASKS[declared]
-    if hints.get("serving_stack") in _GENERATIVE_STACKS:
+    if hints.serving_stack in _GENERATIVE_STACKS:
         return "text-generation"
-    family = get_model_families().get(str(hints.get("model_family") or ""))
+    family = get_model_families().get(hints.model_family or "")
     params = family.typical_params_billion if family else None
     return "feature-extraction" if params is not None and params < ENCODER_MAX_PARAMS_BILLION else "text-generation"
 
 
-def demand_from_evidence(evidence: Mapping[str, Any]) -> Demand | None:
-    """Traffic the rules recorded: tokens when given, else requests; per hour or per second."""
-    latency = first_number(evidence, _LATENCY_P95_MS)
-    for unit, peak_keys, mean_keys in (
-        ("tokens", _PEAK_TOKENS_PER_HOUR, _MEAN_TOKENS_PER_HOUR),
-        ("requests", _PEAK_REQUESTS_PER_HOUR, _MEAN_REQUESTS_PER_HOUR),
-    ):
-        mean = first_number(evidence, mean_keys)
-        peak = first_number(evidence, peak_keys) or mean
+def demand_from_evidence(evidence: FindingEvidence) -> Demand | None:
+    """Traffic the rules recorded: tokens when given, else requests (or Neuron executions), per hour."""
+    latency = number(evidence.latency_p95_ms) or number(evidence.latency_ms)
+    candidates: tuple[tuple[Unit, Decimal | None, Decimal | None], ...] = (
+        ("tokens", number(evidence.peak_tokens_per_hour), number(evidence.mean_tokens_per_hour)),
+        ("requests", number(evidence.peak_requests_per_hour), number(evidence.mean_requests_per_hour)),
+        ("requests", None, number(evidence.mean_executions_per_hour)),
+    )
+    for unit, peak, mean in candidates:
+        peak = peak or mean
         if peak is not None:
-            per_second = peak / SECONDS_PER_HOUR
             return Demand(
-                unit=unit,  # type: ignore[arg-type]  # the loop only yields Unit values
-                peak_per_second=per_second,
+                unit=unit,
+                peak_per_second=peak / SECONDS_PER_HOUR,
                 mean_per_second=(mean or peak) / SECONDS_PER_HOUR,
                 latency_p95_ms=latency,
                 source="evidence",
             )
-    mean_rps = first_number(evidence, _MEAN_REQUESTS_PER_SECOND)
-    peak_rps = first_number(evidence, _PEAK_REQUESTS_PER_SECOND) or mean_rps
-    if peak_rps is None:
-        return None
-    return Demand("requests", peak_rps, mean_rps or peak_rps, latency, "evidence")
+    return None
 
 
 def demand_from_rollups(rollups: Sequence[MetricRollup]) -> Demand | None:
@@ -206,8 +193,8 @@ def demand_from_neuron(rollups: Sequence[NeuronRollup]) -> Demand | None:
 
 
 def _p95(ordered: Sequence[Decimal]) -> Decimal | None:
-    """Nearest-rank p95 of sorted values."""
-    return ordered[max(0, -(-len(ordered) * 95 // 100) - 1)] if ordered else None
+    """The p95 of sorted values (None without any)."""
+    return percentile(ordered, 95) if ordered else None
 
 
 def load_telemetry(session: Session, resource: Resource | None) -> Telemetry:
@@ -232,7 +219,7 @@ def load_telemetry(session: Session, resource: Resource | None) -> Telemetry:
     return NO_TELEMETRY
 
 
-def observe(session: Session, finding: Finding) -> Workload:
+def observe(session: Session, finding: Finding) -> BenchmarkWorkload:
     """The finding's workload, its resource and telemetry read from the store."""
     resource = resource_of(session, finding)
     return describe_workload(finding, resource, load_telemetry(session, resource))
@@ -247,12 +234,15 @@ def resource_of(session: Session, finding: Finding) -> Resource | None:
 
 def current_of(finding: Finding, catalog: Catalog, kind: WorkloadKind) -> Current:
     """Today's cost: the finding's monthly cost, and an hourly rate per instance. An always-on endpoint's rate
-    is its effective one (monthly cost ÷ instance-hours, so the account's discounts count); a training job
-    runs only some hours, so its rate is the catalog's on-demand price."""
+    is its effective one (monthly cost ÷ instance-hours, so the account's discounts count); a training job runs
+    only some hours, so its rate is the catalog's on-demand price, else (a type without a public price) its bill
+    over the hours it ran."""
     count = max(1, finding.instance_count)
     list_price = catalog.price(finding.instance_type, finding.region) if finding.instance_type else None
     monthly = finding.monthly_cost_usd
-    effective = monthly / (count * HOURS_PER_MONTH) if monthly > 0 else None
+    run_hours = number(FindingEvidence.read(finding.evidence).run_hours)
+    hours = run_hours if kind == "training" and run_hours else HOURS_PER_MONTH
+    effective = monthly / (count * hours) if monthly > 0 else None
     hourly = (list_price or effective) if kind == "training" else (effective or list_price)
     hourly = hourly or Decimal(0)
     return Current(
@@ -260,7 +250,7 @@ def current_of(finding: Finding, catalog: Catalog, kind: WorkloadKind) -> Curren
         count=count,
         price_usd_per_hour=hourly,
         monthly_cost_usd=monthly if monthly > 0 else hourly * count * HOURS_PER_MONTH,
-        run_hours=first_number(finding.evidence or {}, _RUN_HOURS),
+        run_hours=run_hours,
     )
 
 
@@ -270,8 +260,10 @@ def target_of(priced_as: str, region: str, catalog: Catalog) -> Target | None:
     return None if price is None else Target(priced_as=priced_as, price_usd_per_hour=price)
 
 
-def pricing_policy() -> Policy:
-    """Capacity headroom and accepted latency increase, from ``economics.json`` (each with its source)."""
-    economics = get_economics()
+def pricing_policy() -> RepricingPolicy:
+    """Capacity headroom and accepted latency increase, from ``assumptions.json`` (each with its source)."""
+    economics = get_assumptions()
     penalty = economics.inferentia2_single_request_latency_penalty
-    return Policy(headroom=economics.core_headroom_factor.value, latency_tolerance=1 + (penalty.high or penalty.value))
+    return RepricingPolicy(
+        headroom=economics.core_headroom_factor.value, latency_tolerance=1 + (penalty.high or penalty.value)
+    )

@@ -22,6 +22,18 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from chipwise.models.findings import FindingDocument
+from chipwise.models.resources import WorkloadHints, parse_hints
+from chipwise.presentation import (
+    Headline,
+    SavingFacts,
+    best_saving,
+    current_capacity,
+    headline,
+    next_step_words,
+    rule_label,
+    target_label,
+)
+from chipwise.store.repositories.findings import finding_document
 from chipwise.store.tables import Account, Finding, Recommendation, Resource
 
 OWNER_TAGS = ("chipwise:owner", "owner", "Owner", "OWNER")
@@ -29,26 +41,16 @@ TOP_FINDINGS = 10
 CHANGES_SHOWN = 15
 _EMAIL = TypeAdapter(EmailStr)
 _SPLIT = re.compile(r"[\s,;]+")
-_ACRONYMS = {"gpu": "GPU", "cpu": "CPU", "ec2": "EC2", "eks": "EKS", "sagemaker": "SageMaker"}
 
 
-def rule_label(rule_id: str) -> str:
-    """A readable name for a rule id: ``gpu_inference_portable`` → "GPU inference portable"."""
-    words = [_ACRONYMS.get(w, w) for w in rule_id.split("_") if w]
-    if not words:
-        return rule_id
-    first = words[0] if words[0] in _ACRONYMS.values() else words[0].capitalize()
-    return " ".join([first, *words[1:]])
-
-
-def owner_emails(tags: Mapping[str, Any], hints: Mapping[str, Any]) -> tuple[str, ...]:
+def owner_emails(tags: Mapping[str, Any], hints: WorkloadHints) -> tuple[str, ...]:
     """The email addresses named by a resource's owner tags (or the collector's owner hint), in order.
 
     Values that are not email addresses (a team name) are ignored for routing: only mail can reach them.
     """
     values = [str(tags[key]) for key in OWNER_TAGS if tags.get(key)]
-    if hints.get("owner"):
-        values.append(str(hints["owner"]))
+    if hints.owner:
+        values.append(hints.owner)
     found: list[str] = []
     for value in values:
         for token in _SPLIT.split(value):
@@ -89,12 +91,12 @@ class FindingLine:
     status: str
     first_seen: datetime
     owners: tuple[str, ...] = ()
+    excluded_from_totals: str | None = None  # "quote_needed" or "committed": its saving is not counted
 
     @classmethod
     def from_document(cls, doc: FindingDocument, owners: tuple[str, ...] = ()) -> FindingLine:
         measured = doc.measured_monthly_savings_usd is not None
-        savings = doc.measured_monthly_savings_usd if measured else doc.estimated_monthly_savings_usd
-        assert savings is not None
+        savings = best_saving(doc)
         return cls(
             finding_id=doc.finding_id,
             rule_id=doc.rule_id,
@@ -110,36 +112,34 @@ class FindingLine:
             monthly_savings_usd=savings,
             measured=measured,
             action=doc.recommendation.action,
-            target=_target(doc),
+            target=target_label(doc.recommendation),
             confidence=doc.confidence,
             effort=doc.effort,
             summary=doc.summary,
             status=doc.status,
             first_seen=doc.first_seen,
             owners=owners,
+            excluded_from_totals=doc.recommendation.excluded_from_totals,
         )
 
     @property
+    def counted(self) -> bool:
+        """Its saving counts in the totals."""
+        return self.status == "open" and self.excluded_from_totals is None
+
+    @property
+    def saving_facts(self) -> SavingFacts:
+        return SavingFacts(self.status, self.excluded_from_totals, self.measured, self.monthly_savings_usd)
+
+    @property
     def current(self) -> str:
-        """The current capacity, e.g. "ml.g5.2xlarge ×4" (the resource kind when there is no instance type)."""
-        kind = self.instance_type or self.resource_kind.replace("_", " ")
-        return f"{kind} ×{self.instance_count}" if self.instance_count > 1 else kind
+        """The current capacity, e.g. "ml.g5.2xlarge ×4"."""
+        return current_capacity(self.instance_type, self.instance_count, self.resource_kind)
 
     @property
     def next_step(self) -> str:
-        """The recommendation in a few words: "Migrate to inf2.xlarge ×2", "Delete"."""
-        verb = {"enable_telemetry": "Enable telemetry"}.get(self.action, self.action.replace("_", " ").capitalize())
-        return f"{verb} → {self.target}" if self.target else verb
-
-
-def _target(doc: FindingDocument) -> str | None:
-    rec = doc.recommendation
-    if rec.target_instance_type:
-        count = rec.target_count or 1
-        return f"{rec.target_instance_type} ×{count}" if count > 1 else rec.target_instance_type
-    if rec.target_platform == "bedrock":
-        return "Amazon Bedrock"
-    return rec.target_platform
+        """The recommendation in a few words: "Migrate → inf2.xlarge ×2", "Delete"."""
+        return next_step_words(self.action, self.target)
 
 
 @dataclass(frozen=True)
@@ -208,6 +208,7 @@ class Digest:
     generated_at: datetime
     since: datetime
     owner: str | None
+    headline: Headline
     open_count: int
     total_monthly_cost_usd: Decimal
     total_monthly_waste_usd: Decimal
@@ -219,6 +220,7 @@ class Digest:
     resolved: list[FindingLine]
     benchmarked: list[BenchmarkedLine]
     new_monthly_waste_usd: Decimal = field(default=Decimal(0))
+    owners_not_allowed: tuple[str, ...] = ()  # owner tags outside the allow-list: listed here, never emailed
     list_limit: int = CHANGES_SHOWN  # lines per "what changed" list in an email; the rest is counted
 
     @property
@@ -257,7 +259,7 @@ def _owners_by_arn(session: Session, arns: Iterable[str]) -> dict[str, tuple[str
         chunk = wanted[start : start + 500]
         rows = session.execute(select(Resource.arn, Resource.tags, Resource.hints).where(Resource.arn.in_(chunk)))
         for arn, tags, hints in rows:
-            owners[arn] = owner_emails(tags or {}, hints or {})
+            owners[arn] = owner_emails(tags or {}, parse_hints(hints))
     return owners
 
 
@@ -284,7 +286,7 @@ def load_snapshot(session: Session, account_id: str, *, since: datetime) -> Acco
     findings = {row.id: row for row in rows} | {finding.id: finding for _, finding in benchmarks}
     owners = _owners_by_arn(session, (f.resource_arn for f in findings.values()))
     lines = {
-        fid: FindingLine.from_document(FindingDocument.from_row(f), owners.get(f.resource_arn, ()))
+        fid: FindingLine.from_document(finding_document(f), owners.get(f.resource_arn, ()))
         for fid, f in findings.items()
     }
     account = session.get(Account, account_id)
@@ -311,6 +313,11 @@ def _benchmarked(rec: Recommendation, finding: Finding, line: FindingLine) -> Be
 
 
 # --- building (pure) ---------------------------------------------------------------------------------------
+
+
+def headline_of(lines: Iterable[FindingLine]) -> Headline:
+    """The one headline (:func:`chipwise.presentation.headline`) over digest lines."""
+    return headline(line.saving_facts for line in lines)
 
 
 def by_savings(lines: Iterable[FindingLine]) -> list[FindingLine]:
@@ -341,23 +348,25 @@ def build_digest(
     """The digest of ``snapshot`` (already narrowed to ``owner``'s findings when it is an owner digest)."""
     ranked = by_savings(snapshot.open)
     new = by_savings(f for f in snapshot.open if f.first_seen > snapshot.since)
+    totals = headline_of(ranked)
     return Digest(
         account_id=snapshot.account_id,
         account_display=snapshot.display_name,
         generated_at=now,
         since=snapshot.since,
         owner=owner,
+        headline=totals,
         open_count=len(ranked),
         total_monthly_cost_usd=sum((f.monthly_cost_usd for f in ranked), Decimal(0)),
-        total_monthly_waste_usd=sum((f.monthly_savings_usd for f in ranked), Decimal(0)),
-        measured_monthly_waste_usd=sum((f.monthly_savings_usd for f in ranked if f.measured), Decimal(0)),
+        total_monthly_waste_usd=totals.total_usd,
+        measured_monthly_waste_usd=totals.measured_usd,
         top=ranked[:top_n],
         more_count=max(0, len(ranked) - top_n),
         by_rule=waste_by_rule(ranked),
         new=new,
         resolved=by_savings(snapshot.resolved),
         benchmarked=list(snapshot.benchmarked),
-        new_monthly_waste_usd=sum((f.monthly_savings_usd for f in new), Decimal(0)),
+        new_monthly_waste_usd=headline_of(new).total_usd,
     )
 
 
@@ -369,7 +378,9 @@ def alert_candidates(
     return by_savings(
         f
         for f in snapshot.open
-        if f.monthly_savings_usd > threshold_usd and (f.first_seen > snapshot.since or f.finding_id in named)
+        if f.counted
+        and f.monthly_savings_usd > threshold_usd
+        and (f.first_seen > snapshot.since or f.finding_id in named)
     )
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, EmailStr, Field, ValidationError
@@ -271,6 +271,7 @@ def _record(
     *,
     max_attempts: int,
     retry_seconds: int,
+    give_up_after: timedelta,
 ) -> str:
     """Write the outcome of one send; returns the new status (sent, pending or failed)."""
     with session_factory.begin() as session:
@@ -279,7 +280,7 @@ def _record(
             return "sent" if error is None else "failed"
         if error is None:
             row.status, row.sent_at, row.last_error = "sent", now, None
-        elif error.permanent or row.attempts >= max_attempts:
+        elif error.permanent or row.attempts >= max_attempts or now - _aware(row.created_at) >= give_up_after:
             row.status, row.last_error = "failed", str(error)[:_ERROR_LIMIT]
         else:
             delay = backoff(row.attempts, retry_seconds)
@@ -289,21 +290,37 @@ def _record(
         return row.status
 
 
+def _aware(value: datetime) -> datetime:
+    """SQLite returns naive UTC datetimes."""
+    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+
+
+def undelivered(session: Session, *, now: datetime, older_than: timedelta) -> int:
+    """Pending or failed messages queued more than ``older_than`` ago: the figure an alarm watches."""
+    stmt = select(func.count()).where(
+        OutboxMessage.status.in_(["pending", "failed"]), OutboxMessage.created_at < now - older_than
+    )
+    return int(session.scalar(stmt) or 0)
+
+
 def drain(
     session_factory: sessionmaker[Session],
     *,
     now: datetime | None = None,
     senders: Mapping[str, Sender],
-    max_attempts: int = 5,
+    max_attempts: int = 30,
     retry_seconds: int = 60,
+    give_up_after: timedelta = timedelta(hours=48),
     limit: int = 500,
     ids: Collection[int] | None = None,
 ) -> DrainReport:
     """Send every due pending row whose channel has a sender (only ``ids`` when given); one row at a time.
 
     Each row is claimed, sent outside any transaction, then marked ``sent``; a failure leaves it ``pending``
-    with ``next_attempt_at`` pushed back (``retry_seconds`` doubling per attempt, or the sender's
-    Retry-After if longer), and after ``max_attempts`` attempts (or a permanent error) it is ``failed``.
+    with ``next_attempt_at`` pushed back (``retry_seconds`` doubling per attempt up to six hours, or the sender's
+    Retry-After if longer). It is ``failed`` only when retrying cannot help (a permanent error), or once it has
+    waited ``give_up_after`` since it was queued (or used ``max_attempts``): an outage of a few hours delays
+    messages, it does not lose them, and `chipwise notify retry` still requeues failed ones.
     """
     when = now or utcnow()
     report = DrainReport()
@@ -314,7 +331,15 @@ def drain(
         if message is None:
             continue
         error = _send_one(senders[message.channel], message)
-        status = _record(session_factory, message, when, error, max_attempts=max_attempts, retry_seconds=retry_seconds)
+        status = _record(
+            session_factory,
+            message,
+            when,
+            error,
+            max_attempts=max_attempts,
+            retry_seconds=retry_seconds,
+            give_up_after=give_up_after,
+        )
         _report(report, message, status, error)
     return report
 

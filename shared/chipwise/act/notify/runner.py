@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from pydantic import ValidationError
+from aws_lambda_powertools.utilities.parser import parse
+from pydantic import RootModel, ValidationError
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -43,8 +44,9 @@ from chipwise.act.notify.outbox import (
     due_ids,
     enqueue,
     existing_keys,
+    undelivered,
 )
-from chipwise.models.scan import SCAN_COMPLETED_DETAIL_TYPE, SCAN_COMPLETED_SOURCE, ScanCompleted
+from chipwise.models.events import ScanCompletedEvent, ScheduledEvent, describe_validation_error
 from chipwise.observability import logger
 from chipwise.render import money, render
 from chipwise.settings import Settings
@@ -68,6 +70,9 @@ class PlannedMessage:
     account_id: str | None
 
 
+UNDELIVERED_AFTER = timedelta(hours=2)  # a message not sent two hours after it was queued is worth an alarm
+
+
 @dataclass
 class NotifyReport:
     """What a notify run decided (``planned``: new messages only) and what the drain did."""
@@ -77,6 +82,7 @@ class NotifyReport:
     enqueued: int = 0
     due: list[OutboxMessage] = field(default_factory=list)
     drained: DrainReport = field(default_factory=DrainReport)
+    undelivered: int = 0  # messages queued over UNDELIVERED_AFTER ago and still not sent (the alarm's figure)
 
     def summary(self) -> dict[str, Any]:
         """Counts only (for log lines and the Lambda's result)."""
@@ -85,6 +91,7 @@ class NotifyReport:
             "planned": len(self.planned),
             "enqueued": self.enqueued,
             "already_due": len(self.due),  # dry runs only
+            "undelivered": self.undelivered,
             **self.drained.as_dict(),
         }
 
@@ -151,6 +158,16 @@ def alert_email(alert: Alert) -> tuple[str, dict[str, Any]]:
 # --- planning ----------------------------------------------------------------------------------------------
 
 
+def owner_allowed(address: str, settings: Settings) -> bool:
+    """Whether an owner tag may route mail to ``address``: its domain is on the allow-list (by default the domains
+    of the configured recipients). Tags are set by anyone who can tag a resource in a member account; without this,
+    a tag could send account ids and costs anywhere."""
+    domains = settings.owner_email_domains or [
+        a.rsplit("@", 1)[-1] for a in [*settings.email_recipients, settings.advisory_email or ""] if "@" in a
+    ]
+    return address.rsplit("@", 1)[-1].lower() in {d.lower().lstrip("@") for d in domains}
+
+
 def _email(kind: str, recipient: str, key: str, subject: str, body: dict[str, Any], account: str) -> PlannedMessage:
     payload = {**body, "to": [recipient]}
     return PlannedMessage("email", kind, recipient, key, subject, payload, account)
@@ -164,6 +181,7 @@ def digest_messages(
     account = snapshot.account_id
     planned: list[PlannedMessage] = []
     digest = build_digest(snapshot, now=now)
+    digest = replace(digest, owners_not_allowed=tuple(o for o in snapshot.owners() if not owner_allowed(o, settings)))
     if digest.has_news:
         subject, body = digest_email(digest)
         for recipient in settings.email_recipients:
@@ -176,8 +194,8 @@ def digest_messages(
             planned.append(PlannedMessage("slack", "digest", target, key, None, payload, account))
     configured = {r.lower() for r in settings.email_recipients}
     for owner in snapshot.owners():
-        if owner in configured:
-            continue  # they already get the whole account
+        if owner in configured or not owner_allowed(owner, settings):
+            continue  # they already get the whole account, or tags may not route mail there
         mine = build_digest(snapshot.for_owner(owner), now=now, owner=owner)
         if mine.has_news:
             subject, body = digest_email(mine)
@@ -200,7 +218,8 @@ def alert_messages(
         alert = build_alert(snapshot, line, now=now, threshold_usd=settings.alert_threshold_usd)
         base = ("alert", line.finding_id, f"{line.first_seen:%Y%m%dT%H%M%SZ}")
         subject, body = alert_email(alert)
-        recipients = dict.fromkeys([*(r.lower() for r in settings.email_recipients), *line.owners])
+        owners = [o for o in line.owners if owner_allowed(o, settings)][: settings.max_owners_per_resource]
+        recipients = dict.fromkeys([*(r.lower() for r in settings.email_recipients), *owners])
         for recipient in recipients:
             key = dedupe_key(*base, "email", recipient)
             planned.append(_email("alert", recipient, key, subject, body, snapshot.account_id))
@@ -314,7 +333,10 @@ def run_notify(
         senders=senders if senders is not None else default_senders(settings),
         max_attempts=settings.notify_max_attempts,
         retry_seconds=settings.notify_retry_seconds,
+        give_up_after=timedelta(hours=settings.notify_give_up_hours),
     )
+    with factory() as session:
+        report.undelivered = undelivered(session, now=when, older_than=UNDELIVERED_AFTER)
     logger().info("notify finished", extra=report.summary())
     return report
 
@@ -322,24 +344,23 @@ def run_notify(
 # --- the Lambda's events -----------------------------------------------------------------------------------
 
 
-SCHEDULE_SOURCES = frozenset({"aws.events", "aws.scheduler"})
-
-
 def handle_event(event: Mapping[str, Any], settings: Settings) -> dict[str, Any]:
     """A daily schedule event (digests and alerts for every account) or a ScanCompleted event (that account's
-    alerts). Anything else is rejected with a logged reason and not retried."""
-    source, detail_type = event.get("source"), event.get("detail-type")
-    if source == SCAN_COMPLETED_SOURCE and detail_type == SCAN_COMPLETED_DETAIL_TYPE:
-        try:
-            scan = ScanCompleted.model_validate(event.get("detail") or {})
-        except ValidationError as exc:
-            return _rejected(f"invalid ScanCompleted detail: {exc.errors()[0]['loc']}: {exc.errors()[0]['msg']}")
+    alerts). Anything else is rejected with a logged reason (locations only, never values) and not retried."""
+    try:
+        trigger = parse(event=dict(event), model=NotifyTrigger).root
+    except ValidationError as exc:
+        return _rejected(f"not a ScanCompleted nor a scheduled event: {describe_validation_error(exc)}")
+    if isinstance(trigger, ScanCompletedEvent):
+        scan = trigger.detail
         report = run_notify(settings, accounts=[scan.account_id], digests=False, new_finding_ids=scan.new_finding_ids)
         return {"status": "ok", "trigger": "scan_completed", "account_id": scan.account_id, **report.summary()}
-    if source in SCHEDULE_SOURCES and detail_type == "Scheduled Event":
-        report = run_notify(settings)
-        return {"status": "ok", "trigger": "schedule", **report.summary()}
-    return _rejected(f"unexpected event (source={source!r}, detail-type={detail_type!r})")
+    report = run_notify(settings)
+    return {"status": "ok", "trigger": "schedule", **report.summary()}
+
+
+class NotifyTrigger(RootModel[ScanCompletedEvent | ScheduledEvent]):
+    """What starts the ``notify`` function."""
 
 
 def _rejected(reason: str) -> dict[str, Any]:

@@ -22,18 +22,16 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sqlalchemy import Table, bindparam, insert, select, update
 from sqlalchemy.orm import Session
 
 from chipwise.errors import InvalidInput, NotFound
+from chipwise.models.findings import FindingDocument, FindingDraft, RecommendationDoc
 from chipwise.store.tables import Finding, Recommendation
 
-if TYPE_CHECKING:
-    from chipwise.rules.base import FindingDraft
-
-OPEN, RESOLVED, SUPPRESSED = "open", "resolved", "suppressed"
+OPEN, RESOLVED, SUPPRESSED, WITHDRAWN = "open", "resolved", "suppressed", "withdrawn"
 ESTIMATE_SOURCE = "estimate"
 BENCHMARK_EVIDENCE_KEY = "benchmark"
 MIN_ID_PREFIX = 6
@@ -70,6 +68,7 @@ class _Existing:
     measured_monthly_savings_usd: Decimal | None
     confidence: str
     evidence: Mapping[str, Any]
+    summary: str
 
 
 class FindingRepository:
@@ -135,6 +134,7 @@ class FindingRepository:
             Finding.measured_monthly_savings_usd,
             Finding.confidence,
             Finding.evidence,
+            Finding.summary,
         ).where(Finding.account_id == account_id, Finding.region == region)
         found: dict[tuple[str, str], _Existing] = {}
         for rule_id, arn, *rest in self.session.execute(stmt):
@@ -244,7 +244,7 @@ def _draft_values(draft: FindingDraft) -> dict[str, Any]:
     values["recommendation"] = draft.recommendation.model_dump(mode="json")
     values["signals_used"] = list(draft.signals_used)
     values["signals_missing"] = list(draft.signals_missing)
-    values["evidence"] = dict(draft.evidence)
+    values["evidence"] = draft.evidence.as_json()
     return values
 
 
@@ -277,11 +277,17 @@ def _updated_row(before: _Existing, draft: FindingDraft, now: datetime, scan_id:
             values["confidence"] = before.confidence  # the measurement earned it
     until = before.suppressed_until
     still_suppressed = before.status == SUPPRESSED and until is not None and until > now
+    # A measurement that withdrew this very recommendation keeps it withdrawn (and its measured summary) while the
+    # rules still recommend the same target; a different target is a new recommendation, open again.
+    still_withdrawn = before.status == WITHDRAWN and same_target
+    if same_target and measured is not None and BENCHMARK_EVIDENCE_KEY in before.evidence:
+        values["summary"] = before.summary
+    status = WITHDRAWN if still_withdrawn else SUPPRESSED if still_suppressed else OPEN
     row = {
         "id": before.id,
         **values,
         "measured_monthly_savings_usd": measured,
-        "status": SUPPRESSED if still_suppressed else OPEN,
+        "status": status,
         "last_seen": now,
         "resolved_at": None,
         "suppressed_until": before.suppressed_until if still_suppressed else None,
@@ -326,3 +332,32 @@ def _history(finding_id: str, draft: FindingDraft, now: datetime) -> dict[str, A
         "benchmark_run_id": None,
         "created_at": now,
     }
+
+
+def finding_document(row: Finding) -> FindingDocument:
+    """The finding document of a stored finding row."""
+    return FindingDocument(
+        finding_id=row.id,
+        rule_id=row.rule_id,
+        account_id=row.account_id,
+        region=row.region,
+        resource_id=row.resource_arn,
+        resource_kind=row.resource_kind,
+        resource_name=row.resource_name,
+        instance_type=row.instance_type,
+        instance_count=row.instance_count,
+        monthly_cost_usd=row.monthly_cost_usd,
+        estimated_monthly_savings_usd=row.estimated_monthly_savings_usd,
+        measured_monthly_savings_usd=row.measured_monthly_savings_usd,
+        recommendation=RecommendationDoc.model_validate(row.recommendation),
+        confidence=row.confidence,  # type: ignore[arg-type]
+        signals_used=list(row.signals_used),
+        signals_missing=list(row.signals_missing),
+        effort=row.effort,  # type: ignore[arg-type]
+        break_even_months=row.break_even_months,
+        summary=row.summary,
+        evidence=dict(row.evidence),
+        status=row.status,  # type: ignore[arg-type]
+        first_seen=row.first_seen,
+        last_seen=row.last_seen,
+    )

@@ -8,32 +8,9 @@ Store shape (read by the rules):
   inferentia | trainium | nvidia | cpu, ``unknown_instance_type`` (the catalog does not know the type; the
   platform is then guessed from the family), ``state`` (as AWS says it, or ``"gone"`` once a later scan no
   longer finds a live resource: endpoints, instances, compute environments), ``last_scan_id``, ``tags``.
-- ``hints`` (all keys always present)::
-
-      {"model_family": str | None,           # a catalog model-family id ("llama", "bert", "custom", ...)
-       "workload": "training" | "inference" | None,
-       "custom_cuda": bool,                  # hand-written CUDA kernels: never recommend a port
-       "owner": str | None,
-       "image": str | None,                  # container image (endpoints: the first variant's model)
-       "hf_model_id": str | None,            # HF_MODEL_ID (or MODEL_ID, ...) from the environment
-       "serving_stack": "tgi" | "vllm" | "djl" | "triton" | "hf-inference" | None,
-       "neuron_image": bool,                 # the image is a Neuron (neuronx) build
-       "sources": {"model_family": "tag" | "hf_model_id" | "image", "workload": "tag" | "kind" | "image", ...}}
-
-- ``details`` by kind (every kind has ``"catalog"``: accelerator, accelerator_count, neuron_cores, neuron_devices,
-  accelerator_memory_gib, vcpu, memory_gib, price_usd_per_hour, price_source; empty when the type is unknown):
-
-  * ec2_instance: ``instance_id``, ``image_id``, ``availability_zone``, ``private_dns_name``, ``lifecycle``
-    (on-demand | spot), ``eks_cluster`` (str | None: the node's EKS cluster);
-  * sagemaker_endpoint: ``endpoint_config_name``, ``async_inference``, ``variants``: list of
-    ``{"variant_name", "instance_type" (None when serverless), "instance_count", "serverless" (ServerlessConfig
-    dict | None), "model_name", "image", "environment" (dict), "weight"}``;
-  * sagemaker_training_job: ``status``, ``hosts`` (the ``Host`` metric dimension values), ``training_start``,
-    ``training_end`` (ISO strings), ``billable_seconds``, ``training_seconds``, ``max_runtime_seconds``, ``spot``,
-    ``image``, ``environment``, ``hyperparameters``;
-  * batch_compute_environment: ``instance_types``, ``type``, ``compute_type``, ``min_vcpus``, ``max_vcpus``,
-    ``desired_vcpus``, ``status``, ``job_queues``: list of ``{"name", "arn", "state", "jobs_in_window",
-    "jobs_by_status", "recent_jobs"}``.
+- ``hints`` and ``details``: the JSON of :class:`chipwise.models.resources.WorkloadHints` and of the details model
+  of the resource's kind (:mod:`chipwise.models.resources`); read them back with ``parse_hints`` /
+  ``parse_details``.
 """
 
 from __future__ import annotations
@@ -45,7 +22,7 @@ from typing import Any
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
-from chipwise.collect.inventory import CollectedResource
+from chipwise.models.records import CollectedResource
 from chipwise.store.tables import Resource
 from chipwise.store.upsert import upsert
 
@@ -151,8 +128,8 @@ def _row(account_id: str, region: str, r: CollectedResource, scan_id: str | None
         "launched_at": r.launched_at,
         "ended_at": r.ended_at,
         "tags": r.tags,
-        "hints": r.hints,
-        "details": r.details,
+        "hints": r.hints.model_dump(mode="json"),
+        "details": r.details.model_dump(mode="json"),
         "first_seen": now,
         "last_seen": now,
         "last_scan_id": scan_id,

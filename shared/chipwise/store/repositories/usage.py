@@ -43,9 +43,8 @@ from typing import Any
 from sqlalchemy import and_, func, or_, select
 from sqlalchemy.orm import Session
 
-from chipwise.collect.costs import CostRecord as CollectedCost
-from chipwise.collect.metrics import Coverage, HourlyRollup
-from chipwise.collect.neuron import NeuronHourPart, merge_parts
+from chipwise.models.neuron import NeuronHourPart, merge_parts
+from chipwise.models.records import CostLine, HourlyRollup, SeriesCoverage
 from chipwise.store.tables import CostRecord, MetricCoverage, MetricRollup, NeuronRollup
 from chipwise.store.upsert import upsert
 
@@ -57,7 +56,7 @@ NEURON_MONITOR_METRIC = "neuroncore_utilization"
 # --- costs -----------------------------------------------------------------------------------------------------
 
 
-def save_cost_records(session: Session, account_id: str, records: Sequence[CollectedCost], fetched_at: datetime) -> int:
+def save_cost_records(session: Session, account_id: str, records: Sequence[CostLine], fetched_at: datetime) -> int:
     """Insert or update by (account, day, service, usage type): fetching a day again replaces its figures."""
     rows = [{"account_id": account_id, **asdict(r), "fetched_at": fetched_at} for r in records]
     return upsert(session, CostRecord, rows, conflict=["account_id", "day", "service", "usage_type"])
@@ -135,7 +134,7 @@ def save_rollups(session: Session, rollups: Iterable[HourlyRollup], resource_ids
 
 def save_coverage(
     session: Session,
-    coverage: Iterable[Coverage],
+    coverage: Iterable[SeriesCoverage],
     resource_ids: dict[str, int],
     window: tuple[datetime, datetime],
     checked_at: datetime,

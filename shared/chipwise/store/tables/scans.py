@@ -18,7 +18,7 @@ class Scan(Base):
     id: Mapped[str] = mapped_column(String(36), primary_key=True)
     account_id: Mapped[str] = mapped_column(ForeignKey("accounts.account_id"))
     region: Mapped[str] = mapped_column(String(32))
-    status: Mapped[str] = mapped_column(String(16), default="running")  # running|succeeded|partial|failed
+    status: Mapped[str] = mapped_column(String(16), default="running")  # running|succeeded|partial|failed|abandoned
     started_at: Mapped[datetime] = mapped_column(default=utcnow)
     finished_at: Mapped[datetime | None]
     window_start: Mapped[date]

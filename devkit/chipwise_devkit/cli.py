@@ -1,0 +1,31 @@
+"""``chipwise demo``: the pipeline end to end on the embedded emulator (registered through the ``chipwise.cli``
+entry point of this development kit)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import typer
+from rich.table import Table
+
+from chipwise.cli.common import err, out
+
+
+def demo(
+    output: Path = typer.Option(Path("chipwise-demo"), "--output", "-o", help="Folder for the demo's artifacts."),
+) -> None:
+    """Run Chipwise on a seeded demo account (local AWS emulator + SQLite) and write its artifacts."""
+    from chipwise_devkit.demo import run_demo
+
+    started = time.perf_counter()
+    ctx = run_demo(output, err)
+    table = Table(title="Chipwise demo", show_header=False, title_justify="left")
+    for key, value in ctx.summary:
+        table.add_row(f"[bold]{key}[/]", value)
+    out.print(table)
+    out.print(f"artifacts in [bold]{output}/[/] ({len(ctx.artifacts)} files), {time.perf_counter() - started:.0f}s")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("demo")(demo)

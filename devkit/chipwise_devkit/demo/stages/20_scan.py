@@ -1,0 +1,73 @@
+"""Stage 2: collect the demo account: neuron-monitor reports from S3, then the scan (inventory, Cost Explorer,
+CloudWatch, rules), exactly as the ``ingest_neuron`` and ``scan_account`` Lambdas would."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+from botocore.exceptions import ClientError
+
+from chipwise.aws import AwsContext, aws_context
+from chipwise.models.neuron import NeuronIngestResult
+from chipwise.pipeline.neuron_ingest import ingest_prefix
+from chipwise.pipeline.scan import run_scan
+from chipwise.settings import get_settings
+from chipwise.store import get_session_factory
+from chipwise_devkit.demo.runner import DemoContext, Stage
+
+
+def _ensure_bus(aws: AwsContext, name: str) -> None:
+    """The Chipwise event bus, as the SAM template creates it in a deployment."""
+    events = aws.client("events")
+    try:
+        events.describe_event_bus(Name=name)
+    except ClientError as exc:
+        if exc.response.get("Error", {}).get("Code") != "ResourceNotFoundException":
+            raise
+        events.create_event_bus(Name=name)
+
+
+def _neuron_summary(results: list[NeuronIngestResult]) -> str:
+    accepted = [r for r in results if r.accepted]
+    malformed = [f"{r.source.rsplit('/', 2)[-2]} line {m.line}" for r in accepted for m in r.malformed]
+    text = (
+        f"{len(accepted)}/{len(results)} objects, {sum(r.reports for r in accepted):,} reports, "
+        f"{sum(r.rollups for r in accepted):,} hourly rollups for {len({i for r in accepted for i in r.instances})} "
+        "instances"
+    )
+    if malformed:
+        text += f"; {len(malformed)} malformed line(s) skipped ({', '.join(malformed[:3])})"
+    return text
+
+
+def _run(ctx: DemoContext) -> None:
+    settings = get_settings()
+    factory = get_session_factory(ctx.database_url)
+    setup = aws_context(ctx.region)  # the ingest Lambda's clients; the scan counts only its own calls
+    if settings.event_bus_name:
+        _ensure_bus(setup, settings.event_bus_name)
+    neuron = ingest_prefix(setup, factory, settings.artifacts_bucket)
+    seeded = ctx.results.get("seeded")
+    now = getattr(seeded, "now", None)
+    document = run_scan(aws_context(ctx.region), factory, account_id=ctx.account_id, region=ctx.region, now=now)
+    ctx.results["scan"] = document
+    ctx.results["neuron_ingest"] = neuron
+    ctx.write("scan.json", json.dumps(document.model_dump(mode="json"), indent=2) + "\n")
+    platforms = Counter(r.platform for r in document.resources)
+    by_platform = ", ".join(f"{count} {platform}" for platform, count in sorted(platforms.items()))
+    calls = document.api_calls
+    ctx.summary.append(("Neuron telemetry", _neuron_summary(neuron)))
+    ctx.summary.append(
+        (
+            "Scan",
+            f"{len(document.resources)} resources ({by_platform}); ${document.costs.total_usd:,.2f} over "
+            f"{document.window.start} to {document.window.end}; {sum(calls.values())} API calls "
+            f"({calls.get('cloudwatch.GetMetricData', 0)} GetMetricData, {calls.get('ce.GetCostAndUsage', 0)} "
+            f"GetCostAndUsage); status {document.status}"
+            + (f" ({'; '.join(e.source + ': ' + e.message for e in document.errors)})" if document.errors else ""),
+        )
+    )
+
+
+STAGE = Stage("Collect the demo account (neuron-monitor reports, inventory, costs, metrics)", _run)

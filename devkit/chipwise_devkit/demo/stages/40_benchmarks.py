@@ -1,0 +1,359 @@
+"""Stage 4: prove it. Benchmark jobs for the demo account's migration findings on the emulated trn/inf queues
+(plus a paired GPU baseline), the result files the jobs would write, and the Batch state events delivered to
+the same function the ``benchmark_result`` Lambda calls. Writes ``benchmarks.md``: estimate versus measurement.
+
+The emulator cannot run a Neuron container, so this stage writes each job's result file itself. Its numbers are
+derived, not invented:
+
+- today's capacity per instance = the resource's requests (or Neuron executions) per second ÷ its instances ÷
+  its utilisation (GPU or NeuronCore), from the demo account's spec (``chipwise_devkit.demo.account``); without a
+  traffic figure, the seed guide's illustrative GPU-instance throughput (``assumptions.json`` worked example);
+- a Neuron target's capacity = today's × ``inferentia2_inference_throughput_ratio`` per accelerator (GPU → inf2),
+  or × the NeuronCore ratio (Neuron → Neuron: trn1 and inf2 share NeuronCore-v2), × ``DEMO_MEASUREMENT_FACTOR``;
+- its p95 latency at the serving batch = today's × (1 + ``inferentia2_single_request_latency_penalty``);
+- training: Trainium tokens/s = the GPU's × (Trainium price ÷ GPU price) ÷ (1 − the training price-performance
+  gain) × the demo factor; the GPU baseline's scale is normalised to $1.00 per million tokens on today's GPU,
+  because only the ratio reaches the saving.
+
+One job's first attempt is reported as lost with its host (a Spot reclaim), to show the retry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import timedelta
+from decimal import ROUND_HALF_UP, Decimal
+from typing import Any
+
+from sqlalchemy import select
+
+from chipwise.act.benchmarks.dispatch import BenchmarkDispatchReport, dispatch_benchmarks
+from chipwise.act.benchmarks.repricing import MILLION, SECONDS_PER_HOUR, Demand
+from chipwise.act.benchmarks.results import Clients, StateOutcome, handle_state_change_event
+from chipwise.act.benchmarks.workload import observe
+from chipwise.aws import AwsContext, aws_context
+from chipwise.catalog import InstanceType, get_assumptions, get_catalog
+from chipwise.models.benchmark import BenchmarkParameters, BenchmarkResult, Measurement, split_s3_uri
+from chipwise.render import money
+from chipwise.settings import Settings, get_settings
+from chipwise.store import session_scope
+from chipwise.store.base import utcnow
+from chipwise.store.tables import BenchmarkRun, Finding, Recommendation
+from chipwise_devkit.batch import job_state_event, provision_benchmark_queues
+from chipwise_devkit.demo.account import DemoResource, demo_resources
+from chipwise_devkit.demo.runner import DemoContext, Stage
+
+# The demo's measurements come in 15 % below the representative ratios in assumptions.json, as real
+# measurements of a first port usually do: the demo shows a measurement that moves the estimate.
+DEMO_MEASUREMENT_FACTOR = Decimal("0.85")
+BASELINE_QUEUE = "chipwise-bench-gpu"
+SPOT_RECLAIM = "Host EC2 (instance i-0d3b5e7a9c1f24680) terminated."
+_TENTH = Decimal("0.1")
+_P50_OF_P95 = Decimal("1.1")
+
+
+def _tenth(value: Decimal) -> Decimal:
+    return value.quantize(_TENTH, rounding=ROUND_HALF_UP)
+
+
+def _level(series: Any) -> Decimal | None:
+    level = getattr(series, "level", None)
+    return Decimal(str(level)) if level else None
+
+
+# --- the numbers a real job would measure --------------------------------------------------------------------------
+
+
+def today_capacity(resource: DemoResource | None) -> Decimal:
+    """Requests per second one of today's instances could serve: observed rate ÷ instances ÷ utilisation."""
+    if resource is not None:
+        traffic = resource.traffic.requests_per_second if resource.traffic else None
+        neuron = resource.neuron
+        rate = _level(traffic) or (_level(neuron.executions_per_second) if neuron else None)
+        busy = _level(resource.gpu) or (_level(neuron.utilization) if neuron else None)
+        if rate and busy:
+            return rate / resource.count / (busy / 100)
+    return get_assumptions().worked_examples.inference_10m_requests_per_day.gpu_requests_per_second
+
+
+def capacity_scale(target: InstanceType, today: InstanceType | None) -> Decimal:
+    """How much more one target instance serves than one of today's, before the demo factor."""
+    if today is None:
+        return Decimal(1)
+    if today.neuron:
+        return Decimal(target.neuron_cores) / Decimal(today.neuron_cores)
+    ratio = get_assumptions().inferentia2_inference_throughput_ratio.value
+    return ratio * Decimal(target.accelerator_count) / Decimal(max(1, today.accelerator_count))
+
+
+def inference_measurements(
+    params: BenchmarkParameters, capacity: Decimal, latency_ms: Decimal | None
+) -> list[Measurement]:
+    """The grid a serving benchmark produces: throughput grows with the batch up to the serving batch (the middle
+    batch size), where it reaches ``capacity`` at ``latency_ms``; beyond it latency grows with the batch.
+    Longer sequences serve fewer requests (by the square root of the length ratio)."""
+    batches = sorted(params.batch_sizes)
+    serving = batches[len(batches) // 2]
+    base_latency = latency_ms or Decimal(1000) * serving / capacity
+    shortest = min(params.sequence_lengths)
+    out = []
+    for length in sorted(params.sequence_lengths):
+        slower = (Decimal(length) / shortest).sqrt()
+        for batch in batches:
+            share = min(Decimal(1), Decimal(batch) / serving)
+            rps = capacity * share / slower
+            p95 = base_latency * max(Decimal(1), Decimal(batch) / serving) * slower.sqrt()
+            per_request = params.output_tokens or length
+            out.append(_measurement(params, batch, length, rps, rps * per_request, p95))
+    return out
+
+
+def training_measurements(params: BenchmarkParameters, tokens_per_second: Decimal) -> list[Measurement]:
+    """Training steps: the largest batch reaches ``tokens_per_second``; smaller ones less (by the square root)."""
+    largest = max(params.batch_sizes)
+    out = []
+    for length in sorted(params.sequence_lengths):
+        for batch in sorted(params.batch_sizes):
+            tps = tokens_per_second * (Decimal(batch) / largest).sqrt()
+            step_ms = Decimal(batch * length) / tps * 1000
+            out.append(_measurement(params, batch, length, tps / length, tps, step_ms))
+    return out
+
+
+def _measurement(
+    params: BenchmarkParameters, batch: int, length: int, rps: Decimal, tps: Decimal, p95: Decimal
+) -> Measurement:
+    return Measurement(
+        batch_size=batch,
+        sequence_length=length,
+        output_tokens=params.output_tokens,
+        requests_per_second=_tenth(rps),
+        tokens_per_second=_tenth(tps),
+        latency_p50_ms=_tenth(p95 / _P50_OF_P95),
+        latency_p95_ms=_tenth(p95),
+        iterations=params.iterations,
+    )
+
+
+def demo_result(params: BenchmarkParameters, finding: Finding, demand: Demand | None) -> BenchmarkResult:
+    """The result file the job for ``params`` would write on the demo account."""
+    catalog = get_catalog()
+    instance = catalog.require(params.instance_type)
+    today = catalog.get(finding.instance_type or "")
+    spec = {r.name: r for r in demo_resources()}.get(finding.resource_name)
+    economics = get_assumptions()
+    if params.task == "training":
+        gpu_price = catalog.price(finding.instance_type or "", finding.region) or Decimal(1)
+        gpu_tps = gpu_price * MILLION / SECONDS_PER_HOUR  # normalised: $1.00 per 1M tokens on today's GPU
+        if params.role == "gpu_baseline":
+            tps = gpu_tps
+        else:
+            price = catalog.price(params.priced_as, finding.region) or gpu_price
+            gain = economics.trainium_training_price_performance_gain.value
+            tps = gpu_tps * price / gpu_price / (1 - gain) * DEMO_MEASUREMENT_FACTOR
+        measurements = training_measurements(params, tps)
+    else:
+        observed = demand.latency_p95_ms if demand else None
+        capacity = today_capacity(spec)
+        latency = observed
+        if params.role == "target":
+            capacity *= capacity_scale(instance, today) * DEMO_MEASUREMENT_FACTOR
+            penalty = economics.inferentia2_single_request_latency_penalty.value
+            latency = observed * (1 + penalty) if observed else None
+        measurements = inference_measurements(params, capacity, latency)
+    started = utcnow()
+    return BenchmarkResult(
+        schema_version=1,
+        run_id=params.run_id,
+        finding_id=params.finding_id,
+        role=params.role,
+        task=params.task,
+        model_id=params.model_id,
+        instance_type=params.instance_type,
+        runner=params.runner,
+        sdk_versions={"chipwise-demo": "synthetic (see devkit/chipwise_devkit/demo/stages/40_benchmarks.py)"},
+        started_at=started,
+        finished_at=started + timedelta(minutes=5 * len(measurements)),
+        compile_time_seconds=Decimal(60 * len(measurements)),
+        measurements=measurements,
+    )
+
+
+# --- running the loop ---------------------------------------------------------------------------------------------
+
+
+def _settings() -> Settings:
+    """The demo's settings: the configured queues plus a GPU baseline queue."""
+    settings = get_settings()
+    baseline = settings.batch_queues.gpu_baseline or BASELINE_QUEUE
+    queues = settings.batch_queues.model_copy(update={"gpu_baseline": baseline})
+    return settings.model_copy(update={"batch_queues": queues})
+
+
+def _ensure_bucket(aws: AwsContext, bucket: str) -> None:
+    s3 = aws.client("s3")
+    if bucket not in {b["Name"] for b in s3.list_buckets().get("Buckets", [])}:
+        s3.create_bucket(Bucket=bucket)
+
+
+def _complete(ctx: DemoContext, clients: Clients, settings: Settings, run_id: str, fail_first: bool) -> StateOutcome:
+    """Play one job to its end: write its result (unless its host is lost first) and deliver the state event."""
+    with session_scope(ctx.database_url) as session:
+        run = session.get(BenchmarkRun, run_id)
+        assert run is not None and run.job_id is not None
+        finding = session.get(Finding, run.finding_id)
+        assert finding is not None
+        params = BenchmarkParameters.model_validate(run.parameters)
+        demand = observe(session, finding).demand
+        job_id = run.job_id
+    (job,) = clients.batch.describe_jobs(jobs=[job_id])["jobs"]
+    if fail_first:
+        attempt = {"container": {"exitCode": 137, "reason": "Host terminated"}, "statusReason": SPOT_RECLAIM}
+        event = job_state_event({**job, "status": "FAILED", "statusReason": SPOT_RECLAIM, "attempts": [attempt]})
+        outcome = handle_state_change_event(event, settings=settings)
+        assert outcome.retry_run_id is not None, outcome
+        return _complete(ctx, clients, settings, outcome.retry_run_id, fail_first=False)
+    bucket, key = split_s3_uri(params.result_uri)
+    body = demo_result(params, finding, demand).model_dump_json(indent=2)
+    clients.s3.put_object(Bucket=bucket, Key=key, Body=body.encode(), ContentType="application/json")
+    return handle_state_change_event(job_state_event(job), settings=settings)
+
+
+def _run(ctx: DemoContext) -> None:
+    settings = _settings()
+    aws = aws_context(ctx.region)
+    provision_benchmark_queues(aws, settings)
+    _ensure_bucket(aws, settings.artifacts_bucket)
+    clients = Clients(aws.client("batch"), aws.client("s3"))
+    with session_scope(ctx.database_url) as session:
+        report = dispatch_benchmarks(
+            session, clients.batch, settings=settings, clients=clients, account_id=ctx.account_id
+        )
+    submitted = [s.run_id for s in report.submitted if s.status == "submitted"]
+    outcomes = [_complete(ctx, clients, settings, run_id, fail_first=i == 0) for i, run_id in enumerate(submitted)]
+    with session_scope(ctx.database_url) as session:
+        rows = _rows(session, [s.finding_id for s in report.submitted])
+    ctx.write("benchmarks.md", render_markdown(rows, report))
+    ctx.results["benchmarks"] = {
+        "report": report.model_dump(mode="json"),
+        "outcomes": [o.model_dump(mode="json") for o in outcomes],
+    }
+    ctx.summary.append(("Benchmarks", summary_line(rows, report)))
+
+
+# --- the report ----------------------------------------------------------------------------------------------------
+
+
+def _rows(session: Any, finding_ids: Sequence[str]) -> list[dict[str, Any]]:
+    """One row per benchmarked finding: the estimate, the measurement and what became of the recommendation."""
+    rows = []
+    for finding_id in dict.fromkeys(finding_ids):
+        finding = session.get(Finding, finding_id)
+        runs = list(session.scalars(select(BenchmarkRun).where(BenchmarkRun.finding_id == finding_id)))
+        target = next((r for r in sorted(runs, key=lambda r: -r.attempt) if r.role == "target"), None)
+        recommendation = session.scalars(
+            select(Recommendation)
+            .where(Recommendation.finding_id == finding_id, Recommendation.source == "benchmark")
+            .order_by(Recommendation.id.desc())
+        ).first()
+        rows.append(
+            {
+                "finding": finding,
+                "jobs": len(runs),
+                "queues": {r.job_queue for r in runs},
+                "measured": (target.measured if target else None) or {},
+                "attempts": max((r.attempt for r in runs if r.role == "target"), default=0),
+                "baseline": any(r.role == "gpu_baseline" and r.status == "succeeded" for r in runs),
+                "recommendation": recommendation,
+                "status": target.status if target else "none",
+            }
+        )
+    return rows
+
+
+def _verdict(row: dict[str, Any]) -> str:
+    measured = row["measured"]
+    if not measured:
+        return f"run {row['status']}"
+    return {"confirmed": "confirmed", "withdrawn": "**withdrawn**", "inconclusive": "estimate stands"}[
+        measured["verdict"]
+    ]
+
+
+def _cost_per_million(measured: dict[str, Any]) -> str:
+    value = measured.get("cost_per_million_usd")
+    return f"{money(Decimal(value), 4)} / 1M {measured['unit']}" if value is not None else "-"
+
+
+def _jobs(rows: list[dict[str, Any]]) -> tuple[int, int]:
+    """Jobs run (retries included) and the queues they ran on."""
+    queues: set[str] = set()
+    for row in rows:
+        queues |= row["queues"]
+    return sum(row["jobs"] for row in rows), len(queues)
+
+
+def _compared_with(row: dict[str, Any]) -> str:
+    basis = row["measured"].get("current_basis")
+    if basis == "gpu_baseline":
+        return "GPU baseline run"
+    if basis == "observed":
+        return "today's bill" + (" (the GPU baseline run needs as many)" if row["baseline"] else "")
+    return "-"
+
+
+def render_markdown(rows: list[dict[str, Any]], report: BenchmarkDispatchReport) -> str:
+    jobs, queues = _jobs(rows)
+    lines = [
+        "# Benchmarks: estimate versus measurement",
+        "",
+        f"{jobs} jobs on {queues} emulated AWS Batch queues (trn/inf targets and paired GPU baselines). "
+        "The emulator cannot run a Neuron container: each result file was written the way the "
+        "job would write it, from the demo account's traffic and the representative ratios in assumptions.json "
+        f"× a demo factor of {DEMO_MEASUREMENT_FACTOR} (see devkit/chipwise_devkit/demo/stages/40_benchmarks.py).",
+        "",
+        "| resource | rule | target | estimated saving /mo | measured saving /mo | instances | measured cost | "
+        "compared with | verdict | why |",
+        "| --- | --- | --- | ---: | ---: | ---: | --- | --- | --- | --- |",
+    ]
+    for row in rows:
+        f, m = row["finding"], row["measured"]
+        saving = m.get("monthly_savings_usd")
+        retried = f" (after {row['attempts'] - 1} failed attempt)" if row["attempts"] > 1 else ""
+        cells = [
+            f.resource_name,
+            f.rule_id,
+            m.get("priced_as") or f.recommendation.get("target_instance_type"),
+            money(f.estimated_monthly_savings_usd),
+            money(Decimal(saving)) if saving is not None else "-",
+            m.get("target_count") or "-",
+            _cost_per_million(m),
+            _compared_with(row),
+            _verdict(row) + retried,
+            m.get("reason", ""),
+        ]
+        lines.append("| " + " | ".join(str(c) for c in cells) + " |")
+    if report.skipped:
+        lines += ["", "Not benchmarked:", ""]
+        lines += [f"- {s.resource_name} ({s.rule_id}, {s.role}): {s.reason}" for s in report.skipped]
+    return "\n".join(lines) + "\n"
+
+
+def summary_line(rows: list[dict[str, Any]], report: BenchmarkDispatchReport) -> str:
+    if not rows:
+        return f"no migration finding to benchmark ({len(report.skipped)} skipped; benchmarks.md)"
+    jobs, queues = _jobs(rows)
+    verdicts = [row["measured"].get("verdict") for row in rows]
+    confirmed = [row for row in rows if row["measured"].get("verdict") == "confirmed"]
+    measured = sum((Decimal(r["measured"]["monthly_savings_usd"]) for r in confirmed), Decimal(0))
+    estimated = sum((r["finding"].estimated_monthly_savings_usd for r in confirmed), Decimal(0))
+    retried = sum(1 for row in rows if row["attempts"] > 1)
+    return (
+        f"{jobs} jobs on {queues} emulated Batch queues for {len(rows)} findings "
+        f"({retried} retried after a lost host); {len(confirmed)} confirmed, measured {money(measured)}/mo vs "
+        f"{money(estimated)}/mo estimated; {verdicts.count('withdrawn')} withdrawn, "
+        f"{verdicts.count('inconclusive')} inconclusive, {len(report.skipped)} skipped (benchmarks.md)"
+    )
+
+
+STAGE = Stage("Benchmark migration findings on the emulated trn/inf Batch queues", _run)

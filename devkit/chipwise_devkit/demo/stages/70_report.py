@@ -1,0 +1,73 @@
+"""The last stage: ``findings.json``, ``report.md`` and the headline, written after every stage that can change a
+finding (benchmarks confirm or withdraw, notify reads the same totals), so every artifact shows one total."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from decimal import Decimal
+
+from chipwise.economics import usd
+from chipwise.models.findings import FindingDocument
+from chipwise.presentation import best_saving, counts_in_totals, headline, next_step
+from chipwise.store import session_scope
+from chipwise.store.repositories.findings import OPEN, WITHDRAWN, FindingRepository, finding_document
+from chipwise_devkit.demo.runner import DemoContext, Stage
+
+
+def _findings(ctx: DemoContext) -> list[FindingDocument]:
+    with session_scope(ctx.database_url) as session:
+        rows = FindingRepository(session).find(account_id=ctx.account_id, region=ctx.region, statuses=(OPEN, WITHDRAWN))
+        return [finding_document(row) for row in rows]
+
+
+def report(found: Sequence[FindingDocument], scores: Mapping[str, tuple[float, float]]) -> str:
+    """``report.md``: the savings by rule, every finding with its next step, and the check against ground truth."""
+    totals = headline(found)
+    counted = [d for d in found if counts_in_totals(d)]
+    by_rule: dict[str, list[FindingDocument]] = defaultdict(list)
+    for d in counted:
+        by_rule[d.rule_id].append(d)
+    lines = [
+        "# Chipwise findings: the demo account",
+        "",
+        f"Savings: **{totals.sentence()}** (monthly = 730 hours; measured where a benchmark ran).",
+        "",
+        "| rule | findings | saving / month |",
+        "| --- | ---: | ---: |",
+    ]
+    for rule_id, items in sorted(by_rule.items(), key=lambda kv: -sum(best_saving(d) for d in kv[1])):
+        rule_saving = sum((best_saving(d) for d in items), Decimal(0))
+        lines.append(f"| {rule_id} | {len(items)} | {usd(rule_saving)} |")
+    lines += ["", "## Findings, top savings first", ""]
+    lines += ["| resource | rule | now | saving / month | next step | confidence | effort | break-even |"]
+    lines += ["| --- | --- | --- | ---: | --- | --- | --- | ---: |"]
+    for d in found:
+        step = next_step(d)
+        months = "" if d.break_even_months is None else f"{d.break_even_months:g} months"
+        saving_cell = usd(best_saving(d)) + (" measured" if d.measured_monthly_savings_usd is not None else "")
+        if d.status == "withdrawn":
+            saving_cell = "withdrawn by measurement"
+        elif not counts_in_totals(d):
+            saving_cell += f" ({d.recommendation.excluded_from_totals}, not counted)"
+        lines.append(
+            f"| {d.resource_name} | {d.rule_id} | {d.instance_count} × {d.instance_type} "
+            f"| {saving_cell} | {step} | {d.confidence} | {d.effort} | {months} |"
+        )
+    lines += ["", "## Why", ""]
+    lines += [f"- **{d.resource_name}** ({d.rule_id}): {d.summary}" for d in found]
+    lines += ["", "## Against the demo's ground truth", "", "| rule | precision | recall |", "| --- | ---: | ---: |"]
+    lines += [f"| {rule} | {p:.2f} | {r:.2f} |" for rule, (p, r) in scores.items()]
+    return "\n".join(lines) + "\n"
+
+
+def _run(ctx: DemoContext) -> None:
+    found = _findings(ctx)
+    scores: Mapping[str, tuple[float, float]] = ctx.results.get("scores", {})
+    ctx.write("findings.json", json.dumps([d.model_dump(mode="json") for d in found], indent=2) + "\n")
+    ctx.write("report.md", report(found, scores))
+    ctx.summary.append(("Headline", headline(found).sentence() + " (findings.json, report.md, digest, Slack, drafts)"))
+
+
+STAGE = Stage("Report: one headline after the benchmarks", _run)

@@ -1,0 +1,355 @@
+"""The economics of a measurement: what a benchmark result says the move would cost and save. Pure: no I/O.
+
+Inference is an always-on tap, so it is priced per million tokens (or requests) and by the instance count the
+observed traffic needs at the latency target: cost per 1M = (1e6 ÷ units per second) × (hourly price ÷ 3600).
+Training is a burst, so it is priced per trained model: the same work (tokens) at the measured throughput.
+Every figure is a Decimal. The arithmetic (cost per million, instances for a demand, a month of instance-hours)
+is :mod:`chipwise.economics`, the same the rules estimate with; this module decides what to compare.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from chipwise.economics import (
+    HOURS_PER_MONTH,
+    MILLION,
+    SECONDS_PER_HOUR,
+    cents,
+    cost_per_million,
+    instances_needed,
+    monthly_cost,
+    round_money,
+)
+from chipwise.models.benchmark import BenchmarkResult, Measurement
+
+__all__ = [
+    "MILLION",
+    "SECONDS_PER_HOUR",
+    "Current",
+    "Demand",
+    "MeasuredEconomics",
+    "RepricingPolicy",
+    "Target",
+    "best_within",
+    "price_inference",
+    "price_training",
+    "unpriced",
+]
+
+Unit = Literal["tokens", "requests"]
+UNITS: tuple[Unit, ...] = ("tokens", "requests")
+Verdict = Literal["confirmed", "withdrawn", "inconclusive"]
+CurrentBasis = Literal["observed", "gpu_baseline"]
+
+
+def throughput(measurement: Measurement, unit: Unit) -> Decimal | None:
+    return measurement.tokens_per_second if unit == "tokens" else measurement.requests_per_second
+
+
+def best_within(
+    measurements: Iterable[Measurement], unit: Unit, latency_limit_ms: Decimal | None
+) -> Measurement | None:
+    """The shape with the highest throughput whose p95 latency meets the limit (any shape without a limit)."""
+    candidates = [
+        m
+        for m in measurements
+        if throughput(m, unit) is not None and (latency_limit_ms is None or m.latency_p95_ms <= latency_limit_ms)
+    ]
+    return max(candidates, key=lambda m: (throughput(m, unit), -m.latency_p95_ms), default=None)
+
+
+# --- inputs and the outcome ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Demand:
+    """Observed traffic the target must carry, per second, and the p95 latency it is served at today."""
+
+    unit: Unit
+    peak_per_second: Decimal
+    mean_per_second: Decimal
+    latency_p95_ms: Decimal | None
+    source: str
+
+
+@dataclass(frozen=True)
+class Current:
+    """What the resource costs today."""
+
+    instance_type: str
+    count: int
+    price_usd_per_hour: Decimal
+    monthly_cost_usd: Decimal
+    run_hours: Decimal | None = None  # training: hours of one run, when known
+
+
+@dataclass(frozen=True)
+class Target:
+    """What the recommendation moves to (``priced_as`` keeps the ``ml.`` prefix of SageMaker types)."""
+
+    priced_as: str
+    price_usd_per_hour: Decimal
+
+
+@dataclass(frozen=True)
+class RepricingPolicy:
+    """Figures from ``assumptions.json``: capacity headroom, and the p95 increase a Neuron target may show."""
+
+    headroom: Decimal
+    latency_tolerance: Decimal  # 1.20 accepts a p95 up to 20 % above today's
+
+
+class ChosenShape(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    batch_size: int
+    sequence_length: int
+    output_tokens: int
+    requests_per_second: Decimal
+    tokens_per_second: Decimal | None
+    latency_p95_ms: Decimal
+
+    @classmethod
+    def of(cls, m: Measurement) -> ChosenShape:
+        return cls(
+            batch_size=m.batch_size,
+            sequence_length=m.sequence_length,
+            output_tokens=m.output_tokens,
+            requests_per_second=m.requests_per_second,
+            tokens_per_second=m.tokens_per_second,
+            latency_p95_ms=m.latency_p95_ms,
+        )
+
+
+class MeasuredEconomics(BaseModel):
+    """The priced measurement, stored on the run (``benchmark_runs.measured``) and shown by the CLI and demo."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: Literal["inference", "training"]
+    verdict: Verdict
+    reason: str
+    unit: Unit
+    priced_as: str
+    price_usd_per_hour: Decimal | None
+    chosen: ChosenShape | None = None
+    latency_limit_ms: Decimal | None = None
+    target_count: int | None = None
+    target_monthly_cost_usd: Decimal | None = None
+    current_monthly_cost_usd: Decimal
+    current_basis: CurrentBasis = "observed"
+    monthly_savings_usd: Decimal | None = None
+    cost_per_million_usd: Decimal | None = None  # the target at its measured throughput
+    cost_per_million_at_traffic_usd: Decimal | None = None  # the sized target at today's mean traffic
+    current_cost_per_million_usd: Decimal | None = None  # today, at today's traffic (or the GPU baseline)
+    dollars_per_run_usd: Decimal | None = None
+    current_dollars_per_run_usd: Decimal | None = None
+
+
+def _four_places(value: Decimal | None) -> Decimal | None:
+    """Per-million costs (and the latency limit) are kept to four decimal places."""
+    return None if value is None else round_money(value, 4)
+
+
+# --- inference ---------------------------------------------------------------------------------------------------
+
+
+def price_inference(
+    result: BenchmarkResult,
+    *,
+    demand: Demand | None,
+    current: Current,
+    target: Target,
+    policy: RepricingPolicy,
+    baseline: BenchmarkResult | None = None,
+) -> MeasuredEconomics:
+    """Size the target for the observed peak at the latency limit, and compare its month with today's.
+
+    Today's month is the observed spend or, with a paired GPU baseline run, the GPU sized the same way
+    (whichever is lower: a measured saving is never larger than the bill it comes out of).
+    """
+    unit: Unit = demand.unit if demand else "requests"
+    base = _base("inference", unit, current, target)
+    if demand is None:
+        best = best_within(result.measurements, unit, None)
+        return MeasuredEconomics.model_validate(
+            base
+            | {
+                "verdict": "inconclusive",
+                "reason": "no observed traffic to size the target against: the estimate stands",
+                "chosen": ChosenShape.of(best) if best else None,
+                "cost_per_million_usd": _four_places(_at_capacity(best, unit, target.price_usd_per_hour)),
+            }
+        )
+    limit = demand.latency_p95_ms * policy.latency_tolerance if demand.latency_p95_ms else None
+    chosen = best_within(result.measurements, unit, limit)
+    capacity = throughput(chosen, unit) if chosen else None
+    if chosen is None or capacity is None:
+        return _latency_miss(result, base, unit, limit)
+    count = instances_needed(demand.peak_per_second, capacity, policy.headroom)
+    target_month = monthly_cost(target.price_usd_per_hour, count)
+    current_month, basis = _current_month(current, demand, policy, limit, unit, baseline)
+    saving = current_month - target_month
+    units_per_month = demand.mean_per_second * SECONDS_PER_HOUR * HOURS_PER_MONTH / MILLION
+    confirmed = saving > 0
+    reason = (
+        f"{count} × {target.priced_as} carry the observed peak at p95 {chosen.latency_p95_ms} ms"
+        if confirmed
+        else f"no saving: {count} × {target.priced_as} cost ${cents(target_month):,} a month, "
+        f"today ${cents(current_month):,}"
+    )
+    return MeasuredEconomics.model_validate(
+        base
+        | {
+            "verdict": "confirmed" if confirmed else "withdrawn",
+            "reason": reason,
+            "chosen": ChosenShape.of(chosen),
+            "latency_limit_ms": _four_places(limit),
+            "target_count": count,
+            "target_monthly_cost_usd": cents(target_month),
+            "current_monthly_cost_usd": cents(current_month),
+            "current_basis": basis,
+            "monthly_savings_usd": cents(saving),
+            "cost_per_million_usd": _four_places(cost_per_million(target.price_usd_per_hour, capacity)),
+            "cost_per_million_at_traffic_usd": _four_places(target_month / units_per_month),
+            "current_cost_per_million_usd": _four_places(current_month / units_per_month),
+        }
+    )
+
+
+def unpriced(kind: Literal["inference", "training"], priced_as: str, current: Current) -> MeasuredEconomics:
+    """A measurement of a type the catalog has no price for: recorded, but it cannot replace the estimate."""
+    return MeasuredEconomics(
+        kind=kind,
+        verdict="inconclusive",
+        reason=f"no on-demand price for {priced_as} in the catalog: the estimate stands",
+        unit="requests" if kind == "inference" else "tokens",
+        priced_as=priced_as,
+        price_usd_per_hour=None,
+        current_monthly_cost_usd=cents(current.monthly_cost_usd),
+    )
+
+
+def _base(kind: str, unit: Unit, current: Current, target: Target) -> dict[str, object]:
+    return {
+        "kind": kind,
+        "unit": unit,
+        "priced_as": target.priced_as,
+        "price_usd_per_hour": target.price_usd_per_hour,
+        "current_monthly_cost_usd": cents(current.monthly_cost_usd),
+    }
+
+
+def _at_capacity(m: Measurement | None, unit: Unit, price: Decimal) -> Decimal | None:
+    rate = throughput(m, unit) if m else None
+    return cost_per_million(price, rate) if rate else None
+
+
+def _latency_miss(
+    result: BenchmarkResult, base: dict[str, object], unit: Unit, limit: Decimal | None
+) -> MeasuredEconomics:
+    fastest = min(result.measurements, key=lambda m: m.latency_p95_ms)
+    reason = (
+        f"misses the latency target: the fastest shape (batch {fastest.batch_size}) has p95 "
+        f"{fastest.latency_p95_ms} ms, the limit is {_four_places(limit)} ms"
+        if limit is not None
+        else f"no shape was measured in {unit} per second"
+    )
+    return MeasuredEconomics.model_validate(
+        base | {"verdict": "withdrawn", "reason": reason, "latency_limit_ms": _four_places(limit), "target_count": None}
+    )
+
+
+def _current_month(
+    current: Current,
+    demand: Demand,
+    policy: RepricingPolicy,
+    limit: Decimal | None,
+    unit: Unit,
+    baseline: BenchmarkResult | None,
+) -> tuple[Decimal, CurrentBasis]:
+    """Today's monthly cost for the observed traffic: the bill, or the GPU baseline sized like the target."""
+    if baseline is None:
+        return current.monthly_cost_usd, "observed"
+    gpu = best_within(baseline.measurements, unit, limit) or best_within(baseline.measurements, unit, None)
+    rate = throughput(gpu, unit) if gpu else None
+    if rate is None:
+        return current.monthly_cost_usd, "observed"
+    sized = monthly_cost(current.price_usd_per_hour, instances_needed(demand.peak_per_second, rate, policy.headroom))
+    return (sized, "gpu_baseline") if sized < current.monthly_cost_usd else (current.monthly_cost_usd, "observed")
+
+
+# --- training ----------------------------------------------------------------------------------------------------
+
+
+def price_training(
+    result: BenchmarkResult,
+    *,
+    current: Current,
+    target: Target,
+    baseline: BenchmarkResult | None = None,
+    observed_tokens_per_second: Decimal | None = None,
+) -> MeasuredEconomics:
+    """Dollars per trained model: the same tokens at the measured throughput and the target's price.
+
+    Today's throughput comes from the paired GPU baseline run, else from the observed job (evidence). The
+    month's training work is what today's spend buys; on the target it costs spend × (target $/token ÷ today's).
+    """
+    gpu_rate, unit = _training_rate(baseline, observed_tokens_per_second)
+    fastest = max(result.measurements, key=lambda m: throughput(m, unit) or Decimal(0))
+    trn_rate = throughput(fastest, unit)
+    base = _base("training", unit, current, target) | {"chosen": ChosenShape.of(fastest)}
+    if trn_rate is None:
+        reason = f"the run measured no {unit} per second"
+        return MeasuredEconomics.model_validate(base | {"verdict": "inconclusive", "reason": reason})
+    per_million = cost_per_million(target.price_usd_per_hour, trn_rate)
+    if gpu_rate is None:
+        reason = "no GPU throughput to compare with (configure batch_queues.gpu_baseline): the estimate stands"
+        return MeasuredEconomics.model_validate(
+            base | {"verdict": "inconclusive", "reason": reason, "cost_per_million_usd": _four_places(per_million)}
+        )
+    gpu_per_million = cost_per_million(current.price_usd_per_hour, gpu_rate)
+    ratio = per_million / gpu_per_million
+    target_month = current.monthly_cost_usd * ratio
+    saving = current.monthly_cost_usd - target_month
+    run_cost = current.run_hours * current.count * current.price_usd_per_hour if current.run_hours else None
+    confirmed = saving > 0
+    reason = (
+        f"{cents((1 - ratio) * 100)} % less per trained model on {target.priced_as}"
+        if confirmed
+        else f"no saving: {target.priced_as} costs {cents((ratio - 1) * 100)} % more per trained model"
+    )
+    return MeasuredEconomics.model_validate(
+        base
+        | {
+            "verdict": "confirmed" if confirmed else "withdrawn",
+            "reason": reason,
+            "current_basis": "gpu_baseline" if baseline is not None else "observed",
+            "target_count": max(1, math.ceil(current.count * gpu_rate / trn_rate)),  # the same time to train
+            "target_monthly_cost_usd": cents(target_month),
+            "monthly_savings_usd": cents(saving),
+            "cost_per_million_usd": _four_places(per_million),
+            "current_cost_per_million_usd": _four_places(gpu_per_million),
+            "dollars_per_run_usd": (cents(run_cost * ratio) if run_cost is not None else None),
+            "current_dollars_per_run_usd": (cents(run_cost) if run_cost is not None else None),
+        }
+    )
+
+
+def _training_rate(
+    baseline: BenchmarkResult | None, observed_tokens_per_second: Decimal | None
+) -> tuple[Decimal | None, Unit]:
+    """Today's training throughput per instance: in tokens when measured, else in samples ("requests")."""
+    if baseline is not None:
+        for unit in UNITS:
+            rates = [rate for m in baseline.measurements if (rate := throughput(m, unit)) is not None]
+            if rates:
+                return max(rates), unit
+    return observed_tokens_per_second, "tokens"

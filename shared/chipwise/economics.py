@@ -1,0 +1,153 @@
+"""The one economics, money and time module: every figure Chipwise shows is computed with these functions.
+
+- **Money** is Decimal end to end. :func:`round_money` is the one rounding (half-up, to the cent unless told
+  otherwise); :func:`cents` is its common case and :func:`usd` formats "$1,234.56". A saving is exactly the
+  difference of the two rounded monthly costs it is computed from.
+- **Time**: "monthly" is 730 hours (:data:`HOURS_PER_MONTH`) everywhere; :func:`parse_utc` is the one parser of
+  timestamps (ISO 8601 with ``Z`` or an offset; a naive timestamp is taken as UTC, as AWS APIs and our stored
+  text use UTC) and :func:`utc` normalises a datetime.
+- **Percentiles**: :func:`percentile` is the one definition: linear interpolation between the closest ranks
+  (NumPy's default, "method 7" of Hyndman & Fan). It is continuous in the data, so a p95 over hourly
+  utilisation moves smoothly as hours are added, where nearest-rank jumps from one observed hour to another.
+- **Break-even**: :func:`break_even_months` rounds *up* to a tenth of a month: never promise a payback sooner
+  than it comes; scan findings and intake plans both use it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from datetime import UTC, date, datetime
+from decimal import ROUND_CEILING, ROUND_HALF_UP, Decimal
+from fractions import Fraction
+from typing import TypeVar
+
+HOURS_PER_MONTH = Decimal(730)
+HOURS_PER_DAY = Decimal(24)
+SECONDS_PER_HOUR = Decimal(3600)
+MILLION = Decimal(1_000_000)
+CENT = Decimal("0.01")
+BREAK_EVEN_STEP = Decimal("0.1")
+
+N = TypeVar("N", float, Decimal)
+
+
+# --- money --------------------------------------------------------------------------------------------------------
+
+
+def round_money(amount: Decimal, places: int = 2) -> Decimal:
+    """``amount`` rounded half-up to ``places`` decimals (2: cents; 4: per-million rates; 6: hourly prices)."""
+    return amount.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
+
+
+def cents(amount: Decimal) -> Decimal:
+    """Rounded half-up to the cent."""
+    return round_money(amount, 2)
+
+
+def usd(value: Decimal | int | float | str, places: int = 2) -> str:
+    """$1,234.56 (a negative amount as -$1,234.56; no float arithmetic)."""
+    amount = round_money(Decimal(str(value)), places)
+    sign = "-" if amount < 0 else ""
+    return f"{sign}${abs(amount):,.{places}f}"
+
+
+def monthly_cost(hourly_rate: Decimal, count: int | Decimal = 1) -> Decimal:
+    """``count`` instances at ``hourly_rate`` for 730 hours, to the cent."""
+    return cents(hourly_rate * Decimal(count) * HOURS_PER_MONTH)
+
+
+def per_month(amount: Decimal, over_hours: float | Decimal) -> Decimal:
+    """An amount observed over ``over_hours`` scaled to a 730-hour month (the window's run rate), to the cent."""
+    hours = Decimal(str(over_hours))
+    if hours <= 0:
+        raise ValueError("cannot scale an amount observed over no time")
+    return cents(amount * HOURS_PER_MONTH / hours)
+
+
+def cost_per_million(hourly_price: Decimal, per_second: Decimal) -> Decimal:
+    """Cost of one million requests (or tokens) at ``per_second`` sustained throughput:
+    (1e6 ÷ throughput) × (hourly price ÷ 3600)."""
+    if per_second <= 0:
+        raise ValueError("throughput must be positive")
+    return MILLION / per_second * (hourly_price / SECONDS_PER_HOUR)
+
+
+def cost_per_million_observed(cost: Decimal, units: Decimal | None) -> Decimal | None:
+    """What a million requests (tokens) cost: a bill over the volume it served in the same period. None without
+    volume (an idle endpoint's cost per request is unbounded)."""
+    if units is None or units <= 0:
+        return None
+    return cost / units * MILLION
+
+
+def instances_needed(demand_per_second: Decimal, capacity_per_instance: Decimal, headroom: Decimal = Decimal(1)) -> int:
+    """The fewest instances whose capacity covers the demand times the headroom (at least one)."""
+    if capacity_per_instance <= 0:
+        raise ValueError("capacity per instance must be positive")
+    needed = (demand_per_second * headroom / capacity_per_instance).to_integral_value(rounding=ROUND_CEILING)
+    return max(1, int(needed))
+
+
+def porting_cost(engineer_weeks: Decimal, week_cost_usd: Decimal) -> Decimal:
+    """One-time cost of moving a workload: engineer-weeks × the loaded weekly cost of an engineer."""
+    return engineer_weeks * week_cost_usd
+
+
+def break_even_months(one_time_cost: Decimal, monthly_saving: Decimal) -> float | None:
+    """Months of savings that pay back the one-time cost, rounded up to a tenth of a month (0 when there is no
+    one-time cost; None when nothing is saved)."""
+    if monthly_saving <= 0:
+        return None
+    if one_time_cost <= 0:
+        return 0.0
+    return float((one_time_cost / monthly_saving / BREAK_EVEN_STEP).to_integral_value(ROUND_CEILING) * BREAK_EVEN_STEP)
+
+
+# --- statistics ---------------------------------------------------------------------------------------------------
+
+
+def percentile(ordered: Sequence[N], q: float) -> N:
+    """The ``q``-th percentile (0-100) of values sorted ascending, interpolating linearly between the closest
+    ranks (see the module docstring). Works on floats and on Decimals (money and latencies stay exact)."""
+    if not ordered:
+        raise ValueError("percentile of an empty series")
+    if not 0 <= q <= 100:
+        raise ValueError(f"percentile {q} is outside 0-100")
+    rank = (len(ordered) - 1) * Fraction(str(q)) / 100  # exact: 0.95 × 2 is 1.9, not 1.8999999999999999
+    low = math.floor(rank)
+    high = min(low + 1, len(ordered) - 1)
+    below, above, fraction = ordered[low], ordered[high], rank - low
+    if isinstance(below, Decimal) and isinstance(above, Decimal):
+        return below + (above - below) * Decimal(fraction.numerator) / Decimal(fraction.denominator)
+    return below + (above - below) * float(fraction)
+
+
+# --- time ---------------------------------------------------------------------------------------------------------
+
+
+def utc(value: datetime) -> datetime:
+    """``value`` as an aware UTC datetime (a naive one is taken as UTC)."""
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def parse_utc(value: str | datetime) -> datetime:
+    """A timestamp as an aware UTC datetime: ISO 8601 text (``Z``, ``+00:00`` or any offset; a naive one is UTC;
+    a date alone is its midnight) or a datetime. Raises ValueError on anything else."""
+    if isinstance(value, datetime):
+        return utc(value)
+    text = value.strip()
+    if not text:
+        raise ValueError("empty timestamp")
+    if text[-1] in "zZ":
+        text = text[:-1] + "+00:00"
+    return utc(datetime.fromisoformat(text))
+
+
+def parse_day(value: str | date) -> date:
+    """A calendar day from ``YYYY-MM-DD`` (or a date; a datetime gives its UTC day)."""
+    if isinstance(value, datetime):
+        return utc(value).date()
+    if isinstance(value, date):
+        return value
+    return date.fromisoformat(value.strip())

@@ -1,0 +1,1 @@
+"""The public intake: the HTTP API (form, plan pages, JSON), its views and the submission service."""

@@ -1,0 +1,123 @@
+"""The events Chipwise's Lambdas receive, as Powertools parser models (EventBridge, S3 notifications, SQS records).
+
+Handlers parse with these (``parse(event, model=...)`` or a ``BatchProcessor(model=...)``) and pass typed objects
+on; nothing below the edges reads an event's dict. A malformed event is rejected with the validation error's
+locations and types only (:func:`describe_validation_error`), never its input: inputs may carry account ids,
+ExternalIds or email addresses.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated, Literal
+from urllib.parse import unquote_plus
+
+from aws_lambda_powertools.utilities.parser.models import (
+    EventBridgeModel,
+    S3EventNotificationEventBridgeModel,
+    S3Model,
+    SqsModel,
+    SqsRecordModel,
+)
+from pydantic import BaseModel, ConfigDict, Field, Json, RootModel, ValidationError
+
+from chipwise.models.benchmark import BatchJobDetail
+from chipwise.models.scan import ScanCompleted, ScanRequest
+
+
+class ScanCompletedEvent(EventBridgeModel):
+    """``ScanCompleted`` on the Chipwise bus (source ``chipwise``)."""
+
+    source: Literal["chipwise"]
+    detail_type: Literal["ScanCompleted"] = Field(alias="detail-type")
+    detail: ScanCompleted
+
+
+class ScheduledEvent(EventBridgeModel):
+    """An EventBridge schedule (rule or Scheduler): its detail carries nothing Chipwise reads."""
+
+    source: Literal["aws.events", "aws.scheduler"]
+    detail_type: Literal["Scheduled Event"] = Field(alias="detail-type")
+
+
+class BatchJobStateChangeEvent(EventBridgeModel):
+    """AWS Batch's "Batch Job State Change" (source ``aws.batch``)."""
+
+    source: Literal["aws.batch"]
+    detail_type: Literal["Batch Job State Change"] = Field(alias="detail-type")
+    detail: BatchJobDetail
+
+
+class ScanRequestRecord(SqsRecordModel):
+    """One message on the scan queue: its body is a :class:`ScanRequest`."""
+
+    body: Json[ScanRequest]
+
+
+class S3TestEvent(BaseModel):
+    """The message S3 sends once when a notification to SQS is configured."""
+
+    model_config = ConfigDict(extra="allow")
+
+    Event: Literal["s3:TestEvent"]
+    Bucket: str
+
+
+class S3NotificationRecord(SqsRecordModel):
+    """An SQS message carrying an S3 notification (or S3's one-off test event)."""
+
+    body: Json[Annotated[S3TestEvent | S3Model, Field(union_mode="left_to_right")]]
+
+
+class S3NotificationsFromSqs(SqsModel):
+    Records: list[S3NotificationRecord]
+
+
+class ObjectCreatedEvent(
+    RootModel[
+        Annotated[
+            S3EventNotificationEventBridgeModel | S3NotificationsFromSqs | S3Model, Field(union_mode="left_to_right")
+        ]
+    ]
+):
+    """What the ``ingest_neuron`` function receives: any of the three ways an S3 "object created" arrives."""
+
+
+@dataclass(frozen=True)
+class ObjectRef:
+    """One S3 object (an event names it, or a listing found it)."""
+
+    bucket: str
+    key: str
+
+    @property
+    def uri(self) -> str:
+        return f"s3://{self.bucket}/{self.key}"
+
+
+def objects_created(created: ObjectCreatedEvent) -> list[ObjectRef]:
+    """The objects an "object created" event names, whichever way it arrived. S3 notification keys are
+    URL-encoded (spaces as ``+``); EventBridge's are not. S3's test event names none."""
+    event = created.root
+    if isinstance(event, S3EventNotificationEventBridgeModel):
+        return [ObjectRef(bucket=event.detail.bucket.name, key=event.detail.object.key)]
+    notifications = [event] if isinstance(event, S3Model) else [r.body for r in event.Records]
+    refs: list[ObjectRef] = []
+    for notification in notifications:
+        if isinstance(notification, S3TestEvent):
+            continue
+        for record in notification.Records:
+            obj = record.s3.object
+            if record.eventName.startswith("ObjectCreated") and obj is not None:
+                refs.append(ObjectRef(bucket=record.s3.bucket.name, key=unquote_plus(obj.key)))
+    return refs
+
+
+def describe_validation_error(exc: ValidationError) -> str:
+    """Where and what, never the offending values: ``detail.account_id: string_pattern_mismatch; ...``."""
+    parts = [
+        ".".join(str(p) for p in error["loc"])
+        + (f": {error['msg']}" if error["type"] == "value_error" else f": {error['type']}")  # our own words
+        for error in exc.errors(include_input=False, include_url=False)
+    ]
+    return "; ".join(parts[:10]) + (f"; and {len(parts) - 10} more" if len(parts) > 10 else "")

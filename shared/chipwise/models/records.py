@@ -1,0 +1,90 @@
+"""Records collectors hand to the store: plain, typed, no I/O (the boundary between collect and store)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from decimal import Decimal
+
+from chipwise.models.common import Platform, ResourceKind
+from chipwise.models.resources import NoDetails, ResourceDetails, WorkloadHints
+
+
+@dataclass(frozen=True)
+class CostLine:
+    """One Cost Explorer group on one day (a row of ``cost_records``)."""
+
+    day: date
+    service: str
+    usage_type: str
+    usage_kind: str | None
+    instance_type: str | None
+    region: str | None
+    unblended_cost: Decimal
+    amortized_cost: Decimal
+    usage_quantity: Decimal
+    estimated: bool
+
+
+@dataclass(frozen=True)
+class HourlyRollup:
+    """One hour of one metric of one resource (a row of ``metric_rollups`` without the resource id)."""
+
+    resource_arn: str
+    namespace: str
+    metric: str
+    hour: datetime
+    average: float | None
+    maximum: float | None
+    sum: float | None
+    sample_count: float | None
+
+
+@dataclass(frozen=True)
+class SeriesCoverage:
+    """Whether a metric exists for a resource over the window, and how many hours had datapoints."""
+
+    resource_arn: str
+    namespace: str
+    metric: str
+    exists: bool
+    hours_with_data: int
+
+
+@dataclass
+class CollectedResource:
+    """One resource as a collector saw it (the columns of ``resources``, before the store assigns an id)."""
+
+    arn: str
+    kind: ResourceKind
+    name: str
+    instance_type: str | None
+    instance_count: int
+    platform: Platform
+    state: str | None
+    unknown_instance_type: bool
+    launched_at: datetime | None = None
+    ended_at: datetime | None = None
+    tags: dict[str, str] = field(default_factory=dict)
+    hints: WorkloadHints = field(default_factory=WorkloadHints)
+    details: ResourceDetails = field(default_factory=NoDetails)
+
+
+@dataclass(frozen=True)
+class ResourceProblem:
+    """One resource a collector listed but could not fully describe (the rest of its source went on)."""
+
+    arn: str
+    name: str
+    code: str | None
+    message: str
+    recorded: bool  # the resource is still recorded, with what is known
+
+
+@dataclass
+class Inventory:
+    """What an inventory source found: the resources, and the listed ones it could not describe."""
+
+    resources: list[CollectedResource] = field(default_factory=list)
+    problems: list[ResourceProblem] = field(default_factory=list)
+    listed_arns: set[str] = field(default_factory=set)  # every ARN the listing named (never marked gone)

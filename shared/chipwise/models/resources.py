@@ -1,0 +1,146 @@
+"""What the inventory records about a resource beyond its columns: typed details per resource kind and the
+workload hints (what runs on it). Collectors build them, the store keeps them as JSON, everything downstream
+reads them by attribute (``parse_details`` and ``WorkloadHints.model_validate`` turn stored JSON back).
+
+Reading is lenient (unknown keys in stored JSON are ignored, so rows written by an older version still load);
+building is strict through the type checker (the pydantic mypy plugin rejects unknown keyword arguments).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+WorkloadKind = Literal["training", "inference"]
+
+
+class _StoredJson(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+
+class WorkloadHints(_StoredJson):
+    """What runs on the resource, as the collector read it from tags, image and environment; ``sources`` names
+    where each hint came from (``tag``, ``image``, ``hf_model_id``, ``kind`` ...)."""
+
+    model_family: str | None = None
+    workload: WorkloadKind | None = None
+    custom_cuda: bool = False
+    owner: str | None = None
+    image: str | None = None
+    hf_model_id: str | None = None
+    serving_stack: str | None = None
+    neuron_image: bool = False
+    sources: dict[str, str] = Field(default_factory=dict)
+
+
+class InstanceDetails(_StoredJson):
+    """An EC2 instance (EKS nodes included)."""
+
+    instance_id: str
+    image_id: str | None = None
+    availability_zone: str | None = None
+    private_dns_name: str | None = None
+    lifecycle: str = "on-demand"
+    eks_cluster: str | None = None
+    catalog: dict[str, Any] = Field(default_factory=dict)
+
+
+class EndpointVariant(_StoredJson):
+    """One production variant of a SageMaker endpoint and the container its model runs."""
+
+    variant_name: str
+    instance_type: str | None = None
+    instance_count: int = 0
+    serverless: dict[str, Any] | None = None
+    model_name: str | None = None
+    image: str | None = None
+    environment: dict[str, str] = Field(default_factory=dict)
+    weight: float | None = None
+
+
+class EndpointDetails(_StoredJson):
+    """A SageMaker real-time (or asynchronous) endpoint."""
+
+    endpoint_config_name: str | None = None
+    variants: list[EndpointVariant] = Field(default_factory=list)
+    async_inference: bool = False
+    catalog: dict[str, Any] = Field(default_factory=dict)
+
+
+class TrainingJobDetails(_StoredJson):
+    """A SageMaker training job."""
+
+    status: str | None = None
+    hosts: list[str] = Field(default_factory=list)
+    training_start: datetime | None = None
+    training_end: datetime | None = None
+    billable_seconds: int | None = None
+    training_seconds: int | None = None
+    max_runtime_seconds: int | None = None
+    spot: bool = False
+    image: str | None = None
+    environment: dict[str, str] = Field(default_factory=dict)
+    hyperparameters: dict[str, str] = Field(default_factory=dict)
+    catalog: dict[str, Any] = Field(default_factory=dict)
+
+
+class BatchJobSummary(_StoredJson):
+    job_id: str | None = None
+    name: str | None = None
+    status: str | None = None
+
+
+class BatchJobQueue(_StoredJson):
+    """A job queue feeding a compute environment, with the jobs created in the look-back window."""
+
+    name: str
+    arn: str
+    state: str | None = None
+    jobs_in_window: int = 0
+    jobs_by_status: dict[str, int] = Field(default_factory=dict)
+    recent_jobs: list[BatchJobSummary] = Field(default_factory=list)
+
+
+class BatchEnvironmentDetails(_StoredJson):
+    """An AWS Batch compute environment."""
+
+    instance_types: list[str] = Field(default_factory=list)
+    type: str | None = None
+    compute_type: str | None = None
+    min_vcpus: int | None = None
+    max_vcpus: int | None = None
+    desired_vcpus: int = 0
+    status: str | None = None
+    job_queues: list[BatchJobQueue] = Field(default_factory=list)
+    catalog: dict[str, Any] = Field(default_factory=dict)
+
+
+class NoDetails(_StoredJson):
+    """A resource kind that records nothing beyond its columns."""
+
+
+ResourceDetails = InstanceDetails | EndpointDetails | TrainingJobDetails | BatchEnvironmentDetails | NoDetails
+
+DETAILS_BY_KIND: dict[str, type[ResourceDetails]] = {
+    "ec2_instance": InstanceDetails,
+    "sagemaker_endpoint": EndpointDetails,
+    "sagemaker_training_job": TrainingJobDetails,
+    "batch_compute_environment": BatchEnvironmentDetails,
+}
+
+
+def parse_details(kind: str, raw: Mapping[str, Any] | None) -> ResourceDetails:
+    """The typed details of a stored resource of ``kind`` (``NoDetails`` for a kind without a model)."""
+    model = DETAILS_BY_KIND.get(kind, NoDetails)
+    return model.model_validate(dict(raw or {}))
+
+
+def parse_hints(raw: Mapping[str, Any] | None) -> WorkloadHints:
+    """Stored hints JSON back as :class:`WorkloadHints` (values of the wrong shape are dropped, not guessed)."""
+    data = dict(raw or {})
+    if data.get("workload") not in ("training", "inference"):
+        data.pop("workload", None)
+    return WorkloadHints.model_validate({k: v for k, v in data.items() if v is not None})

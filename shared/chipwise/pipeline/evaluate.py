@@ -1,0 +1,62 @@
+"""Findings evaluation against the store: profile an account's resources, run the enabled rules, apply the
+findings lifecycle."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from datetime import datetime
+
+from sqlalchemy.orm import Session
+
+from chipwise.analyse.profiles import build_profiles
+from chipwise.collect.metrics import metric_window
+from chipwise.models.findings import FindingDocument
+from chipwise.observability import logger
+from chipwise.pipeline.policy import load_policy
+from chipwise.rules.engine import default_context, evaluate_profiles
+from chipwise.rules.policy import Policy
+from chipwise.settings import get_settings
+from chipwise.store.repositories.findings import OPEN, FindingRepository, finding_document
+from chipwise.store.repositories.profile_inputs import ProfileInputRepository
+
+
+def evaluate_account(
+    session: Session,
+    *,
+    account_id: str,
+    region: str,
+    now: datetime,
+    policy: Policy | None = None,
+    lookback_days: int | None = None,
+    scan_id: str | None = None,
+) -> list[FindingDocument]:
+    """Profile the account's resources in ``region`` over the look-back window ending at ``now``, run every
+    enabled rule, apply the findings lifecycle in the store and return the open findings, top savings first."""
+    policy = policy or load_policy()
+    start, end = metric_window(now, lookback_days or get_settings().lookback_days)
+    ctx = default_context(now)
+    source = ProfileInputRepository(session, account_id=account_id, region=region)
+    profiles = build_profiles(source, start=start, end=end, catalog=ctx.catalog)
+    rules = policy.rules()
+    drafts = evaluate_profiles(profiles, rules, ctx)
+    repository = FindingRepository(session)
+    result = repository.apply(
+        account_id=account_id, region=region, drafts=drafts, rule_ids=policy.enabled_ids(), now=now, scan_id=scan_id
+    )
+    by_rule: dict[str, int] = defaultdict(int)
+    for draft in drafts:
+        by_rule[draft.rule_id] += 1
+    logger().info(
+        "rules evaluated",
+        extra={
+            "account_id": account_id,
+            "region": region,
+            "resources": len(profiles),
+            "findings": len(drafts),
+            "by_rule": dict(by_rule),
+            "new": result.new,
+            "resolved": result.resolved,
+        },
+    )
+    rows = repository.find(account_id=account_id, region=region, statuses=(OPEN,))
+    return [finding_document(row) for row in rows]

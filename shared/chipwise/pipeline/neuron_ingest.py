@@ -1,0 +1,203 @@
+"""Ingest neuron-monitor reports from S3 (or a local file) into ``neuron_rollups``.
+
+The ``ingest_neuron`` Lambda, ``chipwise ingest-neuron`` and the demo call these. One bad object never stops the
+others: an object that is not JSON lines (or not text) is rejected with a logged reason; malformed lines inside a
+good object are counted with their line numbers and the rest is stored.
+
+The account an object belongs to comes from its key (``neuron/<account>/<instance>/...``), else from the
+inventory (the instance's ARN), else it is the account the ingester runs in.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from datetime import datetime
+from typing import Any
+
+from aws_lambda_powertools.utilities.parser import parse
+from aws_lambda_powertools.utilities.parser.exceptions import InvalidModelTypeError
+from botocore.exceptions import BotoCoreError, ClientError
+from pydantic import ValidationError
+from sqlalchemy.orm import Session, sessionmaker
+
+from chipwise.aws import AwsContext, aws_context
+from chipwise.collect.neuron import aggregate_hourly, decode_object, ids_from_key, iter_lines, parse_lines
+from chipwise.errors import InvalidInput, UpstreamError
+from chipwise.models.events import ObjectCreatedEvent, describe_validation_error, objects_created
+from chipwise.models.events import ObjectRef as ObjectRef
+from chipwise.models.neuron import NeuronIngestResult
+from chipwise.observability import logger
+from chipwise.store.repositories.inventory import ResourceRepository
+from chipwise.store.repositories.usage import NeuronRepository
+
+NEURON_PREFIX = "neuron/"
+
+
+def ingest_text(
+    session_factory: sessionmaker[Session],
+    text: str,
+    *,
+    source: str,
+    account_id: str | None = None,
+    default_instance_id: str | None = None,
+    default_time: datetime | None = None,
+    home_account: Callable[[], str] | None = None,
+) -> NeuronIngestResult:
+    """Parse, aggregate per instance, runtime and hour, and merge into the store (idempotent per ``source``).
+
+    Raises InvalidInput when nothing in ``text`` is a neuron-monitor report.
+    """
+    parsed = parse_lines(iter_lines(text), default_time)
+    if not parsed.reports:
+        detail = f"{len(parsed.malformed)} of {parsed.lines} lines malformed" if parsed.lines else "empty"
+        raise InvalidInput(f"{source} is not neuron-monitor JSON lines ({detail})")
+    parts = aggregate_hourly(parsed.reports, default_instance_id)
+    if not parts:
+        raise InvalidInput(f"{source}: no report names its instance or time")
+    instances = sorted({p.instance_id for p in parts})
+    with session_factory.begin() as session:
+        account = account_id or _account_of(session, instances) or (home_account() if home_account else None)
+        if account is None:
+            raise InvalidInput(f"{source}: cannot tell which account instance {instances[0]} belongs to")
+        rollups = NeuronRepository(session).merge(account, source, parts)
+    result = NeuronIngestResult(
+        source=source,
+        account_id=account,
+        accepted=True,
+        lines=parsed.lines,
+        reports=len(parsed.reports),
+        malformed=parsed.malformed,
+        report_errors=sum(len(r.errors) for r in parsed.reports),
+        rollups=rollups,
+        instances=instances,
+    )
+    if parsed.malformed:
+        logger().warning(
+            "malformed neuron-monitor lines skipped",
+            extra={"source": source, "lines": [m.line for m in parsed.malformed][:50], "count": len(parsed.malformed)},
+        )
+    return result
+
+
+def _account_of(session: Session, instance_ids: list[str]) -> str | None:
+    repository = ResourceRepository(session)
+    for instance_id in instance_ids:
+        resource = repository.by_instance_id(instance_id)
+        if resource is not None:
+            return resource.account_id
+    return None
+
+
+def ingest_object(
+    aws: AwsContext,
+    session_factory: sessionmaker[Session],
+    ref: ObjectRef,
+    *,
+    account_id: str | None = None,
+    home_account: Callable[[], str] | None = None,
+) -> NeuronIngestResult:
+    """One S3 object of reports; a rejected object comes back with ``accepted=False`` and the reason, logged."""
+    key_account, key_instance = ids_from_key(ref.key)
+    try:
+        response = aws.client("s3").get_object(Bucket=ref.bucket, Key=ref.key)
+        body = response["Body"].read()
+        text = decode_object(body)
+        return ingest_text(
+            session_factory,
+            text,
+            source=ref.uri,
+            account_id=account_id or key_account,
+            default_instance_id=key_instance,
+            default_time=response.get("LastModified"),
+            home_account=home_account or aws.account_id,
+        )
+    except (InvalidInput, ValueError, ClientError, BotoCoreError) as exc:
+        reason = _describe(exc)
+        retryable = _retryable(exc)
+        logger().warning(
+            "neuron-monitor object not ingested", extra={"source": ref.uri, "reason": reason, "retryable": retryable}
+        )
+        return NeuronIngestResult(source=ref.uri, accepted=False, reason=reason, retryable=retryable)
+
+
+def _retryable(exc: Exception) -> bool:
+    """An object S3 could not give us now (throttled, a server error, denied: a policy can be fixed) is tried again;
+    one that is gone or not reports is not."""
+    if isinstance(exc, BotoCoreError):
+        return True
+    if isinstance(exc, ClientError):
+        return exc.response.get("Error", {}).get("Code") not in ("NoSuchKey", "NoSuchBucket", "InvalidObjectState")
+    return False
+
+
+def _describe(exc: Exception) -> str:
+    if isinstance(exc, ClientError):
+        error = exc.response.get("Error", {})
+        return f"{error.get('Code', 'Error')}: {error.get('Message', '')}".strip()
+    return str(exc)
+
+
+def list_objects(aws: AwsContext, bucket: str, prefix: str = NEURON_PREFIX) -> Iterator[ObjectRef]:
+    for page in aws.client("s3").get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
+        for item in page.get("Contents", []):
+            if not item["Key"].endswith("/"):
+                yield ObjectRef(bucket, item["Key"])
+
+
+def ingest_refs(
+    aws: AwsContext, session_factory: sessionmaker[Session], refs: Iterable[ObjectRef], account_id: str | None = None
+) -> list[NeuronIngestResult]:
+    """Every object in turn; one failing object never stops the rest."""
+    home = functools.cache(aws.account_id)  # asked once, only if some object's account is not known otherwise
+    return [ingest_object(aws, session_factory, ref, account_id=account_id, home_account=home) for ref in refs]
+
+
+def ingest_prefix(
+    aws: AwsContext,
+    session_factory: sessionmaker[Session],
+    bucket: str,
+    prefix: str = NEURON_PREFIX,
+    account_id: str | None = None,
+) -> list[NeuronIngestResult]:
+    """Every object under ``s3://bucket/prefix`` (``chipwise ingest-neuron s3://...`` and the demo)."""
+    return ingest_refs(aws, session_factory, list_objects(aws, bucket, prefix), account_id)
+
+
+def objects_in_event(event: Mapping[str, Any]) -> list[ObjectRef]:
+    """The ``neuron/`` objects an "object created" event names: an S3 notification, the EventBridge "Object
+    Created" event, or S3 notifications delivered through SQS (S3's test message names none). Raises
+    InvalidInput, with the validation error's locations only, for anything else."""
+    shapes = (
+        "an S3 ObjectCreated notification, an EventBridge 'Object Created' event or SQS messages of S3 notifications"
+    )
+    try:
+        parsed = parse(event=dict(event), model=ObjectCreatedEvent)
+    except ValidationError as exc:
+        raise InvalidInput(f"not {shapes}: {describe_validation_error(exc)}") from exc
+    except (InvalidModelTypeError, TypeError, AttributeError) as exc:  # a parser model's validator tripped on it
+        raise InvalidInput(f"not {shapes}: a record lacks the fields the shape requires") from exc
+    return [ref for ref in objects_created(parsed) if ref.key.startswith(NEURON_PREFIX)]
+
+
+def ingest_event(event: dict[str, Any]) -> dict[str, Any]:
+    """The ``ingest_neuron`` Lambda: every ``neuron/`` object the event names, into the configured store."""
+    from chipwise.settings import get_settings
+    from chipwise.store import get_session_factory
+    from chipwise.store.schema import require_current_schema
+
+    refs = objects_in_event(event)
+    settings = get_settings()
+    require_current_schema(settings.database_url)
+    results = ingest_refs(aws_context(settings.region), get_session_factory(settings.database_url), refs)
+    unread = [r.source for r in results if r.retryable]
+    if unread:  # fail the invocation: Lambda retries it, and the dead-letter queue keeps it if S3 stays down
+        raise UpstreamError(f"{len(unread)} of {len(results)} neuron-monitor objects could not be read: {unread[:5]}")
+    return {
+        "objects": len(results),
+        "accepted": sum(1 for r in results if r.accepted),
+        "rejected": [{"source": r.source, "reason": r.reason} for r in results if not r.accepted],
+        "reports": sum(r.reports for r in results),
+        "malformed_lines": sum(len(r.malformed) for r in results),
+        "rollups": sum(r.rollups for r in results),
+    }

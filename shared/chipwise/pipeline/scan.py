@@ -1,0 +1,527 @@
+"""The scan: one account and region, collected, stored, judged by the rules and announced.
+
+``chipwise scan`` and the ``scan_account`` Lambda both run :func:`run_scan`. Stages, each in its own transaction
+so what was collected stays collected:
+
+1. inventory (EC2, SageMaker endpoints and training jobs, Batch), stored by ARN;
+2. costs: one Cost Explorer query shape, only the days not stored yet plus the last days CE still revises;
+3. metrics: packed GetMetricData over the look-back window, hourly rollups and coverage;
+4. Neuron: which EC2 Neuron instances have neuron-monitor rollups (ingested from S3 by ``ingest_neuron``);
+5. rules (:func:`chipwise.rules.evaluate_account`), the scan document on the ``scans`` row, and a
+   ``ScanCompleted`` event on the Chipwise bus when one is configured (deployed; a local run publishes nothing).
+
+A source that fails after the clients' retries is recorded as an error and the scan goes on: ``partial``.
+The scan is ``failed`` when no inventory could be read at all. Running the same scan twice leaves the same rows.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from botocore.exceptions import BotoCoreError, ClientError
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session, sessionmaker
+
+from chipwise.aws import AssumeRole, AwsContext, aws_context
+from chipwise.collect import costs as cost_collector
+from chipwise.collect import inventory, metrics
+from chipwise.errors import UpstreamError
+from chipwise.models.findings import FindingDocument
+from chipwise.models.records import CollectedResource, Inventory, SeriesCoverage
+from chipwise.models.resources import InstanceDetails
+from chipwise.models.scan import (
+    SCAN_COMPLETED_DETAIL_TYPE,
+    SCAN_COMPLETED_SOURCE,
+    ScanCompleted,
+    ScanCosts,
+    ScanDocument,
+    ScanError,
+    ScanRequest,
+    ScanResource,
+    ScanStatus,
+    ScanWindow,
+)
+from chipwise.observability import logger
+from chipwise.settings import get_settings
+from chipwise.store import get_session_factory
+from chipwise.store.base import utcnow
+from chipwise.store.repositories.accounts import AccountRepository
+from chipwise.store.repositories.inventory import ResourceRepository
+from chipwise.store.repositories.usage import (
+    NEURON_MONITOR_METRIC,
+    NEURON_MONITOR_NAMESPACE,
+    NeuronRepository,
+    cost_totals,
+    save_cost_records,
+    save_coverage,
+    save_rollups,
+    stored_cost_days,
+)
+from chipwise.store.schema import require_current_schema
+from chipwise.store.tables import Scan
+
+if TYPE_CHECKING:
+    from chipwise.models.resources import InstanceDetails
+from chipwise.models.records import HourlyRollup
+
+StageCallback = Callable[[str], None]
+ROLLUP_FLUSH_ROWS = 20_000
+
+Collector = Callable[[AwsContext, str, datetime], Inventory]
+
+
+def _ec2(aws: AwsContext, account_id: str, _window_start: datetime) -> Inventory:
+    return Inventory(resources=inventory.collect_ec2_instances(aws, account_id))
+
+
+def _endpoints(aws: AwsContext, _account_id: str, _window_start: datetime) -> Inventory:
+    return inventory.collect_sagemaker_endpoints(aws)
+
+
+def _training(aws: AwsContext, _account_id: str, window_start: datetime) -> Inventory:
+    return inventory.collect_training_jobs(aws, window_start)
+
+
+def _batch(aws: AwsContext, _account_id: str, window_start: datetime) -> Inventory:
+    return Inventory(resources=inventory.collect_batch(aws, window_start))
+
+
+# Inventory sources: (error source name, the kind it yields, collector).
+INVENTORY_SOURCES: tuple[tuple[str, str, Collector], ...] = (
+    ("inventory.ec2", "ec2_instance", _ec2),
+    ("inventory.sagemaker_endpoints", "sagemaker_endpoint", _endpoints),
+    ("inventory.sagemaker_training_jobs", "sagemaker_training_job", _training),
+    ("inventory.batch", "batch_compute_environment", _batch),
+)
+
+
+@dataclass
+class _Run:
+    """The state of one scan while it runs."""
+
+    scan_id: str
+    account_id: str
+    region: str
+    started_at: datetime
+    now: datetime
+    metric_start: datetime
+    metric_end: datetime
+    cost_start: date
+    cost_end: date
+    lookback_days: int
+    errors: list[ScanError] = field(default_factory=list)
+    timings: dict[str, float] = field(default_factory=dict)
+    resources: list[CollectedResource] = field(default_factory=list)
+    resource_ids: dict[str, int] = field(default_factory=dict)
+    inventory_ok: int = 0
+    counts: dict[str, Any] = field(default_factory=dict)
+
+    def fail(self, source: str, exc: BaseException) -> None:
+        code = None
+        if isinstance(exc, ClientError):
+            code = exc.response.get("Error", {}).get("Code")
+        message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        self.errors.append(ScanError(source=source, code=code, message=message[:1000]))
+        logger().warning("scan source failed", extra={"source": source, "code": code, "error": message})
+
+    @property
+    def status(self) -> ScanStatus:
+        if not self.inventory_ok:
+            return "failed"
+        return "partial" if self.errors else "succeeded"
+
+
+AWS_ERRORS = (ClientError, BotoCoreError)
+
+
+def run_scan(
+    aws: AwsContext,
+    session_factory: sessionmaker[Session],
+    *,
+    account_id: str | None = None,
+    region: str,
+    now: datetime | None = None,
+    lookback_days: int | None = None,
+    on_stage: StageCallback | None = None,
+) -> ScanDocument:
+    """Scan one account and region (account from STS when None); returns the stored scan document."""
+    started_at = utcnow()
+    now = now or started_at
+    lookback = lookback_days or get_settings().lookback_days
+    account_id = account_id or aws.account_id()
+    metric_start, metric_end = metrics.metric_window(now, lookback)
+    cost_end = now.date()
+    run = _Run(
+        scan_id=str(uuid.uuid4()),
+        account_id=account_id,
+        region=region,
+        started_at=started_at,
+        now=now,
+        metric_start=metric_start,
+        metric_end=metric_end,
+        cost_start=cost_end - timedelta(days=lookback),
+        cost_end=cost_end,
+        lookback_days=lookback,
+    )
+    notify = on_stage or (lambda _stage: None)
+    _open_scan(session_factory, run)
+    with _stage(run, "inventory", notify):
+        _collect_inventory(aws, session_factory, run)
+    with _stage(run, "costs", notify):
+        _collect_costs(aws, session_factory, run)
+    with _stage(run, "metrics", notify):
+        _collect_metrics(aws, session_factory, run)
+    with _stage(run, "neuron", notify):
+        _neuron_coverage(session_factory, run)
+    with _stage(run, "rules", notify):
+        findings = _evaluate_rules(session_factory, run)
+    document = _finish(aws, session_factory, run, findings)
+    notify("event")
+    _announce(aws, session_factory, run, document)
+    return document
+
+
+@contextmanager
+def _stage(run: _Run, name: str, notify: StageCallback) -> Iterator[None]:
+    notify(name)
+    started = time.perf_counter()
+    try:
+        yield
+    finally:
+        run.timings[name] = round(time.perf_counter() - started, 3)
+
+
+# A scan runs in a Lambda with a 15-minute limit: one still "running" an hour after it started was killed or timed
+# out, and the next scan of that account and region says so.
+ABANDONED_AFTER = timedelta(hours=1)
+
+
+def _open_scan(session_factory: sessionmaker[Session], run: _Run) -> None:
+    with session_factory.begin() as session:
+        AccountRepository(session).ensure(run.account_id)
+        abandoned = session.execute(
+            update(Scan)
+            .where(
+                Scan.account_id == run.account_id,
+                Scan.region == run.region,
+                Scan.status == "running",
+                Scan.started_at < run.started_at - ABANDONED_AFTER,
+            )
+            .values(status="abandoned", finished_at=run.started_at)
+            .execution_options(synchronize_session=False)
+        )
+        if abandoned.rowcount:  # type: ignore[attr-defined]
+            logger().warning("scans marked abandoned", extra={"count": abandoned.rowcount})  # type: ignore[attr-defined]
+        session.add(
+            Scan(
+                id=run.scan_id,
+                account_id=run.account_id,
+                region=run.region,
+                status="running",
+                started_at=run.started_at,
+                window_start=run.cost_start,
+                window_end=run.cost_end,
+            )
+        )
+
+
+def _collect_inventory(aws: AwsContext, session_factory: sessionmaker[Session], run: _Run) -> None:
+    """Every inventory source; a source is failed only when its listing fails, and only a source that completed
+    marks resources gone (a listed resource it could not describe is a per-resource error, never gone)."""
+    found: list[CollectedResource] = []
+    listed: set[str] = set()
+    complete_kinds: list[str] = []
+    for source, kind, collect in INVENTORY_SOURCES:
+        try:
+            result = collect(aws, run.account_id, run.metric_start)
+        except AWS_ERRORS as exc:
+            run.fail(source, exc)
+            continue
+        found.extend(result.resources)
+        listed |= result.listed_arns
+        for problem in result.problems:
+            kept = "recorded with what is known" if problem.recorded else "not described this scan"
+            run.errors.append(
+                ScanError(source=f"{source}:{problem.name}", code=problem.code, message=f"{problem.message} ({kept})")
+            )
+            logger().warning("resource not fully described", extra={"source": source, "code": problem.code})
+        complete_kinds.append(kind)
+        run.inventory_ok += 1
+    run.resources = found
+    with session_factory.begin() as session:
+        repository = ResourceRepository(session)
+        run.resource_ids = repository.save(run.account_id, run.region, found, run.scan_id, run.now)
+        seen = {r.arn for r in found} | listed
+        gone = repository.mark_gone(run.account_id, run.region, complete_kinds, seen, run.now)
+    run.counts["resources"] = len(found)
+    run.counts["gone"] = gone
+
+
+def _collect_costs(aws: AwsContext, session_factory: sessionmaker[Session], run: _Run) -> None:
+    with session_factory.begin() as session:
+        stored = stored_cost_days(session, run.account_id, run.cost_start, run.cost_end)
+    wanted = cost_collector.days_to_fetch(run.cost_start, run.cost_end, stored, today=run.now.date())
+    if wanted is None:
+        run.counts["cost_records"] = 0
+        return
+    try:
+        records = cost_collector.fetch_cost_records(aws, *wanted)
+    except AWS_ERRORS as exc:
+        run.fail("costs", exc)
+        return
+    with session_factory.begin() as session:
+        run.counts["cost_records"] = save_cost_records(session, run.account_id, records, run.now)
+
+
+def _collect_metrics(aws: AwsContext, session_factory: sessionmaker[Session], run: _Run) -> None:
+    try:
+        discovered = metrics.discover_series(aws, run.resources)
+    except AWS_ERRORS as exc:
+        run.fail("metrics.list_metrics", exc)
+        discovered = metrics.Discovered()
+    targets = metrics.plan_targets(run.resources, discovered)
+    window = (run.metric_start, run.metric_end)
+    buffered: list[HourlyRollup] = []
+
+    def write(rollups: list[HourlyRollup], coverage: list[SeriesCoverage]) -> None:
+        buffered.extend(rollups)
+        with session_factory.begin() as session:
+            save_coverage(session, coverage, run.resource_ids, window, run.now)
+            if len(buffered) >= ROLLUP_FLUSH_ROWS:
+                save_rollups(session, buffered, run.resource_ids)
+                buffered.clear()
+
+    try:
+        result = metrics.collect_metrics(aws, targets, run.metric_start, run.metric_end, write)
+    except AWS_ERRORS as exc:
+        run.fail("metrics", exc)
+        return
+    finally:
+        if buffered:
+            with session_factory.begin() as session:
+                save_rollups(session, buffered, run.resource_ids)
+    run.counts |= {"metric_queries": result.queries, "datapoints": result.datapoints, "rollups": result.rollups}
+
+
+def _neuron_coverage(session_factory: sessionmaker[Session], run: _Run) -> None:
+    """SeriesCoverage rows saying which EC2 Neuron instances have neuron-monitor reports in the window."""
+    neuron = {
+        r.details.instance_id: r.arn
+        for r in run.resources
+        if isinstance(r.details, InstanceDetails) and r.platform in ("inferentia", "trainium")
+    }
+    if not neuron:
+        return
+    with session_factory.begin() as session:
+        hours = NeuronRepository(session).hours_by_instance(run.account_id, neuron, run.metric_start, run.metric_end)
+        coverage = [
+            SeriesCoverage(
+                arn, NEURON_MONITOR_NAMESPACE, NEURON_MONITOR_METRIC, hours.get(iid, 0) > 0, hours.get(iid, 0)
+            )
+            for iid, arn in neuron.items()
+        ]
+        save_coverage(session, coverage, run.resource_ids, (run.metric_start, run.metric_end), run.now)
+    run.counts["neuron_instances_reporting"] = sum(1 for h in hours.values() if h)
+
+
+def _evaluate_rules(session_factory: sessionmaker[Session], run: _Run) -> list[FindingDocument]:
+    try:
+        from chipwise.pipeline.evaluate import evaluate_account
+
+        with session_factory.begin() as session:
+            findings = evaluate_account(
+                session,
+                account_id=run.account_id,
+                region=run.region,
+                now=run.now,
+                lookback_days=run.lookback_days,
+                scan_id=run.scan_id,
+            )
+            return list(findings)
+    except Exception as exc:  # a rule bug must not lose the collected data: recorded, the scan is partial
+        logger().exception("rules failed")
+        run.fail("rules", exc)
+        return []
+
+
+def _document(aws: AwsContext, session: Session, run: _Run, findings: Sequence[FindingDocument]) -> ScanDocument:
+    total, by_type = cost_totals(session, run.account_id, run.cost_start, run.cost_end, region=run.region)
+    return ScanDocument(
+        scan_id=run.scan_id,
+        account_id=run.account_id,
+        region=run.region,
+        status=run.status,
+        started_at=run.started_at,
+        finished_at=utcnow(),
+        window=ScanWindow(start=run.cost_start, end=run.cost_end),
+        resources=[_scan_resource(r) for r in sorted(run.resources, key=lambda r: (r.kind, r.name, r.arn))],
+        costs=ScanCosts(total_usd=total, by_instance_type=by_type),
+        api_calls=aws.counter.snapshot(),
+        findings=list(findings),
+        errors=list(run.errors),
+    )
+
+
+def _scan_resource(resource: CollectedResource) -> ScanResource:
+    return ScanResource(
+        id=resource.arn,
+        kind=resource.kind,
+        name=resource.name,
+        instance_type=resource.instance_type,
+        instance_count=resource.instance_count,
+        platform=resource.platform,
+        state=resource.state,
+        unknown_instance_type=resource.unknown_instance_type,
+        hints=resource.hints.model_dump(mode="json"),
+    )
+
+
+def _finish(
+    aws: AwsContext, session_factory: sessionmaker[Session], run: _Run, findings: Sequence[FindingDocument]
+) -> ScanDocument:
+    with session_factory.begin() as session:
+        document = _document(aws, session, run, findings)
+        _store_document(session, run, document)
+    return document
+
+
+def _store_document(session: Session, run: _Run, document: ScanDocument) -> None:
+    scan = session.get(Scan, run.scan_id)
+    assert scan is not None
+    scan.status = document.status
+    scan.finished_at = document.finished_at
+    scan.resource_count = len(document.resources)
+    scan.api_calls = document.api_calls
+    scan.timings = {**run.timings, "counts": run.counts}
+    scan.errors = [e.model_dump() for e in document.errors]
+    scan.document = document.model_dump(mode="json")
+    account = AccountRepository(session).ensure(run.account_id)
+    account.last_scan_at = document.finished_at
+
+
+def _announce(aws: AwsContext, session_factory: sessionmaker[Session], run: _Run, document: ScanDocument) -> None:
+    """Put ScanCompleted on the bus; a failure (a missing bus) becomes an error of the stored scan. Without a bus
+    (a local run) nothing is published."""
+    bus = get_settings().event_bus_name
+    if not bus:
+        return
+    event = ScanCompleted(
+        scan_id=document.scan_id,
+        account_id=document.account_id,
+        region=document.region,
+        status=document.status,
+        finished_at=document.finished_at,
+        findings=len(document.findings),
+        new_finding_ids=[f.finding_id for f in document.findings if f.first_seen >= run.started_at],
+    )
+    home = aws_context(aws.region)  # the Chipwise bus lives in Chipwise's own account, not the scanned one
+    home.counter = aws.counter
+    try:
+        response = home.client("events").put_events(
+            Entries=[
+                {
+                    "Source": SCAN_COMPLETED_SOURCE,
+                    "DetailType": SCAN_COMPLETED_DETAIL_TYPE,
+                    "Detail": event.model_dump_json(),
+                    "EventBusName": bus,
+                }
+            ]
+        )
+        failed = [e for e in response.get("Entries", []) if e.get("ErrorCode")]
+        if failed or response.get("FailedEntryCount"):
+            entry = failed[0] if failed else {}
+            raise ClientError(
+                {
+                    "Error": {
+                        "Code": entry.get("ErrorCode", "PutEventsFailed"),
+                        "Message": entry.get("ErrorMessage", ""),
+                    }
+                },
+                "PutEvents",
+            )
+    except AWS_ERRORS as exc:
+        run.fail(f"events.{bus}", exc)
+        document.errors.append(run.errors[-1])
+        document.status = run.status
+        with session_factory.begin() as session:
+            _store_document(session, run, document)
+
+
+def scan_account_request(request: ScanRequest) -> ScanDocument:
+    """One message of the scan queue: assume the member role when given (with the ExternalId from this function's
+    own settings: it never travels in messages), check the identity it gave, scan, store, announce.
+
+    The assumed identity must be the account the message names before anything is written: a message that says
+    A but leads to B fails alone and writes nothing."""
+    settings = get_settings()
+    role = AssumeRole(request.role_arn, settings.external_id) if request.role_arn else None
+    require_current_schema(settings.database_url)
+    factory = get_session_factory(settings.database_url)
+    done = _scanned_today(factory, request)
+    if done is not None:
+        logger().info("already scanned today", extra={"scan_id": done.scan_id, "region": request.region})
+        return done
+    try:
+        aws = aws_context(request.region, role)
+        identity = str(aws.client("sts").get_caller_identity()["Account"]) if role else None
+    except (ClientError, BotoCoreError) as exc:  # the member role cannot be assumed: record it, fail this message
+        _record_unreachable(factory, request, settings.lookback_days, exc)
+        raise UpstreamError(f"cannot assume {request.role_arn} for {request.account_id}: {exc}") from exc
+    if identity is not None and identity != request.account_id:
+        raise UpstreamError(
+            f"the role for {request.account_id} answered as another account: nothing scanned or written"
+        )
+    if request.role_arn:
+        with factory.begin() as session:
+            AccountRepository(session).ensure(request.account_id, role_arn=request.role_arn)
+    return run_scan(aws, factory, account_id=request.account_id, region=request.region)
+
+
+def _scanned_today(factory: sessionmaker[Session], request: ScanRequest) -> ScanDocument | None:
+    """The document of today's (UTC) completed scan of this account and region, if there is one: a duplicate
+    message (a replayed schedule) scans nothing twice."""
+    midnight = utcnow().replace(hour=0, minute=0, second=0, microsecond=0)
+    with factory() as session:
+        row = session.scalars(
+            select(Scan)
+            .where(
+                Scan.account_id == request.account_id,
+                Scan.region == request.region,
+                Scan.status.in_(("succeeded", "partial")),
+                Scan.started_at >= midnight,
+                Scan.document.is_not(None),
+            )
+            .order_by(Scan.started_at.desc())
+            .limit(1)
+        ).first()
+        return ScanDocument.model_validate(row.document) if row is not None and row.document else None
+
+
+def _record_unreachable(
+    factory: sessionmaker[Session], request: ScanRequest, lookback_days: int, exc: Exception
+) -> None:
+    """A failed scan row for an account whose role could not be assumed, so the failure is visible."""
+    now = utcnow()
+    code = exc.response.get("Error", {}).get("Code", "Error") if isinstance(exc, ClientError) else type(exc).__name__
+    with factory.begin() as session:
+        AccountRepository(session).ensure(request.account_id, role_arn=request.role_arn)
+        session.add(
+            Scan(
+                id=str(uuid.uuid4()),
+                account_id=request.account_id,
+                region=request.region,
+                status="failed",
+                started_at=now,
+                finished_at=now,
+                window_start=(now - timedelta(days=lookback_days)).date(),
+                window_end=now.date(),
+                errors=[{"source": "sts.AssumeRole", "code": code, "message": str(exc)}],
+            )
+        )
+    logger().error("member role not assumed", extra={"account_id": request.account_id, "code": code})

@@ -1,0 +1,148 @@
+"""How a finding reads, in one place: the rule's name, the current capacity, the next step and the saving
+to show. The CLI, the demo report, the digest, alerts, Slack and the drafts all word findings with these."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from decimal import Decimal
+
+from chipwise.economics import cents, usd
+from chipwise.models.evidence import FindingEvidence
+from chipwise.models.findings import FindingDocument, RecommendationDoc
+
+_ACRONYMS = {"gpu": "GPU", "cpu": "CPU", "ec2": "EC2", "eks": "EKS", "sagemaker": "SageMaker"}
+_VERBS = {"enable_telemetry": "Enable telemetry"}
+
+
+def rule_label(rule_id: str) -> str:
+    """A readable name for a rule id: ``gpu_inference_portable`` → "GPU inference portable"."""
+    words = [_ACRONYMS.get(w, w) for w in rule_id.split("_") if w]
+    if not words:
+        return rule_id
+    first = words[0] if words[0] in _ACRONYMS.values() else words[0].capitalize()
+    return " ".join([first, *words[1:]])
+
+
+def current_capacity(instance_type: str | None, instance_count: int, resource_kind: str) -> str:
+    """The current capacity, e.g. "ml.g5.2xlarge ×4" (the resource kind when there is no instance type)."""
+    kind = instance_type or resource_kind.replace("_", " ")
+    return f"{kind} ×{instance_count}" if instance_count > 1 else kind
+
+
+def target_label(recommendation: RecommendationDoc) -> str | None:
+    """Where the recommendation goes: "inf2.xlarge ×2", "Amazon Bedrock", a platform, or None."""
+    if recommendation.target_instance_type:
+        count = recommendation.target_count or 1
+        target = recommendation.target_instance_type
+        return f"{target} ×{count}" if count > 1 else target
+    if recommendation.target_platform == "bedrock":
+        return "Amazon Bedrock"
+    return recommendation.target_platform
+
+
+def next_step_words(action: str, target: str | None) -> str:
+    """The recommendation in a few words: "Migrate → inf2.xlarge ×2", "Delete"."""
+    verb = _VERBS.get(action, action.replace("_", " ").capitalize())
+    return f"{verb} → {target}" if target else verb
+
+
+def next_step(document: FindingDocument) -> str:
+    """A finding's next step in a few words."""
+    return next_step_words(document.recommendation.action, target_label(document.recommendation))
+
+
+def best_saving(document: FindingDocument) -> Decimal:
+    """The measured saving when a benchmark replaced the estimate (0 when it withdrew the recommendation)."""
+    measured = document.measured_monthly_savings_usd
+    return document.estimated_monthly_savings_usd if measured is None else measured
+
+
+def benchmark_verdict(document: FindingDocument) -> str | None:
+    """The latest benchmark's status on the finding ("confirmed", "withdrawn", ...), if one ran."""
+    benchmark = FindingEvidence.read(document.evidence).benchmark
+    status = (benchmark or {}).get("status")
+    return str(status) if status else None
+
+
+@dataclass(frozen=True)
+class Headline:
+    """The one set of totals every surface shows (CLI, demo summary and report, findings.json, digest, Slack,
+    drafts): measured savings (a benchmark confirmed them) apart from estimated ones (to investigate); findings
+    whose saving cannot be counted (no usable target price, or committed hours) and withdrawn ones apart."""
+
+    measured_usd: Decimal
+    estimated_usd: Decimal
+    counted: int
+    measured: int
+    quote_needed: int
+    committed: int
+    withdrawn: int
+
+    @property
+    def total_usd(self) -> Decimal:
+        return self.measured_usd + self.estimated_usd
+
+    def sentence(self) -> str:
+        """ "$63,065.68 a month: $19,922.22 measured, $43,143.46 estimated (to investigate)" and what is left out."""
+        text = f"{usd(self.total_usd)} a month: {usd(self.measured_usd)} measured, {usd(self.estimated_usd)} estimated"
+        apart = [
+            f"{n} {label}"
+            for n, label in (
+                (self.quote_needed, "need a price quote"),
+                (self.committed, "on committed hours"),
+                (self.withdrawn, "withdrawn by measurement"),
+            )
+            if n
+        ]
+        return text + (f" ({', '.join(apart)}: not counted)" if apart else "")
+
+
+@dataclass(frozen=True)
+class SavingFacts:
+    """What the totals need of one finding (a document, or a digest line built from one)."""
+
+    status: str
+    excluded_from_totals: str | None
+    measured: bool
+    saving_usd: Decimal  # the measured saving where a benchmark ran, else the estimate
+
+
+def saving_facts(document: FindingDocument) -> SavingFacts:
+    return SavingFacts(
+        status=document.status,
+        excluded_from_totals=document.recommendation.excluded_from_totals,
+        measured=document.measured_monthly_savings_usd is not None,
+        saving_usd=best_saving(document),
+    )
+
+
+def counts_in_totals(document: FindingDocument) -> bool:
+    """An open finding whose saving is a real monthly saving (not a quote to ask for, nor committed hours)."""
+    return document.status == "open" and document.recommendation.excluded_from_totals is None
+
+
+def headline(items: Iterable[FindingDocument | SavingFacts]) -> Headline:
+    """Totals over findings, after the last stage that can change them (benchmarks): open findings only."""
+    measured = estimated = Decimal(0)
+    counted = n_measured = quote = committed = withdrawn = 0
+    for item in items:
+        facts = item if isinstance(item, SavingFacts) else saving_facts(item)
+        if facts.status == "withdrawn":
+            withdrawn += 1
+            continue
+        if facts.status != "open":
+            continue
+        if facts.excluded_from_totals == "quote_needed":
+            quote += 1
+            continue
+        if facts.excluded_from_totals == "committed":
+            committed += 1
+            continue
+        counted += 1
+        if facts.measured:
+            n_measured += 1
+            measured += facts.saving_usd
+        else:
+            estimated += facts.saving_usd
+    return Headline(cents(measured), cents(estimated), counted, n_measured, quote, committed, withdrawn)

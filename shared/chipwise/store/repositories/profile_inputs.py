@@ -1,0 +1,149 @@
+"""The store side of profiling: one account and region's resources, metric coverage, cost totals and telemetry
+rows, read with a fixed number of statements whatever the number of resources (five). The rows are handed to
+:func:`chipwise.analyse.profiles.build_profiles`, which turns them into profiles without touching the database."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterator, Sequence
+from datetime import date, datetime
+from decimal import Decimal
+from typing import Any
+
+from sqlalchemy import String, and_, case, cast, func, or_, select
+from sqlalchemy.orm import Session
+
+from chipwise.store.tables import CostRecord, MetricCoverage, MetricRollup, NeuronRollup, Resource
+
+GONE = "gone"
+STREAM_ROWS = 20_000
+
+_RESOURCE_COLUMNS = (
+    Resource.id,
+    Resource.arn,
+    Resource.kind,
+    Resource.name,
+    Resource.account_id,
+    Resource.region,
+    Resource.instance_type,
+    Resource.instance_count,
+    Resource.platform,
+    Resource.state,
+    Resource.launched_at,
+    Resource.ended_at,
+    Resource.tags,
+    Resource.hints,
+    Resource.details,
+)
+
+
+class ProfileInputRepository:
+    """Reads what profiles are built from, for one account and region (see
+    :class:`chipwise.analyse.profiles.ProfileSource`)."""
+
+    def __init__(self, session: Session, *, account_id: str, region: str) -> None:
+        self._session = session
+        self._account_id = account_id
+        self._region = region
+
+    def _live_accelerated(self) -> Any:
+        return and_(
+            Resource.account_id == self._account_id,
+            Resource.region == self._region,
+            Resource.platform != "cpu",
+            Resource.state.is_distinct_from(GONE),
+        )
+
+    def _resource_ids(self) -> Any:
+        return select(Resource.id).where(self._live_accelerated()).scalar_subquery()
+
+    def resources(self) -> list[dict[str, Any]]:
+        stmt = select(*_RESOURCE_COLUMNS).where(self._live_accelerated()).order_by(Resource.id)
+        return [dict(row._mapping) for row in self._session.execute(stmt)]
+
+    def coverage(self) -> Iterator[tuple[int, str, str, bool, int]]:
+        stmt = select(
+            MetricCoverage.resource_id,
+            MetricCoverage.namespace,
+            MetricCoverage.metric,
+            MetricCoverage.exists,
+            MetricCoverage.hours_with_data,
+        ).where(MetricCoverage.resource_id.in_(self._resource_ids()))
+        for resource_id, namespace, metric, exists, hours in self._session.execute(stmt):
+            yield int(resource_id), str(namespace), str(metric), bool(exists), int(hours or 0)
+
+    def usage_by_type(self, start: date, end: date) -> dict[str, tuple[Decimal, Decimal, Decimal]]:
+        """Per lower-case instance type: (unblended, amortized, usage hours), summed as Decimal."""
+        stmt = select(
+            CostRecord.instance_type, CostRecord.unblended_cost, CostRecord.amortized_cost, CostRecord.usage_quantity
+        ).where(
+            CostRecord.account_id == self._account_id,
+            CostRecord.day >= start,
+            CostRecord.day < end,
+            CostRecord.instance_type.is_not(None),
+            or_(CostRecord.region == self._region, CostRecord.region.is_(None)),
+        )
+        totals: dict[str, list[Decimal]] = defaultdict(lambda: [Decimal(0), Decimal(0), Decimal(0)])
+        for instance_type, unblended, amortized, quantity in self._session.execute(stmt):
+            item = totals[str(instance_type).lower()]
+            item[0] += unblended
+            item[1] += amortized
+            item[2] += quantity
+        return {k: (v[0], v[1], v[2]) for k, v in totals.items()}
+
+    def metric_rows(
+        self,
+        start: datetime,
+        end: datetime,
+        names: Sequence[str],
+        sum_metrics: Sequence[str],
+        average_metrics: Sequence[str],
+    ) -> Iterator[tuple[int, str, str, Any, float | None]]:
+        """Rows streamed in (resource, metric, hour) order through the Core connection (no ORM row processing:
+        this is the query that reads millions of rows). The hour's value is chosen in SQL: the sum for counters,
+        the average for latency, else the maximum."""
+        value = case(
+            (MetricRollup.metric.in_(list(sum_metrics)), MetricRollup.sum),
+            (
+                MetricRollup.metric.in_(list(average_metrics)),
+                func.coalesce(MetricRollup.average, MetricRollup.maximum),
+            ),
+            else_=func.coalesce(MetricRollup.maximum, MetricRollup.average),
+        )
+        stmt = (
+            select(
+                MetricRollup.resource_id,
+                MetricRollup.namespace,
+                MetricRollup.metric,
+                cast(MetricRollup.hour, String),
+                value,
+            )
+            .where(
+                MetricRollup.resource_id.in_(self._resource_ids()),
+                MetricRollup.metric.in_(list(names)),
+                MetricRollup.hour >= start,
+                MetricRollup.hour < end,
+            )
+            .order_by(MetricRollup.resource_id, MetricRollup.namespace, MetricRollup.metric, MetricRollup.hour)
+        )
+        yield from self._session.connection().execute(stmt.execution_options(yield_per=STREAM_ROWS))
+
+    def neuron_rows(self, start: datetime, end: datetime) -> Iterator[tuple[Any, ...]]:
+        """neuron-monitor rollups per instance and hour, the runtimes of each hour combined (busiest core, memory
+        and executions added up)."""
+        stmt = (
+            select(
+                NeuronRollup.instance_id,
+                cast(NeuronRollup.hour, String),
+                func.max(NeuronRollup.neuroncore_utilization_max),
+                func.max(NeuronRollup.neuroncore_utilization_avg),
+                func.sum(NeuronRollup.device_memory_used_max),
+                func.sum(NeuronRollup.executions_completed),
+                func.max(NeuronRollup.cores_in_use),
+            )
+            .where(NeuronRollup.account_id == self._account_id, NeuronRollup.hour >= start, NeuronRollup.hour < end)
+            .group_by(NeuronRollup.instance_id, NeuronRollup.hour)
+            .order_by(NeuronRollup.instance_id, NeuronRollup.hour)
+        )
+        for row in self._session.connection().execute(stmt.execution_options(yield_per=STREAM_ROWS)):
+            yield tuple(row)

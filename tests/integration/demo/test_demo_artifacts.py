@@ -1,0 +1,102 @@
+"""The demo's artifacts, end to end through `chipwise demo`: one headline to the cent on every surface, withdrawn
+findings withdrawn everywhere, and customer-facing documents that cite public sources only."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from chipwise.economics import usd
+from chipwise.models.findings import FindingDocument
+from chipwise.presentation import Headline, headline
+
+CHIPWISE = Path(sys.executable).with_name("chipwise")
+NOT_PUBLIC = re.compile(r"/work/|/home/|/tmp/|\bseeds/|shared/reference|\brecalled\b|\bunverified\b", re.IGNORECASE)
+# What a customer, AWS or a partner reads: the plan page and email, the drafts, the digest, alerts and Slack.
+CUSTOMER_FACING = ("plan", "drafts", "email", "slack", "digest.html", "digest.txt")
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("demo") / "artifacts"
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(out.parent), "CHIPWISE_DATABASE_URL": f"sqlite:///{out.parent}/x.db"}
+    result = subprocess.run(
+        [str(CHIPWISE), "demo", "-o", str(out)], capture_output=True, text=True, timeout=600, env=env, check=False
+    )
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    return out
+
+
+@pytest.fixture(scope="module")
+def findings(demo: Path) -> list[FindingDocument]:
+    return [FindingDocument.model_validate(d) for d in json.loads((demo / "findings.json").read_text())]
+
+
+@pytest.fixture(scope="module")
+def totals(findings: list[FindingDocument]) -> Headline:
+    return headline(findings)
+
+
+def test_every_surface_shows_the_same_total_to_the_cent(demo: Path, totals: Headline) -> None:
+    total = usd(totals.total_usd)
+    assert totals.total_usd > 0 and totals.measured_usd > 0 and totals.estimated_usd > 0
+    surfaces = [
+        "summary.md",
+        "report.md",
+        "digest.txt",
+        "digest.html",
+        "drafts/credits-application.md",
+        "drafts/partner-referral-email.txt",
+    ]
+    surfaces += [str(p.relative_to(demo)) for p in (demo / "slack").glob("*digest*.json")]
+    assert len(surfaces) > 6  # a Slack digest was written
+    for surface in surfaces:
+        assert total in (demo / surface).read_text(encoding="utf-8"), surface
+    # and the measured part is given apart from the estimated part
+    assert usd(totals.measured_usd) in (demo / "report.md").read_text(encoding="utf-8")
+    assert usd(totals.measured_usd) in (demo / "digest.txt").read_text(encoding="utf-8")
+
+
+def test_a_withdrawn_finding_is_withdrawn_everywhere(demo: Path, findings: list[FindingDocument]) -> None:
+    withdrawn = [f for f in findings if f.status == "withdrawn"]
+    assert withdrawn, "the demo's benchmark withdraws one recommendation"
+    for finding in withdrawn:
+        assert finding.summary.startswith("Withdrawn by measurement")
+        assert finding.measured_monthly_savings_usd == 0
+        row = next(
+            line for line in (demo / "report.md").read_text().splitlines() if f"| {finding.resource_name} |" in line
+        )
+        assert "withdrawn by measurement" in row
+        for alert in [*(demo / "slack").glob("*alert*.json"), *(demo / "email").glob("alert-*.txt")]:
+            assert finding.resource_name not in alert.read_text(encoding="utf-8"), alert.name
+
+
+def test_findings_out_of_the_totals_say_why(findings: list[FindingDocument], totals: Headline) -> None:
+    quote = [f for f in findings if f.recommendation.excluded_from_totals == "quote_needed"]
+    committed = [f for f in findings if f.recommendation.excluded_from_totals == "committed"]
+    assert (len(quote), len(committed)) == (totals.quote_needed, totals.committed) == (1, 1)
+    assert "quote" in quote[0].summary
+    assert "does not cut the bill while the commitment runs" in committed[0].summary
+    # every migration names the Neuron software it assumes
+    for finding in findings:
+        if finding.recommendation.action == "migrate" and finding.recommendation.target_platform != "bedrock":
+            assert finding.recommendation.software_path, finding.resource_name
+
+
+def test_customer_facing_documents_cite_public_sources_only(demo: Path) -> None:
+    files = [
+        p for name in CUSTOMER_FACING for p in ([demo / name] if (demo / name).is_file() else (demo / name).rglob("*"))
+    ]
+    documents = [p for p in files if p.is_file()]
+    assert len(documents) > 20
+    for document in documents:
+        text = document.read_text(encoding="utf-8")
+        found = NOT_PUBLIC.search(text)
+        assert found is None, f"{document.relative_to(demo)}: {found.group(0) if found else ''}"

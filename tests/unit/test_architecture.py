@@ -1,0 +1,115 @@
+"""The shape of the package: the import contract holds, names every subpackage, and fails on a wrong order;
+pure layers load without a database or AWS library; no two classes share a name."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+import tomllib
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGE = ROOT / "shared" / "chipwise"
+LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
+# Modules deliberately outside the layers: the package root and the host-side agent (its own contract).
+OUTSIDE_LAYERS = {"neuron_agent", "py.typed"}
+
+
+def _contracts() -> list[dict[str, object]]:
+    document = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    contracts: list[dict[str, object]] = document["tool"]["importlinter"]["contracts"]
+    return contracts
+
+
+def _layers() -> list[str]:
+    (layers,) = [c for c in _contracts() if c["type"] == "layers"]
+    names = layers["layers"]
+    assert isinstance(names, list)
+    return names
+
+
+def _run_lint_imports(config: Path | None = None) -> subprocess.CompletedProcess[str]:
+    command = [str(LINT_IMPORTS)] + (["--config", str(config)] if config else [])
+    return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
+
+
+def test_the_import_contract_holds() -> None:
+    result = _run_lint_imports()
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "0 broken" in result.stdout
+
+
+def test_a_module_without_a_layer_breaks_the_contract(tmp_path: Path) -> None:
+    # Given the contract with one layer line removed (exhaustive: every module of chipwise must have a layer)
+    layers = [layer for layer in _layers() if layer != "analyse"]
+    config = tmp_path / "contract.toml"
+    layer_lines = ",\n".join(f'  "{layer}"' for layer in layers)
+    config.write_text(
+        '[tool.importlinter]\nroot_package = "chipwise"\n\n[[tool.importlinter.contracts]]\nname = "missing"\n'
+        'type = "layers"\ncontainers = ["chipwise"]\nexhaustive = true\nexhaustive_ignores = ["neuron_agent"]\n'
+        f"layers = [\n{layer_lines},\n]\n",
+        encoding="utf-8",
+    )
+    result = _run_lint_imports(config)
+    assert result.returncode != 0
+    assert "not listed as layers" in result.stdout and "chipwise.analyse" in result.stdout
+
+
+def test_every_subpackage_has_a_layer() -> None:
+    named = {part.strip().removeprefix("chipwise.") for line in _layers() for part in line.split("|")}
+    present = {p.stem for p in PACKAGE.iterdir() if (p.is_dir() and (p / "__init__.py").exists()) or p.suffix == ".py"}
+    present -= {"__init__"} | OUTSIDE_LAYERS
+    assert present - named == set(), "add these to the layers contract in pyproject.toml"
+    assert named - present == set(), "the contract names modules that do not exist"
+
+
+def test_a_wrong_order_breaks_the_contract(tmp_path: Path) -> None:
+    # Given the contract with rules placed above the planner and act (rules import nothing of theirs, but act
+    # and the pipeline import rules: those imports now point up)
+    layers = _layers()
+    swapped = [layer for layer in layers if layer != "rules"]
+    swapped.insert(1, "rules")
+    config = tmp_path / "contract.toml"
+    layer_lines = ",\n".join(f'  "{layer}"' for layer in swapped)
+    config.write_text(
+        '[tool.importlinter]\nroot_package = "chipwise"\n\n[[tool.importlinter.contracts]]\nname = "swapped"\n'
+        f'type = "layers"\ncontainers = ["chipwise"]\nlayers = [\n{layer_lines},\n]\n',
+        encoding="utf-8",
+    )
+    result = _run_lint_imports(config)
+    assert result.returncode != 0
+    assert "BROKEN" in result.stdout
+    assert "is not allowed to import chipwise.rules" in result.stdout
+
+
+@pytest.mark.parametrize(
+    "module",
+    ["chipwise.rules.builtin", "chipwise.rules.engine", "chipwise.analyse.profiles", "chipwise.plan.planner"],
+)
+def test_pure_layers_load_without_database_or_aws_libraries(module: str) -> None:
+    script = (
+        "import importlib, pkgutil, sys\n"
+        f"m = importlib.import_module({module!r})\n"
+        "for info in pkgutil.walk_packages(getattr(m, '__path__', []), m.__name__ + '.'):\n"
+        "    importlib.import_module(info.name)\n"
+        "loaded = sorted(n for n in ('sqlalchemy', 'boto3', 'botocore', 'chipwise.settings') if n in sys.modules)\n"
+        "print(','.join(loaded))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=60)
+    assert result.stdout.strip() == ""
+
+
+def test_no_two_classes_share_a_name() -> None:
+    where: dict[str, list[str]] = defaultdict(list)
+    for path in PACKAGE.rglob("*.py"):
+        if "migrations" in path.parts:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef):
+                where[node.name].append(str(path.relative_to(PACKAGE)))
+    shared = {name: paths for name, paths in where.items() if len(paths) > 1}
+    assert shared == {}
