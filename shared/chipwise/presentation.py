@@ -117,6 +117,13 @@ def saving_facts(document: FindingDocument) -> SavingFacts:
     )
 
 
+def rank(facts: SavingFacts) -> tuple[int, int, Decimal]:
+    """The order every list of findings follows: counted savings before the ones set apart (a quote, committed
+    hours), measured savings before estimates (a ratio-based estimate ranks below any measurement), then the
+    largest saving first. Use it as a sort key, with a stable tie-break after it."""
+    return (facts.excluded_from_totals is not None, not facts.measured, -facts.saving_usd)
+
+
 def counts_in_totals(document: FindingDocument) -> bool:
     """An open finding whose saving is a real monthly saving (not a quote to ask for, nor committed hours)."""
     return document.status == "open" and document.recommendation.excluded_from_totals is None

@@ -17,7 +17,7 @@ from chipwise.errors import InvalidInput
 from chipwise.models.findings import FindingDocument
 from chipwise.pipeline.evaluate import evaluate_account
 from chipwise.pipeline.policy import load_policy
-from chipwise.presentation import benchmark_verdict, headline, next_step
+from chipwise.presentation import benchmark_verdict, headline, next_step, rank, saving_facts
 from chipwise.rules import registry
 from chipwise.rules.policy import Policy
 from chipwise.store.base import utcnow
@@ -64,7 +64,7 @@ def findings_command(
             min_savings=Decimal(str(min_savings)) if min_savings is not None else None,
             rule_ids=rule or None,
         )
-        documents = [finding_document(row) for row in rows]
+        documents = sorted((finding_document(row) for row in rows), key=lambda d: rank(saving_facts(d)))
     if json_output:
         print_json([d.model_dump(mode="json") for d in documents])
         return

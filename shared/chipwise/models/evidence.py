@@ -91,6 +91,9 @@ class FindingEvidence(BaseModel):
     price_performance_gain_high: Number | None = None
     savings_low_usd: Number | None = None
     savings_high_usd: Number | None = None
+    throughput_ratio_low: Number | None = None
+    throughput_ratio_high: Number | None = None
+    best_case_target_count: int | None = None
     porting_cost_usd: Number | None = None
     # Bedrock on demand
     bedrock_model_id: str | None = None

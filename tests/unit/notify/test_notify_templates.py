@@ -34,7 +34,14 @@ def snapshot(hostile: bool = False) -> AccountSnapshot:
     open_ = [
         line(name, "2400.50", summary=HOSTILE if hostile else "Steady serving on 4 A10G GPUs."),
         line("search-idle-inf2", "554.80", rule="inferentia_idle", hours_ago=72, action="delete", target=None),
-        line("bert-ner-g6", "310", rule="gpu_small_model", measured=True),
+        # measured, so it ranks first (presentation.rank): hostile values go in it too
+        line(
+            HOSTILE if hostile else "bert-ner-g6",
+            "310",
+            rule="gpu_small_model",
+            measured=True,
+            summary=HOSTILE if hostile else "Steady serving on 4 A10G GPUs.",
+        ),
     ]
     resolved = [line("old-endpoint", "700", rule="inferentia_idle", status="resolved")]
     benchmarked = [
@@ -124,7 +131,9 @@ def test_each_template_renders_its_figures(template: str) -> None:
     # Then it is not empty and shows real figures, not holes
     assert text.strip()
     assert "None" not in text.replace("none given", "")
-    assert any(figure in text for figure in ("$2,401", "$3,265", "$9,125", "$500", "$2,100", "$1,000", "$554", "$555"))
+    assert any(
+        figure in text for figure in ("$2,401", "$3,265", "$9,125", "$500", "$2,100", "$1,000", "$554", "$555", "$310")
+    )
 
 
 @pytest.mark.parametrize("template", TEMPLATES)

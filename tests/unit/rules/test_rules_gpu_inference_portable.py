@@ -43,6 +43,53 @@ def test_steady_mistral_on_four_g5_endpoints_moves_to_two_inf2_xlarge() -> None:
     assert draft.evidence.target_cost_per_million_requests_usd == 25.0
 
 
+def test_a_ratio_based_saving_shows_its_range_from_the_data_file() -> None:
+    # Given 6 x ml.g5.2xlarge ($1.515/h) serving Mistral-7B, GPU at 60 %
+    endpoint = profile(
+        "chat",
+        kind="sagemaker_endpoint",
+        instance_type="ml.g5.2xlarge",
+        count=6,
+        rate="1.515",
+        hints={"model_family": "mistral", "hf_model_id": "mistralai/Mistral-7B-Instruct-v0.3"},
+        gpu_util=flat(60.0),
+        gpu_source=SAGEMAKER_GPU,
+        invocations=flat(79_200.0),
+    )
+    # When the rule runs
+    draft = RULE.evaluate(endpoint, ctx())
+    # Then at the representative ratio (2.0, the range's low end) 6 x 0.6 = 3.6 A10G / 2 = 1.8 chips x 1.3 = 2.34
+    # -> 3 x ml.inf2.xlarge ($722.70 a month each): 6,635.70 - 2,168.10 = $4,467.60; at the high end (3.0)
+    # 3.6 / 3 = 1.2 x 1.3 = 1.56 -> 2 x ml.inf2.xlarge: 6,635.70 - 1,445.40 = $5,190.30
+    assert draft is not None
+    assert draft.recommendation.target_count == 3
+    assert draft.estimated_monthly_savings_usd == Decimal("4467.60")
+    assert (draft.evidence.savings_low_usd, draft.evidence.savings_high_usd) == (4467.6, 5190.3)
+    assert (draft.evidence.throughput_ratio_low, draft.evidence.throughput_ratio_high) == (2.0, 3.0)
+    assert draft.evidence.best_case_target_count == 2
+    assert "(range $4,467.60-$5,190.30 if Inferentia2 reaches the high end" in draft.summary
+
+
+def test_a_range_that_does_not_change_the_target_is_not_shown() -> None:
+    # Given 4 x ml.g5.2xlarge at 60 %: 2.4 A10G -> 1.56 chips at the low ratio and 1.04 at the high: 2 chips both
+    endpoint = profile(
+        "chat",
+        kind="sagemaker_endpoint",
+        instance_type="ml.g5.2xlarge",
+        count=4,
+        rate="1.515",
+        hints={"model_family": "mistral", "hf_model_id": "mistralai/Mistral-7B-Instruct-v0.3"},
+        gpu_util=flat(60.0),
+        gpu_source=SAGEMAKER_GPU,
+        invocations=flat(79_200.0),
+    )
+    draft = RULE.evaluate(endpoint, ctx())
+    # Then the saving is one number: $2,978.40 at both ends
+    assert draft is not None
+    assert draft.evidence.savings_low_usd == draft.evidence.savings_high_usd == 2978.4
+    assert "range" not in draft.summary
+
+
 def test_a_small_bert_model_on_l4s_goes_to_inferentia1() -> None:
     # Given 2 x ml.g6.xlarge ($1.006/h) serving BERT NER at 90 requests/s, GPU at 40 %
     endpoint = profile(

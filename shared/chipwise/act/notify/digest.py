@@ -30,6 +30,7 @@ from chipwise.presentation import (
     current_capacity,
     headline,
     next_step_words,
+    rank,
     rule_label,
     target_label,
 )
@@ -321,8 +322,9 @@ def headline_of(lines: Iterable[FindingLine]) -> Headline:
 
 
 def by_savings(lines: Iterable[FindingLine]) -> list[FindingLine]:
-    """Largest monthly saving first; ties by resource name so messages are stable from run to run."""
-    return sorted(lines, key=lambda f: (-f.monthly_savings_usd, f.resource_name, f.rule_id))
+    """In :func:`chipwise.presentation.rank` order (measured before estimated, largest first); ties by resource
+    name so messages are stable from run to run."""
+    return sorted(lines, key=lambda f: (*rank(f.saving_facts), f.resource_name, f.rule_id))
 
 
 def waste_by_rule(lines: Sequence[FindingLine]) -> list[RuleBar]:

@@ -128,6 +128,8 @@ class GpuInferencePortable(Rule[GpuInferencePortableParams]):
         saving = monthly - fit.monthly_usd
         if saving <= 0 or saving < self.params.min_monthly_savings_usd:
             return None
+        best = self._best_case(sizing, fit, sagemaker, memory, profile, ctx)
+        span = f"{money(saving)}-{money(monthly - best.monthly_usd)}" if best.monthly_usd < fit.monthly_usd else ""
         effort = _inference_effort(family, ctx)
         one_time = economics.porting_cost_usd(effort)
         software = get_neuron_software()
@@ -155,11 +157,17 @@ class GpuInferencePortable(Rule[GpuInferencePortableParams]):
                 confidence=self._confidence(profile, family),
                 summary=f"{profile.name} steadily serves {family.name} on {profile.instance_count} × "
                 f"{profile.instance_type} ({money(monthly)}/month): {fit.count} × {fit.instance.name} carries the "
-                f"same load for {money(fit.monthly_usd)}/month, saving {money(saving)}/month; porting takes {effort}."
-                f"{unpriced_note}{stack}",
+                f"same load for {money(fit.monthly_usd)}/month, saving {money(saving)}/month"
+                f"{f' (range {span} if Inferentia2 reaches the high end of its throughput range)' if span else ''}; "
+                f"porting takes {effort}.{unpriced_note}{stack}",
                 software_path=path,
                 evidence={
                     **self._evidence(profile, family, sizing, memory, chips, fit, monthly),
+                    "savings_low_usd": r(saving),
+                    "savings_high_usd": r(monthly - best.monthly_usd),
+                    "best_case_target_count": best.count,
+                    "throughput_ratio_low": r(economics.inferentia2_inference_throughput_ratio.low, 3),
+                    "throughput_ratio_high": r(economics.inferentia2_inference_throughput_ratio.high, 3),
                     "porting_cost_usd": r(one_time),
                     **cost_evidence(profile),
                 },
@@ -168,6 +176,25 @@ class GpuInferencePortable(Rule[GpuInferencePortableParams]):
                 one_time_cost=one_time,
             ),
         )
+
+    @staticmethod
+    def _best_case(
+        sizing: _Sizing,
+        fit: Fit,
+        sagemaker: bool,
+        memory: Decimal,
+        profile: ResourceProfile,
+        ctx: RuleContext,
+    ) -> Fit:
+        """The same target family sized at the high end of the throughput ratio (the saving's upper bound). The
+        estimate itself uses the data file's representative value, which is also the range's low end."""
+        ratio = ctx.assumptions.inferentia2_inference_throughput_ratio
+        if ratio.high is None or ratio.high <= ratio.value or fit.instance.family != "inf2":
+            return fit
+        chips = sizing.a10g_equivalents / ratio.high * ctx.assumptions.core_headroom_factor.value
+        same_family = neuron_candidates(ctx.catalog, (fit.instance.family,), sagemaker)
+        best = cheapest_fit(same_family, ctx.catalog, profile.region, memory_gib=memory, chips=chips)
+        return best if best is not None and best.monthly_usd <= fit.monthly_usd else fit
 
     def _eligible(self, profile: ResourceProfile, ctx: RuleContext) -> ModelFamily | None:
         if profile.platform != "nvidia" or profile.kind not in KINDS or not profile.live or profile.serverless:
