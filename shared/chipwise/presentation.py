@@ -89,7 +89,7 @@ class Headline:
         apart = [
             f"{n} {label}"
             for n, label in (
-                (self.quote_needed, "need a price quote"),
+                (self.quote_needed, "needs a price quote" if self.quote_needed == 1 else "need a price quote"),
                 (self.committed, "on committed hours"),
                 (self.withdrawn, "withdrawn by measurement"),
             )
@@ -119,9 +119,10 @@ def saving_facts(document: FindingDocument) -> SavingFacts:
 
 def rank(facts: SavingFacts) -> tuple[int, int, Decimal]:
     """The order every list of findings follows: counted savings before the ones set apart (a quote, committed
-    hours), measured savings before estimates (a ratio-based estimate ranks below any measurement), then the
-    largest saving first. Use it as a sort key, with a stable tie-break after it."""
-    return (facts.excluded_from_totals is not None, not facts.measured, -facts.saving_usd)
+    hours, withdrawn or closed), measured savings before estimates (a ratio-based estimate ranks below any
+    measurement), then the largest saving first. Use it as a sort key, with a stable tie-break after it."""
+    apart = facts.status != "open" or facts.excluded_from_totals is not None
+    return (apart, not facts.measured and not apart, -facts.saving_usd)
 
 
 def counts_in_totals(document: FindingDocument) -> bool:
