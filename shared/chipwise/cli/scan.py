@@ -37,7 +37,10 @@ def scan_command(
         None, "--account", help="Account to scan (default: the caller's); others through the member role."
     ),
     regions: list[str] | None = typer.Option(
-        None, "--region", help="Region to scan; repeat for several (default: CHIPWISE_REGIONS or the home region)."
+        None,
+        "--region",
+        help="Region to scan; repeat for several (default: CHIPWISE_REGIONS, else the home region: CHIPWISE_REGION, "
+        "else AWS_REGION, AWS_DEFAULT_REGION or the profile's region).",
     ),
     json_output: bool = typer.Option(False, "--json", help="Print the scan document (JSON) on stdout."),
     lookback_days: int | None = typer.Option(
