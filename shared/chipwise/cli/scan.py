@@ -14,7 +14,7 @@ from chipwise.cli.common import err, out, print_json, progress, settings
 from chipwise.economics import usd
 from chipwise.errors import UpstreamError
 from chipwise.models.scan import ScanDocument
-from chipwise.pipeline.scan import run_scan
+from chipwise.pipeline.scan import AWS_ERRORS, record_failed_start, run_scan
 from chipwise.store import get_session_factory
 from chipwise.store.schema import require_current_schema
 
@@ -53,8 +53,14 @@ def scan_command(
     factory = get_session_factory(cfg.database_url)
     documents: list[ScanDocument] = []
     for region in regions or cfg.scan_regions:
-        aws, account_id = _context(account, region)
-        document = _scan_with_progress(aws, factory, account_id, region, lookback_days)
+        try:
+            aws, account_id = _context(account, region)
+        except AWS_ERRORS as exc:  # GetCallerIdentity throttled or denied, the member role not assumed
+            document = record_failed_start(
+                factory, account_id=account, region=region, exc=exc, lookback_days=lookback_days or cfg.lookback_days
+            )
+        else:
+            document = _scan_with_progress(aws, factory, account_id, region, lookback_days)
         documents.append(document)
         if not json_output:
             _print_summary(document)

@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import BotoCoreError, ClientError
@@ -154,7 +155,11 @@ def run_scan(
     started_at = utcnow()
     now = now or started_at
     lookback = lookback_days or get_settings().lookback_days
-    account_id = account_id or aws.account_id()
+    if account_id is None:
+        try:
+            account_id = aws.account_id()
+        except AWS_ERRORS as exc:  # throttled or denied GetCallerIdentity: the scan cannot start, and says why
+            return record_failed_start(session_factory, account_id=None, region=region, exc=exc, lookback_days=lookback)
     metric_start, metric_end = metrics.metric_window(now, lookback)
     cost_end = now.date()
     run = _Run(
@@ -470,8 +475,15 @@ def scan_account_request(request: ScanRequest) -> ScanDocument:
     try:
         aws = aws_context(request.region, role)
         identity = str(aws.client("sts").get_caller_identity()["Account"]) if role else None
-    except (ClientError, BotoCoreError) as exc:  # the member role cannot be assumed: record it, fail this message
-        _record_unreachable(factory, request, settings.lookback_days, exc)
+    except (ClientError, BotoCoreError) as exc:  # the role cannot be assumed or the identity call failed
+        record_failed_start(
+            factory,
+            account_id=request.account_id,
+            region=request.region,
+            exc=exc,
+            lookback_days=settings.lookback_days,
+            role_arn=request.role_arn,
+        )
         raise UpstreamError(f"cannot assume {request.role_arn} for {request.account_id}: {exc}") from exc
     if identity is not None and identity != request.account_id:
         raise UpstreamError(
@@ -503,25 +515,57 @@ def _scanned_today(factory: sessionmaker[Session], request: ScanRequest) -> Scan
         return ScanDocument.model_validate(row.document) if row is not None and row.document else None
 
 
-def _record_unreachable(
-    factory: sessionmaker[Session], request: ScanRequest, lookback_days: int, exc: Exception
-) -> None:
-    """A failed scan row for an account whose role could not be assumed, so the failure is visible."""
+def failed_start_source(exc: BaseException) -> str:
+    """The call a scan failed to start on: ``sts.GetCallerIdentity``, ``sts.AssumeRole`` (``sts`` when unknown)."""
+    operation = getattr(exc, "operation_name", None)
+    return f"sts.{operation}" if isinstance(exc, ClientError) and operation else "sts"
+
+
+def record_failed_start(
+    factory: sessionmaker[Session],
+    *,
+    account_id: str | None,
+    region: str,
+    exc: BaseException,
+    lookback_days: int,
+    role_arn: str | None = None,
+) -> ScanDocument:
+    """A scan that could not start (the member role not assumed, GetCallerIdentity throttled or denied): a
+    ``failed`` scan document with the reason. Stored as a ``scans`` row when the account is known; without an
+    account id (the caller's identity is what failed) it is only returned and logged."""
     now = utcnow()
-    code = exc.response.get("Error", {}).get("Code", "Error") if isinstance(exc, ClientError) else type(exc).__name__
+    code = exc.response.get("Error", {}).get("Code") if isinstance(exc, ClientError) else type(exc).__name__
+    message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    error = ScanError(source=failed_start_source(exc), code=code, message=message[:1000])
+    window = ScanWindow(start=(now - timedelta(days=lookback_days)).date(), end=now.date())
+    document = ScanDocument(
+        scan_id=str(uuid.uuid4()),
+        account_id=account_id or "unknown",
+        region=region,
+        status="failed",
+        started_at=now,
+        finished_at=now,
+        window=window,
+        costs=ScanCosts(total_usd=Decimal(0)),
+        errors=[error],
+    )
+    logger().error("scan could not start", extra={"source": error.source, "code": code, "region": region})
+    if account_id is None:
+        return document
     with factory.begin() as session:
-        AccountRepository(session).ensure(request.account_id, role_arn=request.role_arn)
+        AccountRepository(session).ensure(account_id, role_arn=role_arn)
         session.add(
             Scan(
-                id=str(uuid.uuid4()),
-                account_id=request.account_id,
-                region=request.region,
+                id=document.scan_id,
+                account_id=account_id,
+                region=region,
                 status="failed",
                 started_at=now,
                 finished_at=now,
-                window_start=(now - timedelta(days=lookback_days)).date(),
-                window_end=now.date(),
-                errors=[{"source": "sts.AssumeRole", "code": code, "message": str(exc)}],
+                window_start=window.start,
+                window_end=window.end,
+                errors=[error.model_dump()],
+                document=document.model_dump(mode="json"),
             )
         )
-    logger().error("member role not assumed", extra={"account_id": request.account_id, "code": code})
+    return document
