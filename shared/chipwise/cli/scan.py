@@ -106,6 +106,18 @@ def _print_summary(document: ScanDocument) -> None:
         costs.add_row(instance_type, _money(amount))
     costs.add_row("[bold]total[/]", f"[bold]{_money(document.costs.total_usd)}[/]")
     out.print(costs)
+    for unused in document.costs.unused_reservations:
+        out.print(
+            f"{unused.label}: {unused.instance_type} {unused.hours} h, {usd(unused.usd)}"
+            + (" (accelerator capacity)" if unused.accelerator else ""),
+            highlight=False,
+        )
+    if document.costs.unknown_usage_types_count:
+        listed = ", ".join(u.usage_type for u in document.costs.unknown_usage_types[:3])
+        out.print(
+            f"usage types not recognised (kept in the totals): {document.costs.unknown_usage_types_count} ({listed})",
+            highlight=False,
+        )
     calls = ", ".join(f"{name} {count}" for name, count in document.api_calls.items())
     out.print(f"API calls: {sum(document.api_calls.values())} ({calls})", highlight=False)
     out.print(f"findings: {len(document.findings)}")

@@ -30,6 +30,7 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from chipwise.aws import AssumeRole, AwsContext, aws_context
+from chipwise.catalog import platform_of
 from chipwise.collect import costs as cost_collector
 from chipwise.collect import inventory, metrics
 from chipwise.errors import UpstreamError
@@ -40,12 +41,15 @@ from chipwise.models.scan import (
     SCAN_COMPLETED_DETAIL_TYPE,
     SCAN_COMPLETED_SOURCE,
     ScanCompleted,
+    ScanCostKind,
     ScanCosts,
     ScanDocument,
     ScanError,
     ScanRequest,
     ScanResource,
     ScanStatus,
+    ScanUnknownUsageType,
+    ScanUnusedReservation,
     ScanWindow,
 )
 from chipwise.observability import logger
@@ -57,7 +61,9 @@ from chipwise.store.repositories.inventory import ResourceRepository
 from chipwise.store.repositories.usage import (
     NEURON_MONITOR_METRIC,
     NEURON_MONITOR_NAMESPACE,
+    CostBreakdown,
     NeuronRepository,
+    cost_breakdown,
     cost_totals,
     save_cost_records,
     save_coverage,
@@ -357,6 +363,7 @@ def _evaluate_rules(session_factory: sessionmaker[Session], run: _Run) -> list[F
 
 def _document(aws: AwsContext, session: Session, run: _Run, findings: Sequence[FindingDocument]) -> ScanDocument:
     total, by_type = cost_totals(session, run.account_id, run.cost_start, run.cost_end, region=run.region)
+    breakdown = cost_breakdown(session, run.account_id, run.cost_start, run.cost_end, region=run.region)
     return ScanDocument(
         scan_id=run.scan_id,
         account_id=run.account_id,
@@ -366,10 +373,52 @@ def _document(aws: AwsContext, session: Session, run: _Run, findings: Sequence[F
         finished_at=utcnow(),
         window=ScanWindow(start=run.cost_start, end=run.cost_end),
         resources=[_scan_resource(r) for r in sorted(run.resources, key=lambda r: (r.kind, r.name, r.arn))],
-        costs=ScanCosts(total_usd=total, by_instance_type=by_type),
+        costs=_scan_costs(total, by_type, breakdown),
         api_calls=aws.counter.snapshot(),
         findings=list(findings),
         errors=list(run.errors),
+    )
+
+
+UNKNOWN_USAGE_TYPES_LISTED = 20
+
+
+def _scan_costs(total: Decimal, by_type: dict[str, Decimal], breakdown: CostBreakdown) -> ScanCosts:
+    """The costs section: totals, every usage kind with its treatment (and why an ignored one is not attributed),
+    the capacity reserved and not used, and the usage types the catalog does not know (counted, largest listed)."""
+    kinds = [
+        ScanCostKind(
+            kind=k.kind,
+            treatment=k.treatment,
+            usd=k.unblended,
+            usage_types=len(k.usage_types),
+            reason=k.reason,
+        )
+        for k in breakdown.by_kind.values()
+    ]
+    unused = []
+    for line in breakdown.unused_reservations.values():
+        platform = platform_of(line.instance_type)
+        unused.append(
+            ScanUnusedReservation(
+                instance_type=line.instance_type,
+                platform=platform,
+                accelerator=platform is not None and platform != "cpu",
+                hours=line.hours,
+                usd=line.unblended,
+                usage_types=sorted(line.usage_types),
+            )
+        )
+    unknown = sorted(breakdown.unknown_usage_types.items(), key=lambda kv: (-kv[1], kv[0]))
+    return ScanCosts(
+        total_usd=total,
+        by_instance_type=by_type,
+        kinds=kinds,
+        unused_reservations=sorted(unused, key=lambda u: (not u.accelerator, -u.usd, u.instance_type)),
+        unknown_usage_types_count=len(unknown),
+        unknown_usage_types=[
+            ScanUnknownUsageType(usage_type=t, usd=usd) for t, usd in unknown[:UNKNOWN_USAGE_TYPES_LISTED]
+        ],
     )
 
 

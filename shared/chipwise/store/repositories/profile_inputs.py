@@ -13,6 +13,7 @@ from typing import Any
 from sqlalchemy import String, and_, case, cast, func, or_, select
 from sqlalchemy.orm import Session
 
+from chipwise.catalog import get_usage_kinds
 from chipwise.store.tables import CostRecord, MetricCoverage, MetricRollup, NeuronRollup, Resource
 
 GONE = "gone"
@@ -81,6 +82,7 @@ class ProfileInputRepository:
             CostRecord.day >= start,
             CostRecord.day < end,
             CostRecord.instance_type.is_not(None),
+            CostRecord.usage_kind.in_(get_usage_kinds().names("instance_hours")),
             or_(CostRecord.region == self._region, CostRecord.region.is_(None)),
         )
         totals: dict[str, list[Decimal]] = defaultdict(lambda: [Decimal(0), Decimal(0), Decimal(0)])

@@ -26,7 +26,7 @@ class CostRecord(Base):
     day: Mapped[date]
     service: Mapped[str] = mapped_column(String(128))
     usage_type: Mapped[str] = mapped_column(String(256))
-    usage_kind: Mapped[str | None] = mapped_column(String(16))  # BoxUsage, SpotUsage, Host, Train, ...
+    usage_kind: Mapped[str | None] = mapped_column(String(32))  # BoxUsage, UnusedBox, Processing, ..., unknown
     instance_type: Mapped[str | None] = mapped_column(String(64))
     region: Mapped[str | None] = mapped_column(String(32))
     unblended_cost: Mapped[Decimal]
