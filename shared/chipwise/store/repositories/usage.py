@@ -28,12 +28,16 @@ Store shapes (read by the rules):
   ``hours_with_data`` below the window's hours: hours without datapoints, which for AWS/SageMaker invocation
   metrics mean zero invocations (SageMaker omits those hours). The namespace ``neuron-monitor`` (metric
   ``neuroncore_utilization``) says whether ``neuron_rollups`` hold reports for an EC2 Neuron instance.
-- ``neuron_rollups``: one row per (account, instance id, runtime tag, hour) from neuron-monitor reports in S3.
-  ``neuroncore_utilization_avg`` (mean over reports of the mean across the runtime's in-use cores, %),
-  ``neuroncore_utilization_max`` (busiest core), ``cores_in_use``, ``device_memory_used_max`` /
-  ``host_memory_used_max`` (bytes), ``executions_completed`` / ``executions_failed`` (sums), ``latency_p50_s`` /
-  ``latency_p99_s``, ``errors``, ``reports``. Runtime tag ``(none)``: neuron-monitor ran and no Neuron application
-  did (utilisation 0). ``parts`` keeps each source object's partial sums the row is merged from.
+- ``neuron_rollups``: one row per (account, instance id, hour) from neuron-monitor reports in S3, runtime tag
+  ``(instance)`` (rows of other tags come from earlier versions and are not read). Per report, a core's
+  utilisation is its owning process's (the maximum across processes) and the instance's mean is over the cores in
+  use; memory and executions are summed over processes. ``neuroncore_utilization_avg`` (mean over the reports
+  that measured it, %; idle reports, with no application, count 0 %), ``neuroncore_utilization_max`` (busiest
+  core), ``cores_in_use``, ``device_memory_used_max`` / ``host_memory_used_max`` (bytes, the largest per-report
+  sum), ``executions_completed`` / ``executions_failed`` (sums), ``latency_p50_s`` / ``latency_p99_s``,
+  ``errors`` (error strings once per report, plus execution errors: running-total counters as deltas),
+  ``reports``, ``reports_missing`` (driver or device failed: utilisation unknown, never 0 %; an hour of only such
+  reports has no utilisation). ``parts`` keeps each source object's partial sums the row is merged from.
 """
 
 from __future__ import annotations
@@ -49,7 +53,7 @@ from sqlalchemy.orm import Session
 
 from chipwise.catalog import classify_usage_type, get_usage_kinds
 from chipwise.catalog.usage_types import Treatment
-from chipwise.models.neuron import NeuronHourPart, merge_parts
+from chipwise.models.neuron import INSTANCE_RUNTIME_TAG, NeuronHourPart, merge_parts
 from chipwise.models.records import CostLine, HourlyRollup, SeriesCoverage
 from chipwise.store.tables import CostRecord, MetricCoverage, MetricRollup, NeuronRollup
 from chipwise.store.upsert import upsert
@@ -299,15 +303,21 @@ class NeuronRepository:
     def rollups(self, instance_id: str, start: datetime, end: datetime) -> list[NeuronRollup]:
         stmt = (
             select(NeuronRollup)
-            .where(NeuronRollup.instance_id == instance_id, NeuronRollup.hour >= start, NeuronRollup.hour < end)
-            .order_by(NeuronRollup.hour, NeuronRollup.runtime_tag)
+            .where(
+                NeuronRollup.instance_id == instance_id,
+                NeuronRollup.runtime_tag == INSTANCE_RUNTIME_TAG,
+                NeuronRollup.hour >= start,
+                NeuronRollup.hour < end,
+            )
+            .order_by(NeuronRollup.hour)
         )
         return list(self.session.scalars(stmt))
 
     def hours_by_instance(
         self, account_id: str, instance_ids: Iterable[str], start: datetime, end: datetime
     ) -> dict[str, int]:
-        """Hours with at least one report, per instance, over ``[start, end)``."""
+        """Hours with telemetry, per instance, over ``[start, end)``: at least one report that measured the cores
+        or found them idle (hours whose every report had the driver or device failing are missing, not idle)."""
         ids = sorted(set(instance_ids))
         if not ids:
             return {}
@@ -318,6 +328,8 @@ class NeuronRepository:
                 and_(
                     NeuronRollup.account_id == account_id,
                     NeuronRollup.instance_id.in_(ids),
+                    NeuronRollup.runtime_tag == INSTANCE_RUNTIME_TAG,
+                    NeuronRollup.neuroncore_utilization_avg.is_not(None),
                     NeuronRollup.hour >= start,
                     NeuronRollup.hour < end,
                 )
