@@ -98,7 +98,8 @@ class NeuronRollup(Base):
     latency_p50_s: Mapped[float | None] = mapped_column(Float)
     latency_p99_s: Mapped[float | None] = mapped_column(Float)
     errors: Mapped[int] = mapped_column(default=0)
-    reports_missing: Mapped[int] = mapped_column(default=0)  # driver or device failed: utilisation unknown
+    # Reports whose driver or device failed: utilisation unknown (never 0 %).
+    reports_missing: Mapped[int] = mapped_column(default=0, server_default="0")
     # The partial sums of each S3 object that reported on this hour, by object key: the figures above are merged
     # from them, so an hour split across objects adds up and ingesting an object twice changes nothing.
     parts: Mapped[dict[str, Any] | None]
