@@ -76,9 +76,13 @@ def _text(value: Any) -> str | None:
 
 
 def parse_timestamp(value: Any) -> datetime | None:
-    """An ISO-8601 string or epoch seconds, as tz-aware UTC (naive means UTC)."""
+    """An ISO-8601 string or epoch seconds, as tz-aware UTC (naive means UTC). Raises ValueError for epoch seconds
+    no clock can show; None for what is not a time at all (then the object's own time is used)."""
     if isinstance(value, int | float) and not isinstance(value, bool):
-        return datetime.fromtimestamp(float(value), UTC)
+        try:
+            return datetime.fromtimestamp(float(value), UTC)
+        except (OverflowError, OSError, ValueError) as exc:
+            raise ValueError(f"timestamp {value!r} is not a time neuron-monitor reported at") from exc
     if isinstance(value, str) and value.strip():
         try:
             return parse_utc(value)
