@@ -135,7 +135,7 @@ def test_an_odd_value_anywhere_never_crashes_and_the_rest_goes_on(value: Any, wh
     # Then nothing crashes, and both good lines are reports
     _check_both(lines)
     parsed = parse_lines(lines, default_time=UPLOADED)
-    assert {1, 3} <= {n for n in range(1, 4)} - {m.line for m in parsed.malformed}
+    assert {m.line for m in parsed.malformed} <= {2}
 
 
 @settings(max_examples=200, deadline=None)
