@@ -141,6 +141,9 @@ class NeuronIngestResult(_ReportModel):
     reports: int = 0
     malformed: list[MalformedLine] = Field(default_factory=list)
     report_errors: int = Field(0, description="Error strings inside otherwise good reports.")
+    reports_missing: int = Field(
+        0, description="Reports whose driver or device failed, or without core figures: utilisation missing, not 0 %."
+    )
     rollups: int = Field(0, description="(instance, runtime, hour) rows written or merged.")
     instances: list[str] = Field(default_factory=list)
 

@@ -127,3 +127,12 @@ def test_an_hour_of_driver_errors_is_not_telemetry(session_factory: sessionmaker
         assert hours == {"i-0ccccccccccccccc3": 1}
         rows = NeuronRepository(session).rollups("i-0ccccccccccccccc3", datetime(2026, 11, 20, tzinfo=UTC), NOW)
         assert [(r.hour.hour, r.reports, r.reports_missing) for r in rows] == [(10, 3, 0), (11, 1, 1)]
+
+
+def test_the_ingest_result_counts_the_missing_reports(session_factory: sessionmaker[Session]) -> None:
+    from chipwise.pipeline.neuron_ingest import ingest_text
+
+    result = ingest_text(
+        session_factory, "\n".join(LINES), source="inf1.jsonl", account_id="123456789012", default_time=NOW
+    )
+    assert (result.reports, result.reports_missing, result.rollups) == (4, 1, 2)
