@@ -33,6 +33,7 @@ from benchmarks.harness import BenchResult, max_rss_mib, measure
 from chipwise.analyse.profiles import build_profiles
 from chipwise.catalog import get_catalog
 from chipwise.collect.metrics import metric_window
+from chipwise.models.neuron import INSTANCE_RUNTIME_TAG
 from chipwise.pipeline.evaluate import evaluate_account
 from chipwise.pipeline.policy import load_policy
 from chipwise.store import get_engine, session_scope
@@ -283,7 +284,7 @@ def neuron_rollups(resources: int, days: int, now: datetime = NOW, account: str 
             continue
         for h, hour in enumerate(hours):
             util, avg, memory, executions = shape.neuron(h + index)
-            yield (account, f"i-{_name(account, index)}", "app", hour, util, avg, 2, memory, executions)
+            yield (account, f"i-{_name(account, index)}", INSTANCE_RUNTIME_TAG, hour, util, avg, 2, memory, executions)
 
 
 # --- the benchmark: a SQLite file written with sqlite3 executemany (the fastest way to get 18 M rows in) ----------
@@ -313,7 +314,8 @@ def _populate(url: str, resources: int, days: int) -> None:
         cursor.executemany(
             "INSERT INTO neuron_rollups (account_id, instance_id, runtime_tag, hour, reports, "
             "neuroncore_utilization_max, neuroncore_utilization_avg, cores_in_use, device_memory_used_max, "
-            "executions_completed, executions_failed, errors, parts) VALUES (?, ?, ?, ?, 4, ?, ?, ?, ?, ?, 0, 0, ?)",
+            "executions_completed, executions_failed, errors, reports_missing, parts) "
+            "VALUES (?, ?, ?, ?, 4, ?, ?, ?, ?, ?, 0, 0, 0, ?)",
             ((*r[:3], _sqlite_time(r[3]), *r[4:], json.dumps(None)) for r in neuron_rollups(resources, days)),
         )
         raw.commit()

@@ -6,9 +6,11 @@ the Deep Learning AMIs and the Neuron containers carry).
 
 ``--to cloudwatch`` aggregates the reports per minute and publishes namespace ``Chipwise/Neuron`` (statistic sets):
 ``NeuronCoreUtilization`` (Percent, the busiest core of each report), ``NeuronCoreUtilizationAvg`` (Percent, the
-mean across in-use cores), ``NeuronDeviceMemoryUsed`` (Bytes, all runtimes) and ``ExecutionsCompleted`` (Count),
-dimensioned by ``InstanceId`` or, inside SageMaker, by ``EndpointName`` + ``VariantName``. A report without any
-Neuron application counts as 0 % (the cores were idle).
+mean across in-use cores), ``NeuronDeviceMemoryUsed`` (Bytes, summed over processes) and ``ExecutionsCompleted``
+(Count), dimensioned by ``InstanceId`` or, inside SageMaker, by ``EndpointName`` + ``VariantName``. With several
+processes per device (each lists every core, 0 % for cores it does not own) a core's figure is its owner's, the
+maximum across processes. A report without any Neuron application counts as 0 % (the cores were idle); one whose
+driver or device failed (``neuron_hardware_info.error``) publishes no utilisation (missing, never 0 %).
 
 ``--to s3`` batches the raw reports (each stamped with ``instance_info.report_time``) as gzip JSON lines under
 ``neuron/<account>/<instance-id>/<date>/<time>-<n>.jsonl.gz``; the ``ingest_neuron`` Lambda takes it from there.
@@ -27,6 +29,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import math
 import os
 import sys
 import time
@@ -53,21 +56,22 @@ def log(message: str) -> None:
 
 @dataclass(frozen=True)
 class Sample:
-    """The figures of one report the agent publishes."""
+    """The figures of one report the agent publishes (the same rules as the rollups: see ``to_sample``)."""
 
     at: datetime
     instance_id: str | None
     instance_type: str | None
-    core_max: float  # busiest core, %; 0 when no application runs
-    core_mean: float  # mean across in-use cores, %
-    device_memory: float  # bytes, all runtimes
-    executions: float  # completed in the report's period, all runtimes
+    core_max: float | None  # busiest core, %; 0 when no application runs; None when the driver/device failed
+    core_mean: float | None  # mean across in-use cores, %; likewise
+    device_memory: float | None  # bytes, summed over processes; None when no process reported it
+    executions: float  # completed in the report's period, all processes
 
 
 def _num(value: Any) -> float | None:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
-    return float(value)
+    number = float(value)
+    return number if math.isfinite(number) else None
 
 
 def _obj(value: Any) -> dict[str, Any]:
@@ -75,10 +79,14 @@ def _obj(value: Any) -> dict[str, Any]:
 
 
 def report_time(document: dict[str, Any]) -> datetime | None:
-    """``timestamp`` or ``instance_info.report_time`` (ISO or epoch seconds), as UTC."""
+    """``timestamp`` or ``instance_info.report_time`` (ISO or epoch seconds), as UTC; None when absent or not a
+    time (an epoch no clock can show is not one)."""
     for raw in (document.get("timestamp"), _obj(document.get("instance_info")).get("report_time")):
         if isinstance(raw, int | float) and not isinstance(raw, bool):
-            return datetime.fromtimestamp(float(raw), UTC)
+            try:
+                return datetime.fromtimestamp(float(raw), UTC)
+            except (OverflowError, OSError, ValueError):
+                continue
         if isinstance(raw, str) and raw.strip():
             try:
                 parsed = datetime.fromisoformat(raw.strip().replace("Z", "+00:00"))
@@ -88,38 +96,67 @@ def report_time(document: dict[str, Any]) -> datetime | None:
     return None
 
 
-def _core_values(runtime: dict[str, Any]) -> list[float]:
+def _core_values(runtime: dict[str, Any]) -> dict[str, float]:
     in_use = _obj(_obj(_obj(runtime.get("report")).get("neuroncore_counters")).get("neuroncores_in_use"))
-    values = []
-    for core in in_use.values():
+    values: dict[str, float] = {}
+    for index, core in in_use.items():
         value = _num(_obj(core).get("neuroncore_utilization"))
         if value is None:  # trn2: the physical cores behind a logical one
             physical = [_num(_obj(v).get("neuroncore_utilization")) for v in _obj(_obj(core).get("v3d")).values()]
             known = [p for p in physical if p is not None]
             value = sum(known) / len(known) if known else None
         if value is not None:
-            values.append(value)
+            if not 0 <= value <= 100:
+                raise ValueError(f"NeuronCore {index} utilisation {value} is outside 0-100 %")
+            values[str(index)] = value
     return values
 
 
+def _driver_failed(document: dict[str, Any]) -> bool:
+    error = _obj(document.get("neuron_hardware_info")).get("error")
+    return isinstance(error, str) and bool(error.strip())
+
+
 def to_sample(document: dict[str, Any], now: datetime) -> Sample:
-    """One report's figures; ``now`` when the report carries no time of its own."""
+    """One report's figures; ``now`` when the report carries no time of its own.
+
+    neuron-monitor lists, for each process, every core of its device (0 % for cores it does not own): a core's
+    utilisation is the maximum across the report's processes, the mean is over the cores in use; device memory
+    and executions are summed over processes. No process at all is idle (0 %), unless the driver or device failed
+    (``neuron_hardware_info.error``): that, or processes without any core figure, is missing utilisation (None),
+    never 0 %. ``chipwise.collect.neuron.report_figures`` applies the same rules to the rollups. Raises ValueError
+    for a utilisation outside 0-100 %."""
     runtimes = [r for r in document.get("neuron_runtime_data") or [] if isinstance(r, dict)]
-    cores = [v for r in runtimes for v in _core_values(r)]
-    memory = executions = 0.0
+    cores: dict[str, float] = {}
+    for runtime in runtimes:
+        for index, value in _core_values(runtime).items():
+            cores[index] = max(cores.get(index, value), value)
+    core_max: float | None
+    core_mean: float | None
+    if cores:
+        core_max, core_mean = max(cores.values()), sum(cores.values()) / len(cores)
+    elif not runtimes and not _driver_failed(document):
+        core_max = core_mean = 0.0  # neuron-monitor ran and no application did: idle
+    else:
+        core_max = core_mean = None  # the driver or device failed, or no core figures: unknown, never idle
+    memory: float | None = None
+    executions = 0.0
     for runtime in runtimes:
         report = _obj(runtime.get("report"))
-        used = _obj(_obj(report.get("memory_used")).get("neuron_runtime_used_bytes"))
-        memory += _num(used.get("neuron_device")) or 0.0
+        used = _num(_obj(_obj(report.get("memory_used")).get("neuron_runtime_used_bytes")).get("neuron_device"))
+        if used is not None:
+            memory = (memory or 0.0) + used
         summary = _obj(_obj(report.get("execution_stats")).get("execution_summary"))
         executions += _num(summary.get("completed")) or 0.0
+    if memory is None and not runtimes and core_max is not None:
+        memory = 0.0  # idle: no application holds device memory
     info = _obj(document.get("instance_info"))
     return Sample(
         at=report_time(document) or now,
         instance_id=info.get("instance_id") or None,
         instance_type=info.get("instance_type") or None,
-        core_max=max(cores) if cores else 0.0,
-        core_mean=sum(cores) / len(cores) if cores else 0.0,
+        core_max=core_max,
+        core_mean=core_mean,
         device_memory=memory,
         executions=executions,
     )
@@ -156,44 +193,44 @@ class Minute:
     executions: float = 0.0
 
     def add(self, sample: Sample) -> None:
-        self.core_max.add(sample.core_max)
-        self.core_mean.add(sample.core_mean)
-        self.memory.add(sample.device_memory)
+        if sample.core_max is not None and sample.core_mean is not None:
+            self.core_max.add(sample.core_max)
+            self.core_mean.add(sample.core_mean)
+        if sample.device_memory is not None:
+            self.memory.add(sample.device_memory)
         self.executions += sample.executions
 
     def datums(self, dimensions: Sequence[tuple[str, str]]) -> list[dict[str, Any]]:
+        """The minute's datums; a statistic no report measured (the driver down all minute) is not published:
+        missing telemetry must read as missing, not as 0 %."""
         dims = [{"Name": name, "Value": value} for name, value in dimensions]
         at = self.start.strftime("%Y-%m-%dT%H:%M:%SZ")
-        return [
-            {
-                "MetricName": "NeuronCoreUtilization",
-                "Dimensions": dims,
-                "Timestamp": at,
-                "Unit": "Percent",
-                "StatisticValues": self.core_max.as_statistic_values(),
-            },
-            {
-                "MetricName": "NeuronCoreUtilizationAvg",
-                "Dimensions": dims,
-                "Timestamp": at,
-                "Unit": "Percent",
-                "StatisticValues": self.core_mean.as_statistic_values(),
-            },
-            {
-                "MetricName": "NeuronDeviceMemoryUsed",
-                "Dimensions": dims,
-                "Timestamp": at,
-                "Unit": "Bytes",
-                "StatisticValues": self.memory.as_statistic_values(),
-            },
+        datums: list[dict[str, Any]] = []
+        for name, unit, stats in (
+            ("NeuronCoreUtilization", "Percent", self.core_max),
+            ("NeuronCoreUtilizationAvg", "Percent", self.core_mean),
+            ("NeuronDeviceMemoryUsed", "Bytes", self.memory),
+        ):
+            if stats.count:
+                datums.append(
+                    {
+                        "MetricName": name,
+                        "Dimensions": dims,
+                        "Timestamp": at,
+                        "Unit": unit,
+                        "StatisticValues": stats.as_statistic_values(),
+                    }
+                )
+        datums.append(
             {
                 "MetricName": "ExecutionsCompleted",
                 "Dimensions": dims,
                 "Timestamp": at,
                 "Unit": "Count",
                 "Value": self.executions,
-            },
-        ]
+            }
+        )
+        return datums
 
 
 class MinuteAggregator:
@@ -363,6 +400,13 @@ class S3Publisher:
 # --- the loop ------------------------------------------------------------------------------------------------------
 
 
+MAX_LINE_CHARS = 1_000_000  # a real report is a few kilobytes
+
+
+def _no_constants(name: str) -> float:
+    raise ValueError(f"{name} is not a number a report can carry")
+
+
 @dataclass
 class RunStats:
     lines: int = 0
@@ -379,15 +423,22 @@ def run(lines: Iterable[str], publisher: Publisher, clock: Callable[[], datetime
         if not line.strip():
             continue
         try:
-            document = json.loads(line)
+            if len(line) > MAX_LINE_CHARS:
+                raise ValueError(f"longer than {MAX_LINE_CHARS:,} characters")
+            document = json.loads(line, parse_constant=_no_constants)
             if not isinstance(document, dict):
                 raise ValueError("not a JSON object")
-        except ValueError as exc:
+            sample = to_sample(document, clock())
+        except RecursionError:
+            stats.malformed.append(number)
+            log(f"line {number} skipped: nested too deeply")
+            continue
+        except (ValueError, TypeError, OverflowError) as exc:
             stats.malformed.append(number)
             log(f"line {number} skipped: {exc}")
             continue
         stats.reports += 1
-        publisher.add(line, document, to_sample(document, clock()))
+        publisher.add(line, document, sample)
     publisher.flush(final=True)
     return stats
 

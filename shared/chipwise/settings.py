@@ -22,6 +22,29 @@ from chipwise.models.common import is_account_id
 
 DEFAULT_DATABASE_URL = "sqlite:///chipwise.db"
 CONFIG_FILE_ENV = "CHIPWISE_CONFIG"
+DEFAULT_REGION = "us-east-1"
+
+
+def standard_aws_region() -> str | None:
+    """The region the standard AWS environment names: ``AWS_REGION``, then ``AWS_DEFAULT_REGION``, then the
+    profile's ``region`` in the AWS config file (``AWS_PROFILE``, ``AWS_CONFIG_FILE``, read through botocore's own
+    session, as the AWS CLI does). None when none of them names one."""
+    for name in ("AWS_REGION", "AWS_DEFAULT_REGION"):
+        value = os.environ.get(name, "").strip()
+        if value:
+            return value
+    import botocore.exceptions
+    import botocore.session
+
+    try:
+        region = botocore.session.Session().get_config_variable("region")
+    except botocore.exceptions.BotoCoreError:  # a named profile that does not exist: no region from it
+        return None
+    return str(region).strip() or None if region else None
+
+
+def _default_region() -> str:
+    return standard_aws_region() or DEFAULT_REGION
 
 
 def _split_csv(value: object) -> object:
@@ -56,7 +79,13 @@ class Settings(BaseSettings):
         None, description="Secrets Manager secret with the store's connection (deployed); overrides database_url."
     )
     database_host: str | None = Field(None, description="Database host when the secret carries none (Aurora).")
-    region: str = Field("us-east-1", pattern=r"^[a-z]{2}(-gov)?-[a-z]+-\d$", description="Home AWS region.")
+    region: str = Field(
+        default_factory=_default_region,
+        validate_default=True,
+        pattern=r"^[a-z]{2}(-gov)?-[a-z]+-\d$",
+        description="Home AWS region: CHIPWISE_REGION (or chipwise.toml), else the standard AWS environment "
+        "(AWS_REGION, AWS_DEFAULT_REGION, the profile's region), else us-east-1.",
+    )
     regions: Annotated[list[str], NoDecode] = Field(
         default_factory=list, description="Regions to scan (default: the home region)."
     )
@@ -169,6 +198,8 @@ def describe_validation_error(exc: ValidationError) -> str:
     for error in exc.errors():
         path = ".".join(str(p) for p in error["loc"])
         env = "CHIPWISE_" + "__".join(str(p) for p in error["loc"]).upper()
+        if path == "region" and not os.environ.get(env):
+            env = "from the AWS environment: AWS_REGION, AWS_DEFAULT_REGION or the profile"
         parts.append(f"{path} ({env}): {error['msg']}")
     return "invalid setting " + "; ".join(parts)
 

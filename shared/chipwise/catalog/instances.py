@@ -30,7 +30,6 @@ __all__ = [
     "InstanceRow",
     "InstanceType",
     "InstancesDocument",
-    "ParsedUsageType",
     "Platform",
     "PremiumFactor",
     "PriceConfidence",
@@ -38,12 +37,10 @@ __all__ = [
     "Regions",
     "Source",
     "UnknownInstanceType",
-    "UsageKind",
     "dump_document",
     "get_catalog",
     "get_regions",
     "load_data_file",
-    "parse_usage_type",
     "platform_of",
 ]
 
@@ -270,6 +267,7 @@ class Region(_FrozenFacts):
     platform_multipliers: dict[Platform, Decimal] = Field(default_factory=dict)
     source: str | None = None
     note: str | None = None
+    prefix_source: str | None = Field(None, description="Where the usage-type prefix was read (a sources code).")
 
     def multiplier_for(self, platform: Platform) -> Decimal | None:
         return self.platform_multipliers.get(platform, self.multiplier)
@@ -298,7 +296,9 @@ class _RegionsDocument(_FrozenFacts):
         base = self.regions.get(self.base_region)
         if base is None or base.multiplier != 1:
             raise ValueError("the base region must be listed with multiplier 1")
-        missing = sorted({r.source for r in self.regions.values() if r.source} - set(self.sources))
+        cited = {r.source for r in self.regions.values() if r.source}
+        cited |= {r.prefix_source for r in self.regions.values() if r.prefix_source}
+        missing = sorted(cited - set(self.sources))
         if missing:
             raise ValueError(f"source codes without a sources entry: {', '.join(missing)}")
         return self
@@ -559,56 +559,3 @@ def platform_of(instance_type: str) -> Platform | None:
     if "." not in instance_type:
         return None
     return catalog.platform_of_family(instance_type)
-
-
-# --- Cost Explorer / price-list usage types ----------------------------------------------------------------------
-
-UsageKind = Literal["BoxUsage", "SpotUsage", "Host", "Train", "AsyncInf", "Notebk"]
-_SAGEMAKER_KINDS: frozenset[str] = frozenset({"Host", "Train", "AsyncInf", "Notebk"})
-_USAGE_TYPE = re.compile(
-    r"^(?:(?P<prefix>[A-Z]{2,4}\d?)-)?(?P<kind>BoxUsage|SpotUsage|Host|Train|AsyncInf|Notebk)"
-    r":(?P<type>(?:ml\.)?[a-z0-9][a-z0-9-]*\.[a-z0-9][a-z0-9-]*)$"
-)
-
-
-class ParsedUsageType(_FrozenFacts):
-    """An instance-hour usage type taken apart: ``USW2-SpotUsage:p5.48xlarge`` -> spot p5.48xlarge in us-west-2."""
-
-    usage_type: str
-    kind: UsageKind
-    service: Literal["ec2", "sagemaker"]
-    instance_type: str = Field(description="With the ml. prefix for SageMaker usage.")
-    region: str = Field(description="From the prefix; us-east-1 when there is none.")
-    region_prefix: str | None
-    purchase: Literal["on_demand", "spot"]
-
-
-def parse_usage_type(usage_type: str) -> ParsedUsageType | None:
-    """Instance hours (EC2 BoxUsage/SpotUsage, SageMaker Host/Train/AsyncInf/Notebk), with or without a region
-    prefix. None for anything else (EBS, data transfer, ...) and for region prefixes ``regions.json`` lacks."""
-    match = _USAGE_TYPE.match(usage_type.strip())
-    if match is None:
-        return None
-    kind = match["kind"]
-    sagemaker = kind in _SAGEMAKER_KINDS
-    name = match["type"]
-    if sagemaker != name.startswith(SAGEMAKER_PREFIX):
-        return None  # "Host:inf2.xlarge" or "BoxUsage:ml.m5.xlarge" are not real usage types
-    prefix = match["prefix"]
-    regions = get_regions()
-    if prefix is None:
-        region = regions.base_region
-    else:
-        info = regions.by_prefix(prefix)
-        if info is None:
-            return None
-        region = info.code
-    return ParsedUsageType(
-        usage_type=usage_type.strip(),
-        kind=kind,  # type: ignore[arg-type]  # the regex only admits UsageKind values
-        service="sagemaker" if sagemaker else "ec2",
-        instance_type=name,
-        region=region,
-        region_prefix=prefix,
-        purchase="spot" if kind == "SpotUsage" else "on_demand",
-    )

@@ -92,14 +92,23 @@ def _ingest_file(
 
 def _print_results(results: list[NeuronIngestResult]) -> None:
     table = Table(title="neuron-monitor reports")
-    for column in ("source", "account", "reports", "malformed lines", "report errors", "hourly rollups"):
+    columns = ("source", "account", "reports", "malformed lines", "report errors", "missing (driver)", "hourly rollups")
+    for column in columns:
         table.add_column(column, justify="left" if column in ("source", "account") else "right")
     for r in results:
         if not r.accepted:
-            table.add_row(r.source, "", "", "", "", f"[red]rejected: {r.reason}[/]")
+            table.add_row(r.source, "", "", "", "", "", f"[red]rejected: {r.reason}[/]")
             continue
         lines = ", ".join(str(m.line) for m in r.malformed[:5]) + (" ..." if len(r.malformed) > 5 else "")
-        table.add_row(r.source, r.account_id or "", str(r.reports), lines, str(r.report_errors), str(r.rollups))
+        table.add_row(
+            r.source,
+            r.account_id or "",
+            str(r.reports),
+            lines,
+            str(r.report_errors),
+            str(r.reports_missing),
+            str(r.rollups),
+        )
     out.print(table)
 
 

@@ -14,7 +14,7 @@ from chipwise.cli.common import err, out, print_json, progress, settings
 from chipwise.economics import usd
 from chipwise.errors import UpstreamError
 from chipwise.models.scan import ScanDocument
-from chipwise.pipeline.scan import run_scan
+from chipwise.pipeline.scan import AWS_ERRORS, record_failed_start, run_scan
 from chipwise.store import get_session_factory
 from chipwise.store.schema import require_current_schema
 
@@ -37,7 +37,10 @@ def scan_command(
         None, "--account", help="Account to scan (default: the caller's); others through the member role."
     ),
     regions: list[str] | None = typer.Option(
-        None, "--region", help="Region to scan; repeat for several (default: CHIPWISE_REGIONS or the home region)."
+        None,
+        "--region",
+        help="Region to scan; repeat for several (default: CHIPWISE_REGIONS, else the home region: CHIPWISE_REGION, "
+        "else AWS_REGION, AWS_DEFAULT_REGION or the profile's region).",
     ),
     json_output: bool = typer.Option(False, "--json", help="Print the scan document (JSON) on stdout."),
     lookback_days: int | None = typer.Option(
@@ -50,8 +53,14 @@ def scan_command(
     factory = get_session_factory(cfg.database_url)
     documents: list[ScanDocument] = []
     for region in regions or cfg.scan_regions:
-        aws, account_id = _context(account, region)
-        document = _scan_with_progress(aws, factory, account_id, region, lookback_days)
+        try:
+            aws, account_id = _context(account, region)
+        except AWS_ERRORS as exc:  # GetCallerIdentity throttled or denied, the member role not assumed
+            document = record_failed_start(
+                factory, account_id=account, region=region, exc=exc, lookback_days=lookback_days or cfg.lookback_days
+            )
+        else:
+            document = _scan_with_progress(aws, factory, account_id, region, lookback_days)
         documents.append(document)
         if not json_output:
             _print_summary(document)
@@ -97,6 +106,18 @@ def _print_summary(document: ScanDocument) -> None:
         costs.add_row(instance_type, _money(amount))
     costs.add_row("[bold]total[/]", f"[bold]{_money(document.costs.total_usd)}[/]")
     out.print(costs)
+    for unused in document.costs.unused_reservations:
+        out.print(
+            f"{unused.label}: {unused.instance_type} {unused.hours} h, {usd(unused.usd)}"
+            + (" (accelerator capacity)" if unused.accelerator else ""),
+            highlight=False,
+        )
+    if document.costs.unknown_usage_types_count:
+        listed = ", ".join(u.usage_type for u in document.costs.unknown_usage_types[:3])
+        out.print(
+            f"usage types not recognised (kept in the totals): {document.costs.unknown_usage_types_count} ({listed})",
+            highlight=False,
+        )
     calls = ", ".join(f"{name} {count}" for name, count in document.api_calls.items())
     out.print(f"API calls: {sum(document.api_calls.values())} ({calls})", highlight=False)
     out.print(f"findings: {len(document.findings)}")

@@ -14,7 +14,7 @@ from decimal import Decimal
 from typing import Any
 
 from chipwise.aws import AwsContext
-from chipwise.catalog import get_regions, parse_usage_type
+from chipwise.catalog import classify_usage_type, get_regions
 from chipwise.models.records import CostLine
 
 EC2_COMPUTE_SERVICE = "Amazon Elastic Compute Cloud - Compute"
@@ -101,14 +101,13 @@ def _amount(metrics: Any, name: str) -> Decimal:
 
 
 def describe_usage_type(usage_type: str) -> tuple[str | None, str | None, str | None]:
-    """(usage kind, instance type, region) of a usage type; instance-hour types are parsed by the catalog,
-    others (volumes, data transfer) keep only the region their prefix names."""
-    parsed = parse_usage_type(usage_type)
-    if parsed is not None:
-        return parsed.kind, parsed.instance_type, parsed.region
-    prefix, sep, _rest = usage_type.partition("-")
-    if sep:
-        region = get_regions().by_prefix(prefix)
-        if region is not None:
-            return None, None, region.code
-    return None, None, get_regions().base_region if ":" in usage_type else None
+    """(usage kind, instance type, region) of a usage type, as the catalog classifies it: every usage type gets a
+    kind (``unknown`` for one the catalog does not know: kept and counted, never dropped); the instance type only
+    for attributed kinds (instance hours, unused reservations); the region from the prefix (none: us-east-1)."""
+    found = classify_usage_type(usage_type)
+    region = found.region
+    if region is None:
+        prefix, sep, _rest = usage_type.partition("-")
+        known = get_regions().by_prefix(prefix) if sep else None
+        region = known.code if known is not None else None
+    return found.kind, found.instance_type, region

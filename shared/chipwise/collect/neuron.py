@@ -17,28 +17,35 @@ sums, merged in the store with other objects' parts for the same hour (see
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import re
 import zlib
-from collections.abc import Iterable, Iterator, Mapping
+from collections import defaultdict
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from chipwise.economics import parse_utc
 from chipwise.models.common import is_account_id
 from chipwise.models.neuron import (
+    INSTANCE_RUNTIME_TAG,
     HardwareInfo,
     MalformedLine,
     NeuronHourPart,
     NeuronReport,
     ParsedReports,
     ReportError,
+    ReportFigures,
+    ReportState,
     RuntimeReport,
     larger,
 )
 
-NO_RUNTIME_TAG = "(none)"  # hours in which neuron-monitor ran but no Neuron application did
+# The rollup rows are per instance and hour, their runtime tag this marker (rows of other tags, written by
+# earlier versions per runtime, are not read).
+INSTANCE_TAG = INSTANCE_RUNTIME_TAG
 _FAILED_EXECUTIONS = ("completed_with_err", "completed_with_num_err", "timed_out", "incorrect_input", "failed_to_queue")
 _ERROR_KINDS = ("generic", "numerical", "numeric", "transient", "model", "runtime", "hardware")
 _ECC_FIELDS = ("mem_ecc_corrected", "mem_ecc_uncorrected", "sram_ecc_corrected", "sram_ecc_uncorrected")
@@ -69,9 +76,13 @@ def _text(value: Any) -> str | None:
 
 
 def parse_timestamp(value: Any) -> datetime | None:
-    """An ISO-8601 string or epoch seconds, as tz-aware UTC (naive means UTC)."""
+    """An ISO-8601 string or epoch seconds, as tz-aware UTC (naive means UTC). Raises ValueError for epoch seconds
+    no clock can show; None for what is not a time at all (then the object's own time is used)."""
     if isinstance(value, int | float) and not isinstance(value, bool):
-        return datetime.fromtimestamp(float(value), UTC)
+        try:
+            return datetime.fromtimestamp(float(value), UTC)
+        except (OverflowError, OSError, ValueError) as exc:
+            raise ValueError(f"timestamp {value!r} is not a time neuron-monitor reported at") from exc
     if isinstance(value, str) and value.strip():
         try:
             return parse_utc(value)
@@ -238,6 +249,19 @@ def _check_physical(report: NeuronReport, object_time: datetime | None) -> None:
         for core, value in runtime.core_utilization.items():
             if not math.isfinite(value) or value < 0 or value > 100:
                 raise ValueError(f"NeuronCore {core} utilisation {value} is outside 0-100 %")
+        counts = {
+            "device memory": runtime.device_memory_bytes,
+            "host memory": runtime.host_memory_bytes,
+            "completed executions": runtime.executions_completed,
+            "failed executions": runtime.executions_failed,
+            "FLOP/s": runtime.flops,
+            "p50 latency": runtime.latency_p50_s,
+            "p99 latency": runtime.latency_p99_s,
+            **{f"{kind} errors": count for kind, count in runtime.error_counts.items()},
+        }
+        for name, count in counts.items():
+            if count is not None and count < 0:
+                raise ValueError(f"runtime {runtime.tag}: {name} {count} is negative")
     if report.timestamp is not None and not EARLIEST_REPORT <= report.timestamp <= datetime.now(UTC) + MAX_CLOCK_SKEW:
         raise ValueError(f"report time {report.timestamp.isoformat()} is not a time neuron-monitor reported at")
     if report.timestamp is not None and object_time is not None:
@@ -291,53 +315,129 @@ def decode_object(body: bytes) -> str:
         raise ValueError(f"not UTF-8 text (byte {exc.start})") from exc
 
 
+# --- one report's figures: what the agent publishes and the rollups store, by the same rules -----------------
+
+
+def report_figures(report: NeuronReport) -> ReportFigures:
+    """One report's instance-level figures.
+
+    neuron-monitor lists, for each process, every core of the device it runs on (0 % for the cores it does not
+    own): a core's utilisation is the one of the process that owns it, the maximum across the report's processes;
+    the instance's mean is over the cores in use (every core any process lists). Device and host memory are summed
+    over processes, executions too (each process counts its own, per period). A report without any runtime is idle
+    (0 %) unless neuron-monitor said the driver or device failed (``neuron_hardware_info.error``): then, like a
+    report whose runtimes carry no core figures at all, its utilisation is missing, never 0 %.
+    :func:`chipwise.neuron_agent.to_sample` applies the same rules to the raw JSON.
+    """
+    cores: dict[str, float] = {}
+    for runtime in report.runtimes:
+        for core, value in runtime.core_utilization.items():
+            cores[core] = max(cores.get(core, value), value)
+    state: ReportState = "measured"
+    if not cores:
+        driver_failed = any(e.location == "neuron_hardware_info" for e in report.errors)
+        state = "idle" if not report.runtimes and not driver_failed else "missing"
+    idle = 0 if state == "idle" else None  # no application holds device or host memory
+    p50 = [r.latency_p50_s for r in report.runtimes if r.latency_p50_s is not None]
+    p99 = [r.latency_p99_s for r in report.runtimes if r.latency_p99_s is not None]
+    return ReportFigures(
+        state=state,
+        cores=cores,
+        device_memory_bytes=_sum_known(r.device_memory_bytes for r in report.runtimes) or idle,
+        host_memory_bytes=_sum_known(r.host_memory_bytes for r in report.runtimes) or idle,
+        executions_completed=sum(r.executions_completed for r in report.runtimes),
+        executions_failed=sum(r.executions_failed for r in report.runtimes),
+        latency_p50_s=sum(p50) / len(p50) if p50 else None,
+        latency_p99_s=max(p99) if p99 else None,
+        runtime_tags=sorted({r.tag for r in report.runtimes}),
+    )
+
+
+def _sum_known(values: Iterable[int | None]) -> int | None:
+    known = [v for v in values if v is not None]
+    return sum(known) if known else None
+
+
+# --- error counters: per period as documented, or running totals turned into deltas -------------------------
+
+
+def is_running_total(values: Sequence[int]) -> bool:
+    """Whether one process's error counter, report after report, is a running total rather than a count per
+    period (the user guide says per period; real captures show totals): it never decreases and is non-zero in at
+    least two reports. A count per period goes back to 0 after a burst; a total stays (or grows)."""
+    nonzero = sum(1 for v in values if v > 0)
+    return len(values) >= 2 and nonzero >= 2 and all(b >= a for a, b in itertools.pairwise(values))
+
+
+def error_increments(reports: Sequence[NeuronReport], default_instance_id: str | None = None) -> list[int]:
+    """Per report (in the given order), the execution errors new in it: each process's ``error_summary`` counters
+    as counts per period, or, for a counter that is a running total (:func:`is_running_total`), its increase since
+    the process's previous report (its first report adds nothing: what it counted happened before)."""
+    series: dict[tuple[str, str, str], list[tuple[int, int]]] = defaultdict(list)
+    order = sorted(range(len(reports)), key=lambda i: reports[i].timestamp or datetime.min.replace(tzinfo=UTC))
+    for index in order:
+        report = reports[index]
+        instance = report.instance_id or default_instance_id or ""
+        for runtime in report.runtimes:
+            process = str(runtime.pid) if runtime.pid is not None else runtime.tag
+            for kind, value in runtime.error_counts.items():
+                series[(instance, process, kind)].append((index, value))
+    increments = [0] * len(reports)
+    for points in series.values():
+        values = [v for _, v in points]
+        if is_running_total(values):
+            for (index, value), previous in zip(points[1:], values, strict=False):
+                increments[index] += value - previous
+        else:
+            for index, value in points:
+                increments[index] += value
+    return increments
+
+
 # --- aggregation -----------------------------------------------------------------------------------------------
 
 
 def aggregate_hourly(reports: Iterable[NeuronReport], default_instance_id: str | None = None) -> list[NeuronHourPart]:
-    """Per (instance, runtime, hour) partial sums; reports without a time or an instance are skipped."""
-    parts: dict[tuple[str, str, datetime], NeuronHourPart] = {}
-    for report in reports:
+    """Per (instance, hour) partial sums of :func:`report_figures`; reports without a time or an instance are
+    skipped. Error strings count once per report, execution-error counters as :func:`error_increments` says."""
+    ordered = list(reports)
+    increments = error_increments(ordered, default_instance_id)
+    parts: dict[tuple[str, datetime], NeuronHourPart] = {}
+    for report, new_errors in zip(ordered, increments, strict=True):
         instance_id = report.instance_id or default_instance_id
         if report.timestamp is None or instance_id is None:
             continue
         hour = report.timestamp.astimezone(UTC).replace(minute=0, second=0, microsecond=0)
-        report_errors = len(report.errors)
-        runtimes: list[RuntimeReport | None] = [*report.runtimes] or [None]
-        for runtime in runtimes:
-            tag = runtime.tag if runtime is not None else NO_RUNTIME_TAG
-            key = (instance_id, tag, hour)
-            part = parts.get(key)
-            if part is None:
-                part = parts[key] = NeuronHourPart(instance_id, tag, hour)
-            part.instance_type = part.instance_type or report.instance_type
-            _add(part, runtime, report_errors)
-    return sorted(parts.values(), key=lambda p: (p.instance_id, p.runtime_tag, p.hour))
+        key = (instance_id, hour)
+        part = parts.get(key)
+        if part is None:
+            part = parts[key] = NeuronHourPart(instance_id, INSTANCE_TAG, hour)
+        part.instance_type = part.instance_type or report.instance_type
+        _add(part, report_figures(report), len(report.errors) + new_errors)
+    return sorted(parts.values(), key=lambda p: (p.instance_id, p.hour))
 
 
-def _add(part: NeuronHourPart, runtime: RuntimeReport | None, report_errors: int) -> None:
+def _add(part: NeuronHourPart, figures: ReportFigures, errors: int) -> None:
     part.reports += 1
-    part.errors += report_errors
-    if runtime is None:  # neuron-monitor ran, no application did: the cores were idle
-        part.util_n += 1
-        part.util_max = larger(part.util_max, 0.0)
-        part.cores_in_use = larger(part.cores_in_use, 0)
-        return
-    mean = runtime.utilization_mean
+    part.errors += errors
+    part.runtime_tags = sorted(set(part.runtime_tags) | set(figures.runtime_tags))
+    if figures.state == "missing":
+        part.missing_reports += 1
+    mean = figures.utilization_mean
     if mean is not None:
         part.util_sum += mean
         part.util_n += 1
-    part.util_max = larger(part.util_max, runtime.utilization_max)
-    part.cores_in_use = larger(part.cores_in_use, len(runtime.core_utilization))
-    part.device_memory_max = larger(part.device_memory_max, runtime.device_memory_bytes)
-    part.host_memory_max = larger(part.host_memory_max, runtime.host_memory_bytes)
-    part.executions_completed += runtime.executions_completed
-    part.executions_failed += runtime.executions_failed
-    part.errors += sum(runtime.error_counts.values())
-    if runtime.latency_p50_s is not None:
-        part.p50_sum += runtime.latency_p50_s
+    part.util_max = larger(part.util_max, figures.utilization_max)
+    if figures.state != "missing":
+        part.cores_in_use = larger(part.cores_in_use, len(figures.cores))
+    part.device_memory_max = larger(part.device_memory_max, figures.device_memory_bytes)
+    part.host_memory_max = larger(part.host_memory_max, figures.host_memory_bytes)
+    part.executions_completed += figures.executions_completed
+    part.executions_failed += figures.executions_failed
+    if figures.latency_p50_s is not None:
+        part.p50_sum += figures.latency_p50_s
         part.p50_n += 1
-    part.p99_max = larger(part.p99_max, runtime.latency_p99_s)
+    part.p99_max = larger(part.p99_max, figures.latency_p99_s)
 
 
 # --- where an object's reports come from ----------------------------------------------------------------------

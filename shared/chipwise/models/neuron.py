@@ -4,9 +4,9 @@ reading a file of them. The raw schema is in the neuron-monitor user guide (see 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -78,6 +78,42 @@ class NeuronReport(_ReportModel):
     errors: list[ReportError] = Field(default_factory=list)
 
 
+ReportState = Literal["measured", "idle", "missing"]
+# neuron_rollups rows are per instance and hour; their runtime_tag column holds this marker.
+INSTANCE_RUNTIME_TAG = "(instance)"
+
+
+@dataclass(frozen=True)
+class ReportFigures:
+    """One report's instance-level figures (see ``chipwise.collect.neuron.report_figures``).
+
+    ``state`` measured: some core has a figure; idle: neuron-monitor ran and no application did (0 %); missing:
+    the driver or device failed, or no runtime carried core figures (utilisation unknown, never 0 %)."""
+
+    state: ReportState
+    cores: dict[str, float]  # core index -> utilisation %, the owning process's (max across processes)
+    device_memory_bytes: int | None
+    host_memory_bytes: int | None
+    executions_completed: int
+    executions_failed: int
+    latency_p50_s: float | None
+    latency_p99_s: float | None
+    runtime_tags: list[str] = field(default_factory=list)
+
+    @property
+    def utilization_mean(self) -> float | None:
+        """Mean over the cores in use; 0 when idle; None when missing."""
+        if self.state == "idle":
+            return 0.0
+        return sum(self.cores.values()) / len(self.cores) if self.cores else None
+
+    @property
+    def utilization_max(self) -> float | None:
+        if self.state == "idle":
+            return 0.0
+        return max(self.cores.values()) if self.cores else None
+
+
 class MalformedLine(_ReportModel):
     line: int = Field(description="1-based line number in the file.")
     reason: str
@@ -105,6 +141,9 @@ class NeuronIngestResult(_ReportModel):
     reports: int = 0
     malformed: list[MalformedLine] = Field(default_factory=list)
     report_errors: int = Field(0, description="Error strings inside otherwise good reports.")
+    reports_missing: int = Field(
+        0, description="Reports whose driver or device failed, or without core figures: utilisation missing, not 0 %."
+    )
     rollups: int = Field(0, description="(instance, runtime, hour) rows written or merged.")
     instances: list[str] = Field(default_factory=list)
 
@@ -130,6 +169,8 @@ class NeuronHourPart:
     p50_n: int = 0
     p99_max: float | None = None
     errors: int = 0
+    missing_reports: int = 0  # reports whose utilisation is unknown (driver or device failed)
+    runtime_tags: list[str] = field(default_factory=list)
 
     def as_json(self) -> dict[str, Any]:
         """The partial sums as stored in ``neuron_rollups.parts`` (no identity fields)."""
@@ -148,8 +189,10 @@ def larger(current: Any, value: Any) -> Any:
 def merge_parts(parts: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     """The ``neuron_rollups`` figures from every source's partial sums for one hour.
 
-    Utilisation average = mean over reports of the mean across the runtime's in-use cores; maximum = the busiest
-    core in any report; p50 latency = mean of the reports' p50; p99 = the worst report's p99.
+    Utilisation average = mean over the reports that measured it of the mean across the instance's in-use cores
+    (idle reports count 0 %, reports whose driver or device failed are left out and counted in
+    ``reports_missing``); maximum = the busiest core in any report; memory = the largest of the reports' sums over
+    processes; p50 latency = mean of the reports' p50; p99 = the worst report's p99.
     """
     merged = NeuronHourPart("", "", datetime.min.replace(tzinfo=UTC))
     for raw in parts:
@@ -157,6 +200,7 @@ def merge_parts(parts: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
         for name in ("reports", "util_sum", "util_n", "executions_completed", "executions_failed", "p50_sum", "p50_n"):
             setattr(merged, name, getattr(merged, name) + (raw.get(name) or 0))
         merged.errors += raw.get("errors") or 0
+        merged.missing_reports += raw.get("missing_reports") or 0
         for name in ("util_max", "cores_in_use", "device_memory_max", "host_memory_max", "p99_max"):
             setattr(merged, name, larger(getattr(merged, name), raw.get(name)))
     return {
@@ -172,4 +216,5 @@ def merge_parts(parts: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
         "latency_p50_s": merged.p50_sum / merged.p50_n if merged.p50_n else None,
         "latency_p99_s": merged.p99_max,
         "errors": merged.errors,
+        "reports_missing": merged.missing_reports,
     }

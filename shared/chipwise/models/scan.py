@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import date, datetime
+from decimal import Decimal
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -75,13 +76,55 @@ class ScanResource(BaseModel):
     hints: dict[str, Any] = {}
 
 
+class ScanCostKind(BaseModel):
+    """One billing usage kind over the window: attributed (instance hours, unused reservations), deliberately
+    ignored (with the reason) or unknown (kept and counted, never dropped)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: str
+    treatment: Literal["instance_hours", "unused_reservation", "ignored", "unknown"]
+    usd: MoneyStr
+    usage_types: int = Field(description="How many distinct usage types of this kind the window had.")
+    reason: str | None = None
+
+
+class ScanUnusedReservation(BaseModel):
+    """Capacity reserved and not used (UnusedBox/UnusedDed): money on an instance type that no resource ran."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    instance_type: str
+    platform: Platform | None = Field(None, description="None: a type the catalog does not know.")
+    accelerator: bool = Field(description="An accelerator type (Inferentia, Trainium, GPU).")
+    hours: Decimal
+    usd: MoneyStr
+    usage_types: list[str] = []
+    label: str = "reserved but unused"
+
+
+class ScanUnknownUsageType(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    usage_type: str
+    usd: MoneyStr
+
+
 class ScanCosts(BaseModel):
-    """Unblended cost over the window (EC2 compute and SageMaker, this region), in US dollars."""
+    """Unblended cost over the window (EC2 compute and SageMaker, this region), in US dollars.
+
+    ``by_instance_type`` is instance hours only; unused capacity reservations are their own lines; ``kinds`` says
+    what every usage kind was and why an ignored one is not attributed; usage types the catalog does not know are
+    counted in ``unknown_usage_types`` (with their dollars, the largest first)."""
 
     model_config = ConfigDict(extra="forbid")
 
     total_usd: MoneyStr
     by_instance_type: dict[str, MoneyStr] = {}
+    kinds: list[ScanCostKind] = []
+    unused_reservations: list[ScanUnusedReservation] = []
+    unknown_usage_types_count: int = 0
+    unknown_usage_types: list[ScanUnknownUsageType] = []
 
 
 class ScanError(BaseModel):

@@ -69,6 +69,7 @@ def ingest_text(
         reports=len(parsed.reports),
         malformed=parsed.malformed,
         report_errors=sum(len(r.errors) for r in parsed.reports),
+        reports_missing=sum(p.missing_reports for p in parts),
         rollups=rollups,
         instances=instances,
     )

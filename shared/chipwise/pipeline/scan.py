@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import BotoCoreError, ClientError
@@ -29,6 +30,7 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from chipwise.aws import AssumeRole, AwsContext, aws_context
+from chipwise.catalog import platform_of
 from chipwise.collect import costs as cost_collector
 from chipwise.collect import inventory, metrics
 from chipwise.errors import UpstreamError
@@ -39,12 +41,15 @@ from chipwise.models.scan import (
     SCAN_COMPLETED_DETAIL_TYPE,
     SCAN_COMPLETED_SOURCE,
     ScanCompleted,
+    ScanCostKind,
     ScanCosts,
     ScanDocument,
     ScanError,
     ScanRequest,
     ScanResource,
     ScanStatus,
+    ScanUnknownUsageType,
+    ScanUnusedReservation,
     ScanWindow,
 )
 from chipwise.observability import logger
@@ -56,7 +61,9 @@ from chipwise.store.repositories.inventory import ResourceRepository
 from chipwise.store.repositories.usage import (
     NEURON_MONITOR_METRIC,
     NEURON_MONITOR_NAMESPACE,
+    CostBreakdown,
     NeuronRepository,
+    cost_breakdown,
     cost_totals,
     save_cost_records,
     save_coverage,
@@ -154,7 +161,11 @@ def run_scan(
     started_at = utcnow()
     now = now or started_at
     lookback = lookback_days or get_settings().lookback_days
-    account_id = account_id or aws.account_id()
+    if account_id is None:
+        try:
+            account_id = aws.account_id()
+        except AWS_ERRORS as exc:  # throttled or denied GetCallerIdentity: the scan cannot start, and says why
+            return record_failed_start(session_factory, account_id=None, region=region, exc=exc, lookback_days=lookback)
     metric_start, metric_end = metrics.metric_window(now, lookback)
     cost_end = now.date()
     run = _Run(
@@ -352,6 +363,7 @@ def _evaluate_rules(session_factory: sessionmaker[Session], run: _Run) -> list[F
 
 def _document(aws: AwsContext, session: Session, run: _Run, findings: Sequence[FindingDocument]) -> ScanDocument:
     total, by_type = cost_totals(session, run.account_id, run.cost_start, run.cost_end, region=run.region)
+    breakdown = cost_breakdown(session, run.account_id, run.cost_start, run.cost_end, region=run.region)
     return ScanDocument(
         scan_id=run.scan_id,
         account_id=run.account_id,
@@ -361,10 +373,52 @@ def _document(aws: AwsContext, session: Session, run: _Run, findings: Sequence[F
         finished_at=utcnow(),
         window=ScanWindow(start=run.cost_start, end=run.cost_end),
         resources=[_scan_resource(r) for r in sorted(run.resources, key=lambda r: (r.kind, r.name, r.arn))],
-        costs=ScanCosts(total_usd=total, by_instance_type=by_type),
+        costs=_scan_costs(total, by_type, breakdown),
         api_calls=aws.counter.snapshot(),
         findings=list(findings),
         errors=list(run.errors),
+    )
+
+
+UNKNOWN_USAGE_TYPES_LISTED = 20
+
+
+def _scan_costs(total: Decimal, by_type: dict[str, Decimal], breakdown: CostBreakdown) -> ScanCosts:
+    """The costs section: totals, every usage kind with its treatment (and why an ignored one is not attributed),
+    the capacity reserved and not used, and the usage types the catalog does not know (counted, largest listed)."""
+    kinds = [
+        ScanCostKind(
+            kind=k.kind,
+            treatment=k.treatment,
+            usd=k.unblended,
+            usage_types=len(k.usage_types),
+            reason=k.reason,
+        )
+        for k in breakdown.by_kind.values()
+    ]
+    unused = []
+    for line in breakdown.unused_reservations.values():
+        platform = platform_of(line.instance_type)
+        unused.append(
+            ScanUnusedReservation(
+                instance_type=line.instance_type,
+                platform=platform,
+                accelerator=platform is not None and platform != "cpu",
+                hours=line.hours,
+                usd=line.unblended,
+                usage_types=sorted(line.usage_types),
+            )
+        )
+    unknown = sorted(breakdown.unknown_usage_types.items(), key=lambda kv: (-kv[1], kv[0]))
+    return ScanCosts(
+        total_usd=total,
+        by_instance_type=by_type,
+        kinds=kinds,
+        unused_reservations=sorted(unused, key=lambda u: (not u.accelerator, -u.usd, u.instance_type)),
+        unknown_usage_types_count=len(unknown),
+        unknown_usage_types=[
+            ScanUnknownUsageType(usage_type=t, usd=usd) for t, usd in unknown[:UNKNOWN_USAGE_TYPES_LISTED]
+        ],
     )
 
 
@@ -470,8 +524,15 @@ def scan_account_request(request: ScanRequest) -> ScanDocument:
     try:
         aws = aws_context(request.region, role)
         identity = str(aws.client("sts").get_caller_identity()["Account"]) if role else None
-    except (ClientError, BotoCoreError) as exc:  # the member role cannot be assumed: record it, fail this message
-        _record_unreachable(factory, request, settings.lookback_days, exc)
+    except (ClientError, BotoCoreError) as exc:  # the role cannot be assumed or the identity call failed
+        record_failed_start(
+            factory,
+            account_id=request.account_id,
+            region=request.region,
+            exc=exc,
+            lookback_days=settings.lookback_days,
+            role_arn=request.role_arn,
+        )
         raise UpstreamError(f"cannot assume {request.role_arn} for {request.account_id}: {exc}") from exc
     if identity is not None and identity != request.account_id:
         raise UpstreamError(
@@ -503,25 +564,57 @@ def _scanned_today(factory: sessionmaker[Session], request: ScanRequest) -> Scan
         return ScanDocument.model_validate(row.document) if row is not None and row.document else None
 
 
-def _record_unreachable(
-    factory: sessionmaker[Session], request: ScanRequest, lookback_days: int, exc: Exception
-) -> None:
-    """A failed scan row for an account whose role could not be assumed, so the failure is visible."""
+def failed_start_source(exc: BaseException) -> str:
+    """The call a scan failed to start on: ``sts.GetCallerIdentity``, ``sts.AssumeRole`` (``sts`` when unknown)."""
+    operation = getattr(exc, "operation_name", None)
+    return f"sts.{operation}" if isinstance(exc, ClientError) and operation else "sts"
+
+
+def record_failed_start(
+    factory: sessionmaker[Session],
+    *,
+    account_id: str | None,
+    region: str,
+    exc: BaseException,
+    lookback_days: int,
+    role_arn: str | None = None,
+) -> ScanDocument:
+    """A scan that could not start (the member role not assumed, GetCallerIdentity throttled or denied): a
+    ``failed`` scan document with the reason. Stored as a ``scans`` row when the account is known; without an
+    account id (the caller's identity is what failed) it is only returned and logged."""
     now = utcnow()
-    code = exc.response.get("Error", {}).get("Code", "Error") if isinstance(exc, ClientError) else type(exc).__name__
+    code = exc.response.get("Error", {}).get("Code") if isinstance(exc, ClientError) else type(exc).__name__
+    message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    error = ScanError(source=failed_start_source(exc), code=code, message=message[:1000])
+    window = ScanWindow(start=(now - timedelta(days=lookback_days)).date(), end=now.date())
+    document = ScanDocument(
+        scan_id=str(uuid.uuid4()),
+        account_id=account_id or "unknown",
+        region=region,
+        status="failed",
+        started_at=now,
+        finished_at=now,
+        window=window,
+        costs=ScanCosts(total_usd=Decimal(0)),
+        errors=[error],
+    )
+    logger().error("scan could not start", extra={"source": error.source, "code": code, "region": region})
+    if account_id is None:
+        return document
     with factory.begin() as session:
-        AccountRepository(session).ensure(request.account_id, role_arn=request.role_arn)
+        AccountRepository(session).ensure(account_id, role_arn=role_arn)
         session.add(
             Scan(
-                id=str(uuid.uuid4()),
-                account_id=request.account_id,
-                region=request.region,
+                id=document.scan_id,
+                account_id=account_id,
+                region=region,
                 status="failed",
                 started_at=now,
                 finished_at=now,
-                window_start=(now - timedelta(days=lookback_days)).date(),
-                window_end=now.date(),
-                errors=[{"source": "sts.AssumeRole", "code": code, "message": str(exc)}],
+                window_start=window.start,
+                window_end=window.end,
+                errors=[error.model_dump()],
+                document=document.model_dump(mode="json"),
             )
         )
-    logger().error("member role not assumed", extra={"account_id": request.account_id, "code": code})
+    return document

@@ -77,7 +77,8 @@ def test_ingest_neuron_from_files_and_s3(
         pairs = session.execute(select(NeuronRollup.instance_id, NeuronRollup.account_id).distinct())
         accounts = {str(instance): str(account) for instance, account in pairs.all()}
         assert accounts == {"i-0bbbbbbbbbbbbbbb2": "111122223333", "i-0aaaaaaaaaaaaaaa1": "123456789012"}
-        assert session.scalar(select(func.count()).select_from(NeuronRollup)) == 5
+        # one row per instance and hour: trn1 one hour, inf2 two
+        assert session.scalar(select(func.count()).select_from(NeuronRollup)) == 3
 
 
 def test_ingest_neuron_of_a_missing_file_is_one_line(use_db: str, capsys: pytest.CaptureFixture[str]) -> None:

@@ -133,9 +133,8 @@ def test_ingest_neuron_stores_hourly_rollups_and_tolerates_bad_objects(
     assert reasons["gone away.jsonl"].startswith("NoSuchKey")
     rows = _rollups(use_db)
     assert [(r[2], r[3].hour, r[4]) for r in rows] == [
-        ("bert-endpoint", 10, 4),
-        ("(none)", 11, 1),
-        ("bert-endpoint", 11, 3),
+        ("(instance)", 10, 4),
+        ("(instance)", 11, 4),
     ]
     assert {r[0] for r in rows} == {"123456789012"}  # not in the inventory: the ingester's own account
     # And ingesting the same object again changes nothing
@@ -149,11 +148,8 @@ def test_ingest_neuron_takes_the_eventbridge_form_and_the_account_from_the_key(
     event = sample_event("ingest_neuron/eventbridge_object_created")
     _put(bucket, event["detail"]["object"]["key"], (DATA / "trn1_32xlarge.jsonl").read_bytes())
     result = load_handler("ingest_neuron").handler(event, lambda_context)
-    assert (result["accepted"], result["rollups"]) == (1, 2)
-    assert {(r[0], r[1], r[2]) for r in _rollups(use_db)} == {
-        ("123456789012", "i-0bbbbbbbbbbbbbbb2", "train-llama"),
-        ("123456789012", "i-0bbbbbbbbbbbbbbb2", "eval"),
-    }
+    assert (result["accepted"], result["rollups"]) == (1, 1)  # one instance, one hour: both runtimes in it
+    assert {(r[0], r[1], r[2]) for r in _rollups(use_db)} == {("123456789012", "i-0bbbbbbbbbbbbbbb2", "(instance)")}
 
 
 def test_ingest_neuron_finds_the_account_in_the_inventory(bucket: Any, use_db: str, lambda_context: Any) -> None:

@@ -185,3 +185,55 @@ def test_a_scan_left_running_is_marked_abandoned_by_the_next(aws: Emulator, seed
         killed, other = session.get(Scan, "killed"), session.get(Scan, "other")
         assert killed is not None and killed.status == "abandoned" and killed.finished_at is not None
         assert other is not None and other.status == "running"
+
+
+# --- the identity call at the start of a scan -------------------------------------------------------------------
+
+
+def test_a_denied_identity_call_ends_the_scan_failed_with_the_reason(aws: Emulator, sqlite_url: str) -> None:
+    # Given an STS that denies GetCallerIdentity (the account to scan is not named)
+    aws.inject_fault("sts", "GetCallerIdentity", "AccessDenied", "not authorized: sts:GetCallerIdentity")
+    # When the scan starts
+    document = _scan(sqlite_url)
+    # Then it ends failed, saying which call failed and why, with nothing collected (no account to write under)
+    assert document.status == "failed"
+    assert [(e.source, e.code) for e in document.errors] == [("sts.GetCallerIdentity", "AccessDenied")]
+    assert "not authorized" in document.errors[0].message
+    assert document.resources == [] and document.costs.total_usd == 0
+    assert _count(sqlite_url, Scan) == 0 and _count(sqlite_url, Resource) == 0
+
+
+def test_a_throttled_identity_call_is_retried_then_fails_the_scan(
+    aws: Emulator, sqlite_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given two attempts per call and an STS that throttles the identity call three times
+    monkeypatch.setenv("AWS_MAX_ATTEMPTS", "2")
+    aws.inject_fault("sts", "GetCallerIdentity", "Throttling", "Rate exceeded", times=3)
+    # When scanned twice
+    first = _scan(sqlite_url)
+    second = _scan(sqlite_url)
+    # Then the first fails on the throttling (both attempts spent) and the second retries past the last fault
+    assert first.status == "failed" and [(e.source, e.code) for e in first.errors] == [
+        ("sts.GetCallerIdentity", "Throttling")
+    ]
+    assert second.status != "failed" and second.account_id == "123456789012"
+    assert aws.fault_hits() == {"sts.GetCallerIdentity": 3}
+
+
+def test_the_cli_records_a_failed_identity_call_under_the_named_account(
+    aws: Emulator, use_db: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from chipwise.cli import main
+
+    # Given an STS that denies GetCallerIdentity and an account named on the command line
+    aws.inject_fault("sts", "GetCallerIdentity", "AccessDenied", "not authorized", times=10)
+    # When `chipwise scan --account` runs
+    code = main(["scan", "--account", "123456789012", "--region", "us-east-1", "--json"])
+    # Then it exits with an error naming the call, and the failed scan is stored with its reason
+    assert code != 0
+    assert "sts.GetCallerIdentity" in capsys.readouterr().err
+    with get_session_factory(use_db)() as session:
+        (scan,) = session.scalars(select(Scan)).all()
+        assert scan.status == "failed" and scan.account_id == "123456789012"
+        assert scan.errors[0]["source"] == "sts.GetCallerIdentity" and scan.errors[0]["code"] == "AccessDenied"
+        assert scan.document is not None and scan.document["status"] == "failed"

@@ -11,6 +11,7 @@ from typing import Any
 from sqlalchemy import event, insert
 from sqlalchemy.orm import Session
 
+from chipwise.models.neuron import INSTANCE_RUNTIME_TAG
 from chipwise.store.tables import Account, CostRecord, MetricCoverage, MetricRollup, NeuronRollup, Resource
 
 ACCOUNT = "123456789012"
@@ -157,7 +158,7 @@ def neuron_rows(
     instance_id: str,
     values: Sequence[float],
     *,
-    tag: str = "app",
+    tag: str = INSTANCE_RUNTIME_TAG,
     memory: int = 0,
     executions: int = 0,
     cores: int | None = None,

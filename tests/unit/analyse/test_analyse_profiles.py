@@ -90,14 +90,15 @@ def test_signals_are_read_by_meaning_whatever_their_source(session: Session) -> 
     add_rollups(session, rollup_rows(endpoint, INVOCATIONS, [None, 100.0, None, 300.0], column="sum"))
     add_coverage(session, endpoint, INVOCATIONS, True, 2)
     add_rollups(session, rollup_rows(gpu, CWAGENT_GPU, [10.0, 90.0, 20.0]))
-    add_neuron(session, neuron_rows("i-inf", [10.0, 20.0], tag="a", memory=10 * GIB, executions=5, cores=6))
-    add_neuron(session, neuron_rows("i-inf", [30.0, 5.0], tag="b", memory=8 * GIB, executions=7, cores=4))
+    add_neuron(session, neuron_rows("i-inf", [30.0, 20.0], memory=18 * GIB, executions=12, cores=6))
+    # a row an earlier version wrote per runtime: not read (the instance rows already combine the runtimes)
+    add_neuron(session, neuron_rows("i-inf", [99.0, 99.0], tag="bert", memory=99 * GIB, executions=99, cores=9))
     add_neuron(session, neuron_rows("i-other", [99.0]))  # an instance the inventory does not know
     add_rollups(session, rollup_rows(eks, EKS_NEURONCORE, [40.0, 60.0]))
     # When the profiles are built
     p = _profiles(session)
     # Then requests are the hourly sums (absent hours are no traffic), the GPU is the busiest GPU,
-    # the S3 runtimes combine per hour (busiest core, memory and executions added) and EKS counts as Neuron
+    # the S3 instance rows give busiest core, memory and executions (per-runtime rows ignored), EKS counts as Neuron
     invocations = p["ep"].signals.invocations
     assert invocations is not None and (invocations.total, invocations.hours, invocations.maximum) == (400, 2, 300)
     assert p["gpu"].signals.gpu_util is not None and p["gpu"].signals.gpu_util.maximum == 90.0

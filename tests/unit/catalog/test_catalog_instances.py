@@ -63,6 +63,7 @@ def test_data_files_validate_and_hold_no_floats() -> None:
         "model_families.json",
         "neuron_software.json",
         "regions.json",
+        "usage_types.json",
     ]
     for name in names:
         # Then it parses without a single JSON float (money and ratios are decimal strings)

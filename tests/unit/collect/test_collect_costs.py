@@ -20,8 +20,15 @@ from chipwise.collect.costs import cost_query, days_to_fetch, describe_usage_typ
         ("USE2-Train:ml.trn1.32xlarge", ("Train", "ml.trn1.32xlarge", "us-east-2")),
         ("USE1-AsyncInf:ml.g5.2xlarge", ("AsyncInf", "ml.g5.2xlarge", "us-east-1")),
         ("Notebk:ml.g5.xlarge", ("Notebk", "ml.g5.xlarge", "us-east-1")),
-        ("USE1-Host:VolumeUsage.gp2", (None, None, "us-east-1")),
-        ("EUC1-DataTransfer-Out-Bytes", (None, None, "eu-central-1")),
+        ("USE1-Host:VolumeUsage.gp2", ("storage", None, "us-east-1")),
+        ("EUC1-DataTransfer-Out-Bytes", ("unknown", None, "eu-central-1")),
+        ("EU-BoxUsage:p4d.24xlarge", ("BoxUsage", "p4d.24xlarge", "eu-west-1")),
+        ("USE1-UnusedBox:p4de.24xlarge", ("UnusedBox", "p4de.24xlarge", "us-east-1")),
+        ("USW2-Processing:ml.g5.xlarge", ("Processing", "ml.g5.xlarge", "us-west-2")),
+        ("USE1-Transform:ml.p3.2xlarge", ("Transform", "ml.p3.2xlarge", "us-east-1")),
+        ("USE1-ServerlessInf:Mem-4GB", ("ServerlessInf", None, "us-east-1")),
+        ("USE1-SomethingNew:ml.g6.xlarge", ("unknown", None, "us-east-1")),
+        ("ZZZ9-BoxUsage:inf2.xlarge", ("unknown", None, None)),
     ],
 )
 def test_usage_types_name_kind_type_and_region(usage_type: str, expected: tuple[str | None, ...]) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from chipwise.collect.neuron import (
-    NO_RUNTIME_TAG,
+    INSTANCE_TAG,
     aggregate_hourly,
     decode_object,
     ids_from_key,
@@ -112,23 +112,24 @@ def test_trn2_logical_cores_fall_back_to_their_v3d_halves() -> None:
 
 
 def test_hourly_aggregation_of_the_inf2_stream() -> None:
-    # Given the inf2 stream, which straddles 11:00 and ends with an idle report
+    # Given the inf2 stream, which straddles 11:00 and ends with an idle report and an unreachable runtime
     parts = aggregate_hourly(parse_lines(_parsed("inf2_xlarge.jsonl")).reports)
-    by_key = {(p.runtime_tag, p.hour.hour): merge_parts([p.as_json()]) for p in parts}
-    # Then each hour and runtime has its figures
-    assert set(by_key) == {("bert-endpoint", 10), ("bert-endpoint", 11), (NO_RUNTIME_TAG, 11)}
-    ten = by_key[("bert-endpoint", 10)]
+    by_hour = {p.hour.hour: merge_parts([p.as_json()]) for p in parts}
+    # Then there is one row per instance and hour
+    assert {(p.runtime_tag, p.hour.hour) for p in parts} == {(INSTANCE_TAG, 10), (INSTANCE_TAG, 11)}
+    ten = by_hour[10]
     assert ten["reports"] == 4
     assert ten["neuroncore_utilization_avg"] == pytest.approx((15 + 30 + 45 + 5) / 4)
     assert ten["neuroncore_utilization_max"] == 60.0
     assert (ten["executions_completed"], ten["executions_failed"], ten["cores_in_use"]) == (166, 1, 2)
     assert ten["device_memory_used_max"] == GIB + 3 * GIB // 4
     assert ten["latency_p50_s"] == pytest.approx(0.0045) and ten["latency_p99_s"] == pytest.approx(0.009)
-    assert ten["instance_type"] == "inf2.xlarge" and ten["errors"] == 0
-    eleven = by_key[("bert-endpoint", 11)]
-    assert (eleven["reports"], eleven["neuroncore_utilization_avg"], eleven["errors"]) == (3, 35.0, 1)
-    idle = by_key[(NO_RUNTIME_TAG, 11)]
-    assert (idle["reports"], idle["neuroncore_utilization_avg"], idle["cores_in_use"]) == (1, 0.0, 0)
+    assert ten["instance_type"] == "inf2.xlarge" and (ten["errors"], ten["reports_missing"]) == (0, 0)
+    # 11:00: two measured reports (means 20 and 50), one idle (0 %) and one whose runtime was unreachable:
+    # missing, left out of the mean (never 0 %), counted
+    eleven = by_hour[11]
+    assert (eleven["reports"], eleven["reports_missing"], eleven["errors"]) == (4, 1, 1)
+    assert eleven["neuroncore_utilization_avg"] == pytest.approx((20 + 50 + 0) / 3)
 
 
 def test_an_hour_split_across_objects_merges_to_the_same_figures() -> None:
@@ -139,7 +140,7 @@ def test_an_hour_split_across_objects_merges_to_the_same_figures() -> None:
     # When the pieces' parts are merged per hour
     for part in whole:
         same = [
-            p.as_json() for piece in pieces for p in piece if (p.runtime_tag, p.hour) == (part.runtime_tag, part.hour)
+            p.as_json() for piece in pieces for p in piece if (p.instance_id, p.hour) == (part.instance_id, part.hour)
         ]
         # Then they give what the whole file gives
         assert merge_parts(same) == pytest.approx(merge_parts([part.as_json()]))
@@ -156,7 +157,7 @@ def test_reports_without_time_take_the_default_and_without_instance_the_keys() -
     assert (part.instance_id, part.hour, part.runtime_tag) == (
         "i-0123456789abcdef0",
         at.replace(minute=0),
-        NO_RUNTIME_TAG,
+        INSTANCE_TAG,
     )
 
 

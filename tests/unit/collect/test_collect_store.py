@@ -9,7 +9,7 @@ from decimal import Decimal
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
-from chipwise.models.neuron import NeuronHourPart
+from chipwise.models.neuron import INSTANCE_RUNTIME_TAG, NeuronHourPart
 from chipwise.models.records import CollectedResource, HourlyRollup, SeriesCoverage
 from chipwise.models.records import CostLine as Cost
 from chipwise.models.resources import WorkloadHints, parse_details
@@ -143,7 +143,7 @@ def test_rollups_and_coverage_are_idempotent(session: Session) -> None:
 def _part(reports: int, util_sum: float, executions: int, **extra: object) -> NeuronHourPart:
     return NeuronHourPart(
         "i-0123456789abcdef0",
-        "bert",
+        INSTANCE_RUNTIME_TAG,
         H,
         "inf2.xlarge",
         reports=reports,

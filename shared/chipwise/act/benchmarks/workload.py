@@ -19,6 +19,7 @@ from chipwise.catalog import Catalog, get_assumptions, get_model_families
 from chipwise.economics import HOURS_PER_MONTH, percentile
 from chipwise.models.benchmark import BenchmarkTask
 from chipwise.models.evidence import FindingEvidence
+from chipwise.models.neuron import INSTANCE_RUNTIME_TAG
 from chipwise.models.resources import EndpointDetails, TrainingJobDetails, WorkloadHints, parse_details, parse_hints
 from chipwise.store.tables import Finding, MetricRollup, NeuronRollup, Resource
 
@@ -212,7 +213,9 @@ def load_telemetry(session: Session, resource: Resource | None) -> Telemetry:
         instance_id = resource.arn.rsplit("/", 1)[-1]
         rows = session.scalars(
             select(NeuronRollup).where(
-                NeuronRollup.account_id == resource.account_id, NeuronRollup.instance_id == instance_id
+                NeuronRollup.account_id == resource.account_id,
+                NeuronRollup.instance_id == instance_id,
+                NeuronRollup.runtime_tag == INSTANCE_RUNTIME_TAG,
             )
         )
         return Telemetry(neuron=list(rows))

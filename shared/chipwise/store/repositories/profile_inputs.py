@@ -13,6 +13,8 @@ from typing import Any
 from sqlalchemy import String, and_, case, cast, func, or_, select
 from sqlalchemy.orm import Session
 
+from chipwise.catalog import get_usage_kinds
+from chipwise.models.neuron import INSTANCE_RUNTIME_TAG
 from chipwise.store.tables import CostRecord, MetricCoverage, MetricRollup, NeuronRollup, Resource
 
 GONE = "gone"
@@ -81,6 +83,7 @@ class ProfileInputRepository:
             CostRecord.day >= start,
             CostRecord.day < end,
             CostRecord.instance_type.is_not(None),
+            CostRecord.usage_kind.in_(get_usage_kinds().names("instance_hours")),
             or_(CostRecord.region == self._region, CostRecord.region.is_(None)),
         )
         totals: dict[str, list[Decimal]] = defaultdict(lambda: [Decimal(0), Decimal(0), Decimal(0)])
@@ -129,8 +132,8 @@ class ProfileInputRepository:
         yield from self._session.connection().execute(stmt.execution_options(yield_per=STREAM_ROWS))
 
     def neuron_rows(self, start: datetime, end: datetime) -> Iterator[tuple[Any, ...]]:
-        """neuron-monitor rollups per instance and hour, the runtimes of each hour combined (busiest core, memory
-        and executions added up)."""
+        """neuron-monitor rollups per instance and hour (the instance rows: the runtimes of each report already
+        combined, by the same rules as the agent's)."""
         stmt = (
             select(
                 NeuronRollup.instance_id,
@@ -141,7 +144,12 @@ class ProfileInputRepository:
                 func.sum(NeuronRollup.executions_completed),
                 func.max(NeuronRollup.cores_in_use),
             )
-            .where(NeuronRollup.account_id == self._account_id, NeuronRollup.hour >= start, NeuronRollup.hour < end)
+            .where(
+                NeuronRollup.account_id == self._account_id,
+                NeuronRollup.runtime_tag == INSTANCE_RUNTIME_TAG,
+                NeuronRollup.hour >= start,
+                NeuronRollup.hour < end,
+            )
             .group_by(NeuronRollup.instance_id, NeuronRollup.hour)
             .order_by(NeuronRollup.instance_id, NeuronRollup.hour)
         )

@@ -4,10 +4,14 @@ Store shapes (read by the rules):
 
 - ``cost_records``: one row per (account, day, service, usage type), from Cost Explorer DAILY groups.
   ``unblended_cost``, ``amortized_cost`` (Savings Plans and RIs spread at their effective rate) and
-  ``usage_quantity`` (hours for instance usage) are Decimal. ``usage_kind`` BoxUsage | SpotUsage | Host | Train |
-  AsyncInf | Notebk and ``instance_type`` (SageMaker types keep ``ml.``) are set for instance-hour usage types
-  only; ``region`` comes from the usage-type prefix (no prefix: us-east-1). ``estimated`` mirrors Cost Explorer.
-  :func:`effective_hourly_rates` gives the account's own $/hour per instance type.
+  ``usage_quantity`` (hours for instance usage) are Decimal. ``usage_kind`` is the billing kind the catalog's
+  ``usage_types.json`` names (BoxUsage, SpotUsage, DedicatedUsage, Reservation, UnusedBox, Host, Train, AsyncInf,
+  Processing, Transform, Notebk, Studio, HostUsage, ServerlessInf, ..., ``storage``, or ``unknown`` for one it does
+  not know: kept, never dropped). ``instance_type`` (SageMaker types keep ``ml.``) is set for attributed kinds:
+  instance hours and unused capacity reservations. ``region`` comes from the usage-type prefix (no prefix:
+  us-east-1). ``estimated`` mirrors Cost Explorer. :func:`effective_hourly_rates` gives the account's own $/hour
+  per instance type from instance-hour kinds only; :func:`cost_breakdown` the scan document's kinds, unused
+  reservations and unknown usage types.
 - ``metric_rollups``: one row per (resource, namespace, metric, hour), ``namespace``/``metric`` exactly as
   CloudWatch names them, e.g. ("AWS/SageMaker", "Invocations") with the hour's total in ``sum``;
   ("AWS/SageMaker", "InvocationsPerInstance") ``sum``; ("AWS/SageMaker", "ModelLatency") ``average``/``maximum`` in
@@ -24,18 +28,22 @@ Store shapes (read by the rules):
   ``hours_with_data`` below the window's hours: hours without datapoints, which for AWS/SageMaker invocation
   metrics mean zero invocations (SageMaker omits those hours). The namespace ``neuron-monitor`` (metric
   ``neuroncore_utilization``) says whether ``neuron_rollups`` hold reports for an EC2 Neuron instance.
-- ``neuron_rollups``: one row per (account, instance id, runtime tag, hour) from neuron-monitor reports in S3.
-  ``neuroncore_utilization_avg`` (mean over reports of the mean across the runtime's in-use cores, %),
-  ``neuroncore_utilization_max`` (busiest core), ``cores_in_use``, ``device_memory_used_max`` /
-  ``host_memory_used_max`` (bytes), ``executions_completed`` / ``executions_failed`` (sums), ``latency_p50_s`` /
-  ``latency_p99_s``, ``errors``, ``reports``. Runtime tag ``(none)``: neuron-monitor ran and no Neuron application
-  did (utilisation 0). ``parts`` keeps each source object's partial sums the row is merged from.
+- ``neuron_rollups``: one row per (account, instance id, hour) from neuron-monitor reports in S3, runtime tag
+  ``(instance)`` (rows of other tags come from earlier versions and are not read). Per report, a core's
+  utilisation is its owning process's (the maximum across processes) and the instance's mean is over the cores in
+  use; memory and executions are summed over processes. ``neuroncore_utilization_avg`` (mean over the reports
+  that measured it, %; idle reports, with no application, count 0 %), ``neuroncore_utilization_max`` (busiest
+  core), ``cores_in_use``, ``device_memory_used_max`` / ``host_memory_used_max`` (bytes, the largest per-report
+  sum), ``executions_completed`` / ``executions_failed`` (sums), ``latency_p50_s`` / ``latency_p99_s``,
+  ``errors`` (error strings once per report, plus execution errors: running-total counters as deltas),
+  ``reports``, ``reports_missing`` (driver or device failed: utilisation unknown, never 0 %; an hour of only such
+  reports has no utilisation). ``parts`` keeps each source object's partial sums the row is merged from.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import Any
@@ -43,7 +51,9 @@ from typing import Any
 from sqlalchemy import and_, func, or_, select
 from sqlalchemy.orm import Session
 
-from chipwise.models.neuron import NeuronHourPart, merge_parts
+from chipwise.catalog import classify_usage_type, get_usage_kinds
+from chipwise.catalog.usage_types import Treatment
+from chipwise.models.neuron import INSTANCE_RUNTIME_TAG, NeuronHourPart, merge_parts
 from chipwise.models.records import CostLine, HourlyRollup, SeriesCoverage
 from chipwise.store.tables import CostRecord, MetricCoverage, MetricRollup, NeuronRollup
 from chipwise.store.upsert import upsert
@@ -79,17 +89,80 @@ def cost_records(
     return list(session.scalars(stmt.order_by(CostRecord.day, CostRecord.usage_type)))
 
 
+def instance_hour_kinds() -> list[str]:
+    """The ``usage_kind`` values that are instance hours (the account's own rates come only from these)."""
+    return get_usage_kinds().names("instance_hours")
+
+
 def cost_totals(
     session: Session, account_id: str, start: date, end: date, region: str | None = None
 ) -> tuple[Decimal, dict[str, Decimal]]:
-    """Unblended total and by instance type over ``[start, end)`` (summed as Decimal, not in SQL floats)."""
+    """Unblended total and, for instance hours, by instance type over ``[start, end)`` (summed as Decimal)."""
     total = Decimal(0)
     by_type: dict[str, Decimal] = {}
+    hours = set(instance_hour_kinds())
     for record in cost_records(session, account_id, start, end, region):
         total += record.unblended_cost
-        if record.instance_type:
+        if record.instance_type and record.usage_kind in hours:
             by_type[record.instance_type] = by_type.get(record.instance_type, Decimal(0)) + record.unblended_cost
     return total, dict(sorted(by_type.items()))
+
+
+@dataclass
+class KindTotal:
+    """The cost of one usage kind over a window: what the scan document says of attributed, ignored and unknown
+    usage."""
+
+    kind: str
+    treatment: Treatment
+    unblended: Decimal = Decimal(0)
+    usage_quantity: Decimal = Decimal(0)
+    usage_types: set[str] = field(default_factory=set)
+    reason: str | None = None
+
+
+@dataclass
+class UnusedReservationTotal:
+    """Capacity reserved on one instance type and not used (UnusedBox/UnusedDed) over a window."""
+
+    instance_type: str
+    hours: Decimal = Decimal(0)
+    unblended: Decimal = Decimal(0)
+    usage_types: set[str] = field(default_factory=set)
+
+
+@dataclass
+class CostBreakdown:
+    by_kind: dict[str, KindTotal]
+    unused_reservations: dict[str, UnusedReservationTotal]
+    unknown_usage_types: dict[str, Decimal]
+
+
+def cost_breakdown(
+    session: Session, account_id: str, start: date, end: date, region: str | None = None
+) -> CostBreakdown:
+    """Every record of ``[start, end)`` by usage kind (with the catalog's treatment and reason), the unused
+    capacity reservations by instance type, and the unknown usage types with their dollars."""
+    by_kind: dict[str, KindTotal] = {}
+    unused: dict[str, UnusedReservationTotal] = {}
+    unknown: dict[str, Decimal] = {}
+    for record in cost_records(session, account_id, start, end, region):
+        found = classify_usage_type(record.usage_type)
+        kind = record.usage_kind or found.kind
+        total = by_kind.get(kind)
+        if total is None:
+            total = by_kind[kind] = KindTotal(kind, found.treatment, reason=found.reason)
+        total.unblended += record.unblended_cost
+        total.usage_quantity += record.usage_quantity
+        total.usage_types.add(record.usage_type)
+        if found.treatment == "unused_reservation" and found.instance_type:
+            line = unused.setdefault(found.instance_type, UnusedReservationTotal(found.instance_type))
+            line.hours += record.usage_quantity
+            line.unblended += record.unblended_cost
+            line.usage_types.add(record.usage_type)
+        elif found.treatment == "unknown":
+            unknown[record.usage_type] = unknown.get(record.usage_type, Decimal(0)) + record.unblended_cost
+    return CostBreakdown(dict(sorted(by_kind.items())), dict(sorted(unused.items())), unknown)
 
 
 def effective_hourly_rates(session: Session, account_id: str, start: date, end: date) -> dict[str, Decimal]:
@@ -103,6 +176,7 @@ def effective_hourly_rates(session: Session, account_id: str, start: date, end: 
         CostRecord.day >= start,
         CostRecord.day < end,
         CostRecord.instance_type.is_not(None),
+        CostRecord.usage_kind.in_(instance_hour_kinds()),
     )
     for instance_type, amortized, quantity in session.execute(stmt):
         if instance_type is None:
@@ -229,15 +303,21 @@ class NeuronRepository:
     def rollups(self, instance_id: str, start: datetime, end: datetime) -> list[NeuronRollup]:
         stmt = (
             select(NeuronRollup)
-            .where(NeuronRollup.instance_id == instance_id, NeuronRollup.hour >= start, NeuronRollup.hour < end)
-            .order_by(NeuronRollup.hour, NeuronRollup.runtime_tag)
+            .where(
+                NeuronRollup.instance_id == instance_id,
+                NeuronRollup.runtime_tag == INSTANCE_RUNTIME_TAG,
+                NeuronRollup.hour >= start,
+                NeuronRollup.hour < end,
+            )
+            .order_by(NeuronRollup.hour)
         )
         return list(self.session.scalars(stmt))
 
     def hours_by_instance(
         self, account_id: str, instance_ids: Iterable[str], start: datetime, end: datetime
     ) -> dict[str, int]:
-        """Hours with at least one report, per instance, over ``[start, end)``."""
+        """Hours with telemetry, per instance, over ``[start, end)``: at least one report that measured the cores
+        or found them idle (hours whose every report had the driver or device failing are missing, not idle)."""
         ids = sorted(set(instance_ids))
         if not ids:
             return {}
@@ -248,6 +328,8 @@ class NeuronRepository:
                 and_(
                     NeuronRollup.account_id == account_id,
                     NeuronRollup.instance_id.in_(ids),
+                    NeuronRollup.runtime_tag == INSTANCE_RUNTIME_TAG,
+                    NeuronRollup.neuroncore_utilization_avg.is_not(None),
                     NeuronRollup.hour >= start,
                     NeuronRollup.hour < end,
                 )

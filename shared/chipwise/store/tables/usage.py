@@ -26,7 +26,7 @@ class CostRecord(Base):
     day: Mapped[date]
     service: Mapped[str] = mapped_column(String(128))
     usage_type: Mapped[str] = mapped_column(String(256))
-    usage_kind: Mapped[str | None] = mapped_column(String(16))  # BoxUsage, SpotUsage, Host, Train, ...
+    usage_kind: Mapped[str | None] = mapped_column(String(32))  # BoxUsage, UnusedBox, Processing, ..., unknown
     instance_type: Mapped[str | None] = mapped_column(String(64))
     region: Mapped[str | None] = mapped_column(String(32))
     unblended_cost: Mapped[Decimal]
@@ -75,7 +75,8 @@ class MetricCoverage(Base):
 
 
 class NeuronRollup(Base):
-    """One hour of neuron-monitor telemetry for one instance and runtime (from S3 reports)."""
+    """One hour of neuron-monitor telemetry for one instance (from S3 reports); ``runtime_tag`` is
+    ``(instance)`` (rows of other tags were written per runtime by earlier versions and are not read)."""
 
     __tablename__ = "neuron_rollups"
     __table_args__ = (UniqueConstraint("account_id", "instance_id", "runtime_tag", "hour"),)
@@ -97,6 +98,8 @@ class NeuronRollup(Base):
     latency_p50_s: Mapped[float | None] = mapped_column(Float)
     latency_p99_s: Mapped[float | None] = mapped_column(Float)
     errors: Mapped[int] = mapped_column(default=0)
+    # Reports whose driver or device failed: utilisation unknown (never 0 %).
+    reports_missing: Mapped[int] = mapped_column(default=0, server_default="0")
     # The partial sums of each S3 object that reported on this hour, by object key: the figures above are merged
     # from them, so an hour split across objects adds up and ingesting an object twice changes nothing.
     parts: Mapped[dict[str, Any] | None]
