@@ -430,7 +430,7 @@ def _endpoint_resource(
         async_inference=bool(config.get("AsyncInferenceConfig")),
         catalog=typ.facts,
         endpoint_name=endpoint_name,
-        variant_name=primary.variant_name if split or len(variants) == 1 else None,
+        variant_name=primary.variant_name if split else None,
         cost_basis=basis,
         inference_components=list(own),
     )

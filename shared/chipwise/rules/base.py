@@ -162,6 +162,14 @@ def cost_evidence(profile: ResourceProfile) -> dict[str, EvidenceValue]:
     }
 
 
+def idle_step(profile: ResourceProfile, action: str) -> str:
+    """What to do with an idle resource, in words: a variant of a multi-variant endpoint is removed from the
+    endpoint (a new endpoint config without it), not deleted with the endpoint."""
+    if profile.variant_name and profile.endpoint_name:
+        return f"remove variant {profile.variant_name} from endpoint {profile.endpoint_name} (a new endpoint config)"
+    return f"{action} it"
+
+
 def identity_evidence(profile: ResourceProfile) -> dict[str, EvidenceValue]:
     """Which variant, model and sources a finding rests on (only the facts that are known)."""
     hints = profile.hints

@@ -187,6 +187,7 @@ def test_an_ab_endpoint_is_two_resources_and_the_idle_canary_gets_the_finding(
     finding = idle[0]
     assert finding.monthly_cost_usd == Decimal("1029.88")  # 1.4108 USD/h x 1 x 730 h
     assert finding.estimated_monthly_savings_usd == Decimal("1029.88")
+    assert "remove variant g5-canary from endpoint chat-ab" in finding.summary
     evidence = finding.evidence
     assert evidence["variant_name"] == "g5-canary"
     assert evidence["endpoint_name"] == "chat-ab"
