@@ -139,7 +139,7 @@ def workload_hints(
         jumpstart_model_id=identity.jumpstart_model_id,
         model_artifact=identity.artifact,
         rejected_model_ids=identity.rejected,
-        serving_engine=serving_engine(stack, environment),
+        serving_engine=next((e for e in (serving_engine(stack, p.environment) for p in places) if e is not None), None),
     )
 
 
