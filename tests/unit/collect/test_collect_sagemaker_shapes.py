@@ -17,8 +17,9 @@ from chipwise.models.resources import EndpointDetails, TrainingJobDetails, paren
 
 CREATED = datetime(2026, 11, 1, tzinfo=UTC)
 ARN = "arn:aws:sagemaker:us-east-1:123456789012:endpoint/chat-ab"
-TGI_NEURONX = "763104351884.dkr.ecr.us-east-1.amazonaws.com/huggingface-pytorch-tgi-inference:2.1.2-optimum0.0.27-neuronx-py310-ubuntu22.04"
-TGI_GPU = "763104351884.dkr.ecr.us-east-1.amazonaws.com/huggingface-pytorch-tgi-inference:2.4.0-tgi2.4.0-gpu-py311-cu124-ubuntu22.04"
+ECR = "763104351884.dkr.ecr.us-east-1.amazonaws.com"
+TGI_NEURONX = f"{ECR}/huggingface-pytorch-tgi-inference:2.1.2-optimum0.0.27-neuronx-py310-ubuntu22.04"
+TGI_GPU = f"{ECR}/huggingface-pytorch-tgi-inference:2.4.0-tgi2.4.0-gpu-py311-cu124-ubuntu22.04"
 LMI = "763104351884.dkr.ecr.us-east-1.amazonaws.com/djl-inference:0.31.0-lmi13.0.0-cu124"
 
 DESCRIBE_ENDPOINT = {
