@@ -568,12 +568,15 @@ def collect_batch(aws: AwsContext, window_start: datetime) -> list[CollectedReso
             entry |= recent
             for order in queue.get("computeEnvironmentOrder", []):
                 queues.setdefault(order["computeEnvironment"], []).append(entry)
-    found: list[CollectedResource] = []
+    environments: list[dict[str, Any]] = []
     for page in batch.get_paginator("describe_compute_environments").paginate():
-        for environment in page.get("computeEnvironments", []):
-            env: dict[str, Any] = dict(environment)
-            attached = queues.get(env["computeEnvironmentArn"], []) + queues.get(env["computeEnvironmentName"], [])
-            found.append(_batch_resource(env, attached))
+        environments.extend(dict(e) for e in page.get("computeEnvironments", []))
+    types = TypeFactsReader(aws)
+    types.prefetch(t for e in environments for t in (e.get("computeResources") or {}).get("instanceTypes") or [])
+    found: list[CollectedResource] = []
+    for env in environments:
+        attached = queues.get(env["computeEnvironmentArn"], []) + queues.get(env["computeEnvironmentName"], [])
+        found.append(_batch_resource(env, attached, types))
     return found
 
 
@@ -601,10 +604,12 @@ def _recent_jobs(aws: AwsContext, queue_arn: str, window_start: datetime) -> dic
     }
 
 
-def _batch_resource(env: dict[str, Any], queues: list[dict[str, Any]]) -> CollectedResource:
+def _batch_resource(
+    env: dict[str, Any], queues: list[dict[str, Any]], reader: TypeFactsReader | None = None
+) -> CollectedResource:
     compute = env.get("computeResources") or {}
     types = [str(t) for t in compute.get("instanceTypes") or []]
-    typed = [(t, _batch_type_facts(t)) for t in types]
+    typed = [(t, _batch_type_facts(t, reader)) for t in types]
     accelerated = [(t, f) for t, f in typed if f.platform != "cpu"]
     chosen: list[tuple[str | None, TypeFacts]] = [*accelerated, *typed, (None, TypeFacts("cpu", False, {}))]
     instance_type, typ = chosen[0]
@@ -637,9 +642,9 @@ def _batch_resource(env: dict[str, Any], queues: list[dict[str, Any]]) -> Collec
     )
 
 
-def _batch_type_facts(name: str) -> TypeFacts:
+def _batch_type_facts(name: str, reader: TypeFactsReader | None = None) -> TypeFacts:
     """Batch accepts whole families (``inf2``) and ``optimal`` beside exact types."""
     if "." in name:
-        return type_facts(name)
+        return (reader or TypeFactsReader(None)).facts(name)
     platform = get_catalog().platform_of_family(name)
     return TypeFacts(platform or "cpu", platform is None and name != "optimal", {})
