@@ -41,6 +41,8 @@ STAR_RESOURCE_ACTIONS = {
     "sagemaker:DescribeModel",
     "sagemaker:DescribeTrainingJob",
     "sagemaker:ListTags",
+    "sagemaker:ListInferenceComponents",
+    "sagemaker:DescribeInferenceComponent",
     "batch:DescribeComputeEnvironments",
     "batch:DescribeJobQueues",
     "batch:DescribeJobDefinitions",

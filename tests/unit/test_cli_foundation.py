@@ -8,8 +8,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from alembic.script import ScriptDirectory
 
 from chipwise.cli import main
+from chipwise.store.session import alembic_config
 
 
 def test_help_lists_the_commands(capsys: pytest.CaptureFixture[str]) -> None:
@@ -68,9 +70,12 @@ def test_db_upgrade_builds_the_schema_on_an_empty_sqlite_file(tmp_path: Path) ->
     for _ in range(2):
         done = subprocess.run([chipwise, "db", "upgrade"], env=env, capture_output=True, text=True, check=False)
         assert done.returncode == 0, done.stderr
-    # Then the schema is there
-    status = subprocess.run([chipwise, "db", "status"], env=env, capture_output=True, text=True, check=True)
-    assert "findings" in status.stdout and "0001" in status.stdout
+    # Then the schema is there, at the newest migration
+    head = ScriptDirectory.from_config(alembic_config("sqlite://")).get_current_head()
+    status = subprocess.run(
+        [chipwise, "db", "status"], env={**env, "COLUMNS": "200"}, capture_output=True, text=True, check=True
+    )
+    assert head and "findings" in status.stdout and f"revision: {head}" in status.stdout
 
 
 def test_db_upgrade_builds_the_schema_on_an_empty_database(

@@ -125,6 +125,21 @@ class Signals:
     cpu_util: SeriesStats | None = None
     invocations: SeriesStats | None = None  # requests per hour (hours with none are absent)
     latency_us: SeriesStats | None = None
+    cpu_source: str | None = None
+
+    @property
+    def sources(self) -> dict[str, str]:
+        """Which source answered for each signal that has data (CloudWatch namespace, Container Insights, the
+        CloudWatch agent, neuron-monitor)."""
+        found = {
+            "neuron_util": self.neuron_source,
+            "gpu_util": self.gpu_source,
+            "cpu_util": self.cpu_source,
+            "invocations": "AWS/SageMaker" if self.invocations is not None else None,
+            "latency": "AWS/SageMaker" if self.latency_us is not None else None,
+            "gpu_memory_util": "/aws/sagemaker/Endpoints" if self.gpu_memory_util is not None else None,
+        }
+        return {k: v for k, v in found.items() if v}
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,6 +169,10 @@ class ResourceProfile:
     serverless: bool = False
     batch_jobs_in_window: int | None = None  # Batch compute environments: jobs its queues ran in the window
     tags: Mapping[str, str] = field(default_factory=dict)
+    # One production variant of a multi-variant endpoint: its variant, endpoint, and how its cost was split.
+    variant_name: str | None = None
+    endpoint_name: str | None = None
+    cost_basis: str | None = None
 
     @property
     def window_hours(self) -> float:
@@ -420,6 +439,9 @@ def _profile(
             sum(q.jobs_in_window for q in details.job_queues) if isinstance(details, BatchEnvironmentDetails) else None
         ),
         tags=dict(row["tags"] or {}),
+        variant_name=details.variant_name if isinstance(details, EndpointDetails) else None,
+        endpoint_name=details.endpoint_name if isinstance(details, EndpointDetails) else None,
+        cost_basis=details.cost_basis if isinstance(details, EndpointDetails) else None,
     )
 
 
@@ -434,6 +456,11 @@ def _signals(metrics: Mapping[MetricKey, SeriesStats], reports: _NeuronSeries | 
         (metrics.get(SM_GPU), "/aws/sagemaker/Endpoints"),
         (metrics.get(TRAINING_GPU), "/aws/sagemaker/TrainingJobs"),
     )
+    cpu_util, cpu_source = _first(
+        (metrics.get(EC2_CPU), "AWS/EC2"),
+        (metrics.get(SM_CPU), "/aws/sagemaker/Endpoints"),
+        (metrics.get(TRAINING_CPU), "/aws/sagemaker/TrainingJobs"),
+    )
     return Signals(
         neuron_util=neuron_util,
         neuron_util_avg=(reports.util_avg if reports else None) or metrics.get(NEURON_CORE_AVG),
@@ -444,9 +471,10 @@ def _signals(metrics: Mapping[MetricKey, SeriesStats], reports: _NeuronSeries | 
         gpu_util=gpu_util,
         gpu_memory_util=metrics.get(SM_GPU_MEMORY),
         gpu_source=gpu_source,
-        cpu_util=metrics.get(EC2_CPU) or metrics.get(SM_CPU) or metrics.get(TRAINING_CPU),
+        cpu_util=cpu_util,
         invocations=metrics.get(INVOCATIONS),
         latency_us=metrics.get(MODEL_LATENCY),
+        cpu_source=cpu_source,
     )
 
 

@@ -9,7 +9,7 @@ An instance type the catalog does not know is kept and flagged (``unknown_instan
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from decimal import Decimal
@@ -19,7 +19,8 @@ from botocore.exceptions import ClientError
 
 from chipwise.aws import AwsContext
 from chipwise.catalog import get_catalog
-from chipwise.collect.hints import workload_hints
+from chipwise.catalog.instances import facts_from_ec2, platform_from_ec2
+from chipwise.collect.hints import ModelPlace, workload_hints
 from chipwise.models.common import Platform
 from chipwise.models.records import CollectedResource, Inventory, ResourceProblem
 from chipwise.models.resources import (
@@ -27,8 +28,10 @@ from chipwise.models.resources import (
     BatchJobQueue,
     EndpointDetails,
     EndpointVariant,
+    InferenceComponent,
     InstanceDetails,
     TrainingJobDetails,
+    variant_arn,
 )
 
 # How long a SageMaker training job may run (its MaxRuntimeInSeconds ceiling): older jobs cannot overlap.
@@ -36,26 +39,23 @@ MAX_TRAINING_DAYS = 28
 _EC2_LIVE_STATES = ["pending", "running", "stopping", "stopped"]
 _EKS_CLUSTER_TAGS = ("eks:cluster-name", "aws:eks:cluster-name", "alpha.eksctl.io/cluster-name")
 _K8S_CLUSTER_TAG = re.compile(r"^kubernetes\.io/cluster/(?P<name>.+)$")
-# Families the catalog does not list yet, recognised by their prefix so a new accelerator is not missed.
-_FAMILY_GUESSES: tuple[tuple[re.Pattern[str], Platform], ...] = (
-    (re.compile(r"^inf\d"), "inferentia"),
-    (re.compile(r"^trn\d"), "trainium"),
-    (re.compile(r"^(p\d|g\d|dl\d)"), "nvidia"),
-)
 MAX_RECENT_BATCH_JOBS = 50
+DESCRIBE_TYPES_PAGE = 100  # DescribeInstanceTypes takes up to 100 names per call
 
 
 @dataclass(frozen=True)
 class TypeFacts:
-    """What the catalog says about an instance type (or that it does not know it)."""
+    """What the catalog (or EC2 itself) says about an instance type, and whether the catalog lacks it."""
 
     platform: Platform
     unknown: bool
     facts: dict[str, Any]
 
 
-def type_facts(instance_type: str | None) -> TypeFacts:
-    """Platform and catalog facts; unknown types get a platform guessed from their family and are flagged."""
+def type_facts(instance_type: str | None, described: Mapping[str, Mapping[str, Any]] | None = None) -> TypeFacts:
+    """Platform and facts: the catalog's row; else EC2's own DescribeInstanceTypes answer (``described``, by EC2
+    name) with no price; else the platform the catalog records for the family; else ``other`` (an accelerator may
+    hide behind a name nobody knows: it is kept, flagged, never guessed from its prefix)."""
     if not instance_type:
         return TypeFacts("cpu", False, {})
     catalog = get_catalog()
@@ -73,10 +73,48 @@ def type_facts(instance_type: str | None) -> TypeFacts:
             "price_source": found.price_source,
         }
         return TypeFacts(found.platform, False, facts)
-    family = instance_type.lower().removeprefix("ml.").split(".", 1)[0]
-    known: Platform | None = catalog.platform_of_family(family)
-    guessed: Platform = next((p for pattern, p in _FAMILY_GUESSES if pattern.match(family)), "cpu")
-    return TypeFacts(known or guessed, True, {})
+    ec2_name = instance_type.strip().lower().removeprefix("ml.")
+    info = (described or {}).get(ec2_name)
+    if info is not None:
+        return TypeFacts(platform_from_ec2(info), True, facts_from_ec2(info))
+    known: Platform | None = catalog.platform_of_family(ec2_name.split(".", 1)[0])
+    return TypeFacts(known or "other", True, {})
+
+
+class TypeFactsReader:
+    """DescribeInstanceTypes for the types the catalog lacks, asked once per type and collector. A type EC2 does
+    not know (a SageMaker-only name, a typo) or a refused call leaves the type to :func:`type_facts`' fallbacks."""
+
+    def __init__(self, aws: AwsContext | None) -> None:
+        self._aws = aws
+        self.described: dict[str, dict[str, Any]] = {}
+        self._asked: set[str] = set()
+
+    def prefetch(self, names: Iterable[str | None]) -> None:
+        catalog = get_catalog()
+        unknown = {n.strip().lower().removeprefix("ml.") for n in names if n and "." in n and catalog.get(n) is None}
+        wanted = sorted(unknown - self._asked)
+        if not wanted or self._aws is None:
+            return
+        self._asked.update(wanted)
+        for start in range(0, len(wanted), DESCRIBE_TYPES_PAGE):
+            self._describe(wanted[start : start + DESCRIBE_TYPES_PAGE])
+
+    def _describe(self, names: list[str]) -> None:
+        assert self._aws is not None
+        try:
+            answer = self._aws.client("ec2").describe_instance_types(InstanceTypes=names)  # type: ignore[arg-type]
+        except ClientError as exc:
+            if _error_code(exc) == "InvalidInstanceType" and len(names) > 1:
+                for name in names:  # one unknown name fails the whole call: ask for each alone
+                    self._describe([name])
+            return
+        for item in answer.get("InstanceTypes", []):
+            self.described[str(item["InstanceType"])] = dict(item)
+
+    def facts(self, instance_type: str | None) -> TypeFacts:
+        self.prefetch([instance_type])
+        return type_facts(instance_type, self.described)
 
 
 def _tags(items: Iterable[Mapping[str, Any]] | None) -> dict[str, str]:
@@ -114,25 +152,31 @@ def eks_cluster(tags: Mapping[str, str]) -> str | None:
 def collect_ec2_instances(aws: AwsContext, account_id: str) -> list[CollectedResource]:
     """Live EC2 instances of accelerator types (CPU instances are not Chipwise's business)."""
     ec2 = aws.client("ec2")
-    found: list[CollectedResource] = []
+    listed: list[tuple[dict[str, Any], str]] = []
     pages = ec2.get_paginator("describe_instances").paginate(
         Filters=[{"Name": "instance-state-name", "Values": _EC2_LIVE_STATES}], PaginationConfig={"PageSize": 1000}
     )
     for page in pages:
         for reservation in page.get("Reservations", []):
             owner = reservation.get("OwnerId") or account_id
-            for instance in reservation.get("Instances", []):
-                resource = _ec2_resource(dict(instance), owner, aws.region)
-                if resource.platform != "cpu":
-                    found.append(resource)
+            listed.extend((dict(instance), owner) for instance in reservation.get("Instances", []))
+    types = TypeFactsReader(aws)
+    types.prefetch(str(i.get("InstanceType", "")) for i, _ in listed)
+    found: list[CollectedResource] = []
+    for instance, owner in listed:
+        resource = _ec2_resource(instance, owner, aws.region, types)
+        if resource.platform != "cpu":
+            found.append(resource)
     return found
 
 
-def _ec2_resource(instance: dict[str, Any], owner: str, region: str) -> CollectedResource:
+def _ec2_resource(
+    instance: dict[str, Any], owner: str, region: str, types: TypeFactsReader | None = None
+) -> CollectedResource:
     instance_id = str(instance["InstanceId"])
     instance_type = str(instance.get("InstanceType", ""))
     tags = _tags(instance.get("Tags"))
-    typ = type_facts(instance_type)
+    typ = (types or TypeFactsReader(None)).facts(instance_type)
     cluster = eks_cluster(tags)
     details = InstanceDetails(
         instance_id=instance_id,
@@ -183,7 +227,7 @@ class _ModelCache:
         return self.seen[name]
 
 
-_UNKNOWN_CONTAINER: dict[str, Any] = {"image": None, "environment": {}}
+_UNKNOWN_CONTAINER: dict[str, Any] = {"image": None, "environment": {}, "model_data_url": None}
 # What SageMaker answers for a name that no longer exists (it has no NotFound code of its own).
 _GONE_CODES = frozenset({"ValidationException", "ResourceNotFound", "ResourceNotFoundException"})
 
@@ -201,6 +245,8 @@ def _gone(exc: ClientError) -> bool:
 
 def collect_sagemaker_endpoints(aws: AwsContext) -> Inventory:
     """Every endpoint with its variants (instance type and count or serverless config) and primary container.
+    An endpoint with several production variants becomes one resource per variant (see :func:`endpoint_resources`);
+    an endpoint whose variants host inference components gets them read (ListInferenceComponents).
 
     One endpoint never blinds the others: an endpoint deleted between the listing and the describe call is
     skipped; one whose model cannot be described (deleted while the endpoint serves) is recorded with what is
@@ -208,6 +254,7 @@ def collect_sagemaker_endpoints(aws: AwsContext) -> Inventory:
     Only a failed listing fails the source."""
     sm = aws.client("sagemaker")
     models = _ModelCache(lambda name: _model_container(dict(sm.describe_model(ModelName=name))))
+    types = TypeFactsReader(aws)
     result = Inventory()
     for page in sm.get_paginator("list_endpoints").paginate():
         for summary in page.get("Endpoints", []):
@@ -225,13 +272,63 @@ def collect_sagemaker_endpoints(aws: AwsContext) -> Inventory:
                     continue
                 result.problems.append(ResourceProblem(arn, name, _error_code(exc), _message(exc), recorded=False))
                 continue
+            components: list[InferenceComponent] = []
+            if _hosts_components(config):
+                try:
+                    components = _inference_components(aws, name)
+                except ClientError as exc:
+                    message = f"inference components: {_message(exc)}"
+                    result.problems.append(ResourceProblem(arn, name, _error_code(exc), message, recorded=True))
             failed_before = set(models.failed)
-            result.resources.append(_endpoint_resource(endpoint, config, tags, models))
+            types.prefetch(v.get("InstanceType") for v in config.get("ProductionVariants") or [])
+            resources = endpoint_resources(endpoint, config, tags, models, components, types)
+            result.resources.extend(resources)
+            if resources and all(r.arn != arn for r in resources):
+                result.listed_arns.discard(arn)  # described: its variants stand for it (and the endpoint is gone)
             for model_name in set(models.failed) - failed_before or _models_of(config) & set(models.failed):
                 error = models.failed[model_name]
                 message = f"model {model_name}: {_message(error)}"
                 result.problems.append(ResourceProblem(arn, name, _error_code(error), message, recorded=True))
     return result
+
+
+def _hosts_components(config: Mapping[str, Any]) -> bool:
+    """An endpoint for inference components: its provisioned variants name no model (the components do)."""
+    variants = config.get("ProductionVariants") or []
+    return any(v.get("InstanceType") and not v.get("ModelName") for v in variants)
+
+
+def _inference_components(aws: AwsContext, endpoint_name: str) -> list[InferenceComponent]:
+    sm = aws.client("sagemaker")
+    found: list[InferenceComponent] = []
+    pages = sm.get_paginator("list_inference_components").paginate(EndpointNameEquals=endpoint_name)
+    for page in pages:
+        for summary in page.get("InferenceComponents", []):
+            described = sm.describe_inference_component(InferenceComponentName=summary["InferenceComponentName"])
+            found.append(inference_component(dict(described)))
+    return found
+
+
+def inference_component(described: Mapping[str, Any]) -> InferenceComponent:
+    """One DescribeInferenceComponent answer as stored details."""
+    spec = described.get("Specification") or {}
+    container = spec.get("Container") or {}
+    compute = spec.get("ComputeResourceRequirements") or {}
+    runtime = described.get("RuntimeConfig") or {}
+    copies = runtime.get("CurrentCopyCount", runtime.get("DesiredCopyCount"))
+    accelerators = compute.get("NumberOfAcceleratorDevicesRequired")
+    return InferenceComponent(
+        name=str(described["InferenceComponentName"]),
+        arn=described.get("InferenceComponentArn"),
+        variant_name=described.get("VariantName"),
+        status=described.get("InferenceComponentStatus"),
+        model_name=spec.get("ModelName"),
+        image=container.get("Image") or container.get("DeployedImage", {}).get("SpecifiedImage"),
+        artifact_url=container.get("ArtifactUrl"),
+        environment={str(k): str(v) for k, v in (container.get("Environment") or {}).items()},
+        accelerators_required=None if accelerators is None else Decimal(str(accelerators)),
+        copies=None if copies is None else int(copies),
+    )
 
 
 def _models_of(config: Mapping[str, Any]) -> set[str]:
@@ -244,7 +341,12 @@ def _message(exc: ClientError) -> str:
 
 def _model_container(model: dict[str, Any]) -> dict[str, Any]:
     container: dict[str, Any] = model.get("PrimaryContainer") or next(iter(model.get("Containers") or []), {})
-    return {"image": container.get("Image"), "environment": dict(container.get("Environment") or {})}
+    source = ((container.get("ModelDataSource") or {}).get("S3DataSource") or {}).get("S3Uri")
+    return {
+        "image": container.get("Image"),
+        "environment": dict(container.get("Environment") or {}),
+        "model_data_url": container.get("ModelDataUrl") or source,
+    }
 
 
 def _endpoint_variants(endpoint: dict[str, Any], config: dict[str, Any], models: _ModelCache) -> list[EndpointVariant]:
@@ -255,7 +357,7 @@ def _endpoint_variants(endpoint: dict[str, Any], config: dict[str, Any], models:
         serverless = now.get("CurrentServerlessConfig") or variant.get("ServerlessConfig")
         count = now.get("CurrentInstanceCount", variant.get("InitialInstanceCount"))
         model_name = variant.get("ModelName")
-        container: dict[str, Any] = models.get(model_name) if model_name else {"image": None, "environment": {}}
+        container: dict[str, Any] = models.get(model_name) if model_name else dict(_UNKNOWN_CONTAINER)
         variants.append(
             EndpointVariant(
                 variant_name=variant["VariantName"],
@@ -266,30 +368,78 @@ def _endpoint_variants(endpoint: dict[str, Any], config: dict[str, Any], models:
                 image=container["image"],
                 environment=container["environment"],
                 weight=now.get("CurrentWeight", variant.get("InitialVariantWeight")),
+                model_data_url=container.get("model_data_url"),
             )
         )
     return variants
 
 
-def _endpoint_resource(
-    endpoint: dict[str, Any], config: dict[str, Any], tags: dict[str, str], models: _ModelCache
-) -> CollectedResource:
+def endpoint_resources(
+    endpoint: dict[str, Any],
+    config: dict[str, Any],
+    tags: dict[str, str],
+    models: _ModelCache,
+    components: Sequence[InferenceComponent] = (),
+    types: TypeFactsReader | None = None,
+) -> list[CollectedResource]:
+    """The resources of one endpoint: the endpoint itself when it has one production variant; one resource per
+    variant when it has several (an A/B test, a canary, a shadow), each with its own instance type, count, model
+    and metrics (``EndpointName`` + ``VariantName``), named ``<endpoint>/<variant>``. SageMaker bills endpoint
+    hours by usage type per instance type, so each variant's cost is its instance type's rate x its count x hours
+    (``cost_basis``)."""
     variants = _endpoint_variants(endpoint, config, models)
+    types = types or TypeFactsReader(None)
+    if len(variants) <= 1:
+        return [_endpoint_resource(endpoint, config, tags, variants, components, types, split=False)]
+    return [
+        _endpoint_resource(endpoint, config, tags, [variant], components, types, split=True) for variant in variants
+    ]
+
+
+def _endpoint_resource(
+    endpoint: dict[str, Any],
+    config: dict[str, Any],
+    tags: dict[str, str],
+    variants: list[EndpointVariant],
+    components: Sequence[InferenceComponent],
+    types: TypeFactsReader,
+    *,
+    split: bool,
+) -> CollectedResource:
     provisioned = [v for v in variants if v.instance_type]
     instance_type = provisioned[0].instance_type if provisioned else None
     count = sum(v.instance_count for v in provisioned if v.instance_type == instance_type)
-    typ = type_facts(instance_type)
+    typ = types.facts(instance_type)
     primary = variants[0] if variants else EndpointVariant(variant_name="")
+    names = {v.variant_name for v in variants}
+    own = [c for c in components if c.variant_name is None or c.variant_name in names]
+    endpoint_name = str(endpoint["EndpointName"])
+    arn, name = str(endpoint["EndpointArn"]), endpoint_name
+    basis = None
+    if split:
+        arn, name = variant_arn(arn, primary.variant_name), f"{endpoint_name}/{primary.variant_name}"
+        basis = (
+            f"variant {primary.variant_name} of {endpoint_name}: {count} x {instance_type} (SageMaker bills hosting "
+            "per instance type; the variant's share is its type's hourly rate x its instance count x hours)"
+            if instance_type
+            else f"variant {primary.variant_name} of {endpoint_name}: serverless, billed per request"
+        )
     details = EndpointDetails(
         endpoint_config_name=endpoint.get("EndpointConfigName"),
         variants=variants,
         async_inference=bool(config.get("AsyncInferenceConfig")),
         catalog=typ.facts,
+        endpoint_name=endpoint_name,
+        variant_name=primary.variant_name if split else None,
+        cost_basis=basis,
+        inference_components=list(own),
     )
+    places = [ModelPlace(c.environment, c.artifact_url, label=f"inference_component:{c.name}") for c in own]
+    image = primary.image or next((c.image for c in own if c.image), None)
     return CollectedResource(
-        arn=str(endpoint["EndpointArn"]),
+        arn=arn,
         kind="sagemaker_endpoint",
-        name=str(endpoint["EndpointName"]),
+        name=name,
         instance_type=instance_type,
         instance_count=count,
         platform=typ.platform,
@@ -298,7 +448,12 @@ def _endpoint_resource(
         launched_at=endpoint.get("CreationTime"),
         tags=tags,
         hints=workload_hints(
-            tags=tags, kind="sagemaker_endpoint", image=primary.image, environment=primary.environment
+            tags=tags,
+            kind="sagemaker_endpoint",
+            image=image,
+            environment=primary.environment,
+            model_data_url=primary.model_data_url,
+            components=places,
         ),
         details=details,
     )
@@ -311,6 +466,7 @@ def collect_training_jobs(aws: AwsContext, window_start: datetime) -> Inventory:
     """Training jobs that ran during the window (still running, or ended after it started); a job that cannot be
     described is a problem of its own, the others go on."""
     sm = aws.client("sagemaker")
+    types = TypeFactsReader(aws)
     oldest = window_start - timedelta(days=MAX_TRAINING_DAYS)
     result = Inventory()
     found = result.resources
@@ -331,7 +487,7 @@ def collect_training_jobs(aws: AwsContext, window_start: datetime) -> Inventory:
                 if not _gone(exc):
                     result.problems.append(ResourceProblem(arn, name, _error_code(exc), _message(exc), recorded=False))
                 continue
-            found.append(_training_resource(job, tags))
+            found.append(_training_resource(job, tags, types))
     return result
 
 
@@ -340,14 +496,17 @@ def training_hosts(job_name: str, count: int) -> list[str]:
     return [f"{job_name}/algo-{n}" for n in range(1, max(1, count) + 1)]
 
 
-def _training_resource(job: dict[str, Any], tags: dict[str, str]) -> CollectedResource:
+def _training_resource(
+    job: dict[str, Any], tags: dict[str, str], types: TypeFactsReader | None = None
+) -> CollectedResource:
     config = job.get("ResourceConfig") or {}
     groups = config.get("InstanceGroups") or []
     instance_type = config.get("InstanceType") or (groups[0].get("InstanceType") if groups else None)
     count = int(config.get("InstanceCount") or sum(int(g.get("InstanceCount", 0)) for g in groups) or 1)
     image = (job.get("AlgorithmSpecification") or {}).get("TrainingImage")
     environment = dict(job.get("Environment") or {})
-    typ = type_facts(instance_type)
+    hyperparameters = {str(k): str(v) for k, v in (job.get("HyperParameters") or {}).items()}
+    typ = (types or TypeFactsReader(None)).facts(instance_type)
     name = str(job["TrainingJobName"])
     details = TrainingJobDetails(
         status=job.get("TrainingJobStatus"),
@@ -360,7 +519,7 @@ def _training_resource(job: dict[str, Any], tags: dict[str, str]) -> CollectedRe
         spot=bool(job.get("EnableManagedSpotTraining")),
         image=image,
         environment=environment,
-        hyperparameters=dict(job.get("HyperParameters") or {}),
+        hyperparameters=hyperparameters,
         catalog=typ.facts,
     )
     return CollectedResource(
@@ -375,9 +534,24 @@ def _training_resource(job: dict[str, Any], tags: dict[str, str]) -> CollectedRe
         launched_at=job.get("TrainingStartTime") or job.get("CreationTime"),
         ended_at=job.get("TrainingEndTime"),
         tags=tags,
-        hints=workload_hints(tags=tags, kind="sagemaker_training_job", image=image, environment=environment),
+        hints=workload_hints(
+            tags=tags,
+            kind="sagemaker_training_job",
+            image=image,
+            environment=environment,
+            model_data_url=_training_model_input(job),
+            hyperparameters=hyperparameters,
+        ),
         details=details,
     )
+
+
+def _training_model_input(job: Mapping[str, Any]) -> str | None:
+    """The S3 URI of a training channel named ``model`` (JumpStart fine-tunes read the base model from it)."""
+    for channel in job.get("InputDataConfig") or []:
+        if str(channel.get("ChannelName", "")).lower() == "model":
+            return ((channel.get("DataSource") or {}).get("S3DataSource") or {}).get("S3Uri")
+    return None
 
 
 # --- AWS Batch -------------------------------------------------------------------------------------------------
@@ -394,12 +568,15 @@ def collect_batch(aws: AwsContext, window_start: datetime) -> list[CollectedReso
             entry |= recent
             for order in queue.get("computeEnvironmentOrder", []):
                 queues.setdefault(order["computeEnvironment"], []).append(entry)
-    found: list[CollectedResource] = []
+    environments: list[dict[str, Any]] = []
     for page in batch.get_paginator("describe_compute_environments").paginate():
-        for environment in page.get("computeEnvironments", []):
-            env: dict[str, Any] = dict(environment)
-            attached = queues.get(env["computeEnvironmentArn"], []) + queues.get(env["computeEnvironmentName"], [])
-            found.append(_batch_resource(env, attached))
+        environments.extend(dict(e) for e in page.get("computeEnvironments", []))
+    types = TypeFactsReader(aws)
+    types.prefetch(t for e in environments for t in (e.get("computeResources") or {}).get("instanceTypes") or [])
+    found: list[CollectedResource] = []
+    for env in environments:
+        attached = queues.get(env["computeEnvironmentArn"], []) + queues.get(env["computeEnvironmentName"], [])
+        found.append(_batch_resource(env, attached, types))
     return found
 
 
@@ -427,10 +604,12 @@ def _recent_jobs(aws: AwsContext, queue_arn: str, window_start: datetime) -> dic
     }
 
 
-def _batch_resource(env: dict[str, Any], queues: list[dict[str, Any]]) -> CollectedResource:
+def _batch_resource(
+    env: dict[str, Any], queues: list[dict[str, Any]], reader: TypeFactsReader | None = None
+) -> CollectedResource:
     compute = env.get("computeResources") or {}
     types = [str(t) for t in compute.get("instanceTypes") or []]
-    typed = [(t, _batch_type_facts(t)) for t in types]
+    typed = [(t, _batch_type_facts(t, reader)) for t in types]
     accelerated = [(t, f) for t, f in typed if f.platform != "cpu"]
     chosen: list[tuple[str | None, TypeFacts]] = [*accelerated, *typed, (None, TypeFacts("cpu", False, {}))]
     instance_type, typ = chosen[0]
@@ -463,9 +642,9 @@ def _batch_resource(env: dict[str, Any], queues: list[dict[str, Any]]) -> Collec
     )
 
 
-def _batch_type_facts(name: str) -> TypeFacts:
+def _batch_type_facts(name: str, reader: TypeFactsReader | None = None) -> TypeFacts:
     """Batch accepts whole families (``inf2``) and ``optimal`` beside exact types."""
     if "." in name:
-        return type_facts(name)
+        return (reader or TypeFactsReader(None)).facts(name)
     platform = get_catalog().platform_of_family(name)
     return TypeFacts(platform or "cpu", platform is None and name != "optimal", {})

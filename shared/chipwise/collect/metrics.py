@@ -6,7 +6,11 @@ and no more than fit in one call's 100,800 datapoints (so no call needs a second
 M queries each that is ``ceil(R x M / min(500, 100_800 // hours))`` calls. GetMetricStatistics is never used.
 
 Series whose dimensions cannot be known in advance (the CloudWatch agent's per-GPU ``index``/``name``, Container
-Insights' ``NodeName``) are found with one ListMetrics listing per metric name, not per resource.
+Insights' ``NodeName``) are found with one ListMetrics listing per metric name, not per resource. The agent
+publishes ``nvidia_smi_*`` with ``index``, ``name`` and ``host`` by default and ``InstanceId`` only with
+``append_dimensions``: a series is matched to an instance by ``InstanceId``, else by ``host`` (the instance's private
+DNS name, or its first label as the OS hostname shows it) where ``ImageId`` and ``InstanceType``, when the series has
+them, agree; a host two instances share matches neither (the datapoints would be attributed by guess).
 
 Several series of one resource are combined into one hourly row: the maximum across GPUs (a job that keeps one
 GPU busy is busy), and across endpoint variants or training hosts sums add, averages average and maxima max.
@@ -105,10 +109,11 @@ class MetricTarget:
 
 @dataclass
 class Discovered:
-    """Series found with ListMetrics, by InstanceId."""
+    """Series found with ListMetrics: by InstanceId, and GPU agent series without one by their ``host``."""
 
     gpu_series: dict[str, list[Dimensions]] = field(default_factory=dict)
     eks_series: dict[str, list[Dimensions]] = field(default_factory=dict)
+    gpu_series_by_host: dict[str, list[Dimensions]] = field(default_factory=dict)
 
 
 @dataclass
@@ -140,7 +145,7 @@ def discover_series(aws: AwsContext, resources: Sequence[CollectedResource]) -> 
     want_gpu, want_eks = needs_discovery(resources)
     found = Discovered()
     if want_gpu:
-        found.gpu_series = _list_series(aws, CWAGENT_GPU, lambda dims: True)
+        found.gpu_series, found.gpu_series_by_host = _list_agent_series(aws, CWAGENT_GPU)
     if want_eks:
         found.eks_series = _list_series(aws, EKS_NEURONCORE, lambda dims: {k for k, _ in dims} == EKS_NODE_DIMENSIONS)
     return found
@@ -162,6 +167,74 @@ def _list_series(aws: AwsContext, spec: MetricSpec, keep: Callable[[Dimensions],
     return {instance: sorted(series) for instance, series in by_instance.items()}
 
 
+def _list_agent_series(
+    aws: AwsContext, spec: MetricSpec
+) -> tuple[dict[str, list[Dimensions]], dict[str, list[Dimensions]]]:
+    """Every series of an agent metric: those with ``InstanceId`` by instance, the others by ``host``."""
+    by_instance: dict[str, set[Dimensions]] = {}
+    by_host: dict[str, set[Dimensions]] = {}
+    pages = (
+        aws.client("cloudwatch")
+        .get_paginator("list_metrics")
+        .paginate(Namespace=spec.namespace, MetricName=spec.metric)
+    )
+    for page in pages:
+        for metric in page.get("Metrics", []):
+            dims = tuple(sorted((d["Name"], d["Value"]) for d in metric.get("Dimensions", [])))
+            named = dict(dims)
+            if named.get("InstanceId"):
+                by_instance.setdefault(named["InstanceId"], set()).add(dims)
+            elif named.get("host"):
+                by_host.setdefault(named["host"].lower(), set()).add(dims)
+    return (
+        {k: sorted(v) for k, v in by_instance.items()},
+        {k: sorted(v) for k, v in by_host.items()},
+    )
+
+
+def host_names(private_dns_name: str | None) -> tuple[str, ...]:
+    """The ``host`` values the agent may publish for an instance: its private DNS name and that name's first label
+    (``ip-10-0-1-5.ec2.internal`` and ``ip-10-0-1-5``)."""
+    if not private_dns_name:
+        return ()
+    full = private_dns_name.strip().lower()
+    short = full.split(".", 1)[0]
+    return (full,) if short == full else (full, short)
+
+
+def agent_series_for(
+    resource: CollectedResource, discovered: Discovered, host_owners: dict[str, int] | None = None
+) -> tuple[tuple[Dimensions, ...], str | None]:
+    """The agent GPU series of an EC2 instance and how they were matched (``InstanceId``, ``host``, or None)."""
+    if not isinstance(resource.details, InstanceDetails):
+        return (), None
+    details = resource.details
+    by_id = discovered.gpu_series.get(details.instance_id, [])
+    if by_id:
+        return tuple(by_id), "InstanceId"
+    found: list[Dimensions] = []
+    for host in host_names(details.private_dns_name):
+        if host_owners is not None and host_owners.get(host, 0) > 1:
+            continue  # two instances answer to this host name: no attribution
+        for dims in discovered.gpu_series_by_host.get(host, []):
+            named = dict(dims)
+            if named.get("ImageId") and details.image_id and named["ImageId"] != details.image_id:
+                continue
+            if named.get("InstanceType") and resource.instance_type and named["InstanceType"] != resource.instance_type:
+                continue
+            found.append(dims)
+    return (tuple(sorted(set(found))), "host") if found else ((), None)
+
+
+def _host_owners(resources: Iterable[CollectedResource]) -> dict[str, int]:
+    owners: dict[str, int] = {}
+    for resource in resources:
+        if resource.kind == "ec2_instance" and isinstance(resource.details, InstanceDetails):
+            for host in host_names(resource.details.private_dns_name):
+                owners[host] = owners.get(host, 0) + 1
+    return owners
+
+
 def _is_neuron(resource: CollectedResource) -> bool:
     return resource.platform in ("inferentia", "trainium")
 
@@ -169,22 +242,24 @@ def _is_neuron(resource: CollectedResource) -> bool:
 def plan_targets(resources: Iterable[CollectedResource], discovered: Discovered) -> list[MetricTarget]:
     """Every metric to read, resource by resource (a resource's targets are contiguous)."""
     targets: list[MetricTarget] = []
+    resources = list(resources)
+    owners = _host_owners(resources)
     for resource in resources:
         if resource.kind == "sagemaker_endpoint":
             targets.extend(_endpoint_targets(resource))
         elif resource.kind == "ec2_instance":
-            targets.extend(_instance_targets(resource, discovered))
+            targets.extend(_instance_targets(resource, discovered, owners))
         elif resource.kind == "sagemaker_training_job":
             targets.extend(_training_targets(resource))
     return targets
 
 
 def _endpoint_targets(resource: CollectedResource) -> Iterator[MetricTarget]:
-    variants = resource.details.variants if isinstance(resource.details, EndpointDetails) else []
-    every = tuple(_dims(EndpointName=resource.name, VariantName=v.variant_name) for v in variants)
-    provisioned = tuple(
-        _dims(EndpointName=resource.name, VariantName=v.variant_name) for v in variants if v.instance_type
-    )
+    details = resource.details if isinstance(resource.details, EndpointDetails) else None
+    variants = details.variants if details else []
+    endpoint = (details.endpoint_name if details else None) or resource.name  # a variant resource: its endpoint
+    every = tuple(_dims(EndpointName=endpoint, VariantName=v.variant_name) for v in variants)
+    provisioned = tuple(_dims(EndpointName=endpoint, VariantName=v.variant_name) for v in variants if v.instance_type)
     for spec in ENDPOINT_SPECS:
         yield MetricTarget(resource.arn, spec, every)
     if not provisioned:
@@ -198,7 +273,9 @@ def _endpoint_targets(resource: CollectedResource) -> Iterator[MetricTarget]:
         yield MetricTarget(resource.arn, spec, provisioned)
 
 
-def _instance_targets(resource: CollectedResource, discovered: Discovered) -> Iterator[MetricTarget]:
+def _instance_targets(
+    resource: CollectedResource, discovered: Discovered, owners: dict[str, int] | None = None
+) -> Iterator[MetricTarget]:
     if not isinstance(resource.details, InstanceDetails):
         return
     instance_id = resource.details.instance_id
@@ -206,7 +283,7 @@ def _instance_targets(resource: CollectedResource, discovered: Discovered) -> It
     own = (_dims(InstanceId=instance_id),)
     yield MetricTarget(resource.arn, EC2_CPU, own)
     if resource.platform == "nvidia":
-        gpus = tuple(discovered.gpu_series.get(instance_id, []))
+        gpus, _ = agent_series_for(resource, discovered, owners)
         yield MetricTarget(resource.arn, CWAGENT_GPU, gpus, listed=bool(gpus))
         yield MetricTarget(resource.arn, CWAGENT_GPU_MEMORY, gpus)  # the same agent block publishes both
     if _is_neuron(resource):

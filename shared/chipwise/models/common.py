@@ -10,7 +10,10 @@ from pydantic import PlainSerializer, StringConstraints
 
 from chipwise.economics import cents
 
-Platform = Literal["inferentia", "trainium", "nvidia", "cpu"]
+# What accelerates an instance type, from EC2's own facts (DescribeInstanceTypes GpuInfo / NeuronInfo /
+# InferenceAcceleratorInfo) or the catalog; ``other`` for accelerators Chipwise does not advise on (Qualcomm AI100,
+# ...), ``cpu`` for none.
+Platform = Literal["inferentia", "trainium", "nvidia", "cpu", "gaudi", "amd", "other"]
 TargetPlatform = Literal["inferentia", "trainium", "bedrock", "nvidia"]
 ResourceKind = Literal[
     "ec2_instance",

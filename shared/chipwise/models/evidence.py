@@ -101,6 +101,15 @@ class FindingEvidence(BaseModel):
     bedrock_output_per_million_usd: Number | None = None
     bedrock_monthly_usd: Number | None = None
     bedrock_price_estimate: bool | None = None
+    # Where the resource's facts came from (issue 13): the variant of a multi-variant endpoint and how its cost was
+    # split, the field that named the model, and which source answered for each signal.
+    variant_name: str | None = None
+    endpoint_name: str | None = None
+    cost_basis: str | None = None
+    model_id_basis: str | None = None
+    model_family_basis: str | None = None
+    jumpstart_model_id: str | None = None
+    signal_sources: str | None = None
     # Set by the benchmark stage, not by rules: the latest measurement (see chipwise.act.benchmarks).
     benchmark: dict[str, Any] | None = None
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime
+from decimal import Decimal
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -34,6 +35,13 @@ class WorkloadHints(_StoredJson):
     serving_stack: str | None = None
     neuron_image: bool = False
     sources: dict[str, str] = Field(default_factory=dict)
+    # Model identity beyond a Hugging Face id: the JumpStart model id (tag or S3 path), the S3 model artifact, and
+    # values that looked like a model id but were not (``/opt/ml/model``), with the variable that held them.
+    jumpstart_model_id: str | None = None
+    model_artifact: str | None = None
+    rejected_model_ids: dict[str, str] = Field(default_factory=dict)
+    # The engine under the serving stack when it differs from the image's name (DJL/LMI rolling with vLLM).
+    serving_engine: str | None = None
 
 
 class InstanceDetails(_StoredJson):
@@ -59,6 +67,22 @@ class EndpointVariant(_StoredJson):
     image: str | None = None
     environment: dict[str, str] = Field(default_factory=dict)
     weight: float | None = None
+    model_data_url: str | None = None  # ModelDataUrl or ModelDataSource.S3DataSource.S3Uri of the primary container
+
+
+class InferenceComponent(_StoredJson):
+    """An inference component placed on an endpoint variant (DescribeInferenceComponent)."""
+
+    name: str
+    arn: str | None = None
+    variant_name: str | None = None
+    status: str | None = None
+    model_name: str | None = None
+    image: str | None = None
+    artifact_url: str | None = None
+    environment: dict[str, str] = Field(default_factory=dict)
+    accelerators_required: Decimal | None = None  # NumberOfAcceleratorDevicesRequired per copy
+    copies: int | None = None  # RuntimeConfig.CurrentCopyCount (else DesiredCopyCount)
 
 
 class EndpointDetails(_StoredJson):
@@ -68,6 +92,12 @@ class EndpointDetails(_StoredJson):
     variants: list[EndpointVariant] = Field(default_factory=list)
     async_inference: bool = False
     catalog: dict[str, Any] = Field(default_factory=dict)
+    # A resource per production variant when the endpoint has several: the endpoint's own name (the CloudWatch
+    # EndpointName dimension), this resource's variant, and how its cost was split from the endpoint's.
+    endpoint_name: str | None = None
+    variant_name: str | None = None
+    cost_basis: str | None = None
+    inference_components: list[InferenceComponent] = Field(default_factory=list)
 
 
 class TrainingJobDetails(_StoredJson):
@@ -144,3 +174,17 @@ def parse_hints(raw: Mapping[str, Any] | None) -> WorkloadHints:
     if data.get("workload") not in ("training", "inference"):
         data.pop("workload", None)
     return WorkloadHints.model_validate({k: v for k, v in data.items() if v is not None})
+
+
+VARIANT_ARN_MARK = "/variant/"
+
+
+def variant_arn(endpoint_arn: str, variant_name: str) -> str:
+    """The resource ARN Chipwise gives one production variant of an endpoint (SageMaker has no variant ARN):
+    ``arn:aws:sagemaker:…:endpoint/<name>/variant/<VariantName>``."""
+    return f"{endpoint_arn}{VARIANT_ARN_MARK}{variant_name}"
+
+
+def parent_arn(arn: str) -> str:
+    """The endpoint ARN of a variant resource's ARN (any other ARN unchanged)."""
+    return arn.split(VARIANT_ARN_MARK, 1)[0]

@@ -268,8 +268,10 @@ def _collect_inventory(aws: AwsContext, session_factory: sessionmaker[Session], 
     with session_factory.begin() as session:
         repository = ResourceRepository(session)
         run.resource_ids = repository.save(run.account_id, run.region, found, run.scan_id, run.now)
-        seen = {r.arn for r in found} | listed
-        gone = repository.mark_gone(run.account_id, run.region, complete_kinds, seen, run.now)
+        described = {r.arn for r in found}
+        seen = described | listed
+        undescribed = listed - described  # listed, not described: its stored variants are kept too
+        gone = repository.mark_gone(run.account_id, run.region, complete_kinds, seen, run.now, undescribed)
     run.counts["resources"] = len(found)
     run.counts["gone"] = gone
 

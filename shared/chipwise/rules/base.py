@@ -158,4 +158,29 @@ def cost_evidence(profile: ResourceProfile) -> dict[str, EvidenceValue]:
         "instance_count": profile.instance_count,
         "run_hours": rounded(profile.run_hours, 1),
         "window_days": rounded(profile.window_hours / 24, 1),
+        **identity_evidence(profile),
     }
+
+
+def idle_step(profile: ResourceProfile, action: str) -> str:
+    """What to do with an idle resource, in words: a variant of a multi-variant endpoint is removed from the
+    endpoint (a new endpoint config without it), not deleted with the endpoint."""
+    if profile.variant_name and profile.endpoint_name:
+        return f"remove variant {profile.variant_name} from endpoint {profile.endpoint_name} (a new endpoint config)"
+    return f"{action} it"
+
+
+def identity_evidence(profile: ResourceProfile) -> dict[str, EvidenceValue]:
+    """Which variant, model and sources a finding rests on (only the facts that are known)."""
+    hints = profile.hints
+    sources = profile.signals.sources
+    found: dict[str, EvidenceValue] = {
+        "variant_name": profile.variant_name,
+        "endpoint_name": profile.endpoint_name if profile.variant_name else None,
+        "cost_basis": profile.cost_basis,
+        "model_id_basis": hints.sources.get("model_id"),
+        "model_family_basis": hints.sources.get("model_family"),
+        "jumpstart_model_id": hints.jumpstart_model_id,
+        "signal_sources": "; ".join(f"{k}={v}" for k, v in sorted(sources.items())) or None,
+    }
+    return {k: v for k, v in found.items() if v is not None}

@@ -221,6 +221,12 @@ def _gpu(instance_id: str, index: int) -> dict[str, str]:
 
 def cost_pages(days: list[str]) -> list[dict[str, Any]]:
     """The GetCostAndUsage pages the scan's one query shape gets back (one day each)."""
+    return cost_pages_for(days, COST_ROWS)
+
+
+def cost_pages_for(days: list[str], rows: list[tuple[str, str, str, str, str]]) -> list[dict[str, Any]]:
+    """GetCostAndUsage pages, one day each, every day with ``rows`` (service, usage type, unblended, amortized,
+    hours)."""
     definitions = [{"Type": "DIMENSION", "Key": "SERVICE"}, {"Type": "DIMENSION", "Key": "USAGE_TYPE"}]
     pages = []
     for n, day in enumerate(days):
@@ -234,7 +240,7 @@ def cost_pages(days: list[str]) -> list[dict[str, Any]]:
                     "UsageQuantity": {"Amount": hours, "Unit": "Hrs"},
                 },
             }
-            for service, usage_type, unblended, amortized, hours in COST_ROWS
+            for service, usage_type, unblended, amortized, hours in rows
         ]
         page: dict[str, Any] = {
             "ResultsByTime": [

@@ -28,6 +28,10 @@ def test_every_key_is_present_for_a_bare_instance() -> None:
         "serving_stack": None,
         "neuron_image": False,
         "sources": {},
+        "jumpstart_model_id": None,
+        "model_artifact": None,
+        "rejected_model_ids": {},
+        "serving_engine": None,
     }
 
 

@@ -173,3 +173,19 @@ def test_neuron_parts_of_one_hour_merge_and_a_source_ingested_twice_counts_once(
         assert row.parts is not None and sorted(row.parts) == ["s3://b/neuron/a.jsonl.gz", "s3://b/neuron/b.jsonl.gz"]
         hours = NeuronRepository(session).hours_by_instance(ACCOUNT, ["i-0123456789abcdef0", "i-x"], H, NOW)
         assert hours == {"i-0123456789abcdef0": 1}
+
+
+def test_variants_of_an_endpoint_not_described_this_scan_are_kept(session: Session) -> None:
+    # Given the two variants of an A/B endpoint stored by a first scan
+    AccountRepository(session).ensure(ACCOUNT)
+    repo = ResourceRepository(session)
+    endpoint = "arn:aws:sagemaker:us-east-1:123456789012:endpoint/chat-ab"
+    main, canary = f"{endpoint}/variant/main", f"{endpoint}/variant/canary"
+    resources = [_resource(main, kind="sagemaker_endpoint"), _resource(canary, kind="sagemaker_endpoint")]
+    repo.save(ACCOUNT, "us-east-1", resources, "scan-1", NOW)
+    later = NOW + timedelta(days=1)
+    # When the next scan lists the endpoint but cannot describe it (throttled), Then its variants are not gone
+    assert repo.mark_gone(ACCOUNT, "us-east-1", ["sagemaker_endpoint"], [endpoint], later, [endpoint]) == 0
+    # When a scan describes it and finds only the main variant (the canary was removed), Then the canary is gone
+    assert repo.mark_gone(ACCOUNT, "us-east-1", ["sagemaker_endpoint"], [main], later) == 1
+    assert [r.arn for r in repo.list(ACCOUNT)] == [main]

@@ -242,6 +242,9 @@ def plan_finding(
     if isinstance(target, str):
         return [], [skip(target)]
     instance, queue = target
+    if not workload.model_id and workload.model_id_note:
+        # The configuration names its model only as a path or URI: a family stand-in would measure another model.
+        return [], [skip(f"no usable model id to benchmark: {workload.model_id_note} (set HF_MODEL_ID to the hub id)")]
     model_id = workload.model_id or workload.model_family
     if not model_id:
         return [], [skip("no model id or family to benchmark (set the chipwise:model-family tag or HF_MODEL_ID)")]

@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session
 
 from chipwise.act.benchmarks.repricing import SECONDS_PER_HOUR, Current, Demand, RepricingPolicy, Target, Unit
 from chipwise.catalog import Catalog, get_assumptions, get_model_families
+from chipwise.collect.hints import usable_model_id
 from chipwise.economics import HOURS_PER_MONTH, percentile
 from chipwise.models.benchmark import BenchmarkTask
 from chipwise.models.evidence import FindingEvidence
@@ -63,7 +64,11 @@ def number(value: Any) -> Decimal | None:
 
 @dataclass(frozen=True)
 class BenchmarkWorkload:
-    """The model and task to benchmark, and what is observed about it today."""
+    """The model and task to benchmark, and what is observed about it today.
+
+    ``serving_stack`` is the engine that serves the model: a DJL/LMI container rolling with vLLM counts as
+    ``vllm`` (so the benchmark runs vLLM on Neuron, not Optimum Neuron). ``model_id_note`` says why no model id is
+    usable when the configuration named one that is not (a path inside the container, an S3 URI)."""
 
     kind: WorkloadKind
     task: BenchmarkTask
@@ -72,6 +77,7 @@ class BenchmarkWorkload:
     serving_stack: str | None
     demand: Demand | None
     observed_tokens_per_second: Decimal | None
+    model_id_note: str | None = None
 
 
 @dataclass(frozen=True)
@@ -99,15 +105,28 @@ def describe_workload(
             or demand_from_rollups(telemetry.metrics)
             or demand_from_neuron(telemetry.neuron)
         )
+    model_id = next(
+        (m for m in map(usable_model_id, (hints.hf_model_id, evidence.hf_model_id, evidence.model_id)) if m), None
+    )
     return BenchmarkWorkload(
         kind=kind,
         task=task_of(kind, hints, _environment(resource)),
-        model_id=hints.hf_model_id or evidence.hf_model_id or evidence.model_id,
+        model_id=model_id,
         model_family=hints.model_family or evidence.model_family,
-        serving_stack=hints.serving_stack,
+        serving_stack=hints.serving_engine or hints.serving_stack,
         demand=demand,
         observed_tokens_per_second=number(evidence.observed_tokens_per_second) if kind == "training" else None,
+        model_id_note=None if model_id else model_id_note(hints),
     )
+
+
+def model_id_note(hints: WorkloadHints) -> str | None:
+    """Why the configuration's model id cannot be benchmarked: what named it and what it held."""
+    if not hints.rejected_model_ids:
+        return None
+    named = ", ".join(f"{basis}={value!r}" for basis, value in sorted(hints.rejected_model_ids.items()))
+    jumpstart = f"; JumpStart model {hints.jumpstart_model_id}" if hints.jumpstart_model_id else ""
+    return f"{named} is a path or URI, not a Hugging Face model id{jumpstart}"
 
 
 def _environment(resource: Resource | None) -> Mapping[str, str]:

@@ -12,7 +12,17 @@ from pydantic import Field
 
 from chipwise.analyse.profiles import ResourceProfile
 from chipwise.models.common import Action, Confidence
-from chipwise.rules.base import FindingDraft, Outcome, Rule, RuleContext, RuleMeta, RuleParams, cost_evidence, money
+from chipwise.rules.base import (
+    FindingDraft,
+    Outcome,
+    Rule,
+    RuleContext,
+    RuleMeta,
+    RuleParams,
+    cost_evidence,
+    idle_step,
+    money,
+)
 from chipwise.rules.base import rounded as r
 from chipwise.rules.registry import register
 from chipwise.rules.traffic import hours_without_traffic, idle_hours, requests
@@ -72,8 +82,8 @@ class GpuIdle(Rule[GpuIdleParams]):
                 action=action,
                 confidence=confidence,
                 summary=f"{profile.name} ({profile.instance_count} × {profile.instance_type}) kept every GPU under "
-                f"{p.max_gpu_utilization_pct:g} % for {idle / 24:.0f} days (peak {gpu.maximum:.1f} %): {action} it "
-                f"to save {money(monthly)}/month.",
+                f"{p.max_gpu_utilization_pct:g} % for {idle / 24:.0f} days (peak {gpu.maximum:.1f} %): "
+                f"{idle_step(profile, action)} to save {money(monthly)}/month.",
                 evidence={
                     "idle_days": r(idle / 24, 1),
                     "gpu_max_pct": r(gpu.maximum),

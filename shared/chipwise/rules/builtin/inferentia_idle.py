@@ -12,7 +12,17 @@ from pydantic import Field
 
 from chipwise.analyse.profiles import ResourceProfile
 from chipwise.models.common import Action, Confidence
-from chipwise.rules.base import FindingDraft, Outcome, Rule, RuleContext, RuleMeta, RuleParams, cost_evidence, money
+from chipwise.rules.base import (
+    FindingDraft,
+    Outcome,
+    Rule,
+    RuleContext,
+    RuleMeta,
+    RuleParams,
+    cost_evidence,
+    idle_step,
+    money,
+)
 from chipwise.rules.base import rounded as r
 from chipwise.rules.registry import register
 from chipwise.rules.traffic import hours_without_traffic, idle_hours, requests
@@ -88,7 +98,7 @@ class InferentiaIdle(Rule[InferentiaIdleParams]):
                 action=action,
                 confidence=confidence,
                 summary=f"{profile.name} ({profile.instance_count} × {profile.instance_type}) {what} for "
-                f"{idle / 24:.0f} days: {action} it to save {money(monthly)}/month.",
+                f"{idle / 24:.0f} days: {idle_step(profile, action)} to save {money(monthly)}/month.",
                 evidence=evidence,
                 signals_used=used,
                 signals_missing=() if neuron is not None else ("neuroncore_utilization",),

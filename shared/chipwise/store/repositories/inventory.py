@@ -23,6 +23,7 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from chipwise.models.records import CollectedResource
+from chipwise.models.resources import parent_arn
 from chipwise.store.tables import Resource
 from chipwise.store.upsert import upsert
 
@@ -71,19 +72,31 @@ class ResourceRepository:
         stmt = select(Resource.arn, Resource.id).where(Resource.account_id == account_id, Resource.region == region)
         return {str(arn): int(rid) for arn, rid in self.session.execute(stmt)}
 
-    def mark_gone(self, account_id: str, region: str, kinds: Iterable[str], seen: Iterable[str], now: datetime) -> int:
-        """Live resources of ``kinds`` the scan did not find again: state ``gone``, ``ended_at`` now."""
+    def mark_gone(
+        self,
+        account_id: str,
+        region: str,
+        kinds: Iterable[str],
+        seen: Iterable[str],
+        now: datetime,
+        keep_children_of: Iterable[str] = (),
+    ) -> int:
+        """Live resources of ``kinds`` the scan did not find again: state ``gone``, ``ended_at`` now. The variants
+        of an endpoint in ``keep_children_of`` (listed but not described this scan) are kept as they are."""
         kinds = [k for k in kinds if k in LIVE_KINDS]
         if not kinds:
             return 0
         seen_arns = set(seen)
+        parents = set(keep_children_of)
         stmt = select(Resource.id, Resource.arn).where(
             Resource.account_id == account_id,
             Resource.region == region,
             Resource.kind.in_(kinds),
             Resource.state.is_distinct_from(GONE),
         )
-        gone = [rid for rid, arn in self.session.execute(stmt) if arn not in seen_arns]
+        gone = [
+            rid for rid, arn in self.session.execute(stmt) if arn not in seen_arns and parent_arn(arn) not in parents
+        ]
         for start in range(0, len(gone), 1000):
             self.session.execute(
                 update(Resource).where(Resource.id.in_(gone[start : start + 1000])).values(state=GONE, ended_at=now)

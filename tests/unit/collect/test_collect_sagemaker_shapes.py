@@ -1,0 +1,265 @@
+"""Issue 13, items 3 and 4, from SageMaker's documented Describe* shapes (DescribeEndpoint, DescribeEndpointConfig,
+DescribeModel, DescribeInferenceComponent, DescribeTrainingJob in the SageMaker API reference): a multi-variant
+endpoint is one resource per variant, inference components and training hyperparameters name the model."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from chipwise.collect.inventory import (
+    _ModelCache,
+    _training_resource,
+    endpoint_resources,
+    inference_component,
+)
+from chipwise.models.resources import EndpointDetails, TrainingJobDetails, parent_arn
+
+CREATED = datetime(2026, 11, 1, tzinfo=UTC)
+ARN = "arn:aws:sagemaker:us-east-1:123456789012:endpoint/chat-ab"
+ECR = "763104351884.dkr.ecr.us-east-1.amazonaws.com"
+TGI_NEURONX = f"{ECR}/huggingface-pytorch-tgi-inference:2.1.2-optimum0.0.27-neuronx-py310-ubuntu22.04"
+TGI_GPU = f"{ECR}/huggingface-pytorch-tgi-inference:2.4.0-tgi2.4.0-gpu-py311-cu124-ubuntu22.04"
+LMI = "763104351884.dkr.ecr.us-east-1.amazonaws.com/djl-inference:0.31.0-lmi13.0.0-cu124"
+
+DESCRIBE_ENDPOINT = {
+    "EndpointName": "chat-ab",
+    "EndpointArn": ARN,
+    "EndpointConfigName": "chat-ab-config",
+    "ProductionVariants": [
+        {
+            "VariantName": "inf2-main",
+            "DeployedImages": [{"SpecifiedImage": TGI_NEURONX, "ResolvedImage": TGI_NEURONX + "@sha256:ab"}],
+            "CurrentWeight": 0.9,
+            "DesiredWeight": 0.9,
+            "CurrentInstanceCount": 3,
+            "DesiredInstanceCount": 3,
+        },
+        {
+            "VariantName": "g5-canary",
+            "DeployedImages": [{"SpecifiedImage": TGI_GPU}],
+            "CurrentWeight": 0.1,
+            "DesiredWeight": 0.1,
+            "CurrentInstanceCount": 1,
+            "DesiredInstanceCount": 1,
+        },
+    ],
+    "EndpointStatus": "InService",
+    "CreationTime": CREATED,
+    "LastModifiedTime": CREATED,
+}
+DESCRIBE_ENDPOINT_CONFIG = {
+    "EndpointConfigName": "chat-ab-config",
+    "EndpointConfigArn": "arn:aws:sagemaker:us-east-1:123456789012:endpoint-config/chat-ab-config",
+    "ProductionVariants": [
+        {
+            "VariantName": "inf2-main",
+            "ModelName": "llama-inf2",
+            "InitialInstanceCount": 2,
+            "InstanceType": "ml.inf2.xlarge",
+            "InitialVariantWeight": 0.9,
+        },
+        {
+            "VariantName": "g5-canary",
+            "ModelName": "llama-g5",
+            "InitialInstanceCount": 1,
+            "InstanceType": "ml.g5.xlarge",
+            "InitialVariantWeight": 0.1,
+        },
+    ],
+    "CreationTime": CREATED,
+}
+MODELS: dict[str, dict[str, Any]] = {
+    "llama-inf2": {
+        "ModelName": "llama-inf2",
+        "PrimaryContainer": {
+            "Image": TGI_NEURONX,
+            "Mode": "SingleModel",
+            "Environment": {"HF_MODEL_ID": "meta-llama/Meta-Llama-3-8B-Instruct", "HF_NUM_CORES": "2"},
+        },
+    },
+    "llama-g5": {
+        "ModelName": "llama-g5",
+        "PrimaryContainer": {
+            "Image": TGI_GPU,
+            "Mode": "SingleModel",
+            "ModelDataUrl": "s3://models-bucket/llama/llama-3-8b/model.tar.gz",
+            "Environment": {"HF_MODEL_ID": "/opt/ml/model", "SM_NUM_GPUS": "1"},
+        },
+    },
+}
+
+
+def _models() -> _ModelCache:
+    def fetch(name: str) -> dict[str, Any]:
+        from chipwise.collect.inventory import _model_container
+
+        return _model_container(MODELS[name])
+
+    return _ModelCache(fetch)
+
+
+def test_a_two_variant_endpoint_is_two_resources() -> None:
+    # When the documented DescribeEndpoint / DescribeEndpointConfig / DescribeModel answers are read
+    found = endpoint_resources(dict(DESCRIBE_ENDPOINT), dict(DESCRIBE_ENDPOINT_CONFIG), {"team": "chat"}, _models())
+    # Then each variant is a resource: its ARN under the endpoint's, its own type, live count and model
+    by_name = {r.name: r for r in found}
+    assert sorted(by_name) == ["chat-ab/g5-canary", "chat-ab/inf2-main"]
+    main, canary = by_name["chat-ab/inf2-main"], by_name["chat-ab/g5-canary"]
+    assert (main.arn, main.instance_type, main.instance_count, main.platform) == (
+        f"{ARN}/variant/inf2-main",
+        "ml.inf2.xlarge",
+        3,  # CurrentInstanceCount beats InitialInstanceCount
+        "inferentia",
+    )
+    assert (canary.instance_type, canary.instance_count, canary.platform) == ("ml.g5.xlarge", 1, "nvidia")
+    assert parent_arn(canary.arn) == ARN
+    details = canary.details
+    assert isinstance(details, EndpointDetails)
+    assert (details.endpoint_name, details.variant_name) == ("chat-ab", "g5-canary")
+    assert [v.variant_name for v in details.variants] == ["g5-canary"]
+    assert details.cost_basis is not None and "1 x ml.g5.xlarge" in details.cost_basis
+    # And each variant's model identity is its own: the inf2 model's hub id; the canary's path is rejected and its
+    # family read from the S3 model path
+    assert (main.hints.hf_model_id, main.hints.sources["model_id"]) == (
+        "meta-llama/Meta-Llama-3-8B-Instruct",
+        "env:HF_MODEL_ID",
+    )
+    assert canary.hints.hf_model_id is None
+    assert canary.hints.rejected_model_ids == {"env:HF_MODEL_ID": "/opt/ml/model"}
+    assert (canary.hints.model_family, canary.hints.sources["model_family"]) == ("llama", "model_artifact")
+    assert canary.tags == {"team": "chat"}
+
+
+def test_a_single_variant_endpoint_stays_one_resource_under_its_own_arn() -> None:
+    config = {**DESCRIBE_ENDPOINT_CONFIG, "ProductionVariants": DESCRIBE_ENDPOINT_CONFIG["ProductionVariants"][:1]}
+    endpoint = {**DESCRIBE_ENDPOINT, "ProductionVariants": DESCRIBE_ENDPOINT["ProductionVariants"][:1]}
+    (found,) = endpoint_resources(endpoint, config, {}, _models())
+    assert (found.arn, found.name, found.instance_count) == (ARN, "chat-ab", 3)
+    assert isinstance(found.details, EndpointDetails) and found.details.variant_name is None
+
+
+DESCRIBE_INFERENCE_COMPONENT = {
+    "InferenceComponentName": "mistral-ic",
+    "InferenceComponentArn": "arn:aws:sagemaker:us-east-1:123456789012:inference-component/mistral-ic",
+    "EndpointName": "shared-gpu",
+    "EndpointArn": "arn:aws:sagemaker:us-east-1:123456789012:endpoint/shared-gpu",
+    "VariantName": "AllTraffic",
+    "Specification": {
+        "Container": {
+            "DeployedImage": {"SpecifiedImage": LMI, "ResolvedImage": LMI + "@sha256:cd"},
+            "ArtifactUrl": "s3://models-bucket/mistral/",
+            "Environment": {"OPTION_MODEL_ID": "mistralai/Mistral-7B-Instruct-v0.3", "OPTION_ROLLING_BATCH": "vllm"},
+        },
+        "ComputeResourceRequirements": {
+            "NumberOfAcceleratorDevicesRequired": 1,
+            "MinMemoryRequiredInMb": 16384,
+        },
+    },
+    "RuntimeConfig": {"DesiredCopyCount": 2, "CurrentCopyCount": 2},
+    "CreationTime": CREATED,
+    "LastModifiedTime": CREATED,
+    "InferenceComponentStatus": "InService",
+}
+
+
+def test_an_inference_component_endpoint_gets_its_model_from_the_component() -> None:
+    # Given an endpoint whose variant names no model (inference components place the models)
+    component = inference_component(DESCRIBE_INFERENCE_COMPONENT)
+    assert (component.image, component.copies, component.accelerators_required) == (LMI, 2, 1)
+    endpoint = {
+        "EndpointName": "shared-gpu",
+        "EndpointArn": "arn:aws:sagemaker:us-east-1:123456789012:endpoint/shared-gpu",
+        "EndpointConfigName": "shared-gpu-config",
+        "ProductionVariants": [{"VariantName": "AllTraffic", "CurrentInstanceCount": 2}],
+        "EndpointStatus": "InService",
+        "CreationTime": CREATED,
+    }
+    config = {
+        "EndpointConfigName": "shared-gpu-config",
+        "ProductionVariants": [
+            {"VariantName": "AllTraffic", "InstanceType": "ml.g5.12xlarge", "InitialInstanceCount": 2}
+        ],
+    }
+    (found,) = endpoint_resources(endpoint, config, {}, _models(), [component])
+    # Then the component's container names the model, with the basis; the LMI engine is vLLM
+    hints = found.hints
+    assert (hints.hf_model_id, hints.model_family) == ("mistralai/Mistral-7B-Instruct-v0.3", "mistral")
+    assert hints.sources["model_id"] == "inference_component:mistral-ic:env:OPTION_MODEL_ID"
+    assert (hints.serving_stack, hints.serving_engine) == ("djl", "vllm")
+    assert isinstance(found.details, EndpointDetails)
+    assert [c.name for c in found.details.inference_components] == ["mistral-ic"]
+
+
+DESCRIBE_TRAINING_JOB = {
+    "TrainingJobName": "job-0001",
+    "TrainingJobArn": "arn:aws:sagemaker:us-east-1:123456789012:training-job/job-0001",
+    "TrainingJobStatus": "Completed",
+    "SecondaryStatus": "Completed",
+    "HyperParameters": {
+        "epochs": "3",
+        "model_name_or_path": '"mistralai/Mistral-7B-v0.1"',
+        "per_device_train_batch_size": "2",
+        "sagemaker_container_log_level": "20",
+        "sagemaker_job_name": '"job-0001"',
+        "sagemaker_program": '"run_clm.py"',
+        "sagemaker_region": '"us-east-1"',
+        "sagemaker_submit_directory": '"s3://bucket/job-0001/source/sourcedir.tar.gz"',
+    },
+    "AlgorithmSpecification": {
+        "TrainingImage": "763104351884.dkr.ecr.us-east-1.amazonaws.com/huggingface-pytorch-training:"
+        "2.1.0-transformers4.36.0-gpu-py310-cu121-ubuntu20.04",
+        "TrainingInputMode": "File",
+        "EnableSageMakerMetricsTimeSeries": True,
+    },
+    "RoleArn": "arn:aws:iam::123456789012:role/sagemaker",
+    "InputDataConfig": [
+        {
+            "ChannelName": "train",
+            "DataSource": {"S3DataSource": {"S3DataType": "S3Prefix", "S3Uri": "s3://bucket/data/train"}},
+        }
+    ],
+    "OutputDataConfig": {"S3OutputPath": "s3://bucket/job-0001/"},
+    "ResourceConfig": {"InstanceType": "ml.g5.12xlarge", "InstanceCount": 1, "VolumeSizeInGB": 100},
+    "StoppingCondition": {"MaxRuntimeInSeconds": 86400},
+    "CreationTime": CREATED,
+    "TrainingStartTime": CREATED,
+    "TrainingEndTime": datetime(2026, 11, 1, 6, tzinfo=UTC),
+    "TrainingTimeInSeconds": 21600,
+    "BillableTimeInSeconds": 21600,
+}
+
+
+def test_an_hf_estimator_fine_tune_named_job_0001_is_recognised_as_mistral() -> None:
+    # When the HF estimator's DescribeTrainingJob answer is read (hyperparameters JSON-encoded by the SDK)
+    job = _training_resource(dict(DESCRIBE_TRAINING_JOB), {})
+    # Then the base model and family come from model_name_or_path, though the job name says nothing
+    assert (job.hints.model_family, job.hints.hf_model_id) == ("mistral", "mistralai/Mistral-7B-v0.1")
+    assert job.hints.sources["model_id"] == "hyperparameter:model_name_or_path"
+    assert job.hints.workload == "training"
+    assert isinstance(job.details, TrainingJobDetails)
+    assert job.details.hyperparameters["model_name_or_path"] == '"mistralai/Mistral-7B-v0.1"'
+
+
+def test_a_jumpstart_fine_tune_reads_the_model_channel() -> None:
+    # Given a JumpStart fine-tune: the base model arrives on the "model" channel from the JumpStart bucket
+    described = {
+        **DESCRIBE_TRAINING_JOB,
+        "TrainingJobName": "jumpstart-ft-0002",
+        "HyperParameters": {"epoch": "5", "instruction_tuned": "True"},
+        "InputDataConfig": [
+            *DESCRIBE_TRAINING_JOB["InputDataConfig"],
+            {
+                "ChannelName": "model",
+                "DataSource": {
+                    "S3DataSource": {
+                        "S3DataType": "S3Prefix",
+                        "S3Uri": "s3://jumpstart-cache-prod-us-east-1/meta-training/train-meta-textgeneration-llama-3-8b/",
+                    }
+                },
+            },
+        ],
+    }
+    job = _training_resource(described, {"sagemaker-sdk:jumpstart-model-id": "meta-textgeneration-llama-3-8b"})
+    assert (job.hints.model_family, job.hints.jumpstart_model_id) == ("llama", "meta-textgeneration-llama-3-8b")
+    assert job.hints.hf_model_id is None
