@@ -443,7 +443,7 @@ def _link_fields() -> tuple[str, str]:
     return expires, signature
 
 
-_LINK_RESPONSES: dict[int, dict[str, Any]] = {
+_LINK_RESPONSES: dict[int, Any] = {
     200: {"description": "A page with a button (GET) or the outcome (POST).", "content": {"text/html": {}}},
     404: {"description": "The link is expired, tampered with, or its plan is gone."},
 }

@@ -155,10 +155,11 @@ def _plan(intake: IntakeRequest, now: datetime) -> PlanDocument:
 
 
 def _queue_confirmation(
-    session: Session, row: IntakeSubmission, plan_id: str, email_key: str, now: datetime, settings: Settings
+    session: Session, row: IntakeSubmission, plan_id: str, email_key: str, now: datetime, base_url: str | None
 ) -> bool:
     """The one email a stranger's submission can cause: a request to confirm the address (once a day)."""
-    if not settings.public_base_url or row.link_key is None:
+    settings = get_settings()
+    if not base_url or row.link_key is None:
         return False
     refused = limits.take(
         session, "email", email_key, limit=CONFIRMATION_EMAILS_PER_ADDRESS_PER_DAY, length=limits.DAY, now=now
@@ -167,14 +168,8 @@ def _queue_confirmation(
         logger().info("confirmation email withheld: one already sent to this address today")
         return False
     expires = min(now + timedelta(hours=settings.intake_confirm_link_hours), _expiry(row, settings))
-    confirm = links.url(
-        settings.public_base_url,
-        f"/plans/{plan_id}/confirm",
-        links.sign(row.link_key, "confirm", plan_id, expires),
-    )
-    delete = links.url(
-        settings.public_base_url, f"/plans/{plan_id}/delete", links.sign(row.link_key, "delete", plan_id, expires)
-    )
+    confirm = links.url(base_url, f"/plans/{plan_id}/confirm", links.sign(row.link_key, "confirm", plan_id, expires))
+    delete = links.url(base_url, f"/plans/{plan_id}/delete", links.sign(row.link_key, "delete", plan_id, expires))
     html, text = views.confirm_email(confirm_link=confirm, delete_link=delete, expires_at=expires)
     enqueue(
         session,
@@ -190,11 +185,18 @@ def _queue_confirmation(
 
 
 def record_intake(
-    session: Session, intake: IntakeRequest, *, client: str | None = None, now: datetime | None = None
+    session: Session,
+    intake: IntakeRequest,
+    *,
+    client: str | None = None,
+    now: datetime | None = None,
+    base_url: str | None = None,
 ) -> Submitted:
     """Plan one intake and store what goes with it in ``session`` (the caller commits).
 
-    Raises RateLimited (nothing is stored) when the client or the address has used its submissions.
+    Links in the confirmation email start with the ``public_base_url`` setting (``base_url`` stands in for it
+    only in the local demo; the HTTP API never passes one). Raises RateLimited (nothing is stored) when the
+    client or the address has used its submissions.
     """
     settings = get_settings()
     when = now or utcnow()
@@ -232,7 +234,7 @@ def record_intake(
     )
     if intake.partner_referral:
         session.add(_draft(plan, intake, when))
-    _queue_confirmation(session, submission, plan.plan_id, email_key, when, settings)
+    _queue_confirmation(session, submission, plan.plan_id, email_key, when, base_url or settings.public_base_url)
     return Submitted(public, created=True)
 
 
@@ -322,36 +324,46 @@ def check_link(plan_id: str, purpose: links.Purpose, expires: str, signature: st
         _verified(session, plan_id, purpose, expires, signature, now or utcnow())
 
 
-def confirm_address(plan_id: str, expires: str, signature: str, now: datetime | None = None) -> bool:
-    """The owner clicked the confirmation: queue the plan email (once per plan). True when newly queued."""
+def confirm_in(
+    session: Session,
+    plan_id: str,
+    expires: str,
+    signature: str,
+    *,
+    now: datetime | None = None,
+    base_url: str | None = None,
+) -> bool:
+    """:func:`confirm_address` in ``session`` (``base_url`` stands in for the setting in the local demo only)."""
     when = now or utcnow()
     settings = get_settings()
+    base = base_url or settings.public_base_url
+    row, submission = _verified(session, plan_id, "confirm", expires, signature, when)
+    if submission.confirmed_at is not None or not base or submission.link_key is None:
+        return False
+    submission.confirmed_at = when
+    plan = PlanDocument.model_validate(row.document).public()
+    expiry = _expiry(submission, settings)
+    link = links.url(base, f"/plans/{plan_id}")
+    delete = links.url(base, f"/plans/{plan_id}/delete", links.sign(submission.link_key, "delete", plan_id, expiry))
+    html, text = views.contact_email(plan, link=link, delete_link=delete, expires_at=expiry)
+    enqueue(
+        session,
+        channel="email",
+        kind=PLAN_EMAIL_KIND,
+        recipient=submission.contact_email,
+        dedupe_key=f"intake:{submission.id}:plan",
+        subject=PLAN_SUBJECT,
+        payload={"html": html, "text": text},
+        now=when,
+    )
+    logger().info("intake address confirmed; plan email queued")
+    return True
+
+
+def confirm_address(plan_id: str, expires: str, signature: str, now: datetime | None = None) -> bool:
+    """The owner clicked the confirmation: queue the plan email (once per plan). True when newly queued."""
     with _store() as session:
-        row, submission = _verified(session, plan_id, "confirm", expires, signature, when)
-        if submission.confirmed_at is not None or not settings.public_base_url or submission.link_key is None:
-            return False
-        submission.confirmed_at = when
-        plan = PlanDocument.model_validate(row.document).public()
-        expiry = _expiry(submission, settings)
-        link = links.url(settings.public_base_url, f"/plans/{plan_id}")
-        delete = links.url(
-            settings.public_base_url,
-            f"/plans/{plan_id}/delete",
-            links.sign(submission.link_key, "delete", plan_id, expiry),
-        )
-        html, text = views.contact_email(plan, link=link, delete_link=delete, expires_at=expiry)
-        enqueue(
-            session,
-            channel="email",
-            kind=PLAN_EMAIL_KIND,
-            recipient=submission.contact_email,
-            dedupe_key=f"intake:{submission.id}:plan",
-            subject=PLAN_SUBJECT,
-            payload={"html": html, "text": text},
-            now=when,
-        )
-        logger().info("intake address confirmed; plan email queued")
-        return True
+        return confirm_in(session, plan_id, expires, signature, now=now)
 
 
 def _delete_submission(session: Session, submission_id: str, plan_ids: list[str]) -> None:

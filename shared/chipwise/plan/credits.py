@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
-from typing import Literal
+from typing import Literal, get_args
 
 from chipwise.catalog import CompanyStage, CreditProgram, get_credit_programs
 from chipwise.render import money
@@ -79,7 +79,7 @@ def unknown_facts(program: CreditProgram, profile: CompanyProfile) -> list[str]:
     """The facts this program's criteria need that the company has not given."""
     rules = program.eligibility
     unknown = []
-    if profile.stage is None and len(set(rules.stages)) < len(CompanyStage.__args__):
+    if profile.stage is None and len(set(rules.stages)) < len(get_args(CompanyStage)):
         unknown.append("the funding stage")
     if profile.institutional_funding is None and (rules.requires_institutional_funding or rules.self_funded_only):
         unknown.append("whether the company has raised institutional funding")

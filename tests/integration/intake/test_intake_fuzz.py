@@ -35,7 +35,9 @@ encodable = st.text(st.characters(blacklist_categories=("Cs",)), max_size=40) | 
 )
 leaves = st.none() | st.booleans() | numbers | texts
 json_values = st.recursive(
-    leaves, lambda children: st.lists(children, max_size=4) | st.dictionaries(texts, children, max_size=4), max_leaves=12
+    leaves,
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(texts, children, max_size=4),
+    max_leaves=12,
 )
 
 
@@ -106,7 +108,9 @@ def events(draw: st.DrawFn) -> dict[str, Any]:
     encoded = body.encode("utf-8", errors="surrogatepass")
     try:
         encoded.decode("utf-8")
-        return request("POST", "/intake", body=body, headers={"content-type": content_type, "accept": accept}, source_ip=ip)
+        return request(
+            "POST", "/intake", body=body, headers={"content-type": content_type, "accept": accept}, source_ip=ip
+        )
     except UnicodeDecodeError:
         return request(
             "POST",

@@ -88,7 +88,7 @@ def test_a_tampered_link_does_nothing(invoke: Invoke, use_db: str, tamper: str) 
 
 def test_an_expired_confirmation_link_does_nothing(invoke: Invoke, use_db: str) -> None:
     location = submit(invoke)
-    path, query = link_in(messages(use_db)[0].payload["text"], "confirm")
+    _path, query = link_in(messages(use_db)[0].payload["text"], "confirm")
     fields = dict(part.split("=", 1) for part in query.split("&"))
     later = datetime.fromtimestamp(int(fields["expires"]), UTC) + timedelta(seconds=1)
     with pytest.raises(service.NotFound):
@@ -106,7 +106,9 @@ def test_the_owner_deletes_the_plan_from_its_page_and_everything_goes(invoke: In
     page = invoke(get(location))["body"]
     assert 'id="delete-form"' in page
     fields = dict(re.findall(r'name="(expires|signature)" value="([^"]+)"', page))
-    done = invoke(request("POST", f"{location}/delete", body="&".join(f"{k}={v}" for k, v in fields.items()), headers=FORM))
+    done = invoke(
+        request("POST", f"{location}/delete", body="&".join(f"{k}={v}" for k, v in fields.items()), headers=FORM)
+    )
     # Then the plan, the answers, the contact data, the draft and the unsent email are gone; the link is dead
     assert done["statusCode"] == 200 and "deleted" in done["body"]
     counts = rows(use_db)
