@@ -180,3 +180,12 @@ def test_the_advisory_team_gets_one_digest_a_day(use_db: str) -> None:
     assert "evil.example" not in digest.payload["html"] and "partner referral" in digest.payload["html"]
     # and no per-submission email went to the advisory team
     assert [m.recipient for m in messages(use_db)].count("advisory@example.com") == 1
+
+
+def test_the_scheduled_event_runs_retention_through_the_handler(
+    intake_handler: Any, lambda_context: Any, use_db: str
+) -> None:
+    old = datetime.now(UTC) - timedelta(days=120)
+    service.submit_intake(intake(), client="192.0.2.1", now=old)
+    result = intake_handler({"chipwise_job": "intake_retention"}, lambda_context)
+    assert result["submissions_deleted"] == 1 and rows(use_db)["intake_submissions"] == 0
