@@ -126,6 +126,7 @@ def test_no_generated_request_gets_a_5xx(invoke: Invoke, use_db: str, monkeypatc
     monkeypatch.setenv("CHIPWISE_INTAKE_SUBMISSIONS_PER_ADDRESS_PER_DAY", "100000")
     get_settings.cache_clear()
     statuses: list[int] = []
+    raw: dict[str, str] = {}  # pydantic's own wording reaching a founder, by error type
 
     @settings(
         max_examples=EXAMPLES,
@@ -141,10 +142,14 @@ def test_no_generated_request_gets_a_5xx(invoke: Invoke, use_db: str, monkeypatc
         assert status < 500, (status, event.get("body", "")[:300], response["body"][:300])
         if 400 <= status < 500:
             assert response["body"].strip(), "a 4xx must say why"
+        if status == 422 and response["headers"]["Content-Type"].startswith("application/json"):
+            for item in json.loads(response["body"]).get("detail", []):
+                raw.update({item["type"]: item["msg"]} if item["msg"].startswith("Input should") else {})
 
     one()
     # Then well over 1,000 requests were answered, and some of them were plans (the fuzzer reached the planner)
     assert len(statuses) >= 1000
+    assert raw == {}, f"messages not in plain words: {raw}"
     assert 303 in statuses and 422 in statuses and 400 in statuses
     # and the service still works afterwards
     assert invoke(get("/intake"))["statusCode"] == 200
