@@ -18,7 +18,6 @@ from plan_factories import intake_dict, workload
 from chipwise.intake.form import FIELD_LABELS, WORKLOAD_LABELS
 from chipwise.settings import get_settings
 
-
 EXAMPLES = 1100  # a few are discarded or repeated by hypothesis; at least 1,000 requests are asserted below
 FORM_NAMES = [*FIELD_LABELS, *(f"workloads.{i}.{name}" for i in (0, 1, 7) for name in WORKLOAD_LABELS)]
 
