@@ -31,6 +31,7 @@ from datetime import datetime, timedelta
 from decimal import InvalidOperation
 from typing import Literal
 
+from pydantic import ValidationError
 from sqlalchemy import delete, select
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
@@ -203,7 +204,7 @@ def record_intake(
     key = answers_key(intake, client)
     existing = _recent_same_answers(session, key, when, settings)
     if existing is not None:
-        return Submitted(PlanDocument.model_validate(existing.document), created=False)
+        return Submitted(_document(existing), created=False)
     email_key = limits.address_key(str(intake.contact.email))
     _check_limits(session, email_key, client, when, settings)
     plan = _plan(intake, when)
@@ -262,6 +263,20 @@ def submit_intake(intake: IntakeRequest, *, client: str | None = None, now: date
 # --- reading, confirming, deleting --------------------------------------------------------------------------
 
 
+_EARLIER_VERSION = (
+    "This plan was made by an earlier version of Chipwise and can no longer be shown; please make a new one."
+)
+
+
+def _document(row: Plan) -> PlanDocument:
+    """The stored plan; a document an earlier version stored in another shape is NotFound, never a 500."""
+    try:
+        return PlanDocument.model_validate(row.document).public()
+    except ValidationError:
+        logger().warning("stored plan in an earlier shape", plan_created=row.created_at.isoformat())
+        raise NotFound(_EARLIER_VERSION) from None
+
+
 def _live(session: Session, plan_id: str, now: datetime) -> tuple[Plan, IntakeSubmission | None]:
     """The plan with this id, unless it does not exist or has expired (then NotFound, the same answer)."""
     row = session.get(Plan, plan_id)
@@ -296,7 +311,7 @@ def find_plan(session: Session, plan_id: str, now: datetime | None = None) -> Pl
     if submission is not None and submission.link_key:
         expires = _expiry(submission, get_settings())
         token = links.sign(submission.link_key, "delete", plan_id, expires)
-    plan = PlanDocument.model_validate(row.document).public()
+    plan = _document(row)
     return PlanView(plan=plan, email=_email_state(session, submission), delete_token=token, expires_at=expires)
 
 
@@ -340,8 +355,8 @@ def confirm_in(
     row, submission = _verified(session, plan_id, "confirm", expires, signature, when)
     if submission.confirmed_at is not None or not base or submission.link_key is None:
         return False
+    plan = _document(row)
     submission.confirmed_at = when
-    plan = PlanDocument.model_validate(row.document).public()
     expiry = _expiry(submission, settings)
     link = links.url(base, f"/plans/{plan_id}")
     delete = links.url(base, f"/plans/{plan_id}/delete", links.sign(submission.link_key, "delete", plan_id, expiry))
@@ -429,14 +444,15 @@ def queue_advisory_digest(session: Session, now: datetime) -> bool:
     settings = get_settings()
     day_end = limits.window_start(now, limits.DAY)
     day_start = day_end - limits.DAY
-    rows = list(
-        session.execute(
+    rows = [
+        (row[0], row[1])
+        for row in session.execute(
             select(IntakeSubmission, Plan)
             .join(Plan, Plan.submission_id == IntakeSubmission.id)
             .where(IntakeSubmission.received_at >= day_start, IntakeSubmission.received_at < day_end)
             .order_by(IntakeSubmission.received_at)
-        ).tuples()
-    )
+        )
+    ]
     if not rows:
         return False
     entries = [
@@ -444,7 +460,7 @@ def queue_advisory_digest(session: Session, now: datetime) -> bool:
             received_at=submission.received_at,
             company=submission.company_name,
             contact_email=submission.contact_email,
-            plan=PlanDocument.model_validate(plan.document),
+            monthly_savings_usd=plan.total_monthly_savings_usd,
             partner_referral=bool(submission.partner_referral),
             link=links.url(settings.public_base_url, f"/plans/{plan.id}") if settings.public_base_url else None,
         )

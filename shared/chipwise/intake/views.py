@@ -11,6 +11,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date, datetime
+from decimal import Decimal
 from typing import Any
 
 from chipwise.catalog import get_catalog, get_model_families, get_regions
@@ -168,7 +169,7 @@ class DigestEntry:
     received_at: datetime
     company: str
     contact_email: str
-    plan: PlanDocument
+    monthly_savings_usd: Decimal
     partner_referral: bool
     link: str | None
 

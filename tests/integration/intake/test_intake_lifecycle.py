@@ -189,3 +189,15 @@ def test_the_scheduled_event_runs_retention_through_the_handler(
     service.submit_intake(intake(), client="192.0.2.1", now=old)
     result = intake_handler({"chipwise_job": "intake_retention"}, lambda_context)
     assert result["submissions_deleted"] == 1 and rows(use_db)["intake_submissions"] == 0
+
+
+def test_a_plan_stored_in_an_earlier_shape_is_a_404_not_a_500(invoke: Invoke, use_db: str) -> None:
+    location = submit(invoke)
+    with get_session_factory(use_db).begin() as session:
+        row = session.get(Plan, location.rsplit("/", 1)[1])
+        assert row is not None
+        document = dict(row.document)
+        document["totals"] = {**document["totals"], "largest_eligible_credit_usd": "1000000.00"}
+        row.document = document
+    response = invoke(get(location))
+    assert response["statusCode"] == 404 and "earlier version" in response["body"]

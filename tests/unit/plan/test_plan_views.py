@@ -49,7 +49,7 @@ def test_the_emails_and_the_draft_body_escape_every_field(hostile: tuple[IntakeR
         received_at=CREATED,
         company=intake.company.name,
         contact_email="m@evil.example",
-        plan=plan,  # type: ignore[arg-type]
+        monthly_savings_usd=plan.totals.monthly_savings_usd,  # type: ignore[attr-defined]
         partner_referral=True,
         link=None,
     )
@@ -113,7 +113,14 @@ def test_a_url_typed_into_any_field_is_never_a_link_in_an_email() -> None:
     data["company"]["website"] = "evil.example"
     intake = IntakeRequest.model_validate(data)
     plan = build_plan(intake, plan_id=PLAN_ID, created_at=CREATED)
-    entry = views.DigestEntry(CREATED, intake.company.name, "ada@evil.example", plan, False, "https://plans.example/p")
+    entry = views.DigestEntry(
+        CREATED,
+        intake.company.name,
+        "ada@evil.example",
+        plan.totals.monthly_savings_usd,
+        False,
+        "https://plans.example/p",
+    )
     rendered = [
         *views.contact_email(
             plan, link="https://plans.example/plans/p", delete_link="https://plans.example/d", expires_at=CREATED
