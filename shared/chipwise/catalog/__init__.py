@@ -501,6 +501,7 @@ class CreditProgram(_FrozenData):
     source: str
     as_of: date
     estimate: bool = Field(description="The amount rests on third-party pages only.")
+    caveat: str | None = Field(None, description="What the sources disagree on, said wherever the program fits.")
     source_strength: Literal["aws_page", "third_party"] = Field(
         description="aws_page: the program and amount are on an AWS page (or an AWS-authored copy); third_party: "
         "only other sites describe it."

@@ -119,6 +119,8 @@ def _reason(program: CreditProgram, likelihood: Likelihood, unmet: list[str], do
     ]
     if program.eligibility.max_company_age_years is not None:
         parts.append(f"The company must be under {program.eligibility.max_company_age_years} years old.")
+    if program.caveat:
+        parts.append(program.caveat)
     parts.append(SOURCE_WORDS[program.source_strength])
     parts.append("AWS decides; credits are never guaranteed.")
     return " ".join(parts)

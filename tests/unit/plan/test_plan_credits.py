@@ -92,3 +92,8 @@ def test_credits_are_never_presented_as_guaranteed() -> None:
     ):
         if match.likelihood != "unlikely":
             assert "never guaranteed" in match.reason
+
+
+def test_where_aws_s_own_pages_disagree_the_reason_says_so() -> None:
+    founders = by_id(match_programs(CompanyProfile(stage="series_a", institutional_funding=False)))["activate_founders"]
+    assert founders.likelihood == "likely" and "pages disagree" in founders.reason and "Series A" in founders.reason
