@@ -152,6 +152,13 @@ def test_fill_the_form_add_a_workload_submit_and_see_the_plan(page: Any, base_ur
     # Then it is the same plan, and the store still holds one submission
     assert "chat serving" in page.locator("main").inner_text()
     assert submissions(use_db) == 1
+    # When the founder deletes the plan from its page
+    plan_url = page.url
+    page.get_by_role("button", name="Delete this plan and my answers").click()
+    page.wait_for_selector("h1:has-text('Deleted')")
+    # Then the answers are gone and the link no longer works
+    assert submissions(use_db) == 0
+    assert page.goto(plan_url).status == 404
 
 
 def test_a_submission_with_errors_shows_each_message_beside_its_field(page: Any, base_url: str) -> None:

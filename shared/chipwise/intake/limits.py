@@ -13,6 +13,7 @@ retention job drops counters two days after their window.
 from __future__ import annotations
 
 import hashlib
+import ipaddress
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Literal
@@ -53,8 +54,23 @@ def address_key(address: str) -> str:
     return digest("address:" + normalise_address(address))
 
 
+def client_network(source_ip: str) -> str:
+    """The client as a rate limit sees it: an IPv4 address, or an IPv6 address's /64 (one subscriber's network:
+    an IPv6 client can change the low 64 bits at will). Anything unparsable is taken as given."""
+    text = source_ip.strip().lower()
+    try:
+        address = ipaddress.ip_address(text)
+    except ValueError:
+        return text
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is not None:
+            return str(address.ipv4_mapped)
+        return str(ipaddress.IPv6Network((address, 64), strict=False))
+    return str(address)
+
+
 def client_key(source_ip: str) -> str:
-    return digest("client:" + source_ip.strip().lower())
+    return digest("client:" + client_network(source_ip))
 
 
 def window_start(now: datetime, length: timedelta) -> datetime:

@@ -60,6 +60,14 @@ def test_address_variants_normalise_to_one_mailbox() -> None:
     assert normalise_address("Bob.Smith+tag@Example.COM") == "bob.smith@example.com"  # dots kept off Gmail
 
 
+def test_an_ipv6_client_is_its_slash_64() -> None:
+    from chipwise.intake.limits import client_key
+
+    assert client_key("2001:db8:1:2::1") == client_key("2001:db8:1:2:ffff:ffff:ffff:fffe")
+    assert client_key("2001:db8:1:2::1") != client_key("2001:db8:1:3::1")
+    assert client_key("::ffff:192.0.2.1") == client_key("192.0.2.1")
+
+
 def test_fifty_submissions_naming_one_address_yield_at_most_one_email_to_it(
     invoke: Invoke, use_db: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
