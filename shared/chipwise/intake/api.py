@@ -215,7 +215,11 @@ def get_intake() -> Response[str]:
 
 
 class _Malformed(Exception):
-    """A body that cannot be read as what it claims to be: a 400 (form) or 422 (JSON) with this reason."""
+    """A body that cannot be read at all (bad base64): a 400 with this reason."""
+
+
+class _TooLarge(Exception):
+    """A body over MAX_BODY_BYTES, seen before it is decoded: a 413."""
 
 
 def _read_body() -> bytes:
@@ -229,10 +233,6 @@ def _read_body() -> bytes:
         except ValueError as exc:
             raise _Malformed("the body is not valid base64") from exc
     return raw.encode("utf-8", errors="surrogatepass")
-
-
-class _TooLarge(Exception):
-    pass
 
 
 def _too_large() -> Response[str]:
