@@ -46,6 +46,16 @@ def markdown_escape(value: object) -> str:
     return _MARKDOWN_SPECIAL.sub(r"\\\1", text)
 
 
+_INERT = str.maketrans({".": "\u2024", ":": "\u2236", "@": "\uff20"})
+
+
+def inert(value: object) -> str:
+    """Text no mail client turns into a link: "evil.example" and "https://…" keep their look (a one-dot leader
+    for ".", a ratio sign for ":", a full-width "@") but are no longer web or mail addresses. For text a
+    stranger typed (a public form), in emails only."""
+    return str(value).translate(_INERT)
+
+
 @lru_cache(maxsize=1)
 def environment() -> Environment:
     env = Environment(
@@ -60,6 +70,7 @@ def environment() -> Environment:
     env.filters["slack"] = slack_escape
     env.filters["md"] = markdown_escape
     env.filters["json"] = lambda v: json.dumps(v, default=str)
+    env.filters["inert"] = inert
     return env
 
 

@@ -103,7 +103,9 @@ class Settings(BaseSettings):
     )
     advisory_email: str = Field("advisory@example.com", description="Internal address for drafts and plans.")
     public_base_url: str | None = Field(
-        None, description="Public address of the intake API, for links in plan emails (default: the request's own)."
+        None,
+        description="Public address of the intake API (https://…), the only base of links in emails; unset: the "
+        "intake sends no email (a link is never built from request headers).",
     )
     slack_webhook_secret_name: str | None = Field(
         None, description="Secrets Manager secret (or SSM parameter) holding the Slack webhook URL."
@@ -160,6 +162,21 @@ class Settings(BaseSettings):
     rules: dict[str, dict[str, Any]] = Field(
         default_factory=dict,
         description="Rule thresholds by rule id ([rules.<rule_id>] in chipwise.toml); `chipwise rules` lists them.",
+    )
+    intake_retention_days: int = Field(
+        90, ge=1, le=3650, description="Intake submissions, contact data, plans and their links are deleted after this."
+    )
+    intake_submissions_per_client_per_hour: int = Field(
+        10, ge=1, le=100_000, description="New intake submissions one client (source IP) may make an hour."
+    )
+    intake_submissions_per_address_per_day: int = Field(
+        10, ge=1, le=100_000, description="New intake submissions naming one (normalised) email address a day."
+    )
+    intake_resubmit_window_minutes: int = Field(
+        30, ge=0, le=24 * 60, description="The same answers again within this window return the same plan."
+    )
+    intake_confirm_link_hours: int = Field(
+        72, ge=1, le=24 * 14, description="How long the link confirming a founder's email address works."
     )
 
     @field_validator("regions", "account_ids", "email_recipients", mode="before")

@@ -248,3 +248,17 @@ def test_each_sample_event_is_handled_by_its_function(
     if "invalid" in path.stem or "malformed" in path.stem:
         rejected = result.get("batchItemFailures") or result.get("rejected") or result.get("statusCode", 200) >= 400
         assert rejected or result.get("status") in {"rejected", "ignored"} or result.get("errors"), result
+
+
+def test_the_intake_function_has_only_what_it_uses_and_runs_retention_daily() -> None:
+    intake = _template(TEMPLATE)["Resources"]["IntakeFunction"]["Properties"]
+    actions = {a for s in intake["Policies"][0]["Statement"] for a in _as_list(s["Action"])}
+    assert actions == {"secretsmanager:GetSecretValue"}  # no SES: its mail goes through the outbox
+    schedule = intake["Events"]["Retention"]
+    assert schedule["Type"] == "ScheduleV2" and '"intake_retention"' in schedule["Properties"]["Input"]
+    assert intake["Environment"]["Variables"]["CHIPWISE_PUBLIC_BASE_URL"] == {"Ref": "IntakePublicBaseUrl"}
+    api = _template(TEMPLATE)["Resources"]["IntakeApi"]["Properties"]
+    assert (
+        api["RouteSettings"]["POST /intake"]["ThrottlingRateLimit"]
+        <= api["DefaultRouteSettings"]["ThrottlingRateLimit"]
+    )

@@ -52,12 +52,14 @@ _HOURS_PER_DAY = Decimal(24)
 class CompanyFacts:
     """What the drafts need to know about the company that Chipwise cannot see in the account.
 
-    The defaults are stated in the drafts as assumptions for the reviewer to confirm.
+    A fact nobody gave is unknown (None), never guessed: the drafts say "unknown: fill in" for it, and a credit
+    program that depends on it is only "possible", never likely. Stated facts are listed for the reviewer to
+    confirm.
     """
 
     company_name: str | None = None
-    stage: CompanyStage = "seed"
-    institutional_funding: bool = False
+    stage: CompanyStage | None = None
+    institutional_funding: bool | None = None
     activate_provider_org_id: str | None = None
     website: str | None = None
     country: str = "US"
@@ -276,6 +278,8 @@ def _program_doc(match: CreditMatch) -> dict[str, Any]:
         "program": match.program,
         "name": match.name,
         "eligible": match.eligible,
+        "likelihood": match.likelihood,
+        "source_strength": match.source_strength,
         "max_amount_usd": _money_doc(match.max_amount_usd),
         "reason": match.reason,
         "how_to_apply": match.how_to_apply,
@@ -286,10 +290,14 @@ def _program_doc(match: CreditMatch) -> dict[str, Any]:
     }
 
 
+UNKNOWN = "unknown: fill in before this is sent"
+
+
 def _assumptions(facts: CompanyFacts) -> list[str]:
+    funding = {True: "yes", False: "no", None: UNKNOWN}[facts.institutional_funding]
     return [
-        f"company stage: {facts.stage}",
-        "institutional funding (VC, accelerator or angels): " + ("yes" if facts.institutional_funding else "no"),
+        f"company stage: {facts.stage or UNKNOWN}",
+        f"institutional funding (VC, accelerator or angels): {funding}",
         "Activate Provider Org ID: " + (facts.activate_provider_org_id or "none given"),
         "AI-first company: yes (the account runs AI accelerators)",
         f"country: {facts.country}",

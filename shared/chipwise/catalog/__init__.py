@@ -461,6 +461,7 @@ class Eligibility(_FrozenData):
     requires_existing_workload_migration: bool
     requires_partner: bool = Field(description="Filed or run by an AWS partner (not a blocker, a route).")
     invite_only: bool
+    competitive: bool = Field(False, description="Awards are chosen among applicants (a cohort, a committee).")
     min_monthly_spend_usd: Decimal | None = Field(ge=0)
     max_company_age_years: int | None = Field(ge=1)
     notes: str | None = None
@@ -468,24 +469,24 @@ class Eligibility(_FrozenData):
     def unmet(
         self,
         *,
-        stage: CompanyStage,
-        institutional_funding: bool,
+        stage: CompanyStage | None,
+        institutional_funding: bool | None,
         has_provider_org_id: bool,
-        ai_first: bool,
+        ai_first: bool | None,
         migrating_existing_workload: bool = False,
         monthly_spend_usd: Decimal | None = None,
     ) -> list[str]:
-        """Why a company does not qualify (empty when it may). Unknown spend never disqualifies."""
+        """Why a company does not qualify (empty when it may). An unknown fact (None) never disqualifies."""
         reasons: list[str] = []
-        if stage not in self.stages:
+        if stage is not None and stage not in self.stages:
             reasons.append(f"open to {', '.join(self.stages)} companies, not {stage}")
         if self.requires_provider_org_id and not has_provider_org_id:
             reasons.append("needs an Org ID from an AWS Activate Provider (VC, accelerator, angel group)")
-        if self.requires_institutional_funding and not institutional_funding:
+        if self.requires_institutional_funding and institutional_funding is False:
             reasons.append("needs institutional funding (VC, accelerator or angel group)")
         if self.self_funded_only and institutional_funding:
             reasons.append("for bootstrapped or self-funded companies only")
-        if self.ai_first and not ai_first:
+        if self.ai_first and ai_first is False:
             reasons.append("for AI-first startups only")
         if self.requires_existing_workload_migration and not migrating_existing_workload:
             reasons.append("only for migrating existing workloads, not new builds")
@@ -512,6 +513,11 @@ class CreditProgram(_FrozenData):
     source: str
     as_of: date
     estimate: bool = Field(description="The amount rests on third-party pages only.")
+    caveat: str | None = Field(None, description="What the sources disagree on, said wherever the program fits.")
+    source_strength: Literal["aws_page", "third_party"] = Field(
+        description="aws_page: the program and amount are on an AWS page (or an AWS-authored copy); third_party: "
+        "only other sites describe it."
+    )
 
     @model_validator(mode="after")
     def _amounts(self) -> CreditProgram:

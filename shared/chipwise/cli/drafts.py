@@ -23,10 +23,15 @@ def drafts_command(
         Path | None, typer.Option("--output", "-o", help="Folder for the files [default: ./chipwise-drafts/ACCOUNT].")
     ] = None,
     company: Annotated[str | None, typer.Option(help="Company name [default: the account's name].")] = None,
-    stage: Annotated[str, typer.Option(help=f"Company stage: {', '.join(STAGES)}.")] = "seed",
+    stage: Annotated[
+        str | None, typer.Option(help=f"Company stage: {', '.join(STAGES)} [default: unknown, marked in the drafts].")
+    ] = None,
     funded: Annotated[
-        bool, typer.Option("--funded/--self-funded", help="Institutional funding (VC, accelerator, angels).")
-    ] = False,
+        bool | None,
+        typer.Option(
+            "--funded/--self-funded", help="Institutional funding (VC, accelerator, angels) [default: unknown]."
+        ),
+    ] = None,
     org_id: Annotated[str | None, typer.Option(help="AWS Activate Provider Org ID, if the company has one.")] = None,
     website: Annotated[str | None, typer.Option(help="Company website for the referral.")] = None,
     country: Annotated[str, typer.Option(help="Two-letter country code.")] = "US",
@@ -46,11 +51,11 @@ def drafts_command(
 
     if not is_account_id(account):
         raise InvalidInput(f"{account!r} is not a 12-digit AWS account id")
-    if stage not in STAGES:
+    if stage is not None and stage not in STAGES:
         raise InvalidInput(f"unknown stage {stage!r}: use one of {', '.join(STAGES)}")
     facts = CompanyFacts(
         company_name=company,
-        stage=cast(CompanyStage, stage),  # checked against STAGES above
+        stage=cast(CompanyStage | None, stage),  # checked against STAGES above
         institutional_funding=funded,
         activate_provider_org_id=org_id,
         website=website,
@@ -78,7 +83,8 @@ def drafts_command(
         table.add_column(column, overflow="fold")
     for m in result.drafts.programs:
         amount = f"up to {money(m.max_amount_usd, 0)}" if m.max_amount_usd is not None else "no fixed amount"
-        table.add_row(m.name, amount, "[green]fits[/]" if m.eligible else "[dim]not now[/]")
+        fit = {"likely": "[green]likely[/]", "possible": "[yellow]possible[/]", "unlikely": "[dim]unlikely now[/]"}
+        table.add_row(m.name, amount, fit[m.likelihood])
     out.print(table)
     for path in paths:
         out.print(f"wrote {path}")

@@ -1,11 +1,14 @@
 """The intake HTTP API (API Gateway HTTP API + Lambda, or ``chipwise serve`` locally).
 
-``GET /intake`` the form; ``POST /intake`` (form-encoded from the page, or JSON) -> 201 with the plan, as a page
-for browsers or JSON for ``Accept: application/json``; ``GET /plans/{plan_id}`` the stored plan;
-``GET /openapi.json`` the OpenAPI document.
+``GET /intake`` the form; ``POST /intake`` (form-encoded from the page, or JSON) -> 303 to the plan's permanent
+link (the same answers again within a short window -> the same plan); ``GET /plans/{plan_id}`` the stored
+plan (page or JSON); ``/plans/{plan_id}/confirm`` and ``/plans/{plan_id}/delete`` the signed links that confirm
+the founder's address and delete the plan (a GET shows a button, the POST acts); ``GET /openapi.json``.
 
-Bad input never loses what was typed: a JSON client gets 422 with every invalid field's path, a browser gets
-the form again with each message beside its field and every value as typed.
+Every malformed request is a 4xx with a reason, checked before anything is parsed: the body's size, JSON
+nesting depth, NUL and control characters, form field names the page never served. A JSON client gets 422 with
+every invalid field's path; a browser gets the form again with each message beside its field. Submissions are
+limited per client (the source IP from the request context, never a header) and per normalised address: 429.
 
 ``POST /intake`` reads its body itself rather than through a Powertools ``Body`` parameter: one route takes both
 JSON and the page's form, and answers a browser with the form rather than a 422 document. Its request schema is
@@ -30,8 +33,8 @@ from aws_lambda_powertools.event_handler.openapi.params import Path
 from pydantic import ValidationError
 
 import chipwise
-from chipwise.errors import NotFound, StoreUnavailable
-from chipwise.intake import service, views
+from chipwise.errors import InvalidInput, NotFound, StoreUnavailable
+from chipwise.intake import guard, service, views
 from chipwise.observability import logger
 from chipwise.plan.document import PlanDocument
 from chipwise.plan.intake import (
@@ -43,7 +46,6 @@ from chipwise.plan.intake import (
     form_to_raw,
     honeypot_filled,
 )
-from chipwise.settings import get_settings
 
 HTML = "text/html; charset=utf-8"
 FORM_CONTENT_TYPE = "application/x-www-form-urlencoded"
@@ -139,15 +141,6 @@ def _path(path: str) -> str:
     return f"{_prefix()}{path}"
 
 
-def _base_url() -> str:
-    """Where this API is reachable, for links in emails: the setting, or the address the request came to."""
-    configured = get_settings().public_base_url
-    if configured:
-        return configured.rstrip("/")
-    scheme = _header("x-forwarded-proto") or "https"
-    return f"{scheme}://{app.current_event.request_context.domain_name}{_prefix()}"
-
-
 # --- errors ------------------------------------------------------------------------------------------------
 
 
@@ -172,6 +165,27 @@ def _not_found(exc: NotFound) -> Response[str]:
 def _store_down(exc: StoreUnavailable) -> Response[str]:
     logger().error("store unavailable", reason=str(exc))
     return _problem(HTTPStatus.SERVICE_UNAVAILABLE, "Plans cannot be stored right now; please try again shortly.")
+
+
+@_handles(service.RateLimited)
+def _rate_limited(exc: service.RateLimited) -> Response[str]:
+    retry = str(exc.retry_after_seconds)
+    if wants_json():
+        return json_response(429, {"statusCode": 429, "message": str(exc)}, **{"Retry-After": retry})
+    home = _path("/intake")
+    return html_response(
+        429,
+        lambda nonce: views.message_page("Too many requests", str(exc), home=home, nonce=nonce),
+        **{"Retry-After": retry},
+    )
+
+
+@_handles(InvalidInput)
+def _unplannable(exc: InvalidInput) -> Response[str]:
+    if wants_json():
+        detail = [{"loc": ["body"], "type": "unplannable", "msg": str(exc)}]
+        return json_response(422, {"statusCode": 422, "detail": detail})
+    return _problem(HTTPStatus.UNPROCESSABLE_ENTITY, str(exc))
 
 
 def _no_route(_exc: Exception) -> Response[str]:
@@ -200,26 +214,75 @@ def get_intake() -> Response[str]:
     return html_response(200, lambda nonce: views.form_page(action=action, nonce=nonce))
 
 
+class _Malformed(Exception):
+    """A body that cannot be read at all (bad base64): a 400 with this reason."""
+
+
+class _TooLarge(Exception):
+    """A body over MAX_BODY_BYTES, seen before it is decoded: a 413."""
+
+
 def _read_body() -> bytes:
     event = app.current_event
     raw = event.body or ""
+    if len(raw) > MAX_BODY_BYTES * 4 // 3 + 4:
+        raise _TooLarge
     if event.is_base64_encoded:
-        return base64.b64decode(raw)
-    return raw.encode("utf-8")
+        try:
+            return base64.b64decode(raw, validate=True)
+        except ValueError as exc:
+            raise _Malformed("the body is not valid base64") from exc
+    return raw.encode("utf-8", errors="surrogatepass")
+
+
+def _too_large() -> Response[str]:
+    return _problem(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, f"The submission is larger than {MAX_BODY_BYTES} bytes.")
 
 
 def _form_fields(body: bytes) -> dict[str, list[str]]:
-    return parse_qs(body.decode("utf-8", errors="replace"), keep_blank_values=True, max_num_fields=_MAX_FORM_FIELDS)
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise FormError("the form is not UTF-8") from exc
+    fields = parse_qs(text, keep_blank_values=True, max_num_fields=_MAX_FORM_FIELDS, errors="strict")
+    for name, values in fields.items():
+        for text_value in (name, *values):
+            reason = guard.bad_character(text_value)
+            if reason is not None:
+                raise FormError(f"a field holds {reason}")
+    return fields
+
+
+def _unreadable(reason: str, loc: list[Any] | None = None) -> RequestValidationError:
+    return RequestValidationError([{"loc": tuple(loc or ["body"]), "type": "json_invalid", "msg": reason}])
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a number JSON allows")
 
 
 def _json_body(body: bytes) -> Any:
+    if guard.json_too_deep(body):
+        raise _unreadable(f"The JSON nests deeper than {guard.MAX_JSON_DEPTH} levels; an intake needs 3.")
     try:
-        return json.loads(body or b"null")
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        position = exc.pos if isinstance(exc, json.JSONDecodeError) else exc.start
-        raise RequestValidationError(
-            [{"loc": ("body", position), "type": "json_invalid", "msg": f"Invalid JSON: {exc}"}]
+        parsed = json.loads(body or b"null", parse_constant=_reject_constant)
+    except json.JSONDecodeError as exc:
+        raise _unreadable(
+            f"Invalid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})", ["body", exc.pos]
         ) from exc
+    except UnicodeDecodeError as exc:
+        raise _unreadable("The body is not UTF-8 text.", ["body", exc.start]) from exc
+    except (ValueError, RecursionError) as exc:  # NaN/Infinity, integers too long to convert
+        raise _unreadable(f"Invalid JSON: {str(exc)[:120]}") from exc
+    bad = guard.bad_characters(parsed)
+    if bad:
+        raise RequestValidationError(
+            [
+                {"loc": ("body", *path), "type": "bad_character", "msg": f"This field holds {reason}; remove it."}
+                for path, reason in bad
+            ]
+        )
+    return parsed
 
 
 def _form_again(status: int, raw: Mapping[str, Any], errors: Mapping[str, str], message: str | None) -> Response[str]:
@@ -231,16 +294,24 @@ def _form_again(status: int, raw: Mapping[str, Any], errors: Mapping[str, str], 
     )
 
 
-def _plan_page(status: int, plan: PlanDocument, **headers: str) -> Response[str]:
-    link, home = _path(f"/plans/{plan.plan_id}"), _path("/intake")
-    return html_response(status, lambda nonce: views.plan_page(plan, permalink=link, home=home, nonce=nonce), **headers)
+def _client() -> str | None:
+    """The caller's address as API Gateway saw it (the TCP peer; X-Forwarded-For is never trusted)."""
+    http = app.current_event.request_context.http
+    return http.source_ip or None
 
 
-def _created(plan: PlanDocument) -> Response[str]:
-    location = _path(f"/plans/{plan.plan_id}")
+def _see_plan(submitted: service.Submitted) -> Response[str]:
+    """303 to the plan's permanent link: a reload of the plan page is a GET, never a second submission."""
+    location = _path(f"/plans/{submitted.plan.plan_id}")
+    body = ""
     if wants_json():
-        return json_response(201, plan.model_dump(mode="json"), Location=location)
-    return _plan_page(201, plan, Location=location)
+        body = json.dumps({"plan_id": submitted.plan.plan_id, "location": location, "created": submitted.created})
+    return Response(
+        status_code=303,
+        content_type=content_types.APPLICATION_JSON if body else HTML,
+        body=body,
+        headers={**_security_headers(), "Location": location},
+    )
 
 
 def _submit(raw: Any, *, from_form: bool) -> Response[str]:
@@ -250,37 +321,50 @@ def _submit(raw: Any, *, from_form: bool) -> Response[str]:
         logger().info("intake rejected", fields=sorted(field_errors(exc)))
         if from_form and not wants_json():
             return _form_again(422, raw, field_errors(exc), None)
-        raise RequestValidationError(api_error_detail(exc)) from exc
-    plan = service.submit_intake(intake, base_url=_base_url())
-    logger().info("plan created", workloads=len(plan.workloads), savings=str(plan.total_monthly_savings_usd))
-    return _created(plan)
+        raise RequestValidationError(api_error_detail(exc)) from None
+    try:
+        submitted = service.submit_intake(intake, client=_client())
+    except service.RateLimited as exc:
+        if from_form and not wants_json():
+            return _form_again(429, raw, {}, str(exc))
+        raise
+    logger().info(
+        "plan made" if submitted.created else "same answers again: the plan already made",
+        workloads=len(submitted.plan.workloads),
+    )
+    return _see_plan(submitted)
 
 
 @app.post(
     "/intake",
-    summary="Submit the intake; get the credits-and-migration plan",
+    summary="Submit the intake; get the credits-and-migration plan's address",
     description=(
         "Accepts the intake as JSON (schema IntakeRequest) or form-encoded from the page, with dotted field names "
-        "(company.name, workloads.0.stage). Answers 201 with the plan: JSON for Accept: application/json, otherwise "
-        "an HTML page. Invalid input: 422 with every field's path (JSON) or the form again with messages (HTML)."
+        "(company.name, workloads.0.stage). Answers 303 to the plan's permanent link (GET it for the plan; JSON "
+        "clients also get {plan_id, location, created}). The same answers from the same client within a short "
+        "window answer with the same plan. Invalid input: 422 with every field's path (JSON) or the form again "
+        "with messages (HTML); too many submissions from one client or for one address: 429."
     ),
-    status_code=201,
+    status_code=303,
     responses={
-        201: {
-            "description": "The plan (stored, emailed); Location is its address.",
-            "content": {"application/json": {"model": PlanDocument}, "text/html": {"schema": {"type": "string"}}},
-        },
-        400: {"description": "Malformed form."},
+        303: {"description": "The plan is made (or was already); Location is its address."},
+        400: {"description": "Malformed form (a field the page never served, a control character)."},
         413: {"description": f"Body larger than {MAX_BODY_BYTES} bytes."},
         415: {"description": "Neither JSON nor a form."},
-        422: {"description": "Invalid fields, each named by its path."},
+        422: {"description": "Invalid fields, each named by its path, or unreadable JSON."},
+        429: {"description": "Too many submissions from this client or for this address; see Retry-After."},
     },
     tags=["intake"],
 )
 def post_intake() -> Response[str]:
-    body = _read_body()
+    try:
+        body = _read_body()
+    except _TooLarge:
+        return _too_large()
+    except _Malformed as exc:
+        return _problem(HTTPStatus.BAD_REQUEST, f"The request could not be read: {exc}.")
     if len(body) > MAX_BODY_BYTES:
-        return _problem(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, f"The submission is larger than {MAX_BODY_BYTES} bytes.")
+        return _too_large()
     content_type = _header("content-type").lower()
     if content_type.startswith(FORM_CONTENT_TYPE):
         return _post_form(body)
@@ -294,13 +378,19 @@ def _post_form(body: bytes) -> Response[str]:
         fields = _form_fields(body)
         raw = form_to_raw(fields)
     except (FormError, ValueError) as exc:
-        logger().info("malformed intake form", reason=str(exc))
-        return _problem(HTTPStatus.BAD_REQUEST, "This form could not be read; please reload the page and try again.")
+        logger().info("malformed intake form", reason=str(exc)[:200])
+        return _problem(
+            HTTPStatus.BAD_REQUEST,
+            f"This form could not be read ({str(exc)[:200]}); please reload the page and try again.",
+        )
     if honeypot_filled(fields):
         logger().warning("intake honeypot filled: not stored, not sent")
         message = "Your submission looked automated, so it was not sent. Please check the form and submit it again."
         return _form_again(400, raw, {}, message)
     return _submit(raw, from_form=True)
+
+
+PlanId = Annotated[str, Path(description="The unguessable id from the plan's link.", pattern=PLAN_ID_PATTERN)]
 
 
 @app.get(
@@ -311,17 +401,119 @@ def _post_form(body: bytes) -> Response[str]:
             "description": "The plan: JSON for Accept: application/json, otherwise an HTML page.",
             "content": {"application/json": {"model": PlanDocument}, "text/html": {"schema": {"type": "string"}}},
         },
-        404: {"description": "No plan has this id."},
+        404: {"description": "No plan has this id (or it has expired or been deleted)."},
     },
     tags=["plans"],
 )
-def get_plan(
-    plan_id: Annotated[str, Path(description="The unguessable id from the plan's link.", pattern=PLAN_ID_PATTERN)],
-) -> Response[str]:
-    plan = service.load_plan(plan_id)
+def get_plan(plan_id: PlanId) -> Response[str]:
+    view = service.load_plan(plan_id)
     if wants_json():
-        return json_response(200, plan.model_dump(mode="json"))
-    return _plan_page(200, plan)
+        return json_response(200, view.plan.model_dump(mode="json"))
+    link, home = _path(f"/plans/{plan_id}"), _path("/intake")
+    token = view.delete_token
+    return html_response(
+        200,
+        lambda nonce: views.plan_page(
+            view.plan,
+            permalink=link,
+            home=home,
+            nonce=nonce,
+            email=view.email,
+            delete_action=_path(f"/plans/{plan_id}/delete") if token else None,
+            delete_fields={"expires": str(token.expires), "signature": token.signature} if token else None,
+            expires_at=view.expires_at,
+        ),
+    )
+
+
+def _link_fields() -> tuple[str, str]:
+    """(expires, signature) of a signed link: from the query string (GET) or the button's form (POST)."""
+    event = app.current_event
+    if event.request_context.http.method.upper() == "POST":
+        try:
+            fields = _form_fields(_read_body()[:4096])
+        except (FormError, ValueError, _TooLarge, _Malformed):
+            fields = {}
+        expires, signature = fields.get("expires", [""])[-1], fields.get("signature", [""])[-1]
+    else:
+        expires = event.get_query_string_value("expires", "") or ""
+        signature = event.get_query_string_value("signature", "") or ""
+    if len(expires) > 16 or len(signature) > 64:
+        raise NotFound("This link has expired or is not valid. The plan's own page has a fresh one.")
+    return expires, signature
+
+
+_LINK_RESPONSES: dict[int, Any] = {
+    200: {"description": "A page with a button (GET) or the outcome (POST).", "content": {"text/html": {}}},
+    404: {"description": "The link is expired, tampered with, or its plan is gone."},
+}
+
+
+@app.route(
+    "/plans/<plan_id>/confirm",
+    method=["GET", "POST"],
+    summary="Confirm the founder's address",
+    responses=_LINK_RESPONSES,
+    tags=["plans"],
+)
+def confirm(plan_id: PlanId) -> Response[str]:
+    expires, signature = _link_fields()
+    home = _path("/intake")
+    if app.current_event.request_context.http.method.upper() != "POST":
+        service.check_link(plan_id, "confirm", expires, signature)
+        return html_response(
+            200,
+            lambda nonce: views.confirm_page(
+                title="Confirm your email address",
+                message="Press the button to confirm this address; we then email you the plan (once).",
+                action=_path(f"/plans/{plan_id}/confirm"),
+                fields={"expires": expires, "signature": signature},
+                button="Confirm and email me the plan",
+                home=home,
+                nonce=nonce,
+            ),
+        )
+    queued = service.confirm_address(plan_id, expires, signature)
+    message = (
+        "Thank you: your address is confirmed and the plan is on its way."
+        if queued
+        else "This address was already confirmed for this plan; the plan was emailed then."
+    )
+    return html_response(200, lambda nonce: views.message_page("Address confirmed", message, home=home, nonce=nonce))
+
+
+@app.route(
+    "/plans/<plan_id>/delete",
+    method=["GET", "POST"],
+    summary="Delete the plan and its answers",
+    responses=_LINK_RESPONSES,
+    tags=["plans"],
+)
+def delete(plan_id: PlanId) -> Response[str]:
+    expires, signature = _link_fields()
+    home = _path("/intake")
+    if app.current_event.request_context.http.method.upper() != "POST":
+        service.check_link(plan_id, "delete", expires, signature)
+        return html_response(
+            200,
+            lambda nonce: views.confirm_page(
+                title="Delete this plan?",
+                message="This deletes the plan, your answers and your contact details for good; its link stops "
+                "working.",
+                action=_path(f"/plans/{plan_id}/delete"),
+                fields={"expires": expires, "signature": signature},
+                button="Delete the plan and my answers",
+                home=home,
+                nonce=nonce,
+            ),
+        )
+    service.delete_plan(plan_id, expires, signature)
+    return html_response(
+        200,
+        lambda nonce: views.message_page(
+            "Deleted", "The plan, your answers and your contact details are deleted.", home=home, nonce=nonce
+        ),
+    )
 
 
 # --- OpenAPI -----------------------------------------------------------------------------------------------

@@ -25,7 +25,10 @@ FIELD_LABELS: dict[str, str] = {
     "aws.account_ids": "AWS account ids",
     "aws.region": "Main region",
     "workloads": "Workloads",
+    "partner_referral": "Yes, introduce me to an AWS partner",
 }
+REQUIRED_FIELDS = ("company.name", "contact.name", "contact.email")
+REQUIRED_WORKLOAD_FIELDS = ("name", "model_family")
 WORKLOAD_LABELS: dict[str, str] = {
     "name": "Name",
     "stage": "Stage",
@@ -135,6 +138,7 @@ def form_context(
     model_families: list[str],
     instance_types: list[str],
     regions: list[str],
+    retention_days: int = 90,
 ) -> dict[str, Any]:
     """Everything ``intake/form.html.j2`` needs; ``errors`` are keyed by intake path."""
     shown = dict(values or {})
@@ -152,5 +156,8 @@ def form_context(
         "instance_types": instance_types,
         "regions": [(region, region) for region in regions],
         "label_of": label_of,
+        "required_fields": REQUIRED_FIELDS,
+        "required_workload_fields": REQUIRED_WORKLOAD_FIELDS,
+        "retention_days": retention_days,
         "summary_label_of": summary_label_of,
     }

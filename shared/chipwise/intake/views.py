@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import date, datetime
+from decimal import Decimal
 from typing import Any
 
 from chipwise.catalog import get_catalog, get_model_families, get_regions
@@ -16,6 +19,7 @@ from chipwise.intake import form
 from chipwise.plan.document import PlanDocument, WorkloadPlan
 from chipwise.plan.intake import IntakeRequest
 from chipwise.render import render
+from chipwise.settings import get_settings
 
 PLATFORM_LABELS = {
     "trainium": "AWS Trainium",
@@ -59,7 +63,13 @@ def form_page(
     action: str = DEFAULT_HOME,
     nonce: str | None = None,
 ) -> str:
-    context = form.form_context(values=values, errors=errors, message=message, **_choices())
+    context = form.form_context(
+        values=values,
+        errors=errors,
+        message=message,
+        retention_days=get_settings().intake_retention_days,
+        **_choices(),
+    )
     return render("intake/form.html.j2", action=action, nonce=nonce, **context)
 
 
@@ -71,14 +81,45 @@ def referral_json(plan: PlanDocument) -> str:
     return json.dumps(plan.referral_draft, indent=2, ensure_ascii=False)
 
 
-def plan_page(plan: PlanDocument, *, permalink: str, home: str = DEFAULT_HOME, nonce: str | None = None) -> str:
+def plan_page(
+    plan: PlanDocument,
+    *,
+    permalink: str,
+    home: str = DEFAULT_HOME,
+    nonce: str | None = None,
+    email: str = "no_email",
+    delete_action: str | None = None,
+    delete_fields: Mapping[str, str] | None = None,
+    expires_at: datetime | None = None,
+) -> str:
+    """The plan's page. ``email``: what happened about email (confirm_sent, confirmed, withheld_today, no_email);
+    ``delete_action``/``delete_fields``: the signed form that deletes the plan (none for an offline plan)."""
     return render(
         "plan/plan.html.j2",
-        plan=plan,
+        plan=plan.public(),
         permalink=permalink,
         home=home,
         target_of=target_of,
-        referral_json=referral_json(plan),
+        nonce=nonce,
+        email=email,
+        delete_action=delete_action,
+        delete_fields=dict(delete_fields or {}),
+        expires_at=expires_at,
+    )
+
+
+def confirm_page(
+    *, title: str, message: str, action: str | None, fields: Mapping[str, str], button: str, home: str, nonce: str
+) -> str:
+    """A page asking the owner to press a button (a link scanner's GET never confirms or deletes anything)."""
+    return render(
+        "intake/action.html.j2",
+        title=title,
+        message=message,
+        action=action,
+        fields=dict(fields),
+        button=button,
+        home=home,
         nonce=nonce,
     )
 
@@ -92,6 +133,7 @@ def plan_json(plan: PlanDocument) -> str:
 
 
 def _people(intake: IntakeRequest) -> dict[str, Any]:
+    """Contact facts for the referral draft (internal: never on the public page or in a founder's email)."""
     return {
         "contact_name": intake.contact.name,
         "contact_email": str(intake.contact.email),
@@ -102,22 +144,40 @@ def _people(intake: IntakeRequest) -> dict[str, Any]:
     }
 
 
-def contact_email(plan: PlanDocument, intake: IntakeRequest, link: str | None) -> tuple[str, str]:
-    """(html, text) of the plan emailed to the contact."""
-    context = {"plan": plan, "target_of": target_of, "link": link, **_people(intake)}
-    return render("plan/email.html.j2", **context), render("plan/email.txt.j2", **context)
+def confirm_email(*, confirm_link: str, delete_link: str, expires_at: datetime) -> tuple[str, str]:
+    """(html, text) of the confirmation request: nothing the submitter typed is in it, only our own links."""
+    context = {"confirm_link": confirm_link, "delete_link": delete_link, "expires_at": expires_at}
+    return render("intake/confirm_email.html.j2", **context), render("intake/confirm_email.txt.j2", **context)
 
 
-def internal_email(plan: PlanDocument, intake: IntakeRequest, link: str | None) -> tuple[str, str]:
-    """(html, text) of the advisory team's copy, with the partner-referral draft."""
+def contact_email(plan: PlanDocument, *, link: str, delete_link: str, expires_at: datetime) -> tuple[str, str]:
+    """(html, text) of the plan emailed to a confirmed address; typed values are inert (never links)."""
     context = {
         "plan": plan,
         "target_of": target_of,
         "link": link,
-        "referral_json": referral_json(plan),
-        **_people(intake),
+        "delete_link": delete_link,
+        "expires_at": expires_at,
     }
-    return render("plan/internal.html.j2", **context), render("plan/internal.txt.j2", **context)
+    return render("plan/email.html.j2", **context), render("plan/email.txt.j2", **context)
+
+
+@dataclass(frozen=True)
+class DigestEntry:
+    """One submission in the advisory team's daily digest."""
+
+    received_at: datetime
+    company: str
+    contact_email: str
+    monthly_savings_usd: Decimal
+    partner_referral: bool
+    link: str | None
+
+
+def advisory_digest(entries: list[DigestEntry], *, day: date) -> tuple[str, str]:
+    """(html, text) of the advisory team's one email a day about new intake submissions."""
+    context = {"entries": entries, "day": day, "target_of": target_of}
+    return render("intake/advisory_digest.html.j2", **context), render("intake/advisory_digest.txt.j2", **context)
 
 
 def referral_body(plan: PlanDocument, intake: IntakeRequest) -> str:

@@ -63,8 +63,15 @@ class WorkloadPlan(_Doc):
 class CreditLine(_Doc):
     program: str
     name: str
-    eligible: bool
+    eligible: bool = Field(description="No published criterion is known to be unmet (not a promise: see likelihood).")
+    likelihood: Literal["likely", "possible", "unlikely"] = Field(
+        description="likely: criteria met, on an AWS page, self-serve; possible: a selection, a partner, a "
+        "third-party source or an unknown fact decides; unlikely: a criterion is not met today."
+    )
+    source_strength: Literal["aws_page", "third_party"]
+    amount_is_estimate: bool = Field(description="The amount rests on third-party pages only.")
     max_amount_usd: MoneyStr | None = Field(description="Null when the program has no fixed cap (MAP).")
+    amount: str = Field(description='The amount as the program states it ("$1,000–$5,000", "up to $200,000").')
     reason: str
     how_to_apply: str
     source: str
@@ -78,7 +85,9 @@ class PlanTotals(_Doc):
     one_time_savings_usd: MoneyStr
     porting_cost_usd: MoneyStr
     payback_months: float | None
-    largest_eligible_credit_usd: MoneyStr | None
+    likely_credit_usd: MoneyStr | None = Field(
+        description="The largest amount among the likely programs only (never a possible program's ceiling)."
+    )
 
 
 class PlanDocument(_Doc):
@@ -94,4 +103,13 @@ class PlanDocument(_Doc):
     steps: list[str]
     assumptions: list[str] = Field(default_factory=list)
     sources: list[FigureSource] = Field(default_factory=list)
-    referral_draft: dict[str, Any] = Field(default_factory=dict)
+    referral_draft: dict[str, Any] = Field(
+        default_factory=dict,
+        description="The partner-referral draft (contact data included): offline plans only; a plan served or "
+        "stored by the intake never carries it (see public()).",
+    )
+
+    def public(self) -> PlanDocument:
+        """The plan as its page and the API show it: no contact data, no account id (the referral draft holds
+        both and goes to the drafts table, for the advisory team, only when the founder asks for a referral)."""
+        return self.model_copy(update={"referral_draft": {}})

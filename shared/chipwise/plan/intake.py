@@ -150,7 +150,7 @@ class ContactIn(_IntakeModel):
 
 
 class AwsIn(_IntakeModel):
-    monthly_spend_usd: Decimal | None = Field(None, ge=0, le=Decimal("100000000"), decimal_places=2)
+    monthly_spend_usd: Decimal | None = Field(None, ge=0, le=Decimal("100000000"), max_digits=15, decimal_places=2)
     account_ids: Annotated[list[AccountId], BeforeValidator(_account_ids)] = Field(
         default_factory=list, max_length=MAX_ACCOUNT_IDS
     )
@@ -163,19 +163,28 @@ class WorkloadIn(_IntakeModel):
     name: ShortText
     stage: WorkloadStage = "inference"
     model_family: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=80)]
-    parameters_billion: Decimal | None = Field(None, gt=0, le=Decimal("10000"))
+    parameters_billion: Decimal | None = Field(None, gt=0, le=Decimal("10000"), max_digits=15, decimal_places=3)
     custom_cuda_kernels: bool = False
     traffic: Traffic = "steady"
     current_instance_type: InstanceTypeName | None = None
     instance_count: int | None = Field(None, ge=1, le=10000)
-    hours_per_month: Decimal | None = Field(None, gt=0, le=Decimal("744"), description="Default 730.")
-    requests_per_day: Decimal | None = Field(None, ge=0, le=Decimal("1000000000000"))
+    hours_per_month: Decimal | None = Field(
+        None, gt=0, le=Decimal("744"), max_digits=15, decimal_places=2, description="Default 730."
+    )
+    requests_per_day: Decimal | None = Field(None, ge=0, le=Decimal("1000000000000"), max_digits=15, decimal_places=2)
     current_throughput_per_instance: Decimal | None = Field(
-        None, gt=0, le=Decimal("1000000"), description="Requests a second one current instance sustains."
+        None,
+        gt=0,
+        le=Decimal("1000000"),
+        max_digits=15,
+        decimal_places=3,
+        description="Requests a second one current instance sustains.",
     )
     latency_ms_target: int | None = Field(None, gt=0, le=600000)
     tokens_per_request: int | None = Field(None, ge=1, le=1000000, description="Input plus output tokens.")
-    runs_per_month: Decimal | None = Field(None, gt=0, le=Decimal("1000"), description="Training runs a month.")
+    runs_per_month: Decimal | None = Field(
+        None, gt=0, le=Decimal("1000"), max_digits=15, decimal_places=2, description="Training runs a month."
+    )
     one_off: bool = Field(False, description="A single job that will not be repeated.")
     foundation_model_only: bool = Field(False, description="A standard foundation model would do.")
     serve_on_trainium: bool = Field(
@@ -193,6 +202,11 @@ class IntakeRequest(_IntakeModel):
     contact: ContactIn
     aws: AwsIn = Field(default_factory=AwsIn)
     workloads: list[WorkloadIn] = Field(min_length=1, max_length=MAX_WORKLOADS)
+    partner_referral: bool = Field(
+        False,
+        description="Ask for an introduction to an AWS partner: only then do the answers go into a partner-referral "
+        "draft, which our advisory team reviews before anything is shared.",
+    )
 
     @model_validator(mode="after")
     def _priced(self) -> IntakeRequest:
@@ -222,6 +236,24 @@ BOOLEAN_FIELDS: dict[str, tuple[str, ...]] = {
     "company": tuple(n for n, f in CompanyIn.model_fields.items() if f.annotation is bool),
     "workloads": tuple(n for n, f in WorkloadIn.model_fields.items() if f.annotation is bool),
 }
+# Fields that only mean something for one stage: the page shows them for that stage only, and a form post drops
+# the other stage's (a hidden field's stale value must not change the plan).
+SERVING_ONLY = (
+    "requests_per_day",
+    "current_throughput_per_instance",
+    "latency_ms_target",
+    "tokens_per_request",
+    "traffic",
+    "foundation_model_only",
+    "serve_on_trainium",
+)
+TRAINING_ONLY = ("runs_per_month", "one_off")
+TOP_LEVEL_FIELDS = ("partner_referral",)
+_SECTIONS: dict[str, tuple[str, ...]] = {
+    "company": tuple(CompanyIn.model_fields),
+    "contact": tuple(ContactIn.model_fields),
+    "aws": tuple(AwsIn.model_fields),
+}
 _INDEX_LIMIT = 1000  # form indices are renumbered; anything beyond this is not a form we served
 
 
@@ -229,46 +261,68 @@ class FormError(ValueError):
     """The form body itself is malformed (not a field problem): a field name we never served."""
 
 
-def _set_path(target: dict[str, Any], path: Sequence[str], value: str) -> None:
-    node = target
-    for part in path[:-1]:
-        child = node.setdefault(part, {})
-        if not isinstance(child, dict):
-            raise FormError(f"field {'.'.join(path)} clashes with another field")
-        node = child
-    node[path[-1]] = value
+def _form_path(name: str) -> tuple[str, ...]:
+    """The intake path of a form field we serve ("workloads.0.name"); FormError for any other name."""
+    parts = tuple(name.split("."))
+    if len(parts) == 1 and parts[0] in TOP_LEVEL_FIELDS:
+        return parts
+    if len(parts) == 2 and parts[1] in _SECTIONS.get(parts[0], ()):
+        return parts
+    if (
+        len(parts) == 3
+        and parts[0] == "workloads"
+        and parts[1].isdigit()
+        and len(parts[1]) <= 3
+        and int(parts[1]) < _INDEX_LIMIT
+        and parts[2] in WorkloadIn.model_fields
+    ):
+        return parts
+    raise FormError("the form has a field it was not served with")
 
 
-def _renumber(workloads: dict[str, Any]) -> list[dict[str, Any]]:
-    """Workload blocks in index order, gaps closed (a block removed in the page leaves a gap)."""
-    if not all(key.isdigit() and int(key) < _INDEX_LIMIT for key in workloads):
-        raise FormError("workload fields must be named workloads.<n>.<field>")
-    return [workloads[key] for key in sorted(workloads, key=int)]
+def other_stage_fields(stage: object) -> tuple[str, ...]:
+    """The fields that mean nothing for a workload of this stage."""
+    return SERVING_ONLY if stage == "training" else TRAINING_ONLY
+
+
+def _stage_fields(workload: dict[str, Any]) -> dict[str, Any]:
+    """The workload without the other stage's fields."""
+    drop = other_stage_fields(workload.get("stage"))
+    return {key: value for key, value in workload.items() if key not in drop}
 
 
 def form_to_raw(fields: Mapping[str, Sequence[str]]) -> dict[str, Any]:
     """The nested intake (string values, as typed) from dotted form fields; empty fields are left out.
 
-    Unchecked checkboxes are not sent by browsers, so the form's boolean fields become "false" explicitly;
-    otherwise a default of true (``ai_first``) could never be turned off.
+    Only the names the page serves are read (anything else is a FormError: a 400, never a crash). Unchecked
+    checkboxes are not sent by browsers, so the form's boolean fields become "false" explicitly; otherwise a
+    default of true (``ai_first``) could never be turned off.
     """
-    raw: dict[str, Any] = {}
+    raw: dict[str, Any] = {"company": {}, "contact": {}, "aws": {}}
+    workloads: dict[int, dict[str, Any]] = {}
     for name, values in fields.items():
         if name == HONEYPOT_FIELD or not values:
             continue
+        path = _form_path(name)
         value = values[-1].strip()
-        if value:
-            _set_path(raw, name.split("."), value)
-    company = raw.setdefault("company", {})
+        if not value:
+            continue
+        if len(path) == 1:
+            raw[path[0]] = value
+        elif len(path) == 2:
+            raw[path[0]][path[1]] = value
+        else:
+            workloads.setdefault(int(path[1]), {})[path[2]] = value
     for flag in BOOLEAN_FIELDS["company"]:
-        company.setdefault(flag, "false")
-    workloads = _renumber(raw.get("workloads", {}) if isinstance(raw.get("workloads"), dict) else {})
-    for workload in workloads:
+        raw["company"].setdefault(flag, "false")
+    blocks = [_stage_fields(workloads[index]) for index in sorted(workloads)]  # gaps closed
+    for workload in blocks:
+        drop = other_stage_fields(workload.get("stage"))
         for flag in BOOLEAN_FIELDS["workloads"]:
-            workload.setdefault(flag, "false")
-    raw["workloads"] = workloads or [{}]
-    raw.setdefault("contact", {})
-    raw.setdefault("aws", {})
+            if flag not in drop:
+                workload.setdefault(flag, "false")
+    raw["workloads"] = blocks or [{}]
+    raw.setdefault("partner_referral", "false")
     return raw
 
 
@@ -282,13 +336,44 @@ _FRIENDLY = {
     "missing": "This field is required.",
     "string_too_short": "This field is required.",
     "bool_parsing": "Choose yes or no.",
+    "bool_type": "Choose yes or no.",
     "decimal_parsing": "Enter a number.",
+    "decimal_type": "Enter a number.",
+    "finite_number": "Enter a number.",
     "int_parsing": "Enter a whole number.",
+    "int_type": "Enter a whole number.",
     "int_from_float": "Enter a whole number.",
-    "decimal_max_places": "Use at most two decimal places.",
+    "int_parsing_size": "Enter a smaller whole number.",
+    "decimal_max_places": "Use at most {decimal_places} decimal places.",
+    "decimal_max_digits": "Use a plainer number: at most {max_digits} digits.",
+    "decimal_whole_digits": "Use a plainer number: fewer digits before the decimal point.",
     "literal_error": "Choose one of the listed options.",
     "extra_forbidden": "This field is not part of the intake.",
+    "greater_than": "Enter a number above {gt}.",
+    "greater_than_equal": "Enter a number of at least {ge}.",
+    "less_than": "Enter a number below {lt}.",
+    "less_than_equal": "Enter a number no larger than {le}.",
+    "string_too_long": "Use at most {max_length} characters.",
+    "too_long": "Give at most {max_length} of these.",
+    "too_short": "Give at least {min_length}.",
+    "string_type": "Enter text here.",
+    "string_pattern_mismatch": "Use letters, digits, '-' or '_' only (3 to 64 characters).",
+    "model_type": "This part of the intake should be an object with named fields.",
+    "model_attributes_type": "This part of the intake should be an object with named fields.",
+    "dict_type": "This part of the intake should be an object with named fields.",
+    "list_type": "Give a list here.",
+    "enum": "Choose one of the listed options.",
 }
+
+
+def _friendly(error: Mapping[str, Any]) -> str | None:
+    template = _FRIENDLY.get(str(error["type"]))
+    if template is None:
+        return None
+    try:
+        return template.format(**{k: str(v) for k, v in (error.get("ctx") or {}).items()})
+    except (KeyError, IndexError, ValueError):
+        return None
 
 
 _EMAIL_PREFIX = "value is not a valid email address:"
@@ -302,7 +387,7 @@ def error_path(loc: Sequence[str | int]) -> str:
 def error_message(error: Mapping[str, Any]) -> str:
     if error["type"] == "string_too_short" and error.get("ctx", {}).get("min_length", 1) > 1:
         return str(error["msg"])
-    friendly = _FRIENDLY.get(str(error["type"]))
+    friendly = _friendly(error)
     if friendly:
         return friendly
     message = str(error["msg"]).removeprefix("Value error, ")

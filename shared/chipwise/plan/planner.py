@@ -21,12 +21,12 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from chipwise.catalog import Source, platform_of
+from chipwise.catalog import Source, get_credit_programs, platform_of
 from chipwise.economics import break_even_months, cents, cost_per_million_observed, round_money
 from chipwise.models.common import Confidence
 from chipwise.plan.ace import opportunity_document
 from chipwise.plan.context import ZERO, Context, plain, short_name
-from chipwise.plan.credits import CompanyProfile, CreditMatch, match_programs
+from chipwise.plan.credits import CompanyProfile, CreditMatch, amount_text, match_programs
 from chipwise.plan.document import CreditLine, PlanDocument, PlanTotals, WorkloadPlan
 from chipwise.plan.inputs import Inputs, find_family, resolve
 from chipwise.plan.intake import IntakeRequest, WorkloadIn
@@ -213,11 +213,16 @@ def credit_line(match: CreditMatch, ctx: Context) -> CreditLine:
                 confidence="single" if match.estimate else "verified",
             ),
         )
+    program = next(p for p in get_credit_programs() if p.id == match.program)
     return CreditLine(
         program=match.program,
         name=match.name,
         eligible=match.eligible,
+        likelihood=match.likelihood,
+        source_strength=match.source_strength,
+        amount_is_estimate=match.estimate,
         max_amount_usd=match.max_amount_usd,
+        amount=amount_text(program),
         reason=match.reason,
         how_to_apply=match.how_to_apply,
         source=match.source,
@@ -250,7 +255,7 @@ def totals(plans: list[WorkloadPlan], credits: list[CreditLine]) -> PlanTotals:
     projected = sum((p.projected_monthly_cost_usd for p in recurring), ZERO)
     savings = sum((p.monthly_savings_usd for p in plans), ZERO)
     porting = sum((p.porting_cost_usd for p in plans), ZERO)
-    eligible = [c.max_amount_usd for c in credits if c.eligible and c.max_amount_usd is not None]
+    likely = [c.max_amount_usd for c in credits if c.likelihood == "likely" and c.max_amount_usd is not None]
     return PlanTotals(
         current_monthly_cost_usd=current,
         projected_monthly_cost_usd=projected,
@@ -258,7 +263,7 @@ def totals(plans: list[WorkloadPlan], credits: list[CreditLine]) -> PlanTotals:
         one_time_savings_usd=sum((p.one_time_savings_usd or ZERO for p in plans), ZERO),
         porting_cost_usd=porting,
         payback_months=break_even_months(porting, savings) if porting else (0.0 if savings > 0 else None),
-        largest_eligible_credit_usd=max(eligible) if eligible else None,
+        likely_credit_usd=max(likely) if likely else None,
     )
 
 
@@ -319,21 +324,26 @@ def _other_steps(plans: list[WorkloadPlan]) -> list[str]:
 
 
 def _credit_steps(credits: list[CreditLine]) -> list[str]:
-    eligible = [c for c in credits if c.eligible]
-    if eligible:
-        names = "; ".join(
-            f"{c.name} ({'up to ' + money(c.max_amount_usd, 0) if c.max_amount_usd else 'scaled to spend'})"
-            for c in eligible
+    likely = [c for c in credits if c.likelihood == "likely"]
+    possible = [c for c in credits if c.likelihood == "possible"]
+    steps = []
+    if likely:
+        names = "; ".join(f"{c.name} ({c.amount})" for c in likely)
+        steps.append(
+            f"Apply for credits before the bill grows: {names}. They cover trn, inf and GPU instance hours; AWS "
+            "decides, so plan without them."
         )
-        first = f"Apply for credits before the bill grows: {names}. They cover trn, inf and GPU instance hours."
-    else:
+    if possible:
+        names = ", ".join(c.name for c in possible)
+        steps.append(f"Ask about {names}: each may fit, for the reason the plan gives; none is a promise.")
+    if not likely and not possible:
         closest = credits[0] if credits else None
-        first = "No credit program matches today." + (f" {closest.name}: {closest.reason}" if closest else "")
-    return [
-        first,
-        "Bring in an AWS partner: the partner-referral draft is ready for our advisory team; "
-        "nothing is filed without your go-ahead, and the routing costs you nothing.",
-    ]
+        steps.append("No credit program fits today." + (f" {closest.name}: {closest.reason}" if closest else ""))
+    steps.append(
+        "If you want help with the port, tick the partner-referral box on the form: our advisory team then "
+        "reviews a referral to an AWS partner with you; nothing is shared without your go-ahead."
+    )
+    return steps
 
 
 def migration_steps(plans: list[WorkloadPlan], credits: list[CreditLine], intake: IntakeRequest) -> list[str]:

@@ -39,3 +39,15 @@ def invoke(
         return intake_handler(json.loads(json.dumps(event)), lambda_context)
 
     return call
+
+
+PUBLIC_BASE_URL = "https://plans.example"
+
+
+@pytest.fixture(autouse=True)
+def _public_base_url(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Links in emails come from this setting only (never from the request's headers)."""
+    from chipwise.settings import get_settings
+
+    monkeypatch.setenv("CHIPWISE_PUBLIC_BASE_URL", PUBLIC_BASE_URL)
+    get_settings.cache_clear()

@@ -24,11 +24,25 @@ BROWSER = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
 
 
 def request(
-    method: str, path: str, *, body: str | bytes = "", headers: dict[str, str] | None = None, base64_body: bool = False
+    method: str,
+    path: str,
+    *,
+    body: str | bytes = "",
+    headers: dict[str, str] | None = None,
+    base64_body: bool = False,
+    source_ip: str | None = None,
+    query: str = "",
 ) -> dict[str, Any]:
-    """An API Gateway v2 event like the sample ones, for another method, path, body or headers."""
+    """An API Gateway v2 event like the sample ones, for another method, path, body, headers or client."""
     event = copy.deepcopy(load_event("get_form"))
     event["rawPath"] = path
+    if source_ip:
+        event["requestContext"]["http"]["sourceIp"] = source_ip
+    if query:
+        from urllib.parse import parse_qsl
+
+        event["rawQueryString"] = query
+        event["queryStringParameters"] = dict(parse_qsl(query))
     event["requestContext"]["http"]["method"] = method
     event["requestContext"]["http"]["path"] = path
     event["headers"] = {**event["headers"], **{k.lower(): v for k, v in (headers or {}).items()}}
@@ -39,19 +53,24 @@ def request(
     return event
 
 
-def post_json(data: Any, accept: str = "application/json") -> dict[str, Any]:
+def post_json(data: Any, accept: str = "application/json", source_ip: str | None = None) -> dict[str, Any]:
     return request(
-        "POST", "/intake", body=json.dumps(data), headers={"content-type": "application/json", "accept": accept}
+        "POST",
+        "/intake",
+        body=json.dumps(data),
+        headers={"content-type": "application/json", "accept": accept},
+        source_ip=source_ip,
     )
 
 
-def post_form(fields: dict[str, str], *, base64_body: bool = False) -> dict[str, Any]:
+def post_form(fields: dict[str, str], *, base64_body: bool = False, source_ip: str | None = None) -> dict[str, Any]:
     return request(
         "POST",
         "/intake",
         body=urlencode(fields),
         base64_body=base64_body,
         headers={"content-type": "application/x-www-form-urlencoded", "accept": BROWSER},
+        source_ip=source_ip,
     )
 
 

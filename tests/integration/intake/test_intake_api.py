@@ -44,60 +44,80 @@ def test_get_the_form(invoke: Invoke) -> None:
     assert '<form method="post" action="/intake"' in response["body"]
 
 
-def test_post_json_returns_201_stores_the_plan_and_queues_both_emails(invoke: Invoke, use_db: str) -> None:
+def test_post_json_answers_303_to_the_plan_stores_it_and_queues_only_a_confirmation(
+    invoke: Invoke, use_db: str
+) -> None:
     # Given the sample JSON submission
     response = invoke(load_event("post_json"))
-    # Then 201 with the plan as JSON and its address
-    assert response["statusCode"] == 201
-    plan = body_of(response)
-    assert response["headers"]["Location"] == f"/plans/{plan['plan_id']}"
+    # Then 303 to the plan's permanent link, the id in the body for JSON clients
+    assert response["statusCode"] == 303
+    created = body_of(response)
+    assert response["headers"]["Location"] == created["location"] == f"/plans/{created['plan_id']}"
+    plan = body_of(invoke(get(created["location"], accept="application/json")))
     assert plan["workloads"][0]["recommended_instance_type"] == "inf2.xlarge"
     assert plan["total_monthly_savings_usd"] == "2745.82"
-    # and the submission, the plan, the referral draft and two emails are stored
-    assert counts(use_db) == {"intake_submissions": 1, "plans": 1, "drafts": 1, "notification_outbox": 2}
+    # and the submission and the plan are stored; no referral draft (not asked for); one email: the confirmation
+    assert counts(use_db) == {"intake_submissions": 1, "plans": 1, "drafts": 0, "notification_outbox": 1}
     with get_session_factory(use_db)() as session:
-        messages = {m.recipient: m for m in session.scalars(select(OutboxMessage))}
+        message = session.scalars(select(OutboxMessage)).one()
+    assert message.recipient == "ada@acme.example" and message.kind == "intake_confirm"
+    assert message.subject == "Confirm your email address to receive your Chipwise plan"
+    assert f"https://plans.example/plans/{created['plan_id']}/confirm?expires=" in message.payload["html"]
+    assert "Acme" not in message.payload["html"] and "Acme" not in message.payload["text"]
+
+
+def test_a_referral_is_drafted_only_when_the_founder_asks(invoke: Invoke, use_db: str) -> None:
+    data = json.loads(load_event("post_json")["body"])
+    data["partner_referral"] = True
+    response = invoke(post_json(data))
+    assert response["statusCode"] == 303
+    with get_session_factory(use_db)() as session:
         draft = session.scalars(select(Draft)).one()
-    assert set(messages) == {"ada@acme.example", "advisory@example.com"}
-    contact, advisory = messages["ada@acme.example"], messages["advisory@example.com"]
-    assert contact.kind == "plan" and "2,745.82" in (contact.subject or "")
-    assert f"/plans/{plan['plan_id']}" in contact.payload["html"]
-    assert advisory.payload["attachments"][0]["filename"] == "ace-opportunity-draft.json"
-    assert advisory.payload["reply_to"] == ["ada@acme.example"]
-    assert draft.kind == "partner_referral" and draft.plan_id == plan["plan_id"]
+    assert draft.kind == "partner_referral" and draft.plan_id == body_of(response)["plan_id"]
     assert draft.document["Origin"] == "Partner Referral"
 
 
 def test_the_stored_plan_is_retrievable_by_its_id_and_not_by_a_guessable_one(invoke: Invoke) -> None:
-    # Given two stored plans
-    first = body_of(invoke(load_event("post_json")))
-    second = body_of(invoke(load_event("post_json")))
+    # Given two stored plans (different answers: the same answers again would be the same plan)
+    first_id = body_of(invoke(load_event("post_json")))["plan_id"]
+    other = json.loads(load_event("post_json")["body"])
+    other["company"]["name"] = "Other AI"
+    second_id = body_of(invoke(post_json(other)))["plan_id"]
     # Then their ids are long, random and unrelated
-    assert len(first["plan_id"]) >= 43 and first["plan_id"] != second["plan_id"]
+    assert len(first_id) >= 43 and first_id != second_id
     # and each is served by its id, as JSON or as a page
-    again = invoke(get(f"/plans/{first['plan_id']}", accept="application/json"))
-    assert again["statusCode"] == 200 and body_of(again) == first
-    page = invoke(get(f"/plans/{first['plan_id']}"))
+    first = body_of(invoke(get(f"/plans/{first_id}", accept="application/json")))
+    assert first["plan_id"] == first_id and first["referral_draft"] == {}
+    page = invoke(get(f"/plans/{first_id}"))
     assert page["statusCode"] == 200 and "Acme AI" in page["body"] and "inf2.xlarge" in page["body"]
     assert page["headers"]["Referrer-Policy"] == "no-referrer"
+    # and the public page shows neither the contact's address nor an account id
+    assert "ada@acme.example" not in page["body"] and "Ada Lovelace" not in page["body"]
+    assert "ada@acme.example" not in json.dumps(first)
     # and nothing is served for a guessed id, a short id or a nearly right one
-    nearly = first["plan_id"][:-1] + ("B" if first["plan_id"].endswith("A") else "A")
+    nearly = first_id[:-1] + ("B" if first_id.endswith("A") else "A")
     for guess in ("1", "2", "plan", secrets.token_urlsafe(32), nearly, "../intake"):
         missing = invoke(get(f"/plans/{guess}", accept="application/json"))
         assert missing["statusCode"] == 404, guess
         assert "Acme" not in missing["body"]
 
 
-def test_post_form_from_the_page_returns_the_plan_page(invoke: Invoke, use_db: str) -> None:
+def test_post_form_from_the_page_answers_303_to_the_plan_page(invoke: Invoke, use_db: str) -> None:
     # Given the sample form-encoded submission (and the same body base64-encoded, as API Gateway may send it)
+    locations = []
     for event in (load_event("post_form"), post_form(sample_form(), base64_body=True)):
         response = invoke(event)
-        # Then 201 with the plan as a page, linking to its own address
-        assert response["statusCode"] == 201
-        assert response["headers"]["Content-Type"].startswith("text/html")
-        assert "Your credits-and-migration plan, Acme AI" in response["body"]
-        assert f'href="{response["headers"]["Location"]}"' in response["body"]
-    assert counts(use_db)["plans"] == 2
+        # Then 303 to the plan's page, which links to its own address
+        assert response["statusCode"] == 303
+        location = response["headers"]["Location"]
+        page = invoke(get(location))
+        assert page["statusCode"] == 200 and page["headers"]["Content-Type"].startswith("text/html")
+        assert "Your credits-and-migration plan, Acme AI" in page["body"]
+        assert f'href="{location}"' in page["body"]
+        locations.append(location)
+    # and the same answers again, moments later, are the same plan: one stored
+    assert locations[0] == locations[1]
+    assert counts(use_db)["plans"] == 1
 
 
 def test_invalid_json_gets_422_naming_every_field(invoke: Invoke, use_db: str) -> None:
@@ -149,6 +169,7 @@ def test_an_invalid_form_comes_back_with_messages_beside_the_fields_and_the_valu
     response = invoke(post_form(fields))
     # Then 422 with the form again: each message beside its field, every value as typed (escaped)
     page = response["body"]
+    assert "Input should" not in page
     assert response["statusCode"] == 422
     assert re.search(r'id="contact-email-error">.*?email address', page)
     assert re.search(r'id="workloads-0-current_instance_type-error">.*?g9\.mega', page)
@@ -190,16 +211,18 @@ def test_html_in_fields_is_escaped_in_the_page_the_emails_and_the_draft(invoke: 
         "contact.name": f"Ada {EVIL}",
         "workloads.0.name": f"chat {EVIL}",
     }
+    fields["partner_referral"] = "true"
     response = invoke(post_form(fields))
-    assert response["statusCode"] == 201
+    assert response["statusCode"] == 303
     # Then the page shows the text, never the markup
-    assert EVIL not in response["body"] and "&lt;script&gt;" in response["body"]
-    # and so do both emails and the stored draft
+    page = invoke(get(response["headers"]["Location"]))["body"]
+    assert EVIL not in page and "&lt;script&gt;" in page
+    # and so do the stored draft and every queued email (which holds none of the typed text at all)
     with get_session_factory(use_db)() as session:
         messages = list(session.scalars(select(OutboxMessage)))
         draft = session.scalars(select(Draft)).one()
     for message in messages:
-        assert EVIL not in message.payload["html"] and "&lt;script&gt;" in message.payload["html"]
+        assert EVIL not in message.payload["html"] and "pwned" not in message.payload["html"]
     assert EVIL not in draft.body and EVIL not in json.dumps(draft.document)
 
 
@@ -214,13 +237,15 @@ def test_other_content_types_are_refused(invoke: Invoke) -> None:
 
 def test_the_openapi_document_describes_the_api(invoke: Invoke) -> None:
     document = body_of(invoke(get("/openapi.json", accept="application/json")))
-    assert {"/intake", "/plans/{plan_id}"} <= set(document["paths"])
+    assert {"/intake", "/plans/{plan_id}", "/plans/{plan_id}/confirm", "/plans/{plan_id}/delete"} <= set(
+        document["paths"]
+    )
     post = document["paths"]["/intake"]["post"]
     assert post["requestBody"]["content"]["application/json"]["schema"] == {
         "$ref": "#/components/schemas/IntakeRequest"
     }
     assert "application/x-www-form-urlencoded" in post["requestBody"]["content"]
-    assert {"201", "413", "422"} <= set(post["responses"])
+    assert {"303", "413", "422", "429"} <= set(post["responses"])
     assert {"IntakeRequest", "WorkloadIn", "PlanDocument"} <= set(document["components"]["schemas"])
     assert document["paths"]["/plans/{plan_id}"]["get"]["parameters"][0]["schema"]["pattern"]
 
@@ -240,17 +265,3 @@ def test_an_unreachable_store_is_a_503_not_a_crash(
 def test_unknown_paths_are_404(invoke: Invoke) -> None:
     assert invoke(get("/wp-admin"))["statusCode"] == 404
     assert invoke(get("/"))["statusCode"] == 303
-
-
-def test_one_address_gets_a_limited_number_of_plan_emails_a_day(invoke: Invoke, use_db: str) -> None:
-    # Given more submissions for one contact address in a day than the limit
-    from chipwise.intake.service import MAX_PLAN_EMAILS_PER_ADDRESS_PER_DAY
-
-    for _ in range(MAX_PLAN_EMAILS_PER_ADDRESS_PER_DAY + 1):
-        assert invoke(load_event("post_json"))["statusCode"] == 201
-    # Then every plan is kept and the advisory team hears of each, but the address is not flooded
-    with get_session_factory(use_db)() as session:
-        recipients = list(session.scalars(select(OutboxMessage.recipient)))
-    assert counts(use_db)["plans"] == MAX_PLAN_EMAILS_PER_ADDRESS_PER_DAY + 1
-    assert recipients.count("ada@acme.example") == MAX_PLAN_EMAILS_PER_ADDRESS_PER_DAY
-    assert recipients.count("advisory@example.com") == MAX_PLAN_EMAILS_PER_ADDRESS_PER_DAY + 1

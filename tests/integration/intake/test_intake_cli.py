@@ -104,7 +104,7 @@ def test_serve_answers_local_http_through_the_same_resolver(server: str) -> None
         form = client.get("/intake", headers={"accept": "text/html"})
         assert form.status_code == 200 and "Add another workload" in form.text
         created = client.post("/intake", json=intake_dict(), headers={"accept": "application/json"})
-        assert created.status_code == 201
+        assert created.status_code == 303
         plan_id = created.json()["plan_id"]
         assert client.get(created.headers["location"]).status_code == 200
         assert client.get(f"/plans/{plan_id}", headers={"accept": "application/json"}).json()["plan_id"] == plan_id

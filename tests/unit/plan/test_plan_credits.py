@@ -39,12 +39,39 @@ def test_a_funded_seed_company_with_a_provider_org_id_gets_portfolio() -> None:
     assert not matches["activate_founders"].eligible
 
 
-def test_eligible_programs_come_first_largest_first() -> None:
+def test_likely_programs_come_first_then_possible_then_unlikely_larger_first() -> None:
     matches = match_programs(CompanyProfile(stage="seed", institutional_funding=True, activate_provider_org_id="X1X"))
-    flags = [m.eligible for m in matches]
-    assert flags == sorted(flags, reverse=True)
-    amounts = [m.max_amount_usd or Decimal(0) for m in matches if m.eligible]
-    assert amounts == sorted(amounts, reverse=True)
+    order = {"likely": 0, "possible": 1, "unlikely": 2}
+    ranks = [order[m.likelihood] for m in matches]
+    assert ranks == sorted(ranks)
+    for level in order:
+        amounts = [m.max_amount_usd or Decimal(0) for m in matches if m.likelihood == level]
+        assert amounts == sorted(amounts, reverse=True)
+
+
+def test_an_ai_first_seed_company_is_likely_only_for_what_an_aws_page_states() -> None:
+    # Given an AI-first, self-funded seed company (the case that used to headline "up to $1,000,000")
+    matches = by_id(match_programs(CompanyProfile(stage="seed", institutional_funding=False)))
+    # Then only Activate Founders (on AWS's own page, self-serve) is likely
+    assert [m.program for m in matches.values() if m.likelihood == "likely"] == ["activate_founders"]
+    assert matches["activate_founders"].source_strength == "aws_page"
+    # and the accelerator's $1M and the PoC funding are only possible, each saying why and whose page says so
+    accelerator, poc = matches["genai_accelerator"], matches["genai_poc_funding"]
+    assert accelerator.likelihood == poc.likelihood == "possible"
+    assert "chosen among applicants" in accelerator.reason and "third-party pages only" in accelerator.reason
+    assert accelerator.source_strength == poc.source_strength == "third_party"
+    assert "partner" in poc.reason
+    # and Portfolio is unlikely without funding and an Org ID
+    assert matches["activate_portfolio"].likelihood == "unlikely"
+
+
+def test_unknown_company_facts_make_a_program_possible_never_likely_nor_unlikely() -> None:
+    matches = by_id(match_programs(CompanyProfile(stage=None, institutional_funding=None, ai_first=None)))
+    founders = matches["activate_founders"]
+    assert founders.likelihood == "possible" and founders.eligible
+    assert "funding stage" in founders.reason and "institutional funding" in founders.reason
+    assert matches["genai_accelerator"].likelihood == "possible"
+    assert "AI-first" in matches["genai_accelerator"].reason
 
 
 @pytest.mark.parametrize("migrating, eligible", [(True, True), (False, False)])
@@ -63,5 +90,10 @@ def test_credits_are_never_presented_as_guaranteed() -> None:
     for match in match_programs(
         CompanyProfile(stage="seed", institutional_funding=True, activate_provider_org_id="X1X")
     ):
-        if match.eligible:
+        if match.likelihood != "unlikely":
             assert "never guaranteed" in match.reason
+
+
+def test_where_aws_s_own_pages_disagree_the_reason_says_so() -> None:
+    founders = by_id(match_programs(CompanyProfile(stage="series_a", institutional_funding=False)))["activate_founders"]
+    assert founders.likelihood == "likely" and "pages disagree" in founders.reason and "Series A" in founders.reason

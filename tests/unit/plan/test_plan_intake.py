@@ -158,7 +158,9 @@ def test_form_fields_become_the_nested_intake_with_renumbered_workloads() -> Non
     assert [w["name"] for w in raw["workloads"]] == ["chat", "train"]
     assert "requests_per_day" not in raw["workloads"][0]
     assert raw["workloads"][1]["one_off"] == "true"
-    assert raw["workloads"][0]["one_off"] == "false"
+    assert raw["workloads"][0]["foundation_model_only"] == "false"
+    assert "one_off" not in raw["workloads"][0]  # a training-only field: not part of a serving workload
+    assert raw["partner_referral"] == "false"  # the referral is off unless ticked
     assert raw["company"]["ai_first"] == "false"
     assert HONEYPOT_FIELD not in raw
     # and the result validates as an intake
@@ -168,7 +170,17 @@ def test_form_fields_become_the_nested_intake_with_renumbered_workloads() -> Non
 
 @pytest.mark.parametrize(
     "fields",
-    [{"workloads.x.name": ["a"]}, {"workloads.5000.name": ["a"]}, {"company": ["a"], "company.name": ["b"]}],
+    [
+        {"workloads.x.name": ["a"]},
+        {"workloads.5000.name": ["a"]},
+        {"company": ["a"], "company.name": ["b"]},
+        {"company=x": ["a"]},
+        {"workloads.0": ["x"]},
+        {"workloads.0.name.deeper": ["x"]},
+        {"company.nope": ["x"]},
+        {"contact": ["x"]},
+        {"workloads": ["x"]},
+    ],
 )
 def test_field_names_we_never_served_are_a_malformed_form(fields: dict[str, list[str]]) -> None:
     with pytest.raises(FormError):
@@ -179,3 +191,37 @@ def test_the_honeypot_is_detected() -> None:
     assert honeypot_filled({HONEYPOT_FIELD: ["http://spam.example"]})
     assert not honeypot_filled({HONEYPOT_FIELD: ["  "]})
     assert not honeypot_filled({})
+
+
+def test_the_other_stages_fields_are_dropped_from_a_form_post() -> None:
+    # Given a training workload whose hidden serving fields still hold values typed before the stage changed
+    fields = {
+        "workloads.0.name": ["train"],
+        "workloads.0.stage": ["training"],
+        "workloads.0.model_family": ["llama"],
+        "workloads.0.requests_per_day": ["1000"],
+        "workloads.0.runs_per_month": ["4"],
+    }
+    workload = form_to_raw(fields)["workloads"][0]
+    # Then only the training fields count
+    assert workload["runs_per_month"] == "4" and "requests_per_day" not in workload
+    assert "foundation_model_only" not in workload and workload["one_off"] == "false"
+
+
+@pytest.mark.parametrize(
+    "field, value, message",
+    [
+        ("requests_per_day", "1e-30", "at most 15 digits"),
+        ("requests_per_day", "0.001", "at most 2 decimal places"),
+        ("instance_count", "0", "at least 1"),
+        ("hours_per_month", "800", "no larger than 744"),
+        ("parameters_billion", "NaN", "Enter a number"),
+    ],
+)
+def test_numbers_out_of_range_get_human_messages(field: str, value: str, message: str) -> None:
+    data = intake_dict(workload(**{field: value}))
+    with pytest.raises(ValidationError) as caught:
+        IntakeRequest.model_validate(data)
+    messages = field_errors(caught.value)
+    assert message in messages[f"workloads.0.{field}"]
+    assert "Input should" not in messages[f"workloads.0.{field}"]

@@ -96,7 +96,9 @@ def _run(ctx: DemoContext) -> None:
             f"credits application and partner referral for {figures.company}: accelerator spend "
             f"{money(figures.monthly_accelerator_spend_usd, 0)}/mo, "
             f"savings {money(figures.monthly_savings_usd, 0)}/mo, "
-            f"{sum(1 for m in drafts.drafts.programs if m.eligible)} programs that fit (drafts/*; nothing submitted)",
+            f"credit programs: {sum(1 for m in drafts.drafts.programs if m.likelihood == 'likely')} likely, "
+            f"{sum(1 for m in drafts.drafts.programs if m.likelihood == 'possible')} possible (company facts "
+            "unknown until filled in; drafts/*; nothing submitted)",
         )
     )
 

@@ -1,8 +1,10 @@
-"""Stage 6: a startup's intake becomes a credits-and-migration plan: stored, emailed (the emulator's SES),
-and written as plan/plan.json, plan/plan.md and plan/plan.html."""
+"""Stage 6: a startup's intake becomes a credits-and-migration plan: stored, the founder's address confirmed
+through the signed link of the one confirmation email, the plan emailed (the emulator's SES), and written as
+plan/plan.json, plan/plan.md and plan/plan.html."""
 
 from __future__ import annotations
 
+import re
 from importlib import resources
 
 from sqlalchemy import select
@@ -11,7 +13,7 @@ from chipwise.act.notify.email import ses_sender
 from chipwise.act.notify.outbox import drain
 from chipwise.aws import aws_context
 from chipwise.intake import views
-from chipwise.intake.service import record_intake
+from chipwise.intake.service import confirm_in, record_intake
 from chipwise.plan.document import PlanDocument
 from chipwise.plan.intake import IntakeRequest
 from chipwise.render import money
@@ -30,10 +32,12 @@ def sample_intake_text() -> str:
 
 def _summary(plan: PlanDocument, emailed: int) -> str:
     moves = ", ".join(f"{w.name} → {w.recommended_platform}" for w in plan.workloads if w.action == "move")
-    eligible = sum(1 for c in plan.credits if c.eligible)
+    likely = sum(1 for c in plan.credits if c.likelihood == "likely")
+    possible = sum(1 for c in plan.credits if c.likelihood == "possible")
     return (
         f"{plan.company}: {money(plan.total_monthly_savings_usd)} a month to save ({moves}), porting "
-        f"{money(plan.totals.porting_cost_usd)}, {eligible} credit programs that fit; {emailed} emails sent; "
+        f"{money(plan.totals.porting_cost_usd)}, credit programs: {likely} likely, {possible} possible; "
+        f"{emailed} emails sent (the confirmation, then the plan); "
         "plan/plan.json, plan/plan.md, plan/plan.html"
     )
 
@@ -54,11 +58,24 @@ def _run(ctx: DemoContext) -> None:
     intake = IntakeRequest.model_validate_json(text)
     factory = get_session_factory(ctx.database_url)
     with factory.begin() as session:
-        plan = record_intake(session, intake, base_url=LOCAL_URL)
-    with factory() as session:
-        ids = list(
-            session.scalars(select(OutboxMessage.id).where(OutboxMessage.dedupe_key.like(f"plan:{plan.plan_id}:%")))
-        )
+        plan = record_intake(session, intake, client="127.0.0.1", base_url=LOCAL_URL).plan
+    with factory.begin() as session:  # the founder opens the confirmation email and presses the button
+        confirmation = session.scalars(
+            select(OutboxMessage).where(
+                OutboxMessage.kind == "intake_confirm", OutboxMessage.payload["text"].as_string().contains(plan.plan_id)
+            )
+        ).one()
+        link = re.search(r"/confirm\?expires=(\d+)&signature=([\w-]+)", confirmation.payload["text"])
+        assert link is not None
+        confirm_in(session, plan.plan_id, link.group(1), link.group(2), base_url=LOCAL_URL)
+        ids = [
+            confirmation.id,
+            *session.scalars(
+                select(OutboxMessage.id).where(
+                    OutboxMessage.kind == "plan", OutboxMessage.recipient == confirmation.recipient
+                )
+            ),
+        ]
     report = drain(factory, senders={"email": ses_sender(settings)}, ids=ids)
     ctx.write("plan/intake.json", text)
     ctx.write("plan/plan.json", views.plan_json(plan))

@@ -1,7 +1,7 @@
 """All tables, imported in one place so Base.metadata is complete (Alembic and create_all read it)."""
 
 from chipwise.store.tables.findings import BenchmarkRun, Finding, Recommendation
-from chipwise.store.tables.intake import IntakeSubmission, Plan
+from chipwise.store.tables.intake import IntakeLimit, IntakeSubmission, Plan
 from chipwise.store.tables.inventory import Account, Resource
 from chipwise.store.tables.messaging import Draft, OutboxMessage
 from chipwise.store.tables.scans import Scan
@@ -13,6 +13,7 @@ __all__ = [
     "CostRecord",
     "Draft",
     "Finding",
+    "IntakeLimit",
     "IntakeSubmission",
     "MetricCoverage",
     "MetricRollup",
