@@ -79,6 +79,8 @@ READ_METRICS: tuple[MetricKey, ...] = (
     TRAINING_CPU,
     TRAINING_GPU,
 )
+# The activity series a weekly pattern is read from (accelerator_off_hours): their values are kept by hour of week.
+WEEKLY_METRICS: frozenset[MetricKey] = frozenset({INVOCATIONS, NEURON_CORE, EKS_NEURONCORE, CWAGENT_GPU, SM_GPU})
 NEURON_COVERAGE: frozenset[MetricKey] = frozenset({NEURON_CORE, EKS_NEURONCORE, NEURON_MONITOR})
 LIVE_STATES = frozenset(
     {"running", "InService", "Updating", "SystemUpdating", "UpdateRollbackFailed", "InProgress", "ENABLED"}
@@ -303,7 +305,7 @@ def _metric_series(
     )
     found: dict[int, dict[MetricKey, SeriesStats]] = defaultdict(dict)
     for (resource_id, key), series in _grouped(rows, frozenset(READ_METRICS)):
-        stats = summarise(series.hours, series.values, parse)
+        stats = summarise(series.hours, series.values, parse, weekly=key in WEEKLY_METRICS)
         if stats is not None:
             found[resource_id][key] = stats
     return found
@@ -369,7 +371,7 @@ def _neuron_summary(rows: Sequence[list[Any]], parse: _HourParser) -> _NeuronSer
 
     def stats(index: int) -> SeriesStats | None:
         pairs = [(h, float(v)) for h, v in zip(hours, rows[index], strict=True) if v is not None]
-        return summarise([h for h, _ in pairs], [v for _, v in pairs], parse)
+        return summarise([h for h, _ in pairs], [v for _, v in pairs], parse, weekly=index == 1)
 
     cores = [int(c) for c in rows[5] if c is not None]
     return _NeuronSeries(stats(1), stats(2), stats(3), stats(4), max(cores) if cores else None)

@@ -98,6 +98,19 @@ class FindingEvidence(BaseModel):
     bedrock_output_per_million_usd: Number | None = None
     bedrock_monthly_usd: Number | None = None
     bedrock_price_estimate: bool | None = None
+    # Off-hours capacity (accelerator_off_hours): the weekly pattern and the schedule it allows
+    activity_signal: str | None = None
+    activity_threshold: Number | None = None
+    schedule: str | None = None
+    off_stretches: str | None = None
+    off_hours_per_week: Number | None = None
+    on_hours_per_week: Number | None = None
+    scale_ups_per_week: Number | None = None
+    pattern_regularity: Number | None = None
+    weeks_observed: Number | None = None
+    cold_start_minutes: Number | None = None
+    cold_start_monthly_usd: Number | None = None
+    scale_to_zero: str | None = None
     # Set by the benchmark stage, not by rules: the latest measurement (see chipwise.act.benchmarks).
     benchmark: dict[str, Any] | None = None
 
