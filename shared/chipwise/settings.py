@@ -132,6 +132,12 @@ class Settings(BaseSettings):
         default_factory=dict,
         description="Rule thresholds by rule id ([rules.<rule_id>] in chipwise.toml); `chipwise rules` lists them.",
     )
+    incremental_metrics: bool = Field(
+        True, description="Read only the metrics not stored yet (from the last read hour minus the overlap)."
+    )
+    metric_overlap_hours: int = Field(
+        3, ge=0, le=48, description="Hours re-read before the last read hour, for datapoints CloudWatch adds late."
+    )
 
     @field_validator("regions", "account_ids", "email_recipients", mode="before")
     @classmethod

@@ -1,5 +1,8 @@
 """CloudWatch: hourly rollups for every resource with GetMetricData queries packed across resources.
 
+A daily scan reads only what is new (:func:`read_starts`): each (resource, metric) from the hour its last read
+ended, minus a small overlap for late datapoints; only resources never read get the whole window.
+
 Peer tools call CloudWatch once per resource and metric. Here every (resource, series, statistic) becomes one
 ``MetricDataQuery`` and the queries are packed into as few calls as the API allows: up to 500 queries per call,
 and no more than fit in one call's 100,800 datapoints (so no call needs a second page). For R resources with
@@ -19,7 +22,7 @@ datapoints in the window (or ListMetrics lists it): otherwise the telemetry is m
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
@@ -389,6 +392,29 @@ def _combine(stat: Stat, values: list[float], how: Combine) -> float:
     if stat in ("Sum", "SampleCount"):
         return math.fsum(values)
     return math.fsum(values) / len(values)
+
+
+def read_starts(
+    targets: Sequence[MetricTarget],
+    last_read: Mapping[int, datetime],
+    start: datetime,
+    end: datetime,
+    overlap: timedelta,
+) -> list[tuple[datetime, list[MetricTarget]]]:
+    """The targets grouped by where their read starts (oldest first): the window's start for a target never read,
+    else the hour it was last read up to minus ``overlap`` (never before ``start``, at least the last hour).
+    ``last_read`` is keyed by the target's index. GetMetricData takes one start per call, so each group is one
+    packed read; a daily scan has two groups at most (new resources, and everything else)."""
+    groups: dict[datetime, list[MetricTarget]] = {}
+    for index, target in enumerate(targets):
+        last = last_read.get(index)
+        begin = start
+        if last is not None:
+            begin = max(start, min(last, end) - overlap).replace(minute=0, second=0, microsecond=0)
+            begin = min(begin, end - timedelta(hours=1))
+            begin = max(begin, start)
+        groups.setdefault(begin, []).append(target)
+    return sorted(groups.items(), key=lambda item: item[0])
 
 
 def metric_window(now: datetime, lookback_days: int) -> tuple[datetime, datetime]:
