@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import boto3
 import botocore.session
+from botocore.config import Config
 
 from chipwise.aws import AwsContext, retry_config
 from chipwise.economics import parse_utc
@@ -322,7 +323,10 @@ def metric_data_client(aws: AwsContext) -> CloudWatchClient:
     frozen = credentials.get_frozen_credentials() if credentials is not None else None
     if frozen is not None and frozen.access_key and frozen.secret_key:
         core.set_credentials(frozen.access_key, frozen.secret_key, frozen.token)
-    client = boto3.Session(botocore_session=core, region_name=aws.region).client("cloudwatch", config=retry_config())
+    # The queries are built here from typed targets, so botocore's parameter validation (a third of the request's
+    # CPU for 500 queries) is skipped for this client only.
+    config = retry_config().merge(Config(parameter_validation=False))
+    client = boto3.Session(botocore_session=core, region_name=aws.region).client("cloudwatch", config=config)
     aws.counter.attach(client)
     return client
 
