@@ -69,6 +69,11 @@ def scheduled_saving(hourly_rate: Decimal, count: int | Decimal, hours_off_per_w
     return cents(hourly_rate * Decimal(count) * weekly_to_monthly(hours_off_per_week))
 
 
+def daily_to_monthly(amount_per_day: Decimal) -> Decimal:
+    """A daily amount as a 730-hour month (× 730 ÷ 24), to the cent."""
+    return cents(amount_per_day * HOURS_PER_MONTH / HOURS_PER_DAY)
+
+
 def per_month(amount: Decimal, over_hours: float | Decimal) -> Decimal:
     """An amount observed over ``over_hours`` scaled to a 730-hour month (the window's run rate), to the cent."""
     hours = Decimal(str(over_hours))

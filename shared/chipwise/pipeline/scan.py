@@ -402,11 +402,21 @@ def _evaluate_rules(session_factory: sessionmaker[Session], run: _Run) -> list[F
                 lookback_days=run.lookback_days,
                 scan_id=run.scan_id,
             )
-            return list(findings)
     except Exception as exc:  # a rule bug must not lose the collected data: recorded, the scan is partial
         logger().exception("rules failed")
         run.fail("rules", exc)
         return []
+    try:
+        from chipwise.pipeline.realised import measure_realised
+
+        with session_factory.begin() as session:
+            run.counts["realised_measured"] = measure_realised(
+                session, account_id=run.account_id, region=run.region, now=run.now
+            )
+    except Exception as exc:  # the findings stand; the realised savings wait for the next scan
+        logger().exception("realised savings failed")
+        run.fail("realised", exc)
+    return list(findings)
 
 
 def _document(aws: AwsContext, session: Session, run: _Run, findings: Sequence[FindingDocument]) -> ScanDocument:
