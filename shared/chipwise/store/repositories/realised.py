@@ -54,7 +54,7 @@ class RealisedSavingRepository:
             )
             .order_by(Finding.resolved_at)
         )
-        return [(finding, resource) for finding, resource in self.session.execute(stmt).tuples()]
+        return [(row[0], row[1]) for row in self.session.execute(stmt)]
 
     def daily_cost(
         self, account_id: str, region: str, instance_type: str, start: date, end: date
