@@ -496,8 +496,8 @@ def _hours_per_day(res: DemoResource, now: datetime, days: list[date]) -> dict[d
         billed: dict[date, int] = {}
         for day in days:
             start = datetime.combine(day, datetime.min.time(), tzinfo=now.tzinfo)
-            hours = (min(deleted, start + timedelta(days=1)) - start) // timedelta(hours=1)
-            billed[day] = max(0, int(hours)) * res.count
+            billed_hours = (min(deleted, start + timedelta(days=1)) - start) // timedelta(hours=1)
+            billed[day] = max(0, int(billed_hours)) * res.count
         return billed
     if res.kind != "sagemaker_training_job":
         return dict.fromkeys(days, 24 * res.count)

@@ -19,8 +19,9 @@ GONE = "gone"
 
 
 def measure_realised(session: Session, *, account_id: str, region: str, now: datetime) -> int:
-    """Measure (or refine) the realised saving of the account's findings resolved in the last 2 × 14 days; returns
-    how many were written. A finding without an instance type or without stored costs before the change is left."""
+    """Measure (or refine) the realised saving of the account's findings resolved in the last 2 × 14 days whose
+    resource is gone or was resized; returns how many were written. A finding without an instance type or without
+    stored costs before the change is left, and so is one whose rule stopped firing on unchanged capacity."""
     repository = RealisedSavingRepository(session)
     since = now - timedelta(days=2 * DAYS_COMPARED + MIN_DAYS_AFTER)
     rows: list[dict[str, Any]] = []
@@ -42,8 +43,9 @@ def measure_realised(session: Session, *, account_id: str, region: str, now: dat
             days=DAYS_COMPARED,
             min_days_after=MIN_DAYS_AFTER,
         )
-        if figure is None:
-            continue
+        cause = _cause(finding, resource)
+        if figure is None or cause == "unchanged":
+            continue  # nothing stored to compare with, or no fix: the rule stopped firing on the same capacity
         rows.append(
             {
                 "finding_id": finding.id,
@@ -52,7 +54,7 @@ def measure_realised(session: Session, *, account_id: str, region: str, now: dat
                 "rule_id": finding.rule_id,
                 "resource_name": finding.resource_name,
                 "instance_type": finding.instance_type,
-                "cause": _cause(finding, resource),
+                "cause": cause,
                 "status": figure.status,
                 "estimated_monthly_savings_usd": finding.estimated_monthly_savings_usd,
                 "realised_monthly_savings_usd": figure.realised_monthly_usd,

@@ -13,7 +13,7 @@ from chipwise.presentation import headline
 from chipwise.rules import registry
 from chipwise.store import session_scope
 from chipwise.store.repositories.findings import FindingRepository, finding_document
-from chipwise_devkit.demo.account import ground_truth
+from chipwise_devkit.demo.account import demo_resources, ground_truth
 from chipwise_devkit.demo.runner import DemoContext, Stage
 
 
@@ -36,9 +36,16 @@ def score(found: Sequence[FindingDocument], truth: Mapping[str, Sequence[str]]) 
     return scores
 
 
+def open_truth() -> dict[str, list[str]]:
+    """The ground truth of the resources still there at today's scan: one retired between the earlier daily scans
+    had its finding then, resolved since (its saving is realised, see the report)."""
+    retired = {r.name for r in demo_resources() if r.retired_hours_ago}
+    return {name: rules for name, rules in ground_truth().items() if name not in retired}
+
+
 def _run(ctx: DemoContext) -> None:
     found = _findings(ctx)
-    scores = score(found, ground_truth())
+    scores = score(found, open_truth())
     ctx.results["findings"] = found
     ctx.results["scores"] = scores
     ctx.console.print(findings_table(found, title=f"{len(found)} findings in {ctx.account_id}, top savings first"))
