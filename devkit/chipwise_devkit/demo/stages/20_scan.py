@@ -61,6 +61,7 @@ def _earlier_daily_scans(ctx: DemoContext, factory: sessionmaker[Session], now: 
                 _delete_endpoint(aws_context(ctx.region), resource.name)
         document = run_scan(aws_context(ctx.region), factory, account_id=ctx.account_id, region=ctx.region, now=at)
         scans.append(f"{at:%Y-%m-%d %H:%M} ({len(document.findings)} open findings)")
+    ctx.results["retired"] = [r.name for r in retired]
     ctx.summary.append(
         (
             "Earlier daily scans",

@@ -4,7 +4,7 @@ prints them top savings first and checks them against the demo's ground truth (p
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 from chipwise.cli.findings import findings_table
 from chipwise.economics import usd
@@ -13,7 +13,7 @@ from chipwise.presentation import headline
 from chipwise.rules import registry
 from chipwise.store import session_scope
 from chipwise.store.repositories.findings import FindingRepository, finding_document
-from chipwise_devkit.demo.account import demo_resources, ground_truth
+from chipwise_devkit.demo.account import ground_truth
 from chipwise_devkit.demo.runner import DemoContext, Stage
 
 
@@ -36,16 +36,15 @@ def score(found: Sequence[FindingDocument], truth: Mapping[str, Sequence[str]]) 
     return scores
 
 
-def open_truth() -> dict[str, list[str]]:
+def open_truth(retired: Collection[str]) -> dict[str, list[str]]:
     """The ground truth of the resources still there at today's scan: one retired between the earlier daily scans
-    had its finding then, resolved since (its saving is realised, see the report)."""
-    retired = {r.name for r in demo_resources() if r.retired_hours_ago}
+    (the scan stage names them) had its finding then, resolved since (its saving is realised, see the report)."""
     return {name: rules for name, rules in ground_truth().items() if name not in retired}
 
 
 def _run(ctx: DemoContext) -> None:
     found = _findings(ctx)
-    scores = score(found, open_truth())
+    scores = score(found, open_truth(ctx.results.get("retired", ())))
     ctx.results["findings"] = found
     ctx.results["scores"] = scores
     ctx.console.print(findings_table(found, title=f"{len(found)} findings in {ctx.account_id}, top savings first"))
