@@ -71,6 +71,7 @@ class BenchmarkWorkload:
     serving_stack: str | None
     demand: Demand | None
     observed_tokens_per_second: Decimal | None
+    latency_target_ms: Decimal | None = None  # the resource's own p95 target (tag chipwise:latency-target-ms)
 
 
 @dataclass(frozen=True)
@@ -106,7 +107,19 @@ def describe_workload(
         serving_stack=hints.serving_stack,
         demand=demand,
         observed_tokens_per_second=number(evidence.observed_tokens_per_second) if kind == "training" else None,
+        latency_target_ms=latency_target_of(resource),
     )
+
+
+LATENCY_TARGET_TAG = "chipwise:latency-target-ms"
+
+
+def latency_target_of(resource: Resource | None) -> Decimal | None:
+    """The p95 latency target a resource's owner set with the ``chipwise:latency-target-ms`` tag (None when
+    absent or not a positive number: the target then defaults to today's observed p95 with the tolerance)."""
+    raw = (resource.tags or {}).get(LATENCY_TARGET_TAG) if resource is not None else None
+    value = number(raw) if raw is not None else None
+    return value if value is not None and value > 0 else None
 
 
 def _environment(resource: Resource | None) -> Mapping[str, str]:
