@@ -60,8 +60,9 @@ EKS_NEURONCORE: MetricKey = ("ContainerInsights", "node_neuroncore_utilization")
 TRAINING_CPU: MetricKey = ("/aws/sagemaker/TrainingJobs", "CPUUtilization")
 TRAINING_GPU: MetricKey = ("/aws/sagemaker/TrainingJobs", "GPUUtilization")
 NEURON_MONITOR: MetricKey = ("neuron-monitor", "neuroncore_utilization")  # coverage of the S3 reports
+GENERATED_TOKENS: MetricKey = ("Chipwise/Serving", "GeneratedTokens")  # tokens generated per hour (serving)
 
-SUM_METRICS: frozenset[MetricKey] = frozenset({INVOCATIONS, NEURON_EXECUTIONS})
+SUM_METRICS: frozenset[MetricKey] = frozenset({INVOCATIONS, NEURON_EXECUTIONS, GENERATED_TOKENS})
 AVERAGE_METRICS: frozenset[MetricKey] = frozenset({MODEL_LATENCY})
 READ_METRICS: tuple[MetricKey, ...] = (
     INVOCATIONS,
@@ -78,6 +79,7 @@ READ_METRICS: tuple[MetricKey, ...] = (
     EKS_NEURONCORE,
     TRAINING_CPU,
     TRAINING_GPU,
+    GENERATED_TOKENS,
 )
 # The activity series a weekly pattern is read from (accelerator_off_hours): their values are kept by hour of week.
 WEEKLY_METRICS: frozenset[MetricKey] = frozenset({INVOCATIONS, NEURON_CORE, EKS_NEURONCORE, CWAGENT_GPU, SM_GPU})
@@ -127,6 +129,7 @@ class Signals:
     cpu_util: SeriesStats | None = None
     invocations: SeriesStats | None = None  # requests per hour (hours with none are absent)
     latency_us: SeriesStats | None = None
+    generated_tokens: SeriesStats | None = None  # tokens generated per hour, where the server publishes them
 
 
 @dataclass(frozen=True, slots=True)
@@ -449,6 +452,7 @@ def _signals(metrics: Mapping[MetricKey, SeriesStats], reports: _NeuronSeries | 
         cpu_util=metrics.get(EC2_CPU) or metrics.get(SM_CPU) or metrics.get(TRAINING_CPU),
         invocations=metrics.get(INVOCATIONS),
         latency_us=metrics.get(MODEL_LATENCY),
+        generated_tokens=metrics.get(GENERATED_TOKENS),
     )
 
 

@@ -111,6 +111,11 @@ class FindingEvidence(BaseModel):
     cold_start_minutes: Number | None = None
     cold_start_monthly_usd: Number | None = None
     scale_to_zero: str | None = None
+    # Cost per million generated tokens (serving endpoints that publish their tokens; see chipwise.rules.tokens)
+    token_data: str | None = None
+    cost_per_million_tokens_allocation_usd: Number | None = None
+    cost_per_million_tokens_usage_usd: Number | None = None
+    target_cost_per_million_tokens_usd: Number | None = None
     # Set by the benchmark stage, not by rules: the latest measurement (see chipwise.act.benchmarks).
     benchmark: dict[str, Any] | None = None
 

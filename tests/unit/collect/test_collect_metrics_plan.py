@@ -48,6 +48,7 @@ def test_an_inferentia_endpoint_reads_invocations_instance_and_neuron_metrics_pe
         ("AWS/SageMaker", "Invocations", 2),
         ("AWS/SageMaker", "InvocationsPerInstance", 2),
         ("AWS/SageMaker", "ModelLatency", 2),
+        ("Chipwise/Serving", "GeneratedTokens", 2),
         ("/aws/sagemaker/Endpoints", "CPUUtilization", 2),
         ("/aws/sagemaker/Endpoints", "MemoryUtilization", 2),
         ("Chipwise/Neuron", "NeuronCoreUtilization", 2),
@@ -56,7 +57,7 @@ def test_an_inferentia_endpoint_reads_invocations_instance_and_neuron_metrics_pe
         ("Chipwise/Neuron", "ExecutionsCompleted", 2),
     ]
     assert targets[0].series[1] == (("EndpointName", "ep"), ("VariantName", "b"))
-    assert metrics.query_count(targets) == 2 * (1 + 1 + 2 + 3 + 3 + 3 + 1 + 1 + 1)
+    assert metrics.query_count(targets) == 2 * (1 + 1 + 2 + 1 + 3 + 3 + 3 + 1 + 1 + 1)
 
 
 def test_a_serverless_endpoint_has_no_instance_metrics() -> None:
@@ -65,6 +66,7 @@ def test_a_serverless_endpoint_has_no_instance_metrics() -> None:
         "Invocations",
         "InvocationsPerInstance",
         "ModelLatency",
+        "GeneratedTokens",
     ]
 
 
