@@ -33,8 +33,10 @@ from chipwise.models.benchmark import (
     BenchmarkResult,
     Measurement,
     SkippedShape,
+    SloSizing,
     describe_errors,
     flag_of,
+    size_for_slo,
     split_s3_uri,
 )
 
@@ -71,6 +73,24 @@ class ModelRunner(Protocol):
 
     def run(self, shape: Shape) -> int:
         """Serve one request (or run one training step); returns the tokens generated or processed."""
+        ...
+
+
+@dataclass(frozen=True)
+class RequestTiming:
+    """One request of a concurrency sweep: time to its first token, to its end, the tokens it generated."""
+
+    ttft_seconds: float
+    e2e_seconds: float
+    output_tokens: int
+    ok: bool = True
+
+
+class ServingRunner(ModelRunner, Protocol):
+    """A runner that can keep ``concurrency`` requests in flight (a server with continuous batching)."""
+
+    def serve(self, shape: Shape, concurrency: int) -> list[RequestTiming]:
+        """Send ``concurrency`` requests at once (kept in flight until each finishes); their timings."""
         ...
 
 
@@ -143,6 +163,80 @@ def measure_shape(runner: ModelRunner, shape: Shape, iterations: int, warmup: in
     )
 
 
+def measure_concurrency(
+    runner: ServingRunner, shape: Shape, concurrency: int, iterations: int, clock: Clock
+) -> Measurement:
+    """Waves of ``concurrency`` requests in flight until ``iterations`` requests have finished: throughput, the
+    end-to-end latency p50/p95/p99, time to first token and per output token p50/p99, and the error rate."""
+    timings: list[RequestTiming] = []
+    started = clock()
+    while len(timings) < iterations:
+        timings.extend(runner.serve(shape, concurrency))
+    elapsed = clock() - started
+    ok = [t for t in timings if t.ok]
+    if not ok or elapsed <= 0:
+        raise RuntimeError(f"every request failed at concurrency {concurrency}")
+    e2e = [t.e2e_seconds * 1000 for t in ok]
+    ttft = [t.ttft_seconds * 1000 for t in ok]
+    tpot = [(t.e2e_seconds - t.ttft_seconds) * 1000 / (t.output_tokens - 1) for t in ok if t.output_tokens > 1]
+    tokens = sum(t.output_tokens for t in ok)
+    return Measurement(
+        batch_size=shape.batch_size,
+        sequence_length=shape.sequence_length,
+        output_tokens=shape.output_tokens,
+        requests_per_second=_decimal(len(ok) / elapsed),
+        tokens_per_second=_decimal(tokens / elapsed) if tokens else None,
+        latency_p50_ms=_decimal(latency_percentile(e2e, 50)),
+        latency_p95_ms=_decimal(latency_percentile(e2e, 95)),
+        latency_p99_ms=_decimal(latency_percentile(e2e, 99)),
+        ttft_p50_ms=_decimal(latency_percentile(ttft, 50)),
+        ttft_p99_ms=_decimal(latency_percentile(ttft, 99)),
+        tpot_p50_ms=_decimal(latency_percentile(tpot, 50)) if tpot else None,
+        tpot_p99_ms=_decimal(latency_percentile(tpot, 99)) if tpot else None,
+        error_rate=_decimal((len(timings) - len(ok)) / len(timings), 4),
+        iterations=len(timings),
+        concurrency=concurrency,
+    )
+
+
+def sweep_concurrency(
+    parameters: BenchmarkParameters, runner: ModelRunner, clock: Clock
+) -> tuple[list[Measurement], list[SkippedShape]]:
+    """Single-sequence requests at every concurrency level and sequence length (the server batches them)."""
+    measurements: list[Measurement] = []
+    skipped: list[SkippedShape] = []
+    if not parameters.concurrency_levels:
+        return measurements, skipped
+    if not hasattr(runner, "serve"):
+        for length in parameters.sequence_lengths:
+            reason = "concurrency sweep not run: this runner cannot keep requests in flight"
+            skipped.append(SkippedShape(batch_size=1, sequence_length=length, reason=reason))
+        return measurements, skipped
+    serving: ServingRunner = runner  # type: ignore[assignment]
+    for length in parameters.sequence_lengths:
+        shape = Shape(1, length, parameters.output_tokens)
+        for level in parameters.concurrency_levels:
+            try:
+                measurements.append(measure_concurrency(serving, shape, level, parameters.iterations, clock))
+            except Exception as exc:  # one level that fails (out of memory, every request failed) is recorded
+                reason = f"concurrency {level}: {type(exc).__name__}: {exc}"[:2000]
+                skipped.append(SkippedShape(batch_size=1, sequence_length=length, reason=reason))
+    return measurements, skipped
+
+
+def slo_sizing(parameters: BenchmarkParameters, measurements: Sequence[Measurement]) -> SloSizing | None:
+    """The SLO-sized instance count when the run was given a latency target and the observed peak."""
+    if parameters.latency_target_ms is None or parameters.peak_requests_per_second is None:
+        return None
+    if not any(m.concurrency is not None for m in measurements):
+        return None
+    return size_for_slo(
+        measurements,
+        latency_target_ms=parameters.latency_target_ms,
+        peak_requests_per_second=parameters.peak_requests_per_second,
+    )
+
+
 def run_benchmark(
     parameters: BenchmarkParameters, runner: ModelRunner, *, warmup: int, clock: Clock, now: Now
 ) -> BenchmarkResult | None:
@@ -164,6 +258,9 @@ def run_benchmark(
                 SkippedShape(batch_size=shape.batch_size, sequence_length=shape.sequence_length, reason=reason)
             )
             print(f"shape batch={shape.batch_size} seq={shape.sequence_length} skipped: {reason}", file=sys.stderr)
+    swept, not_swept = sweep_concurrency(parameters, runner, clock)
+    measurements += swept
+    skipped += not_swept
     if not measurements:
         return None
     return BenchmarkResult(
@@ -181,6 +278,7 @@ def run_benchmark(
         compile_time_seconds=_decimal(compile_seconds),
         measurements=measurements,
         skipped=skipped,
+        slo=slo_sizing(parameters, measurements),
     )
 
 

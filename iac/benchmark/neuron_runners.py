@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from chipwise.models.benchmark import BenchmarkParameters
 
 if TYPE_CHECKING:
-    from entrypoint import ModelRunner, Shape
+    from entrypoint import ModelRunner, RequestTiming, Shape
 
 _PACKAGES = ("torch", "torch-neuronx", "torch-xla", "neuronx-cc", "optimum-neuron", "vllm", "transformers")
 _ENCODER_CLASSES = {
@@ -117,6 +117,40 @@ class VllmNeuronRunner(_Base):
         prompts = [{"prompt_token_ids": ids.tolist()} for ids in self._input_ids(shape)]
         outputs = self.model.generate(prompts, self.sampling, use_tqdm=False)
         return sum(len(o.outputs[0].token_ids) for o in outputs)
+
+    def serve(self, shape: Shape, concurrency: int) -> list[RequestTiming]:
+        """``concurrency`` single-sequence requests submitted together to one engine with continuous batching
+        (``max_num_seqs`` = the sweep's highest level); per-request times from vLLM's request metrics. An engine
+        that reports no per-request metrics fails the level (recorded as skipped, never guessed)."""
+        from entrypoint import RequestTiming, Shape  # the harness that loaded this module
+        from vllm import LLM, SamplingParams
+
+        length = shape.sequence_length + shape.output_tokens
+        if getattr(self, "server", None) is None or getattr(self, "server_length", None) != length:
+            self.server = LLM(
+                model=self.parameters.model_id,
+                device="neuron",
+                tensor_parallel_size=max(1, self.parameters.neuron_cores),
+                max_num_seqs=max(self.parameters.concurrency_levels or (concurrency,)),
+                max_model_len=length,
+                block_size=length,
+            )
+            self.server_length = length
+        sampling = SamplingParams(max_tokens=shape.output_tokens, ignore_eos=True, temperature=0.0)
+        one = Shape(concurrency, shape.sequence_length, shape.output_tokens)
+        prompts = [{"prompt_token_ids": ids.tolist()} for ids in self._input_ids(one)]
+        outputs = self.server.generate(prompts, sampling, use_tqdm=False)
+        timings = []
+        for output in outputs:
+            m = getattr(output, "metrics", None)
+            first = getattr(m, "first_token_time", None)
+            finished = getattr(m, "finished_time", None)
+            arrived = getattr(m, "arrival_time", None)
+            if first is None or finished is None or arrived is None:
+                raise RuntimeError("this vLLM reports no per-request timings (RequestOutput.metrics)")
+            tokens = len(output.outputs[0].token_ids)
+            timings.append(RequestTiming(first - arrived, finished - arrived, tokens, ok=tokens > 0))
+        return timings
 
 
 class TorchNeuronxTrainingRunner(_Base):

@@ -24,6 +24,7 @@ from typing import TypeVar
 
 HOURS_PER_MONTH = Decimal(730)
 HOURS_PER_DAY = Decimal(24)
+HOURS_PER_WEEK = Decimal(168)
 SECONDS_PER_HOUR = Decimal(3600)
 MILLION = Decimal(1_000_000)
 CENT = Decimal("0.01")
@@ -55,6 +56,22 @@ def usd(value: Decimal | int | float | str, places: int = 2) -> str:
 def monthly_cost(hourly_rate: Decimal, count: int | Decimal = 1) -> Decimal:
     """``count`` instances at ``hourly_rate`` for 730 hours, to the cent."""
     return cents(hourly_rate * Decimal(count) * HOURS_PER_MONTH)
+
+
+def weekly_to_monthly(hours_per_week: Decimal | int | float) -> Decimal:
+    """Hours a week as hours in a 730-hour month (× 730 ÷ 168), unrounded."""
+    return Decimal(str(hours_per_week)) * HOURS_PER_MONTH / HOURS_PER_WEEK
+
+
+def scheduled_saving(hourly_rate: Decimal, count: int | Decimal, hours_off_per_week: Decimal | int | float) -> Decimal:
+    """What ``count`` instances at ``hourly_rate`` stop costing a month when switched off ``hours_off_per_week``
+    hours every week, to the cent."""
+    return cents(hourly_rate * Decimal(count) * weekly_to_monthly(hours_off_per_week))
+
+
+def daily_to_monthly(amount_per_day: Decimal) -> Decimal:
+    """A daily amount as a 730-hour month (× 730 ÷ 24), to the cent."""
+    return cents(amount_per_day * HOURS_PER_MONTH / HOURS_PER_DAY)
 
 
 def per_month(amount: Decimal, over_hours: float | Decimal) -> Decimal:

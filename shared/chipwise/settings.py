@@ -178,6 +178,12 @@ class Settings(BaseSettings):
     intake_confirm_link_hours: int = Field(
         72, ge=1, le=24 * 14, description="How long the link confirming a founder's email address works."
     )
+    incremental_metrics: bool = Field(
+        True, description="Read only the metrics not stored yet (from the last read hour minus the overlap)."
+    )
+    metric_overlap_hours: int = Field(
+        3, ge=0, le=48, description="Hours re-read before the last read hour, for datapoints CloudWatch adds late."
+    )
 
     @field_validator("regions", "account_ids", "email_recipients", mode="before")
     @classmethod

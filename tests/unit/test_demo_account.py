@@ -14,6 +14,7 @@ RULES = {
     "gpu_idle",
     "spiky_inference_bedrock",
     "neuron_telemetry_missing",
+    "accelerator_off_hours",
 }
 
 

@@ -17,7 +17,7 @@ from decimal import Decimal
 from importlib import resources
 from typing import Literal
 
-from chipwise_devkit.demo.series import Flat, Series, Spiky, Steady
+from chipwise_devkit.demo.series import Flat, OfficeHours, Series, Spiky, Steady
 
 DEMO_ACCOUNT_ID = "123456789012"
 HISTORY_HOURS = 15 * 24  # a day more than the default 14-day look-back
@@ -78,6 +78,7 @@ class DemoResource:
     ended_hours_ago: int = 0
     savings_plan: bool = False
     note: str = ""
+    retired_hours_ago: int = 0  # deleted this long before now, between the demo's daily scans (billed until then)
 
 
 def _endpoints() -> list[DemoResource]:
@@ -119,6 +120,33 @@ def _endpoints() -> list[DemoResource]:
             cpu=Flat(2.0, 0.5),
             neuron=Neuron(Flat(0.2, 0.2), 2.0),
             note="no invocations for the whole window, NeuronCores flat at 0 %",
+        ),
+        DemoResource(
+            "contracts-qa-inf2-office",
+            "sagemaker_endpoint",
+            "ml.inf2.8xlarge",
+            expected=("accelerator_off_hours",),
+            tags={"chipwise:owner": "legal-ai@example.com", "chipwise:model-family": "llama"},
+            image=TGI_NEURONX,
+            environment={"HF_MODEL_ID": "meta-llama/Llama-3.1-8B-Instruct"},
+            traffic=Traffic(OfficeHours(4.0), latency_ms=350.0),
+            cpu=OfficeHours(110.0, off=3.0),
+            neuron=Neuron(OfficeHours(46.0, off=0.3), 18.0, OfficeHours(4.0)),
+            note="the legal team's assistant: busy weekdays 09:00-19:00 UTC, no request at night or at weekends",
+        ),
+        DemoResource(
+            "translate-inf2-retired",
+            "sagemaker_endpoint",
+            "ml.inf2.xlarge",
+            expected=("inferentia_idle",),
+            tags={"chipwise:owner": "i18n@example.com"},
+            image=TGI_NEURONX,
+            environment={"HF_MODEL_ID": "facebook/nllb-200-distilled-600M"},
+            traffic=Traffic(Flat(0.0)),
+            cpu=Flat(2.0, 0.5),
+            neuron=Neuron(Flat(0.2, 0.2), 2.0),
+            retired_hours_ago=4 * 24 + 12,
+            note="idle at the demo's first daily scan, deleted before the next: its saving is then realised",
         ),
         DemoResource(
             "summarizer-inf2-48xl",

@@ -140,6 +140,14 @@ def _network(aws: AwsContext) -> Network:
 
 
 def _create(aws: AwsContext, res: DemoResource, seeded: SeededAccount, network: Network) -> list[Point]:
+    points = _create_one(aws, res, seeded, network)
+    if res.retired_hours_ago:  # no datapoint after it was deleted
+        deleted = seeded.now - timedelta(hours=res.retired_hours_ago)
+        points = [p for p in points if p.timestamp < deleted]
+    return points
+
+
+def _create_one(aws: AwsContext, res: DemoResource, seeded: SeededAccount, network: Network) -> list[Point]:
     stamps = hours_ending(seeded.now, HISTORY_HOURS)
     if res.kind == "ec2_instance":
         instance_id = _run_instance(aws, res)
@@ -483,6 +491,14 @@ def _usage_type(res: DemoResource) -> tuple[str, str]:
 
 
 def _hours_per_day(res: DemoResource, now: datetime, days: list[date]) -> dict[date, int]:
+    if res.kind != "sagemaker_training_job" and res.retired_hours_ago:
+        deleted = now - timedelta(hours=res.retired_hours_ago)
+        billed: dict[date, int] = {}
+        for day in days:
+            start = datetime.combine(day, datetime.min.time(), tzinfo=now.tzinfo)
+            billed_hours = (min(deleted, start + timedelta(days=1)) - start) // timedelta(hours=1)
+            billed[day] = max(0, int(billed_hours)) * res.count
+        return billed
     if res.kind != "sagemaker_training_job":
         return dict.fromkeys(days, 24 * res.count)
     end = now - timedelta(hours=res.ended_hours_ago)

@@ -73,6 +73,25 @@ class Spiky:
 
 
 @dataclass(frozen=True)
+class OfficeHours:
+    """``level`` (with a little noise) on weekdays from ``start`` to ``end`` o'clock UTC, ``off`` otherwise."""
+
+    level: float
+    start: int = 9
+    end: int = 19
+    off: float = 0.0
+    jitter: float = 0.08
+
+    def __call__(self, stamps: list[datetime], rng: random.Random) -> list[float]:
+        return [
+            self.level * (1 + rng.uniform(-self.jitter, self.jitter))
+            if ts.weekday() < 5 and self.start <= ts.hour < self.end
+            else self.off
+            for ts in stamps
+        ]
+
+
+@dataclass(frozen=True)
 class Window:
     """``inner`` only while a job ran: ``hours`` hours starting ``ended_hours_ago + hours`` hours before now."""
 

@@ -60,8 +60,9 @@ EKS_NEURONCORE: MetricKey = ("ContainerInsights", "node_neuroncore_utilization")
 TRAINING_CPU: MetricKey = ("/aws/sagemaker/TrainingJobs", "CPUUtilization")
 TRAINING_GPU: MetricKey = ("/aws/sagemaker/TrainingJobs", "GPUUtilization")
 NEURON_MONITOR: MetricKey = ("neuron-monitor", "neuroncore_utilization")  # coverage of the S3 reports
+GENERATED_TOKENS: MetricKey = ("Chipwise/Serving", "GeneratedTokens")  # tokens generated per hour (serving)
 
-SUM_METRICS: frozenset[MetricKey] = frozenset({INVOCATIONS, NEURON_EXECUTIONS})
+SUM_METRICS: frozenset[MetricKey] = frozenset({INVOCATIONS, NEURON_EXECUTIONS, GENERATED_TOKENS})
 AVERAGE_METRICS: frozenset[MetricKey] = frozenset({MODEL_LATENCY})
 READ_METRICS: tuple[MetricKey, ...] = (
     INVOCATIONS,
@@ -78,7 +79,10 @@ READ_METRICS: tuple[MetricKey, ...] = (
     EKS_NEURONCORE,
     TRAINING_CPU,
     TRAINING_GPU,
+    GENERATED_TOKENS,
 )
+# The activity series a weekly pattern is read from (accelerator_off_hours): their values are kept by hour of week.
+WEEKLY_METRICS: frozenset[MetricKey] = frozenset({INVOCATIONS, NEURON_CORE, EKS_NEURONCORE, CWAGENT_GPU, SM_GPU})
 NEURON_COVERAGE: frozenset[MetricKey] = frozenset({NEURON_CORE, EKS_NEURONCORE, NEURON_MONITOR})
 LIVE_STATES = frozenset(
     {"running", "InService", "Updating", "SystemUpdating", "UpdateRollbackFailed", "InProgress", "ENABLED"}
@@ -126,6 +130,7 @@ class Signals:
     invocations: SeriesStats | None = None  # requests per hour (hours with none are absent)
     latency_us: SeriesStats | None = None
     cpu_source: str | None = None
+    generated_tokens: SeriesStats | None = None  # tokens generated per hour, where the server publishes them
 
     @property
     def sources(self) -> dict[str, str]:
@@ -322,7 +327,7 @@ def _metric_series(
     )
     found: dict[int, dict[MetricKey, SeriesStats]] = defaultdict(dict)
     for (resource_id, key), series in _grouped(rows, frozenset(READ_METRICS)):
-        stats = summarise(series.hours, series.values, parse)
+        stats = summarise(series.hours, series.values, parse, weekly=key in WEEKLY_METRICS)
         if stats is not None:
             found[resource_id][key] = stats
     return found
@@ -388,7 +393,7 @@ def _neuron_summary(rows: Sequence[list[Any]], parse: _HourParser) -> _NeuronSer
 
     def stats(index: int) -> SeriesStats | None:
         pairs = [(h, float(v)) for h, v in zip(hours, rows[index], strict=True) if v is not None]
-        return summarise([h for h, _ in pairs], [v for _, v in pairs], parse)
+        return summarise([h for h, _ in pairs], [v for _, v in pairs], parse, weekly=index == 1)
 
     cores = [int(c) for c in rows[5] if c is not None]
     return _NeuronSeries(stats(1), stats(2), stats(3), stats(4), max(cores) if cores else None)
@@ -475,6 +480,7 @@ def _signals(metrics: Mapping[MetricKey, SeriesStats], reports: _NeuronSeries | 
         invocations=metrics.get(INVOCATIONS),
         latency_us=metrics.get(MODEL_LATENCY),
         cpu_source=cpu_source,
+        generated_tokens=metrics.get(GENERATED_TOKENS),
     )
 
 

@@ -21,6 +21,7 @@ from typing import Any, cast
 from chipwise.economics import percentile
 
 HOUR = timedelta(hours=1)
+HOURS_PER_WEEK = 168
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +40,9 @@ class SeriesStats:
     first_hour: datetime
     last_hour: datetime
     peaks: tuple[tuple[datetime, float], ...]  # newest first; each value above every newer hour's value
+    # The values by hour of the week (Monday 00:00 UTC = slot 0, 168 slots), kept only for the series a weekly
+    # pattern is read from (summarise(..., weekly=True)); None otherwise.
+    weekly: tuple[tuple[float, ...], ...] | None = None
 
     def last_at_or_above(self, threshold: float) -> datetime | None:
         """The newest hour whose value was at least ``threshold`` (None when no hour was)."""
@@ -64,11 +68,21 @@ def _same(hour: Any) -> datetime:
     return cast(datetime, hour)
 
 
+def hour_of_week(hour: datetime) -> int:
+    """The slot of an hour in the week: Monday 00:00 UTC is 0, Sunday 23:00 UTC is 167."""
+    return hour.weekday() * 24 + hour.hour
+
+
 def summarise(
-    hours: Sequence[Any], values: Sequence[float], to_time: Callable[[Any], datetime] = _same
+    hours: Sequence[Any],
+    values: Sequence[float],
+    to_time: Callable[[Any], datetime] = _same,
+    *,
+    weekly: bool = False,
 ) -> SeriesStats | None:
     """The summary of one series given oldest-first (None when it has no value). ``hours`` may be kept in the
-    store's raw form; ``to_time`` turns the few that the summary keeps (first, last, peaks) into datetimes."""
+    store's raw form; ``to_time`` turns the few that the summary keeps (first, last, peaks) into datetimes (every
+    hour when ``weekly`` asks for the values by hour of the week)."""
     if not values:
         return None
     if len(hours) != len(values):
@@ -94,4 +108,14 @@ def summarise(
         first_hour=to_time(hours[0]),
         last_hour=to_time(hours[-1]),
         peaks=tuple(peaks),
+        weekly=_by_hour_of_week(hours, values, to_time) if weekly else None,
     )
+
+
+def _by_hour_of_week(
+    hours: Sequence[Any], values: Sequence[float], to_time: Callable[[Any], datetime]
+) -> tuple[tuple[float, ...], ...]:
+    slots: list[list[float]] = [[] for _ in range(HOURS_PER_WEEK)]
+    for hour, value in zip(hours, values, strict=True):
+        slots[hour_of_week(to_time(hour))].append(value)
+    return tuple(tuple(slot) for slot in slots)

@@ -359,6 +359,7 @@ class Assumptions(_FrozenData):
     bedrock_on_demand: BedrockPrices
     worked_examples: WorkedExamples
     porting_effort_by_workload: PortingEffortByWorkload
+    capacity_cold_start_minutes: Figure
 
     @model_validator(mode="after")
     def _sources_known(self) -> Assumptions:

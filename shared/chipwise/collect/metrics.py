@@ -1,5 +1,8 @@
 """CloudWatch: hourly rollups for every resource with GetMetricData queries packed across resources.
 
+A daily scan reads only what is new (:func:`read_starts`): each (resource, metric) from the hour its last read
+ended, minus a small overlap for late datapoints; only resources never read get the whole window.
+
 Peer tools call CloudWatch once per resource and metric. Here every (resource, series, statistic) becomes one
 ``MetricDataQuery`` and the queries are packed into as few calls as the API allows: up to 500 queries per call,
 and no more than fit in one call's 100,800 datapoints (so no call needs a second page). For R resources with
@@ -23,7 +26,7 @@ datapoints in the window (or ListMetrics lists it): otherwise the telemetry is m
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
@@ -31,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import boto3
 import botocore.session
+from botocore.config import Config
 
 from chipwise.aws import AwsContext, retry_config
 from chipwise.economics import parse_utc
@@ -80,12 +84,17 @@ NEURON_CORE_AVG = MetricSpec(NEURON_NAMESPACE, "NeuronCoreUtilizationAvg", ("Ave
 NEURON_DEVICE_MEMORY = MetricSpec(NEURON_NAMESPACE, "NeuronDeviceMemoryUsed", ("Maximum",))
 NEURON_EXECUTIONS = MetricSpec(NEURON_NAMESPACE, "ExecutionsCompleted", ("Sum",))
 EKS_NEURONCORE = MetricSpec("ContainerInsights", "node_neuroncore_utilization", combine="max")
+# Tokens a serving endpoint generated per hour, per EndpointName + VariantName: published by whatever reads the
+# server's own counters (vLLM ``vllm:generation_tokens_total``, TGI ``tgi_request_generated_tokens``, LMI) into
+# CloudWatch; absent hours are unknown (never zero), so cost per token is only stated where it is published.
+SERVING_NAMESPACE = "Chipwise/Serving"
+SERVING_TOKENS = MetricSpec(SERVING_NAMESPACE, "GeneratedTokens", ("Sum",))
 # SageMaker training jobs, per Host = <job>/algo-<n>.
 TRAINING_CPU = MetricSpec("/aws/sagemaker/TrainingJobs", "CPUUtilization")
 TRAINING_GPU = MetricSpec("/aws/sagemaker/TrainingJobs", "GPUUtilization")
 
 NEURON_SPECS = (NEURON_CORE, NEURON_CORE_AVG, NEURON_DEVICE_MEMORY, NEURON_EXECUTIONS)
-ENDPOINT_SPECS = (SM_INVOCATIONS, SM_INVOCATIONS_PER_INSTANCE, SM_MODEL_LATENCY)
+ENDPOINT_SPECS = (SM_INVOCATIONS, SM_INVOCATIONS_PER_INSTANCE, SM_MODEL_LATENCY, SERVING_TOKENS)
 ENDPOINT_INSTANCE_SPECS = (SM_CPU, SM_MEMORY)
 EKS_NODE_DIMENSIONS = frozenset({"ClusterName", "InstanceId", "NodeName"})
 
@@ -396,7 +405,10 @@ def metric_data_client(aws: AwsContext) -> CloudWatchClient:
     frozen = credentials.get_frozen_credentials() if credentials is not None else None
     if frozen is not None and frozen.access_key and frozen.secret_key:
         core.set_credentials(frozen.access_key, frozen.secret_key, frozen.token)
-    client = boto3.Session(botocore_session=core, region_name=aws.region).client("cloudwatch", config=retry_config())
+    # The queries are built here from typed targets, so botocore's parameter validation (a third of the request's
+    # CPU for 500 queries) is skipped for this client only.
+    config = retry_config().merge(Config(parameter_validation=False))
+    client = boto3.Session(botocore_session=core, region_name=aws.region).client("cloudwatch", config=config)
     aws.counter.attach(client)
     return client
 
@@ -466,6 +478,29 @@ def _combine(stat: Stat, values: list[float], how: Combine) -> float:
     if stat in ("Sum", "SampleCount"):
         return math.fsum(values)
     return math.fsum(values) / len(values)
+
+
+def read_starts(
+    targets: Sequence[MetricTarget],
+    last_read: Mapping[int, datetime],
+    start: datetime,
+    end: datetime,
+    overlap: timedelta,
+) -> list[tuple[datetime, list[MetricTarget]]]:
+    """The targets grouped by where their read starts (oldest first): the window's start for a target never read,
+    else the hour it was last read up to minus ``overlap`` (never before ``start``, at least the last hour).
+    ``last_read`` is keyed by the target's index. GetMetricData takes one start per call, so each group is one
+    packed read; a daily scan has two groups at most (new resources, and everything else)."""
+    groups: dict[datetime, list[MetricTarget]] = {}
+    for index, target in enumerate(targets):
+        last = last_read.get(index)
+        begin = start
+        if last is not None:
+            begin = max(start, min(last, end) - overlap).replace(minute=0, second=0, microsecond=0)
+            begin = min(begin, end - timedelta(hours=1))
+            begin = max(begin, start)
+        groups.setdefault(begin, []).append(target)
+    return sorted(groups.items(), key=lambda item: item[0])
 
 
 def metric_window(now: datetime, lookback_days: int) -> tuple[datetime, datetime]:

@@ -7,7 +7,7 @@ ends. It stays Python 3.10 compatible (the Neuron deep learning containers' Pyth
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from decimal import Decimal
 from typing import Annotated, Any, Literal
@@ -22,6 +22,8 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+
+from chipwise.economics import instances_needed
 
 RESULT_SCHEMA_VERSION: Literal[1] = 1
 RESULT_MAX_BYTES = 1_000_000  # a result is a few KiB; anything this big is not one
@@ -71,6 +73,8 @@ def _blank_to_none(value: object) -> object:
 
 
 IntList = Annotated[tuple[Annotated[int, Field(ge=1, le=1_000_000)], ...], BeforeValidator(_split_ints)]
+# Concurrency levels of the SLO sweep ("" from Batch: none, the sweep is not run).
+LevelList = Annotated[tuple[Annotated[int, Field(ge=1, le=4096)], ...], BeforeValidator(_split_ints)]
 OptionalDecimal = Annotated[Decimal | None, BeforeValidator(_blank_to_none)]
 OptionalStr = Annotated[str | None, BeforeValidator(_blank_to_none)]
 
@@ -100,8 +104,14 @@ class BenchmarkParameters(BaseModel):
     latency_target_ms: OptionalDecimal = Field(None, gt=0)
     iterations: int = Field(ge=1, le=10_000)
     result_uri: str = Field(pattern=_S3_RESULT_URI)
+    concurrency_levels: LevelList = Field(
+        (), max_length=8, description="Requests in flight to sweep (serving); empty: no concurrency sweep."
+    )
+    peak_requests_per_second: OptionalDecimal = Field(
+        None, gt=0, description="The resource's observed peak load, which the SLO sizing must carry."
+    )
 
-    @field_validator("batch_sizes", "sequence_lengths")
+    @field_validator("batch_sizes", "sequence_lengths", "concurrency_levels")
     @classmethod
     def _sorted_unique(cls, value: tuple[int, ...]) -> tuple[int, ...]:
         return tuple(sorted(set(value)))
@@ -159,12 +169,40 @@ class Measurement(BaseModel):
     latency_p50_ms: Decimal = Field(gt=0)
     latency_p95_ms: Decimal = Field(gt=0)
     iterations: int = Field(ge=1)
+    # The concurrency sweep (serving): requests kept in flight, and what each request saw at that load.
+    concurrency: int | None = Field(None, ge=1)
+    latency_p99_ms: Decimal | None = Field(None, gt=0)
+    ttft_p50_ms: Decimal | None = Field(None, ge=0, description="Time to first token.")
+    ttft_p99_ms: Decimal | None = Field(None, ge=0)
+    tpot_p50_ms: Decimal | None = Field(None, ge=0, description="Time per output token after the first.")
+    tpot_p99_ms: Decimal | None = Field(None, ge=0)
+    error_rate: Decimal | None = Field(None, ge=0, le=1, description="Share of requests that failed.")
 
     @model_validator(mode="after")
     def _ordered(self) -> Measurement:
         if self.latency_p95_ms < self.latency_p50_ms:
             raise ValueError("latency_p95_ms is below latency_p50_ms")
+        if self.latency_p99_ms is not None and self.latency_p99_ms < self.latency_p95_ms:
+            raise ValueError("latency_p99_ms is below latency_p95_ms")
         return self
+
+
+class SloSizing(BaseModel):
+    """The fewest target instances that carry the resource's observed peak at its latency target: the highest
+    throughput per instance among the concurrency levels whose end-to-end p95 meets the target (and whose error
+    rate stays under ``max_error_rate``), and ceil(peak ÷ that throughput) instances."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    latency_target_ms: Decimal = Field(gt=0)
+    latency_metric: Literal["e2e_p95"] = "e2e_p95"
+    peak_requests_per_second: Decimal = Field(gt=0)
+    max_error_rate: Decimal = Field(ge=0, le=1)
+    met: bool
+    concurrency: int | None = None
+    capacity_requests_per_second: Decimal | None = Field(None, gt=0)
+    instances: int | None = Field(None, ge=1)
+    reason: str = Field(max_length=2000)
 
 
 class SkippedShape(BaseModel):
@@ -196,6 +234,7 @@ class BenchmarkResult(BaseModel):
     compile_time_seconds: Decimal = Field(ge=0)
     measurements: list[Measurement] = Field(min_length=1, max_length=64)
     skipped: list[SkippedShape] = []
+    slo: SloSizing | None = None
 
     @model_validator(mode="after")
     def _times(self) -> BenchmarkResult:
@@ -219,6 +258,53 @@ class BenchmarkResult(BaseModel):
             got, wanted = getattr(self, field), getattr(parameters, field)
             if got != wanted:
                 raise InvalidResult(f"result {field} is {got!r}, the run asked for {wanted!r}")
+
+
+DEFAULT_MAX_ERROR_RATE = Decimal("0.01")
+
+
+def size_for_slo(
+    measurements: Sequence[Measurement],
+    *,
+    latency_target_ms: Decimal,
+    peak_requests_per_second: Decimal,
+    max_error_rate: Decimal = DEFAULT_MAX_ERROR_RATE,
+) -> SloSizing:
+    """The fewest instances carrying ``peak_requests_per_second`` at the latency target, from the concurrency
+    sweep's measurements (those with a ``concurrency``): the level with the most requests per second whose
+    end-to-end p95 is within the target and whose error rate is at most ``max_error_rate``."""
+    swept = [m for m in measurements if m.concurrency is not None]
+    fits = [
+        m
+        for m in swept
+        if m.latency_p95_ms <= latency_target_ms and (m.error_rate is None or m.error_rate <= max_error_rate)
+    ]
+    base: dict[str, Any] = {
+        "latency_target_ms": latency_target_ms,
+        "peak_requests_per_second": peak_requests_per_second,
+        "max_error_rate": max_error_rate,
+    }
+    if not swept:
+        return SloSizing(**base, met=False, reason="no concurrency sweep was measured: nothing to size with")
+    if not fits:
+        fastest = min(swept, key=lambda m: m.latency_p95_ms)
+        return SloSizing(
+            **base,
+            met=False,
+            reason=f"no concurrency level meets p95 {latency_target_ms} ms: the fastest (concurrency "
+            f"{fastest.concurrency}, batch {fastest.batch_size}) has p95 {fastest.latency_p95_ms} ms",
+        )
+    best = max(fits, key=lambda m: (m.requests_per_second, -m.latency_p95_ms))
+    instances = instances_needed(peak_requests_per_second, best.requests_per_second)
+    return SloSizing(
+        **base,
+        met=True,
+        concurrency=best.concurrency,
+        capacity_requests_per_second=best.requests_per_second,
+        instances=instances,
+        reason=f"{instances} instance(s) at concurrency {best.concurrency} carry the peak "
+        f"{peak_requests_per_second} requests/s at p95 {best.latency_p95_ms} ms (target {latency_target_ms} ms)",
+    )
 
 
 def describe_errors(exc: ValidationError, limit: int = 3) -> str:

@@ -25,7 +25,7 @@ ResourceKind = Literal[
 ]
 Confidence = Literal["high", "medium", "low"]
 Effort = Literal["none", "days", "weeks", "months"]
-Action = Literal["delete", "stop", "rightsize", "migrate", "enable_telemetry"]
+Action = Literal["delete", "stop", "rightsize", "migrate", "enable_telemetry", "schedule"]
 FindingStatus = Literal["open", "resolved", "suppressed", "withdrawn"]
 # Why a finding's saving is left out of the totals: its target has no usable price (ask for a quote), or the hours
 # it would free are under a Savings Plan or reservation that is paid until it ends.

@@ -110,6 +110,24 @@ class FindingEvidence(BaseModel):
     model_family_basis: str | None = None
     jumpstart_model_id: str | None = None
     signal_sources: str | None = None
+    # Off-hours capacity (accelerator_off_hours): the weekly pattern and the schedule it allows
+    activity_signal: str | None = None
+    activity_threshold: Number | None = None
+    schedule: str | None = None
+    off_stretches: str | None = None
+    off_hours_per_week: Number | None = None
+    on_hours_per_week: Number | None = None
+    scale_ups_per_week: Number | None = None
+    pattern_regularity: Number | None = None
+    weeks_observed: Number | None = None
+    cold_start_minutes: Number | None = None
+    cold_start_monthly_usd: Number | None = None
+    scale_to_zero: str | None = None
+    # Cost per million generated tokens (serving endpoints that publish their tokens; see chipwise.rules.tokens)
+    token_data: str | None = None
+    cost_per_million_tokens_allocation_usd: Number | None = None
+    cost_per_million_tokens_usage_usd: Number | None = None
+    target_cost_per_million_tokens_usd: Number | None = None
     # Set by the benchmark stage, not by rules: the latest measurement (see chipwise.act.benchmarks).
     benchmark: dict[str, Any] | None = None
 

@@ -5,7 +5,8 @@ so what was collected stays collected:
 
 1. inventory (EC2, SageMaker endpoints and training jobs, Batch), stored by ARN;
 2. costs: one Cost Explorer query shape, only the days not stored yet plus the last days CE still revises;
-3. metrics: packed GetMetricData over the look-back window, hourly rollups and coverage;
+3. metrics: packed GetMetricData from where the store leaves off (the whole look-back window for a resource never
+   read, else the last read hour minus a small overlap), hourly rollups and coverage over the whole window;
 4. Neuron: which EC2 Neuron instances have neuron-monitor rollups (ingested from S3 by ``ingest_neuron``);
 5. rules (:func:`chipwise.rules.evaluate_account`), the scan document on the ``scans`` row, and a
    ``ScanCompleted`` event on the Chipwise bus when one is configured (deployed; a local run publishes nothing).
@@ -65,10 +66,12 @@ from chipwise.store.repositories.usage import (
     NeuronRepository,
     cost_breakdown,
     cost_totals,
+    coverage_windows,
     save_cost_records,
     save_coverage,
     save_rollups,
     stored_cost_days,
+    stored_hours,
 )
 from chipwise.store.schema import require_current_schema
 from chipwise.store.tables import Scan
@@ -128,6 +131,8 @@ class _Run:
     resource_ids: dict[str, int] = field(default_factory=dict)
     inventory_ok: int = 0
     counts: dict[str, Any] = field(default_factory=dict)
+    cpu: dict[str, float] = field(default_factory=dict)
+    incremental: bool = True
 
     def fail(self, source: str, exc: BaseException) -> None:
         code = None
@@ -156,6 +161,7 @@ def run_scan(
     now: datetime | None = None,
     lookback_days: int | None = None,
     on_stage: StageCallback | None = None,
+    incremental: bool | None = None,
 ) -> ScanDocument:
     """Scan one account and region (account from STS when None); returns the stored scan document."""
     started_at = utcnow()
@@ -179,6 +185,7 @@ def run_scan(
         cost_start=cost_end - timedelta(days=lookback),
         cost_end=cost_end,
         lookback_days=lookback,
+        incremental=get_settings().incremental_metrics if incremental is None else incremental,
     )
     notify = on_stage or (lambda _stage: None)
     _open_scan(session_factory, run)
@@ -202,10 +209,12 @@ def run_scan(
 def _stage(run: _Run, name: str, notify: StageCallback) -> Iterator[None]:
     notify(name)
     started = time.perf_counter()
+    cpu = time.process_time()
     try:
         yield
     finally:
         run.timings[name] = round(time.perf_counter() - started, 3)
+        run.cpu[name] = round(time.process_time() - cpu, 3)
 
 
 # A scan runs in a Lambda with a 15-minute limit: one still "running" an hour after it started was killed or timed
@@ -293,33 +302,83 @@ def _collect_costs(aws: AwsContext, session_factory: sessionmaker[Session], run:
 
 
 def _collect_metrics(aws: AwsContext, session_factory: sessionmaker[Session], run: _Run) -> None:
+    """Every metric target, read from where the store leaves off: a (resource, metric) whose coverage says it was
+    read up to hour H is read again from H minus the overlap only (``metric_overlap_hours``, for datapoints
+    CloudWatch adds late); a new one over the whole window. Coverage is then counted over the whole window from the
+    store, so the profile still spans the full window."""
     try:
         discovered = metrics.discover_series(aws, run.resources)
     except AWS_ERRORS as exc:
         run.fail("metrics.list_metrics", exc)
         discovered = metrics.Discovered()
     targets = metrics.plan_targets(run.resources, discovered)
-    window = (run.metric_start, run.metric_end)
+    settings = get_settings()
+    prior: dict[tuple[int, str, str], tuple[datetime, bool]] = {}
+    if run.incremental:
+        with session_factory.begin() as session:
+            prior = coverage_windows(session, run.account_id, run.region)
+    last_read = {
+        target_index: end
+        for target_index, target in enumerate(targets)
+        if (found := prior.get((run.resource_ids[target.resource_arn], target.spec.namespace, target.spec.metric)))
+        and (end := found[0]) > run.metric_start
+    }
+    groups = metrics.read_starts(
+        targets, last_read, run.metric_start, run.metric_end, timedelta(hours=settings.metric_overlap_hours)
+    )
     buffered: list[HourlyRollup] = []
+    read: list[SeriesCoverage] = []
 
     def write(rollups: list[HourlyRollup], coverage: list[SeriesCoverage]) -> None:
         buffered.extend(rollups)
-        with session_factory.begin() as session:
-            save_coverage(session, coverage, run.resource_ids, window, run.now)
-            if len(buffered) >= ROLLUP_FLUSH_ROWS:
-                save_rollups(session, buffered, run.resource_ids)
-                buffered.clear()
-
-    try:
-        result = metrics.collect_metrics(aws, targets, run.metric_start, run.metric_end, write)
-    except AWS_ERRORS as exc:
-        run.fail("metrics", exc)
-        return
-    finally:
-        if buffered:
+        read.extend(coverage)
+        if len(buffered) >= ROLLUP_FLUSH_ROWS:
             with session_factory.begin() as session:
                 save_rollups(session, buffered, run.resource_ids)
-    run.counts |= {"metric_queries": result.queries, "datapoints": result.datapoints, "rollups": result.rollups}
+            buffered.clear()
+
+    totals = metrics.MetricsResult()
+    try:
+        for start, group in groups:
+            result = metrics.collect_metrics(aws, group, start, run.metric_end, write)
+            totals.calls += result.calls
+            totals.queries += result.queries
+            totals.datapoints += result.datapoints
+            totals.rollups += result.rollups
+    except AWS_ERRORS as exc:
+        run.fail("metrics", exc)
+    finally:
+        with session_factory.begin() as session:
+            if buffered:
+                save_rollups(session, buffered, run.resource_ids)
+            _save_window_coverage(session, run, read, prior)
+    incremental = sum(len(group) for start, group in groups if start > run.metric_start)
+    run.counts |= {
+        "metric_queries": totals.queries,
+        "datapoints": totals.datapoints,
+        "rollups": totals.rollups,
+        "metric_targets_incremental": incremental,
+        "metric_targets_full": len(targets) - incremental,
+    }
+
+
+def _save_window_coverage(
+    session: Session, run: _Run, read: list[SeriesCoverage], prior: dict[tuple[int, str, str], tuple[datetime, bool]]
+) -> None:
+    """Coverage over the whole window for the targets read: hours with data counted in the store, and a metric
+    that existed earlier in the window still exists."""
+    if not read:
+        return
+    window = (run.metric_start, run.metric_end)
+    stored = stored_hours(session, run.account_id, run.region, *window)
+    merged = []
+    for c in read:
+        key = (run.resource_ids[c.resource_arn], c.namespace, c.metric)
+        hours = stored.get(key, 0)
+        earlier = prior.get(key)
+        existed = earlier is not None and earlier[1] and earlier[0] > run.metric_start
+        merged.append(SeriesCoverage(c.resource_arn, c.namespace, c.metric, c.exists or existed or hours > 0, hours))
+    save_coverage(session, merged, run.resource_ids, window, run.now)
 
 
 def _neuron_coverage(session_factory: sessionmaker[Session], run: _Run) -> None:
@@ -356,11 +415,21 @@ def _evaluate_rules(session_factory: sessionmaker[Session], run: _Run) -> list[F
                 lookback_days=run.lookback_days,
                 scan_id=run.scan_id,
             )
-            return list(findings)
     except Exception as exc:  # a rule bug must not lose the collected data: recorded, the scan is partial
         logger().exception("rules failed")
         run.fail("rules", exc)
         return []
+    try:
+        from chipwise.pipeline.realised import measure_realised
+
+        with session_factory.begin() as session:
+            run.counts["realised_measured"] = measure_realised(
+                session, account_id=run.account_id, region=run.region, now=run.now
+            )
+    except Exception as exc:  # the findings stand; the realised savings wait for the next scan
+        logger().exception("realised savings failed")
+        run.fail("realised", exc)
+    return list(findings)
 
 
 def _document(aws: AwsContext, session: Session, run: _Run, findings: Sequence[FindingDocument]) -> ScanDocument:
@@ -454,7 +523,7 @@ def _store_document(session: Session, run: _Run, document: ScanDocument) -> None
     scan.finished_at = document.finished_at
     scan.resource_count = len(document.resources)
     scan.api_calls = document.api_calls
-    scan.timings = {**run.timings, "counts": run.counts}
+    scan.timings = {**run.timings, "counts": run.counts, "cpu": run.cpu}
     scan.errors = [e.model_dump() for e in document.errors]
     scan.document = document.model_dump(mode="json")
     account = AccountRepository(session).ensure(run.account_id)

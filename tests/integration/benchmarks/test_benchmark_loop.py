@@ -4,6 +4,7 @@ one active run per (finding, target); stale runs expired."""
 
 from __future__ import annotations
 
+import json
 from decimal import Decimal
 from typing import Any
 
@@ -193,7 +194,7 @@ def test_a_malformed_result_is_rejected_and_the_estimate_kept(bench_db: Bench) -
     (run,) = bench.runs(finding.id)
     document = factories.result(BenchmarkParameters.model_validate(run.parameters)).model_dump(mode="json")
     document["measurements"][0]["requests_per_second"] = "-3"
-    bench.write_result(run, text=str(document).replace("'", '"'))
+    bench.write_result(run, text=json.dumps(document))
     # When the job succeeds
     outcome = bench.deliver(bench.event(run))
     # Then the result is rejected with the reason, and the recommendation stays an estimate

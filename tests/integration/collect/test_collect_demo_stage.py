@@ -34,9 +34,12 @@ def test_stage_20_collects_the_demo_account(
     document: ScanDocument = ctx.results["scan"]
     assert json.loads((tmp_path / "scan.json").read_text()) == document.model_dump(mode="json")
     accelerated = {
-        r.name for r in demo_resources() if r.kind != "ec2_instance" or platform_of(r.instance_type) != "cpu"
+        r.name
+        for r in demo_resources()
+        if (r.kind != "ec2_instance" or platform_of(r.instance_type) != "cpu") and not r.retired_hours_ago
     }
-    assert {r.name for r in document.resources} == accelerated
+    assert {r.name for r in document.resources} == accelerated  # the endpoint retired by the earlier scans: gone
+    assert ctx.results["retired"] == ["translate-inf2-retired"]
     cent = Decimal("0.01")
     assert document.costs.total_usd.quantize(cent) == ctx.results["seeded"].total_cost.quantize(cent)
     # And every neuron-monitor object was ingested, the cut-off line reported, the rest kept

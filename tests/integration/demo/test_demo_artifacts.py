@@ -7,6 +7,7 @@ import json
 import re
 import subprocess
 import sys
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -100,3 +101,27 @@ def test_customer_facing_documents_cite_public_sources_only(demo: Path) -> None:
         text = document.read_text(encoding="utf-8")
         found = NOT_PUBLIC.search(text)
         assert found is None, f"{document.relative_to(demo)}: {found.group(0) if found else ''}"
+
+
+def test_the_office_hours_endpoint_gets_a_schedule(findings: list[FindingDocument]) -> None:
+    # The legal team's assistant works weekdays 09:00-19:00 UTC: off 118 hours a week on a schedule
+    (found,) = [f for f in findings if f.resource_name == "contracts-qa-inf2-office"]
+    assert found.rule_id == "accelerator_off_hours"
+    assert found.recommendation.action == "schedule"
+    assert found.evidence["off_hours_per_week"] == 118
+    assert found.evidence["schedule"] == "Mon–Fri 09:00–19:00; Sat–Sun off (UTC)"
+    # saving = 118 h x 730 / 168 x the endpoint's hourly rate, the rate being its monthly cost / 730
+    rate = found.monthly_cost_usd / 730
+    assert abs(found.estimated_monthly_savings_usd - rate * 118 * 730 / 168) < Decimal("0.01")
+
+
+def test_the_endpoint_retired_between_daily_scans_realised_its_saving(demo: Path) -> None:
+    # An idle ml.inf2.xlarge endpoint deleted between the earlier daily scans: its finding resolved, and today's
+    # scan compares its usage type's daily cost before and after: one instance-day less, 24 h x rate x 730 / 24
+    report = (demo / "report.md").read_text()
+    row = next(line for line in report.splitlines() if line.startswith("| translate-inf2-retired |"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[1:3] == ["inferentia_idle", "gone"]
+    assert cells[3] == cells[4]  # realised = estimated ($722.70 a month: the catalog price x 730)
+    assert cells[5] == "100%"
+    assert "Realised to date:" in (demo / "digest.txt").read_text()

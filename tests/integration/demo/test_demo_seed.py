@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gzip
 from collections.abc import Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
@@ -73,12 +73,14 @@ def test_cost_explorer_pages_add_up_to_the_inventory(seeded: SeededAccount) -> N
         request["NextPageToken"] = page["NextPageToken"]
     assert pages == 2
     assert total == seeded.total_cost
-    # 14 days of 2 ml.inf2.xlarge + 1 + 1 endpoints, priced from the catalog
+    # 14 days of 2 ml.inf2.xlarge + 1 + 1 endpoints, and one retired 108 h before now: billed from 6 November to
+    # its deletion; priced from the catalog
     from chipwise.catalog import get_catalog
 
     price = get_catalog().price("ml.inf2.xlarge")
     assert price is not None
-    assert seeded.cost_by_usage_type["USE1-Host:ml.inf2.xlarge"] == price * 4 * 24 * 14
+    retired_hours = (seeded.now - timedelta(hours=108) - datetime(2026, 11, 6, tzinfo=UTC)) // timedelta(hours=1)
+    assert seeded.cost_by_usage_type["USE1-Host:ml.inf2.xlarge"] == price * (4 * 24 * 14 + retired_hours)
 
 
 def test_neuron_reports_are_gzipped_json_lines_with_one_cut_line(seeded: SeededAccount) -> None:

@@ -292,3 +292,62 @@ def test_training_without_a_gpu_throughput_is_inconclusive() -> None:
     assert priced.verdict == "inconclusive"
     assert "gpu_baseline" in priced.reason
     assert priced.cost_per_million_usd == Decimal("0.3733")
+
+
+def _swept(concurrency: int, rps: str, p95: str) -> Measurement:
+    return Measurement(
+        batch_size=1,
+        sequence_length=512,
+        output_tokens=128,
+        requests_per_second=Decimal(rps),
+        latency_p50_ms=Decimal(p95) * Decimal("0.8"),
+        latency_p95_ms=Decimal(p95),
+        latency_p99_ms=Decimal(p95) * Decimal("1.1"),
+        ttft_p50_ms=Decimal(30),
+        ttft_p99_ms=Decimal(45),
+        tpot_p50_ms=Decimal(2),
+        tpot_p99_ms=Decimal(3),
+        error_rate=Decimal(0),
+        iterations=64,
+        concurrency=concurrency,
+    )
+
+
+def test_an_slo_sized_result_prices_its_instance_count() -> None:
+    # Given a run that swept concurrency 1/4/8 (11, 30 and 44 req/s at p95 60, 78 and 95 ms) and sized the target
+    # for today's peak of 26.4 req/s at a p95 target of 84 ms: concurrency 4 (30 req/s) -> ceil(26.4 / 30) = 1
+    from chipwise.models.benchmark import size_for_slo
+
+    sweep = [_swept(1, "11", "60"), _swept(4, "30", "78"), _swept(8, "44", "95")]
+    slo = size_for_slo(sweep, latency_target_ms=Decimal(84), peak_requests_per_second=Decimal("26.4"))
+    assert (slo.met, slo.concurrency, slo.instances) == (True, 4, 1)
+    # And at a peak of 95 req/s: ceil(95 / 30) = 4 instances (the headroom rule would have said ceil(95 x 1.3 / 30))
+    busier = size_for_slo(sweep, latency_target_ms=Decimal(84), peak_requests_per_second=Decimal(95))
+    assert busier.instances == 4
+    measured = result(parameters(), sweep).model_copy(update={"slo": busier})
+    demand = Demand("requests", Decimal(95), Decimal(60), Decimal(70), "evidence")
+    today = Current("ml.g5.2xlarge", 12, Decimal("1.515"), Decimal("13271.40"))
+    # When priced
+    priced = price_inference(measured, demand=demand, current=today, target=INF2_XLARGE_SAGEMAKER, policy=POLICY)
+    # Then the saving uses the SLO count: 4 x $0.99 x 730 = $2,890.80; 13,271.40 - 2,890.80 = $10,380.60
+    assert priced.sizing == "slo"
+    assert priced.target_count == 4
+    assert priced.target_monthly_cost_usd == Decimal("2890.80")
+    assert priced.monthly_savings_usd == Decimal("10380.60")
+    assert priced.chosen is not None and priced.chosen.concurrency == 4
+    assert priced.chosen.ttft_p99_ms == Decimal(45) and priced.chosen.latency_p99_ms == Decimal("85.8")
+    assert "SLO sweep" in priced.reason
+
+
+def test_no_concurrency_level_within_the_target_withdraws_the_move() -> None:
+    from chipwise.models.benchmark import size_for_slo
+
+    sweep = [_swept(1, "11", "90"), _swept(4, "30", "120")]
+    slo = size_for_slo(sweep, latency_target_ms=Decimal(84), peak_requests_per_second=Decimal(10))
+    assert not slo.met and slo.instances is None and "90" in slo.reason
+    measured = result(parameters(), sweep).model_copy(update={"slo": slo})
+    priced = price_inference(
+        measured, demand=MISTRAL_DEMAND, current=MISTRAL_TODAY, target=INF2_XLARGE_SAGEMAKER, policy=POLICY
+    )
+    assert priced.verdict == "withdrawn"
+    assert priced.reason.startswith("SLO sizing: no concurrency level meets p95 84 ms")

@@ -209,3 +209,75 @@ def test_every_runner_name_has_a_runner() -> None:
     runners = _load("neuron_runners")
     # Then every runner a job can ask for exists
     assert set(runners.RUNNERS) == set(get_args(RunnerName))
+
+
+class FakeServer(FakeRunner):
+    """A server with continuous batching: at concurrency c a request's first token comes after 50 + 5c ms and
+    each further token after 10 + c ms; every ``fail_every``-th request at concurrency 16 fails."""
+
+    def __init__(self, clock: VirtualClock, fail_every: int = 0) -> None:
+        super().__init__(clock)
+        self.fail_every = fail_every
+        self.served = 0
+
+    def serve(self, shape: Any, concurrency: int) -> list[Any]:
+        from entrypoint import RequestTiming  # the module under test, loaded by the fixture
+
+        ttft = 0.050 + 0.005 * concurrency
+        e2e = ttft + (shape.output_tokens - 1) * (0.010 + 0.001 * concurrency)
+        self.clock.now += e2e  # the wave's requests run side by side
+        timings = []
+        for _ in range(concurrency):
+            self.served += 1
+            ok = not (self.fail_every and concurrency == 16 and self.served % self.fail_every == 0)
+            timings.append(RequestTiming(ttft, e2e, shape.output_tokens if ok else 0, ok))
+        return timings
+
+
+def test_a_concurrency_sweep_records_slo_percentiles_and_sizes_the_target(
+    entrypoint: ModuleType, tmp_path: Path
+) -> None:
+    # Given a serving run with 11 output tokens, concurrency 1, 4, 8 and 16, a p95 target of 300 ms and an observed
+    # peak of 100 requests a second
+    params = parameters(
+        batch_sizes=(1,),
+        output_tokens=11,
+        iterations=20,
+        concurrency_levels=(1, 4, 8, 16),
+        latency_target_ms=Decimal("300"),
+        peak_requests_per_second=Decimal("100"),
+    )
+    clock = VirtualClock()
+    runner = FakeServer(clock, fail_every=8)
+    output = tmp_path / "result.json"
+    # When the entrypoint runs
+    assert _run(entrypoint, _argv(params, "--output", str(output), "--warmup", "0"), runner, clock) == 0
+    result = BenchmarkResult.from_text(output.read_text())
+    swept = {m.concurrency: m for m in result.measurements if m.concurrency is not None}
+    assert sorted(swept) == [1, 4, 8, 16]
+    # Then at concurrency 8: TTFT 50 + 40 = 90 ms, TPOT 10 + 8 = 18 ms, e2e 90 + 10 x 18 = 270 ms; 3 waves of 8
+    # (24 requests) in 0.81 s = 29.630 requests/s and 24 x 11 / 0.81 = 325.926 tokens/s
+    c8 = swept[8]
+    assert (c8.ttft_p50_ms, c8.ttft_p99_ms) == (Decimal("90.0"), Decimal("90.0"))
+    assert (c8.tpot_p50_ms, c8.tpot_p99_ms) == (Decimal("18.0"), Decimal("18.0"))
+    assert (c8.latency_p50_ms, c8.latency_p95_ms, c8.latency_p99_ms) == (Decimal("270.0"),) * 3
+    assert (c8.requests_per_second, c8.tokens_per_second) == (Decimal("29.63"), Decimal("325.926"))
+    assert (c8.iterations, c8.error_rate) == (24, Decimal("0"))
+    # concurrency 16: 130 + 10 x 26 = 390 ms (over the target), and 4 of 32 requests failed
+    assert swept[16].latency_p95_ms == Decimal("390.0")
+    assert swept[16].error_rate == Decimal("0.125")
+    # And the SLO sizing: concurrency 8 is the busiest level within 300 ms: ceil(100 / 29.63) = 4 instances
+    assert result.slo is not None
+    assert result.slo.met
+    assert (result.slo.concurrency, result.slo.capacity_requests_per_second) == (8, Decimal("29.63"))
+    assert result.slo.instances == 4
+
+
+def test_a_runner_that_cannot_serve_concurrently_says_so(entrypoint: ModuleType, tmp_path: Path) -> None:
+    params = parameters(batch_sizes=(1,), concurrency_levels=(1, 8), peak_requests_per_second=Decimal("5"))
+    clock = VirtualClock()
+    output = tmp_path / "result.json"
+    assert _run(entrypoint, _argv(params, "--output", str(output)), FakeRunner(clock), clock) == 0
+    result = BenchmarkResult.from_text(output.read_text())
+    assert result.slo is None
+    assert any("cannot keep requests in flight" in s.reason for s in result.skipped)

@@ -48,6 +48,7 @@ def test_an_inferentia_endpoint_reads_invocations_instance_and_neuron_metrics_pe
         ("AWS/SageMaker", "Invocations", 2),
         ("AWS/SageMaker", "InvocationsPerInstance", 2),
         ("AWS/SageMaker", "ModelLatency", 2),
+        ("Chipwise/Serving", "GeneratedTokens", 2),
         ("/aws/sagemaker/Endpoints", "CPUUtilization", 2),
         ("/aws/sagemaker/Endpoints", "MemoryUtilization", 2),
         ("Chipwise/Neuron", "NeuronCoreUtilization", 2),
@@ -56,7 +57,7 @@ def test_an_inferentia_endpoint_reads_invocations_instance_and_neuron_metrics_pe
         ("Chipwise/Neuron", "ExecutionsCompleted", 2),
     ]
     assert targets[0].series[1] == (("EndpointName", "ep"), ("VariantName", "b"))
-    assert metrics.query_count(targets) == 2 * (1 + 1 + 2 + 3 + 3 + 3 + 1 + 1 + 1)
+    assert metrics.query_count(targets) == 2 * (1 + 1 + 2 + 1 + 3 + 3 + 3 + 1 + 1 + 1)
 
 
 def test_a_serverless_endpoint_has_no_instance_metrics() -> None:
@@ -65,6 +66,7 @@ def test_a_serverless_endpoint_has_no_instance_metrics() -> None:
         "Invocations",
         "InvocationsPerInstance",
         "ModelLatency",
+        "GeneratedTokens",
     ]
 
 
@@ -151,3 +153,21 @@ def test_series_spread_over_variants_sum_counts_and_average_gauges() -> None:
 def test_the_metric_window_ends_at_the_last_whole_hour() -> None:
     start, end = metrics.metric_window(datetime(2026, 11, 20, 10, 42, 7, tzinfo=UTC), 14)
     assert end == H0 and (end - start).days == 14
+
+
+def test_read_starts_group_targets_by_where_their_last_read_ended() -> None:
+    from datetime import timedelta
+
+    # Given three targets over a 14-day window: one never read, two last read up to yesterday noon
+    end = datetime(2026, 11, 21, 12, tzinfo=UTC)
+    start = end - timedelta(days=14)
+    box = _resource("ec2_instance", "inferentia", "box", instance_id="i-0abc")
+    targets = plan_targets([box], Discovered())[:3]
+    last = {1: end - timedelta(days=1), 2: end - timedelta(days=1)}
+    # When grouped with a 3-hour overlap
+    groups = metrics.read_starts(targets, last, start, end, timedelta(hours=3))
+    # Then the new one reads the whole window, the others from 27 hours before the end
+    assert [(s, len(g)) for s, g in groups] == [(start, 1), (end - timedelta(hours=27), 2)]
+    # And a target read up to the end still re-reads its last hour at least (overlap 0)
+    (only,) = metrics.read_starts(targets[:1], {0: end}, start, end, timedelta(0))
+    assert only[0] == end - timedelta(hours=1)

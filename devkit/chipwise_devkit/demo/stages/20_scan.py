@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from datetime import datetime, timedelta
 
 from botocore.exceptions import ClientError
+from sqlalchemy.orm import Session, sessionmaker
 
 from chipwise.aws import AwsContext, aws_context
 from chipwise.models.neuron import NeuronIngestResult
@@ -14,6 +16,7 @@ from chipwise.pipeline.neuron_ingest import ingest_prefix
 from chipwise.pipeline.scan import run_scan
 from chipwise.settings import get_settings
 from chipwise.store import get_session_factory
+from chipwise_devkit.demo.account import demo_resources
 from chipwise_devkit.demo.runner import DemoContext, Stage
 
 
@@ -41,6 +44,41 @@ def _neuron_summary(results: list[NeuronIngestResult]) -> str:
     return text
 
 
+# The demo's daily scans before today's: an endpoint retired between the first two resolves its finding, and
+# today's scan measures the saving it realised from the Cost Explorer days after it (three at least).
+EARLIER_SCANS_DAYS_AGO = (5, 4)
+
+
+def _earlier_daily_scans(ctx: DemoContext, factory: sessionmaker[Session], now: datetime) -> None:
+    retired = [r for r in demo_resources() if r.retired_hours_ago]
+    if not retired:
+        return
+    scans = []
+    for days_ago in EARLIER_SCANS_DAYS_AGO:
+        at = now - timedelta(days=days_ago)
+        for resource in retired:
+            if now - timedelta(hours=resource.retired_hours_ago) <= at:
+                _delete_endpoint(aws_context(ctx.region), resource.name)
+        document = run_scan(aws_context(ctx.region), factory, account_id=ctx.account_id, region=ctx.region, now=at)
+        scans.append(f"{at:%Y-%m-%d %H:%M} ({len(document.findings)} open findings)")
+    ctx.results["retired"] = [r.name for r in retired]
+    ctx.summary.append(
+        (
+            "Earlier daily scans",
+            f"{', '.join(scans)}; retired in between: {', '.join(r.name for r in retired)}",
+        )
+    )
+
+
+def _delete_endpoint(aws: AwsContext, name: str) -> None:
+    sagemaker = aws.client("sagemaker")
+    try:
+        sagemaker.delete_endpoint(EndpointName=name)
+    except ClientError as exc:
+        if exc.response.get("Error", {}).get("Code") not in ("ValidationException", "ResourceNotFound"):
+            raise
+
+
 def _run(ctx: DemoContext) -> None:
     settings = get_settings()
     factory = get_session_factory(ctx.database_url)
@@ -50,6 +88,8 @@ def _run(ctx: DemoContext) -> None:
     neuron = ingest_prefix(setup, factory, settings.artifacts_bucket)
     seeded = ctx.results.get("seeded")
     now = getattr(seeded, "now", None)
+    if now is not None:
+        _earlier_daily_scans(ctx, factory, now)
     document = run_scan(aws_context(ctx.region), factory, account_id=ctx.account_id, region=ctx.region, now=now)
     ctx.results["scan"] = document
     ctx.results["neuron_ingest"] = neuron

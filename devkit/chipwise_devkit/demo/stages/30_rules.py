@@ -4,7 +4,7 @@ prints them top savings first and checks them against the demo's ground truth (p
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 from chipwise.cli.findings import findings_table
 from chipwise.economics import usd
@@ -36,9 +36,15 @@ def score(found: Sequence[FindingDocument], truth: Mapping[str, Sequence[str]]) 
     return scores
 
 
+def open_truth(retired: Collection[str]) -> dict[str, list[str]]:
+    """The ground truth of the resources still there at today's scan: one retired between the earlier daily scans
+    (the scan stage names them) had its finding then, resolved since (its saving is realised, see the report)."""
+    return {name: rules for name, rules in ground_truth().items() if name not in retired}
+
+
 def _run(ctx: DemoContext) -> None:
     found = _findings(ctx)
-    scores = score(found, ground_truth())
+    scores = score(found, open_truth(ctx.results.get("retired", ())))
     ctx.results["findings"] = found
     ctx.results["scores"] = scores
     ctx.console.print(findings_table(found, title=f"{len(found)} findings in {ctx.account_id}, top savings first"))

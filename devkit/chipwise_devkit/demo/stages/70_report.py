@@ -13,6 +13,8 @@ from chipwise.models.findings import FindingDocument
 from chipwise.presentation import best_saving, counts_in_totals, headline, next_step
 from chipwise.store import session_scope
 from chipwise.store.repositories.findings import OPEN, WITHDRAWN, FindingRepository, finding_document
+from chipwise.store.repositories.realised import RealisedSavingRepository
+from chipwise.store.tables import RealisedSaving
 from chipwise_devkit.demo.runner import DemoContext, Stage
 
 
@@ -62,11 +64,50 @@ def report(found: Sequence[FindingDocument], scores: Mapping[str, tuple[float, f
     return "\n".join(lines) + "\n"
 
 
+def realised_section(rows: Sequence[RealisedSaving]) -> str:
+    """``report.md``'s realised savings: each resolved finding's fix measured from Cost Explorer (before vs after
+    the change), and per rule how much of the estimate was realised."""
+    if not rows:
+        return ""
+    lines = ["", "## Realised savings (Cost Explorer, before vs after the fix)", ""]
+    lines += ["| resource | rule | what changed | estimated /mo | realised /mo | of the estimate | days before/after |"]
+    lines += ["| --- | --- | --- | ---: | ---: | ---: | --- |"]
+    for row in rows:
+        realised = usd(row.realised_monthly_savings_usd) if row.realised_monthly_savings_usd is not None else "pending"
+        ratio = f"{row.accuracy:.0%}" if row.accuracy is not None else ""
+        lines.append(
+            f"| {row.resource_name} | {row.rule_id} | {row.cause} | {usd(row.estimated_monthly_savings_usd)} | "
+            f"{realised} | {ratio} | {row.before_days} / {row.after_days} |"
+        )
+    measured = [r for r in rows if r.realised_monthly_savings_usd is not None]
+    total = sum((r.realised_monthly_savings_usd or Decimal(0) for r in measured), Decimal(0))
+    lines += ["", f"Realised to date: {usd(total)}/month from {len(measured)} measured fix(es)."]
+    return "\n".join(lines) + "\n"
+
+
 def _run(ctx: DemoContext) -> None:
     found = _findings(ctx)
     scores: Mapping[str, tuple[float, float]] = ctx.results.get("scores", {})
     ctx.write("findings.json", json.dumps([d.model_dump(mode="json") for d in found], indent=2) + "\n")
-    ctx.write("report.md", report(found, scores))
+    with session_scope(ctx.database_url) as session:
+        realised = RealisedSavingRepository(session).listed(ctx.account_id)
+        section = realised_section(realised)
+        measured = [r for r in realised if r.realised_monthly_savings_usd is not None]
+    ctx.write("report.md", report(found, scores) + section)
+    if measured:
+        ctx.summary.append(
+            (
+                "Realised",
+                f"{usd(sum((r.realised_monthly_savings_usd or Decimal(0) for r in measured), Decimal(0)))}/month "
+                f"realised by {len(measured)} fix(es) measured in Cost Explorer ("
+                + ", ".join(
+                    f"{r.resource_name}: {usd(r.realised_monthly_savings_usd or Decimal(0))} of "
+                    f"{usd(r.estimated_monthly_savings_usd)} estimated"
+                    for r in measured
+                )
+                + ")",
+            )
+        )
     ctx.summary.append(("Headline", headline(found).sentence() + " (findings.json, report.md, digest, Slack, drafts)"))
 
 

@@ -59,6 +59,7 @@ if TYPE_CHECKING:
 
 # The target family -> the BatchQueues field holding its job queue.
 _MS = Decimal("0.1")
+_RPS = Decimal("0.001")
 QUEUE_FAMILIES: dict[str, str] = {"inf2": "inf2", "trn1": "trn1", "trn1n": "trn1", "trn2": "trn2", "trn2u": "trn2"}
 
 
@@ -298,6 +299,10 @@ def _baseline(finding: Finding, settings: Settings, catalog: Catalog) -> tuple[I
     return catalog.require(gpu.ec2_name), queue
 
 
+# Requests kept in flight by a serving run's SLO sweep (the result sizes the target at the latency target).
+SERVING_CONCURRENCY = (1, 4, 8, 16, 32)
+
+
 def _runner(workload: BenchmarkWorkload, role: BenchmarkRole) -> RunnerName:
     if role == "gpu_baseline":
         return "cuda"
@@ -319,7 +324,11 @@ def _parameters(
 ) -> BenchmarkParameters:
     shapes = SHAPES[workload.task]
     demand = workload.demand
-    latency = demand.latency_p95_ms * pricing_policy().latency_tolerance if demand and demand.latency_p95_ms else None
+    latency = workload.latency_target_ms
+    if latency is None and demand and demand.latency_p95_ms:
+        latency = demand.latency_p95_ms * pricing_policy().latency_tolerance
+    serving = workload.task != "training" and role == "target"
+    peak = demand.peak_per_second if serving and demand and demand.unit == "requests" else None
     run_id = new_run_id()
     return BenchmarkParameters(
         run_id=run_id,
@@ -338,6 +347,8 @@ def _parameters(
         latency_target_ms=latency.quantize(_MS) if latency is not None else None,
         iterations=shapes.iterations,
         result_uri=result_uri(settings.artifacts_bucket, run_id),
+        concurrency_levels=SERVING_CONCURRENCY if serving else (),
+        peak_requests_per_second=max(peak, _RPS).quantize(_RPS) if peak is not None and peak > 0 else None,
     )
 
 

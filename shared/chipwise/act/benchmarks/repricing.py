@@ -115,6 +115,11 @@ class ChosenShape(BaseModel):
     requests_per_second: Decimal
     tokens_per_second: Decimal | None
     latency_p95_ms: Decimal
+    concurrency: int | None = None
+    latency_p99_ms: Decimal | None = None
+    ttft_p99_ms: Decimal | None = None
+    tpot_p99_ms: Decimal | None = None
+    error_rate: Decimal | None = None
 
     @classmethod
     def of(cls, m: Measurement) -> ChosenShape:
@@ -125,6 +130,11 @@ class ChosenShape(BaseModel):
             requests_per_second=m.requests_per_second,
             tokens_per_second=m.tokens_per_second,
             latency_p95_ms=m.latency_p95_ms,
+            concurrency=m.concurrency,
+            latency_p99_ms=m.latency_p99_ms,
+            ttft_p99_ms=m.ttft_p99_ms,
+            tpot_p99_ms=m.tpot_p99_ms,
+            error_rate=m.error_rate,
         )
 
 
@@ -151,6 +161,7 @@ class MeasuredEconomics(BaseModel):
     current_cost_per_million_usd: Decimal | None = None  # today, at today's traffic (or the GPU baseline)
     dollars_per_run_usd: Decimal | None = None
     current_dollars_per_run_usd: Decimal | None = None
+    sizing: Literal["headroom", "slo"] = "headroom"  # slo: the run's concurrency sweep sized the target count
 
 
 def _four_places(value: Decimal | None) -> Decimal | None:
@@ -188,19 +199,35 @@ def price_inference(
                 "cost_per_million_usd": _four_places(_at_capacity(best, unit, target.price_usd_per_hour)),
             }
         )
-    limit = demand.latency_p95_ms * policy.latency_tolerance if demand.latency_p95_ms else None
-    chosen = best_within(result.measurements, unit, limit)
-    capacity = throughput(chosen, unit) if chosen else None
+    slo = result.slo
+    if slo is not None and not slo.met:
+        reason = f"SLO sizing: {slo.reason}"
+        return MeasuredEconomics.model_validate(
+            base | {"verdict": "withdrawn", "reason": reason, "latency_limit_ms": _four_places(slo.latency_target_ms)}
+        )
+    if slo is not None and slo.instances is not None:
+        # The run swept concurrency and sized the target at the latency target for the observed peak: that count
+        # is measured under load, so it replaces the single-shape throughput and the headroom factor.
+        limit: Decimal | None = slo.latency_target_ms
+        swept = [m for m in result.measurements if m.concurrency == slo.concurrency]
+        chosen = max(swept, key=lambda m: m.requests_per_second, default=None)
+        capacity = throughput(chosen, unit) if chosen else None
+        count = slo.instances
+    else:
+        limit = demand.latency_p95_ms * policy.latency_tolerance if demand.latency_p95_ms else None
+        chosen = best_within(result.measurements, unit, limit)
+        capacity = throughput(chosen, unit) if chosen else None
+        count = instances_needed(demand.peak_per_second, capacity, policy.headroom) if capacity else 0
     if chosen is None or capacity is None:
         return _latency_miss(result, base, unit, limit)
-    count = instances_needed(demand.peak_per_second, capacity, policy.headroom)
     target_month = monthly_cost(target.price_usd_per_hour, count)
     current_month, basis = _current_month(current, demand, policy, limit, unit, baseline)
     saving = current_month - target_month
     units_per_month = demand.mean_per_second * SECONDS_PER_HOUR * HOURS_PER_MONTH / MILLION
     confirmed = saving > 0
+    sized = "the fewest that meet the latency target under load (SLO sweep)" if slo is not None else "headroom"
     reason = (
-        f"{count} × {target.priced_as} carry the observed peak at p95 {chosen.latency_p95_ms} ms"
+        f"{count} × {target.priced_as} carry the observed peak at p95 {chosen.latency_p95_ms} ms ({sized})"
         if confirmed
         else f"no saving: {count} × {target.priced_as} cost ${cents(target_month):,} a month, "
         f"today ${cents(current_month):,}"
@@ -213,6 +240,7 @@ def price_inference(
             "chosen": ChosenShape.of(chosen),
             "latency_limit_ms": _four_places(limit),
             "target_count": count,
+            "sizing": "slo" if slo is not None else "headroom",
             "target_monthly_cost_usd": cents(target_month),
             "current_monthly_cost_usd": cents(current_month),
             "current_basis": basis,

@@ -78,6 +78,7 @@ class BenchmarkWorkload:
     demand: Demand | None
     observed_tokens_per_second: Decimal | None
     model_id_note: str | None = None
+    latency_target_ms: Decimal | None = None  # the resource's own p95 target (tag chipwise:latency-target-ms)
 
 
 @dataclass(frozen=True)
@@ -117,6 +118,7 @@ def describe_workload(
         demand=demand,
         observed_tokens_per_second=number(evidence.observed_tokens_per_second) if kind == "training" else None,
         model_id_note=None if model_id else model_id_note(hints),
+        latency_target_ms=latency_target_of(resource),
     )
 
 
@@ -127,6 +129,17 @@ def model_id_note(hints: WorkloadHints) -> str | None:
     named = ", ".join(f"{basis}={value!r}" for basis, value in sorted(hints.rejected_model_ids.items()))
     jumpstart = f"; JumpStart model {hints.jumpstart_model_id}" if hints.jumpstart_model_id else ""
     return f"{named} is a path or URI, not a Hugging Face model id{jumpstart}"
+
+
+LATENCY_TARGET_TAG = "chipwise:latency-target-ms"
+
+
+def latency_target_of(resource: Resource | None) -> Decimal | None:
+    """The p95 latency target a resource's owner set with the ``chipwise:latency-target-ms`` tag (None when
+    absent or not a positive number: the target then defaults to today's observed p95 with the tolerance)."""
+    raw = (resource.tags or {}).get(LATENCY_TARGET_TAG) if resource is not None else None
+    value = number(raw) if raw is not None else None
+    return value if value is not None and value > 0 else None
 
 
 def _environment(resource: Resource | None) -> Mapping[str, str]:

@@ -35,6 +35,7 @@ from chipwise.presentation import (
     target_label,
 )
 from chipwise.store.repositories.findings import finding_document
+from chipwise.store.repositories.realised import RealisedSavingRepository
 from chipwise.store.tables import Account, Finding, Recommendation, Resource
 
 OWNER_TAGS = ("chipwise:owner", "owner", "Owner", "OWNER")
@@ -168,6 +169,52 @@ class RuleBar:
 
 
 @dataclass(frozen=True)
+class RealisedLine:
+    """A resolved finding's fix, measured: the realised monthly saving next to the estimate (None while pending)."""
+
+    rule_id: str
+    rule_label: str
+    resource_name: str
+    cause: str  # gone | resized
+    estimated_savings_usd: Decimal
+    realised_savings_usd: Decimal | None
+    accuracy: Decimal | None
+    after_days: int
+
+
+@dataclass(frozen=True)
+class RuleAccuracyLine:
+    """Realised against estimated savings of one rule's measured fixes."""
+
+    rule_id: str
+    label: str
+    measured: int
+    pending: int
+    estimated_usd: Decimal
+    realised_usd: Decimal
+    accuracy: Decimal | None
+
+
+def realised_by_rule(lines: Iterable[RealisedLine]) -> list[RuleAccuracyLine]:
+    """Per rule: how many fixes were measured (and pending), their estimated and realised savings, the ratio."""
+    grouped: dict[str, list[RealisedLine]] = defaultdict(list)
+    for line in lines:
+        grouped[line.rule_id].append(line)
+    found = []
+    for rule_id, items in sorted(grouped.items()):
+        measured = [i for i in items if i.realised_savings_usd is not None]
+        estimated = sum((i.estimated_savings_usd for i in measured), Decimal(0))
+        realised = sum((i.realised_savings_usd or Decimal(0) for i in measured), Decimal(0))
+        accuracy = (realised / estimated).quantize(Decimal("0.001")) if measured and estimated > 0 else None
+        found.append(
+            RuleAccuracyLine(
+                rule_id, rule_label(rule_id), len(measured), len(items) - len(measured), estimated, realised, accuracy
+            )
+        )
+    return found
+
+
+@dataclass(frozen=True)
 class AccountSnapshot:
     """What the store knows about one account's findings, read once for every message about it."""
 
@@ -177,6 +224,7 @@ class AccountSnapshot:
     open: list[FindingLine]
     resolved: list[FindingLine]
     benchmarked: list[BenchmarkedLine]
+    realised: tuple[RealisedLine, ...] = ()  # every measured fix of the account (to date), not only since
 
     @property
     def display_name(self) -> str:
@@ -197,6 +245,7 @@ class AccountSnapshot:
             open=[f for f in self.open if owner in f.owners],
             resolved=[f for f in self.resolved if owner in f.owners],
             benchmarked=[b for b in self.benchmarked if owner in b.finding.owners],
+            realised=(),  # account-wide figures: in the account digest only
         )
 
 
@@ -223,6 +272,16 @@ class Digest:
     new_monthly_waste_usd: Decimal = field(default=Decimal(0))
     owners_not_allowed: tuple[str, ...] = ()  # owner tags outside the allow-list: listed here, never emailed
     list_limit: int = CHANGES_SHOWN  # lines per "what changed" list in an email; the rest is counted
+    realised: tuple[RealisedLine, ...] = ()
+
+    @property
+    def realised_to_date_usd(self) -> Decimal:
+        """Monthly savings realised by measured fixes (Cost Explorer before vs after), to date."""
+        return sum((r.realised_savings_usd or Decimal(0) for r in self.realised), Decimal(0))
+
+    @property
+    def realised_by_rule(self) -> list[RuleAccuracyLine]:
+        return realised_by_rule(self.realised)
 
     @property
     def has_news(self) -> bool:
@@ -298,6 +357,24 @@ def load_snapshot(session: Session, account_id: str, *, since: datetime) -> Acco
         open=[lines[r.id] for r in rows if r.status == "open"],
         resolved=[lines[r.id] for r in rows if r.status == "resolved"],
         benchmarked=[_benchmarked(rec, finding, lines[finding.id]) for rec, finding in benchmarks],
+        realised=_realised(session, account_id),
+    )
+
+
+def _realised(session: Session, account_id: str) -> tuple[RealisedLine, ...]:
+    rows = RealisedSavingRepository(session).listed(account_id)
+    return tuple(
+        RealisedLine(
+            rule_id=r.rule_id,
+            rule_label=rule_label(r.rule_id),
+            resource_name=r.resource_name,
+            cause=r.cause,
+            estimated_savings_usd=r.estimated_monthly_savings_usd,
+            realised_savings_usd=r.realised_monthly_savings_usd if r.status == "measured" else None,
+            accuracy=r.accuracy if r.status == "measured" else None,
+            after_days=r.after_days,
+        )
+        for r in rows
     )
 
 
@@ -369,6 +446,7 @@ def build_digest(
         resolved=by_savings(snapshot.resolved),
         benchmarked=list(snapshot.benchmarked),
         new_monthly_waste_usd=headline_of(new).total_usd,
+        realised=snapshot.realised,
     )
 
 

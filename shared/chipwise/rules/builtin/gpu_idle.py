@@ -52,7 +52,12 @@ class GpuIdle(Rule[GpuIdleParams]):
         rationale="GPU capacity is the most expensive line of an AI bill; a week with every GPU under 5 % "
         "is an instance or endpoint left running after its work ended.",
         applies_to="Live NVIDIA GPU EC2 instances and SageMaker endpoints",
-        supersedes=("gpu_inference_portable", "gpu_training_portable", "spiky_inference_bedrock"),
+        supersedes=(
+            "gpu_inference_portable",
+            "gpu_training_portable",
+            "spiky_inference_bedrock",
+            "accelerator_off_hours",
+        ),
     )
     params_model = GpuIdleParams
 

@@ -47,6 +47,7 @@ from chipwise.rules.sizing import (
     neuron_candidates,
     rate_confidence,
 )
+from chipwise.rules.tokens import token_evidence
 from chipwise.rules.traffic import requests
 
 KINDS = ("sagemaker_endpoint", "ec2_instance")
@@ -274,6 +275,7 @@ class GpuInferencePortable(Rule[GpuInferencePortableParams]):
             "target_cost_per_million_requests_usd": r(target_cpm, 4),
             "target_hourly_usd": r(fit.hourly_usd, 6),
             "target_monthly_usd": r(fit.monthly_usd),
+            **token_evidence(profile, fit.monthly_usd),
         }
 
     @staticmethod

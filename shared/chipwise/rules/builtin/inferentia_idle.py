@@ -53,7 +53,12 @@ class InferentiaIdle(Rule[InferentiaIdleParams]):
         rationale="An inf1/inf2 endpoint or instance bills every hour whether or not it serves a request; a week "
         "without invocations or NeuronCore activity is capacity nobody uses.",
         applies_to="Live inf1/inf2 SageMaker endpoints and EC2 instances",
-        supersedes=("inferentia_underutilized", "neuron_telemetry_missing", "spiky_inference_bedrock"),
+        supersedes=(
+            "inferentia_underutilized",
+            "neuron_telemetry_missing",
+            "spiky_inference_bedrock",
+            "accelerator_off_hours",
+        ),
     )
     params_model = InferentiaIdleParams
 

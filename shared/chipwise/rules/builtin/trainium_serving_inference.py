@@ -47,6 +47,7 @@ from chipwise.rules.sizing import (
     observed_neuron_memory_gib,
     rate_confidence,
 )
+from chipwise.rules.tokens import token_evidence
 from chipwise.rules.traffic import Activity, activity, requests
 
 FAMILIES = ("trn1", "trn1n")
@@ -152,6 +153,7 @@ class TrainiumServingInference(Rule[TrainiumServingInferenceParams]):
                     "commitment_covered": profile.cost.commitment_covered,
                     "target_hourly_usd": r(fit.hourly_usd, 6),
                     "target_monthly_usd": r(fit.monthly_usd),
+                    **token_evidence(profile, fit.monthly_usd),
                     **cost_evidence(profile),
                 },
                 signals_used=_signals_used(profile, basis),

@@ -55,7 +55,7 @@ from chipwise.catalog import classify_usage_type, get_usage_kinds
 from chipwise.catalog.usage_types import Treatment
 from chipwise.models.neuron import INSTANCE_RUNTIME_TAG, NeuronHourPart, merge_parts
 from chipwise.models.records import CostLine, HourlyRollup, SeriesCoverage
-from chipwise.store.tables import CostRecord, MetricCoverage, MetricRollup, NeuronRollup
+from chipwise.store.tables import CostRecord, MetricCoverage, MetricRollup, NeuronRollup, Resource
 from chipwise.store.upsert import upsert
 
 RATE_PLACES = Decimal("0.000001")
@@ -227,6 +227,43 @@ def save_coverage(
         for c in coverage
     ]
     return upsert(session, MetricCoverage, rows, conflict=["resource_id", "namespace", "metric"])
+
+
+CoverageKey = tuple[int, str, str]  # (resource id, namespace, metric)
+
+
+def coverage_windows(session: Session, account_id: str, region: str) -> dict[CoverageKey, tuple[datetime, bool]]:
+    """The end of the window last read and whether the metric existed, per (resource, namespace, metric) of the
+    account and region: where an incremental scan picks up."""
+    stmt = (
+        select(MetricCoverage.resource_id, MetricCoverage.namespace, MetricCoverage.metric)
+        .add_columns(MetricCoverage.window_end, MetricCoverage.exists)
+        .join(Resource, Resource.id == MetricCoverage.resource_id)
+        .where(Resource.account_id == account_id, Resource.region == region)
+    )
+    return {(rid, ns, metric): (_aware(end), bool(exists)) for rid, ns, metric, end, exists in session.execute(stmt)}
+
+
+def stored_hours(
+    session: Session, account_id: str, region: str, start: datetime, end: datetime
+) -> dict[CoverageKey, int]:
+    """Hours with a stored rollup in ``[start, end)`` per (resource, namespace, metric) of the account and region."""
+    stmt = (
+        select(MetricRollup.resource_id, MetricRollup.namespace, MetricRollup.metric, func.count())
+        .join(Resource, Resource.id == MetricRollup.resource_id)
+        .where(
+            Resource.account_id == account_id,
+            Resource.region == region,
+            MetricRollup.hour >= start,
+            MetricRollup.hour < end,
+        )
+        .group_by(MetricRollup.resource_id, MetricRollup.namespace, MetricRollup.metric)
+    )
+    return {(rid, ns, metric): int(n) for rid, ns, metric, n in session.execute(stmt)}
+
+
+def _aware(value: datetime) -> datetime:
+    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
 
 
 def rollups_for(
