@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import Decimal
 
-from chipwise.economics import cents, usd
+from chipwise.economics import cents, round_money, usd
 from chipwise.models.evidence import FindingEvidence
 from chipwise.models.findings import FindingDocument, RecommendationDoc
 
@@ -154,3 +154,9 @@ def headline(items: Iterable[FindingDocument | SavingFacts]) -> Headline:
         else:
             estimated += facts.saving_usd
     return Headline(cents(measured), cents(estimated), counted, n_measured, quote, committed, withdrawn)
+
+
+def hours_label(hours: Decimal) -> str:
+    """Usage hours as people read them: ``4 h``, ``1.5 h``, ``1,234 h`` (to a tenth, no trailing zero)."""
+    text = f"{round_money(hours, 1):,.1f}"
+    return f"{text.removesuffix('.0')} h"

@@ -15,6 +15,7 @@ from chipwise.economics import usd
 from chipwise.errors import UpstreamError
 from chipwise.models.scan import ScanDocument
 from chipwise.pipeline.scan import AWS_ERRORS, record_failed_start, run_scan
+from chipwise.presentation import hours_label
 from chipwise.store import get_session_factory
 from chipwise.store.schema import require_current_schema
 
@@ -108,7 +109,7 @@ def _print_summary(document: ScanDocument) -> None:
     out.print(costs)
     for unused in document.costs.unused_reservations:
         out.print(
-            f"{unused.label}: {unused.instance_type} {unused.hours} h, {usd(unused.usd)}"
+            f"{unused.label}: {unused.instance_type} {hours_label(unused.hours)}, {usd(unused.usd)}"
             + (" (accelerator capacity)" if unused.accelerator else ""),
             highlight=False,
         )

@@ -178,6 +178,7 @@ def _runtime(entry: Mapping[str, Any], index: int, errors: list[ReportError]) ->
         executions_completed=_int(summary.get("completed")) or 0,
         executions_failed=sum(_int(summary.get(k)) or 0 for k in _FAILED_EXECUTIONS),
         error_counts={k: v for k in _ERROR_KINDS if (v := _int(error_summary.get(k)) or 0)},
+        error_summary_seen=bool(error_summary),
         latency_p50_s=_number(latency.get("p50")),
         latency_p99_s=_number(latency.get("p99")),
         vcpu_user_percent=_number(vcpu.get("user")),
@@ -379,9 +380,11 @@ def error_increments(reports: Sequence[NeuronReport], default_instance_id: str |
         report = reports[index]
         instance = report.instance_id or default_instance_id or ""
         for runtime in report.runtimes:
+            if not runtime.error_summary_seen:
+                continue  # no counters this report: nothing to compare (a 0 would break a running total)
             process = str(runtime.pid) if runtime.pid is not None else runtime.tag
-            for kind, value in runtime.error_counts.items():
-                series[(instance, process, kind)].append((index, value))
+            for kind in (*_ERROR_KINDS, *(k for k in runtime.error_counts if k not in _ERROR_KINDS)):
+                series[(instance, process, kind)].append((index, runtime.error_counts.get(kind, 0)))
     increments = [0] * len(reports)
     for points in series.values():
         values = [v for _, v in points]

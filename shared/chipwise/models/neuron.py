@@ -37,6 +37,9 @@ class RuntimeReport(_ReportModel):
     executions_completed: int = 0
     executions_failed: int = Field(0, description="Completed with errors, timed out, bad input, failed to queue.")
     error_counts: dict[str, int] = Field(default_factory=dict, description="execution_stats.error_summary.")
+    error_summary_seen: bool = Field(
+        False, description="The report carried an error_summary (its kinds left out of error_counts were 0)."
+    )
     latency_p50_s: float | None = None
     latency_p99_s: float | None = None
     vcpu_user_percent: float | None = None

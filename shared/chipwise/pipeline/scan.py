@@ -474,7 +474,7 @@ def _scan_costs(total: Decimal, by_type: dict[str, Decimal], breakdown: CostBrea
             ScanUnusedReservation(
                 instance_type=line.instance_type,
                 platform=platform,
-                accelerator=platform is not None and platform != "cpu",
+                accelerator=platform is not None and platform not in ("cpu", "other"),
                 hours=line.hours,
                 usd=line.unblended,
                 usage_types=sorted(line.usage_types),

@@ -4,8 +4,10 @@ account's own rate per type comes from instance hours only (on SQLite and Postgr
 
 from __future__ import annotations
 
+from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 
+import pytest
 from scan_account_fixture import ACCOUNT, LOOKBACK_DAYS, NOW, REGION
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
@@ -32,7 +34,11 @@ ROWS = [
 ]
 
 
-def _pages() -> list[dict[str, object]]:
+def _next(day: str) -> str:
+    return (date.fromisoformat(day) + timedelta(days=1)).isoformat()
+
+
+def _pages(day: str = DAY) -> list[dict[str, object]]:
     groups = [
         {
             "Keys": [service, usage_type],
@@ -47,7 +53,7 @@ def _pages() -> list[dict[str, object]]:
     return [
         {
             "ResultsByTime": [
-                {"TimePeriod": {"Start": DAY, "End": "2026-11-20"}, "Total": {}, "Groups": groups, "Estimated": False}
+                {"TimePeriod": {"Start": day, "End": _next(day)}, "Total": {}, "Groups": groups, "Estimated": False}
             ],
             "GroupDefinitions": [{"Type": "DIMENSION", "Key": "SERVICE"}, {"Type": "DIMENSION", "Key": "USAGE_TYPE"}],
             "DimensionValueAttributes": [],
@@ -101,3 +107,18 @@ def test_every_kind_is_attributed_ignored_with_a_reason_or_counted(
         rates = effective_hourly_rates(session, ACCOUNT, NOW.date().replace(day=18), NOW.date())
         assert rates["p4de.24xlarge"] == Decimal("40.965700")
         assert rates["ml.g5.xlarge"] == Decimal("1.410000") and "m5.large" not in rates
+
+
+def test_the_cli_prints_the_reserved_but_unused_capacity(
+    aws: Emulator, use_db: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from chipwise.cli import main
+
+    # Given the same groups yesterday (the command scans up to now)
+    aws.inject_cost_and_usage(_pages((datetime.now(UTC).date() - timedelta(days=1)).isoformat()))
+    # When `chipwise scan` runs for people
+    assert main(["scan", "--region", "us-east-1", "--lookback-days", "2"]) == 0
+    out = capsys.readouterr().out
+    # Then the unused reservation is a line of its own, with hours and dollars, and unknown usage is counted
+    assert "reserved but unused: p4de.24xlarge 4 h, $163.86 (accelerator capacity)" in out
+    assert "usage types not recognised (kept in the totals): 2" in out

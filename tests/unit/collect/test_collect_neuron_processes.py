@@ -136,3 +136,20 @@ def test_the_ingest_result_counts_the_missing_reports(session_factory: sessionma
         session_factory, "\n".join(LINES), source="inf1.jsonl", account_id="123456789012", default_time=NOW
     )
     assert (result.reports, result.reports_missing, result.rollups) == (4, 1, 2)
+
+
+def test_a_zero_between_bursts_keeps_a_counter_per_period() -> None:
+    # Given one process whose generic errors are 2, then 0 (error_summary all zeros), then 2: counts per period
+    def line(at: str, generic: int) -> str:
+        document = json.loads(LINES[0])
+        document["timestamp"] = at
+        document["neuron_runtime_data"] = document["neuron_runtime_data"][:1]
+        document["neuron_runtime_data"][0]["report"]["execution_stats"]["error_summary"]["generic"] = generic
+        document["neuron_runtime_data"][0]["report"]["neuron_runtime_vcpu_usage"]["error"] = ""
+        return json.dumps(document)
+
+    reports = parse_lines(
+        [line("2026-11-20T10:00:00Z", 2), line("2026-11-20T10:00:05Z", 0), line("2026-11-20T10:00:10Z", 2)]
+    ).reports
+    # Then the zero is part of the series and the errors add up to 4, not a running total's 0
+    assert error_increments(reports) == [2, 0, 2]

@@ -108,6 +108,12 @@ def cost_totals(
     return total, dict(sorted(by_type.items()))
 
 
+UNKNOWN_REASON = (
+    "Usage types whose kind or region prefix the catalog (usage_types.json, regions.json) does not know: kept in "
+    "the totals, each listed with its dollars."
+)
+
+
 @dataclass
 class KindTotal:
     """The cost of one usage kind over a window: what the scan document says of attributed, ignored and unknown
@@ -151,7 +157,8 @@ def cost_breakdown(
         kind = record.usage_kind or found.kind
         total = by_kind.get(kind)
         if total is None:
-            total = by_kind[kind] = KindTotal(kind, found.treatment, reason=found.reason)
+            reason = UNKNOWN_REASON if found.treatment == "unknown" else found.reason
+            total = by_kind[kind] = KindTotal(kind, found.treatment, reason=reason)
         total.unblended += record.unblended_cost
         total.usage_quantity += record.usage_quantity
         total.usage_types.add(record.usage_type)
