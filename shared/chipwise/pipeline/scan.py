@@ -288,6 +288,7 @@ def _collect_metrics(aws: AwsContext, session_factory: sessionmaker[Session], ru
         run.fail("metrics.list_metrics", exc)
         discovered = metrics.Discovered()
     targets = metrics.plan_targets(run.resources, discovered)
+    run.counts["gpu_agent_matched_by"] = metrics.agent_match_counts(run.resources, discovered)
     window = (run.metric_start, run.metric_end)
     buffered: list[HourlyRollup] = []
 

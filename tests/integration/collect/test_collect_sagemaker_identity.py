@@ -26,7 +26,7 @@ from chipwise.models.resources import parse_details, parse_hints
 from chipwise.models.scan import ScanDocument
 from chipwise.pipeline.scan import run_scan
 from chipwise.store.repositories.profile_inputs import ProfileInputRepository
-from chipwise.store.tables import Resource
+from chipwise.store.tables import Resource, Scan
 from chipwise_devkit.emulator import Emulator, MetricPoint
 
 NOW = datetime(2026, 11, 20, 12, 17, tzinfo=UTC)
@@ -248,7 +248,11 @@ def test_a_default_cloudwatch_agent_is_matched_by_host(
     seeded: dict[str, str], session_factory: sessionmaker[Session]
 ) -> None:
     # Given a GPU box whose agent publishes nvidia_smi_utilization_gpu with index, name and host only
-    _scan(session_factory)
+    document = _scan(session_factory)
+    with session_factory() as session:
+        scan = session.get(Scan, document.scan_id)
+        assert scan is not None
+        assert scan.timings["counts"]["gpu_agent_matched_by"] == {"host": 1}
     # Then its GPU utilisation is read (37 % every hour), not "no telemetry"
     box = next(p for p in _profiles(session_factory) if p.name == "agent-box")
     assert box.signals.gpu_util is not None
