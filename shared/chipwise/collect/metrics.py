@@ -235,6 +235,17 @@ def agent_series_for(
     return (tuple(sorted(set(found))), "host") if found else ((), None)
 
 
+def agent_match_counts(resources: Sequence[CollectedResource], discovered: Discovered) -> dict[str, int]:
+    """How many GPU instances the agent's series were matched to, by what (``InstanceId``, ``host``, ``none``)."""
+    owners = _host_owners(resources)
+    counts: dict[str, int] = {}
+    for resource in resources:
+        if resource.kind == "ec2_instance" and resource.platform == "nvidia":
+            _, basis = agent_series_for(resource, discovered, owners)
+            counts[basis or "none"] = counts.get(basis or "none", 0) + 1
+    return counts
+
+
 def _host_owners(resources: Iterable[CollectedResource]) -> dict[str, int]:
     owners: dict[str, int] = {}
     for resource in resources:

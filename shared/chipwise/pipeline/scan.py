@@ -312,6 +312,7 @@ def _collect_metrics(aws: AwsContext, session_factory: sessionmaker[Session], ru
         run.fail("metrics.list_metrics", exc)
         discovered = metrics.Discovered()
     targets = metrics.plan_targets(run.resources, discovered)
+    run.counts["gpu_agent_matched_by"] = metrics.agent_match_counts(run.resources, discovered)
     settings = get_settings()
     prior: dict[tuple[int, str, str], tuple[datetime, bool]] = {}
     if run.incremental:

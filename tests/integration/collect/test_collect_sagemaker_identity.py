@@ -19,11 +19,14 @@ from scan_account_fixture import ACCOUNT, REGION, ROLE, cost_pages_for
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
+from chipwise.analyse.profiles import ResourceProfile, build_profiles
 from chipwise.aws import aws_context
+from chipwise.catalog import get_catalog
 from chipwise.models.resources import parse_details, parse_hints
 from chipwise.models.scan import ScanDocument
 from chipwise.pipeline.scan import run_scan
-from chipwise.store.tables import Resource
+from chipwise.store.repositories.profile_inputs import ProfileInputRepository
+from chipwise.store.tables import Resource, Scan
 from chipwise_devkit.emulator import Emulator, MetricPoint
 
 NOW = datetime(2026, 11, 20, 12, 17, tzinfo=UTC)
@@ -162,6 +165,13 @@ def seeded(aws: Emulator) -> dict[str, str]:
     return {"host": host, "instance_id": str(instance["InstanceId"])}
 
 
+def _profiles(session_factory: sessionmaker[Session]) -> list[ResourceProfile]:
+    with session_factory() as session:
+        source = ProfileInputRepository(session, account_id=ACCOUNT, region=REGION)
+        start = WINDOW_END - timedelta(days=LOOKBACK_DAYS)
+        return build_profiles(source, start=start, end=WINDOW_END, catalog=get_catalog())
+
+
 def _scan(session_factory: sessionmaker[Session]) -> ScanDocument:
     return run_scan(aws_context(REGION), session_factory, region=REGION, now=NOW, lookback_days=LOOKBACK_DAYS)
 
@@ -196,6 +206,18 @@ def test_an_ab_endpoint_is_two_resources_and_the_idle_canary_gets_the_finding(
     assert "gpu_util=/aws/sagemaker/Endpoints" in str(evidence["signal_sources"])
     # And no finding on the busy inf2 variant calls it idle
     assert not [f for f in document.findings if f.resource_name == "chat-ab/inf2-main" and "idle" in f.rule_id]
+    # And each variant was read on its own series and priced at its own type: inf2 at 0.99 USD/h x 2 instances
+    by_name = {p.name: p for p in _profiles(session_factory)}
+    main, canary_profile = by_name["chat-ab/inf2-main"], by_name["chat-ab/g5-canary"]
+    assert main.signals.neuron_util is not None and main.signals.neuron_util.maximum == 62.0
+    assert main.signals.gpu_util is None
+    assert canary_profile.signals.gpu_util is not None and canary_profile.signals.gpu_util.maximum == 0.5
+    assert canary_profile.signals.neuron_util is None
+    assert (main.cost.hourly_rate, main.instance_count, main.monthly_cost) == (
+        Decimal("0.99"),
+        2,
+        Decimal("1445.40"),  # 0.99 x 2 x 730
+    )
 
 
 def test_jumpstart_endpoint_and_hf_estimator_fine_tune_are_recognised(
@@ -226,17 +248,13 @@ def test_a_default_cloudwatch_agent_is_matched_by_host(
     seeded: dict[str, str], session_factory: sessionmaker[Session]
 ) -> None:
     # Given a GPU box whose agent publishes nvidia_smi_utilization_gpu with index, name and host only
-    _scan(session_factory)
-    # Then its GPU utilisation is read (37 % every hour), not "no telemetry"
-    from chipwise.analyse.profiles import build_profiles
-    from chipwise.catalog import get_catalog
-    from chipwise.store.repositories.profile_inputs import ProfileInputRepository
-
+    document = _scan(session_factory)
     with session_factory() as session:
-        source = ProfileInputRepository(session, account_id=ACCOUNT, region=REGION)
-        start = WINDOW_END - timedelta(days=LOOKBACK_DAYS)
-        profiles = build_profiles(source, start=start, end=WINDOW_END, catalog=get_catalog())
-    box = next(p for p in profiles if p.name == "agent-box")
+        scan = session.get(Scan, document.scan_id)
+        assert scan is not None
+        assert scan.timings["counts"]["gpu_agent_matched_by"] == {"host": 1}
+    # Then its GPU utilisation is read (37 % every hour), not "no telemetry"
+    box = next(p for p in _profiles(session_factory) if p.name == "agent-box")
     assert box.signals.gpu_util is not None
     assert box.signals.gpu_util.maximum == 37.0
     assert box.signals.gpu_source == "CWAgent"
