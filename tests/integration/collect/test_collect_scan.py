@@ -168,7 +168,8 @@ def test_rollups_and_coverage(seeded: Seeded, session_factory: sessionmaker[Sess
     assert vision_coverage[("/aws/sagemaker/Endpoints", "GPUUtilization")] == (False, 0)  # telemetry missing
     assert set(sls_coverage) == {
         ("AWS/SageMaker", m) for m in ("Invocations", "InvocationsPerInstance", "ModelLatency")
-    }
+    } | {("Chipwise/Serving", "GeneratedTokens")}
+    assert sls_coverage[("Chipwise/Serving", "GeneratedTokens")] == (False, 0)  # no tokens published: unknown
     assert box_coverage[("AWS/EC2", "CPUUtilization")] == (True, 48)
     assert box_coverage[("neuron-monitor", "neuroncore_utilization")] == (False, 0)
     assert gpu_coverage[("CWAgent", "nvidia_smi_utilization_gpu")] == (True, 48)
