@@ -15,8 +15,7 @@ from chipwise.economics import usd
 from chipwise.errors import UpstreamError
 from chipwise.models.scan import ScanDocument
 from chipwise.pipeline.scan import run_scan
-from chipwise.store import get_session_factory
-from chipwise.store.schema import require_current_schema
+from chipwise.store import ensure_schema, get_session_factory
 
 STAGES = ("inventory", "costs", "metrics", "neuron", "rules", "event")
 
@@ -46,7 +45,7 @@ def scan_command(
 ) -> None:
     """Scan an account: inventory, Cost Explorer, CloudWatch and Neuron telemetry into the store, then the rules."""
     cfg = settings()
-    require_current_schema(cfg.database_url)
+    ensure_schema(cfg.database_url)  # like every local command: an empty store gets its schema
     factory = get_session_factory(cfg.database_url)
     documents: list[ScanDocument] = []
     for region in regions or cfg.scan_regions:
