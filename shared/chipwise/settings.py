@@ -7,7 +7,7 @@ import tomllib
 from decimal import Decimal
 from functools import lru_cache
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic_settings import (
@@ -132,6 +132,27 @@ class Settings(BaseSettings):
     rules: dict[str, dict[str, Any]] = Field(
         default_factory=dict,
         description="Rule thresholds by rule id ([rules.<rule_id>] in chipwise.toml); `chipwise rules` lists them.",
+    )
+
+    alert_max_per_run: int = Field(
+        5,
+        ge=0,
+        le=100,
+        description="Immediate alerts per notify run, at most; further new findings wait for the digest.",
+    )
+    owner_opt_in: bool = Field(
+        False,
+        description="Email every resource owner (owner tags) without asking; otherwise only owners of resources "
+        "tagged chipwise:notify=yes. chipwise:notify=off always opts a resource out.",
+    )
+    digest_schedule: Literal["daily", "weekly"] = Field("daily", description="How often the digest goes out.")
+    digest_weekday: Literal["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"] = Field(
+        "monday", description="The day of a weekly digest (UTC)."
+    )
+    report_base_url: str | None = Field(
+        None,
+        description="Where the HTML scan reports are published (chipwise report --output-dir); the digest links "
+        "<report_base_url>/<report file>. Without it the digest names the `chipwise report` command.",
     )
 
     @field_validator("regions", "account_ids", "email_recipients", mode="before")
