@@ -128,7 +128,10 @@ def find_scan(
         stmt = stmt.where(Scan.account_id == account_id)
     if region:
         stmt = stmt.where(Scan.region == region)
-    scan = session.scalars(stmt.order_by(Scan.started_at.desc(), Scan.id.desc()).limit(1)).first()
+    # latest by the window (a scan run with an explicit ``now``, as the demo does, starts at wall-clock time)
+    scan = session.scalars(
+        stmt.order_by(Scan.window_end.desc(), Scan.started_at.desc(), Scan.id.desc()).limit(1)
+    ).first()
     if scan is None:
         raise NotFound("no finished scan in the store: run `chipwise scan` (or `make demo`) first")
     return scan
@@ -156,10 +159,10 @@ def _trend_rows(session: Session, scan: Scan) -> list[TrendRow]:
             Scan.account_id == scan.account_id,
             Scan.region == scan.region,
             Scan.status.in_(("succeeded", "partial")),
-            Scan.started_at <= scan.started_at,
+            Scan.window_end <= scan.window_end,
             Scan.document.is_not(None),
         )
-        .order_by(Scan.started_at, Scan.id)
+        .order_by(Scan.window_end, Scan.started_at, Scan.id)
     )
     rows = []
     for past in session.scalars(stmt):
@@ -167,7 +170,8 @@ def _trend_rows(session: Session, scan: Scan) -> list[TrendRow]:
         if document is None:
             continue
         _, monthly = _spend(document)
-        rows.append(TrendRow(f"{past.started_at:%d %b %H:%M}", monthly, headline(document.findings).total_usd))
+        label = f"{document.window.end - timedelta(days=1):%d %b}"
+        rows.append(TrendRow(label, monthly, headline(document.findings).total_usd))
     return rows
 
 

@@ -20,7 +20,7 @@ def latest_scan(session: Session, account_id: str) -> Scan | None:
     stmt = (
         select(Scan)
         .where(Scan.account_id == account_id, Scan.status.in_(("succeeded", "partial")))
-        .order_by(Scan.started_at.desc(), Scan.id.desc())
+        .order_by(Scan.window_end.desc(), Scan.started_at.desc(), Scan.id.desc())
         .limit(1)
     )
     return session.scalars(stmt).first()
