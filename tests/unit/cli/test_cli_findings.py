@@ -117,3 +117,26 @@ def test_flatten_evidence() -> None:
         ("d[0].e", "2"),
         ("f", "-"),
     ]
+
+
+def test_benchmarks_take_the_short_ids_the_lists_show(
+    stored: dict[str, Finding], session_factory: sessionmaker[Session], capsys: pytest.CaptureFixture[str]
+) -> None:
+    from chipwise.store.tables import BenchmarkRun
+
+    finding = stored["big_new"]
+    with session_factory.begin() as session:
+        session.add(
+            BenchmarkRun(
+                id="run-7f3a9c21-0000-4000-8000-000000000001",
+                finding_id=finding.id,
+                target_instance_type="inf2.xlarge",
+                job_queue="chipwise-bench-inf2",
+            )
+        )
+    assert main(["benchmarks", "show", "run-7f3a9c", "--json"]) == 0
+    assert '"run_id": "run-7f3a9c21-0000-4000-8000-000000000001"' in capsys.readouterr().out
+    assert main(["benchmarks", "list", "--finding", finding.id[:8], "--json"]) == 0
+    assert "run-7f3a9c21" in capsys.readouterr().out
+    assert main(["benchmarks", "show", "run-00"]) == 1
+    assert "no benchmark run 'run-00'" in capsys.readouterr().err
