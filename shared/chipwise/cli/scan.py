@@ -91,7 +91,7 @@ def _print_summary(document: ScanDocument) -> None:
     out.print(table)
     costs = Table(title=f"cost {document.window.start} to {document.window.end} (exclusive)")
     costs.add_column("instance type")
-    costs.add_column("USD", justify="right")
+    costs.add_column("cost", justify="right")
     for instance_type, amount in sorted(document.costs.by_instance_type.items(), key=lambda kv: -kv[1]):
         costs.add_row(instance_type, _money(amount))
     costs.add_row("[bold]total[/]", f"[bold]{_money(document.costs.total_usd)}[/]")
@@ -106,7 +106,7 @@ def _print_summary(document: ScanDocument) -> None:
 
 
 def _money(amount: Decimal) -> str:
-    return usd(amount).removeprefix("$")
+    return usd(amount)
 
 
 def register(app: typer.Typer) -> None:
