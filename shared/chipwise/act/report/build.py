@@ -199,6 +199,7 @@ def _hourly(
     instance = resource.arn.rsplit("/", 1)[-1]
     neuron = session.execute(
         select(NeuronRollup.hour, NeuronRollup.neuroncore_utilization_avg).where(
+            NeuronRollup.account_id == resource.account_id,
             NeuronRollup.instance_id == instance,
             NeuronRollup.hour >= start,
             NeuronRollup.hour < end,
