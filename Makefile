@@ -30,11 +30,18 @@ lint: $(VENV)/.dev-installed
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
-## browser: headless Chromium (Debian's) for the browser tests, installed when missing
+## browser: headless Chromium for the browser tests: installed with apt on Debian as root, otherwise says how
 browser:
-	@command -v chromium >/dev/null 2>&1 || { \
+	@if [ -n "$$CHIPWISE_CHROMIUM" ] || [ -x /usr/bin/chromium ] || command -v chromium >/dev/null 2>&1 \
+	  || command -v chromium-browser >/dev/null 2>&1 || command -v google-chrome >/dev/null 2>&1; then \
+	  true; \
+	elif [ -f /etc/debian_version ] && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	  echo "installing Debian chromium for the browser tests"; \
-	  (apt-get update -qq && apt-get install -y -qq chromium chromium-driver) >/dev/null; }
+	  (apt-get update -qq && apt-get install -y -qq chromium chromium-driver) >/dev/null; \
+	else \
+	  echo "no Chromium: the browser tests will be skipped. Install one (Debian/Ubuntu: sudo apt-get install chromium;"; \
+	  echo "macOS: brew install --cask chromium) and, if it is not on PATH, set CHIPWISE_CHROMIUM=/path/to/chromium"; \
+	fi
 
 ## test: the gates (ruff, mypy) and the whole suite; PostgreSQL too when CHIPWISE_TEST_DATABASE_URL is set
 test: $(VENV)/.dev-installed browser lint

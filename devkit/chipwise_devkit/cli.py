@@ -10,6 +10,7 @@ import typer
 from rich.table import Table
 
 from chipwise.cli.common import err, out
+from chipwise.cli.findings import demo_findings_command
 
 
 def demo(
@@ -25,6 +26,12 @@ def demo(
         table.add_row(f"[bold]{key}[/]", value)
     out.print(table)
     out.print(f"artifacts in [bold]{output}/[/] ({len(ctx.artifacts)} files), {time.perf_counter() - started:.0f}s")
+    report = next((p for p in ctx.artifacts if p.suffix == ".html" and p.name.startswith("chipwise-report-")), None)
+    if report is not None:
+        out.print(f"the visual report: {report}", highlight=False, markup=False, soft_wrap=True)
+    # the last line: the demo keeps its own store; this is how the CLI reads it
+    command = demo_findings_command(output / "chipwise-demo.db")
+    out.print(f"the demo's findings from the CLI: {command}", highlight=False, markup=False, soft_wrap=True)
 
 
 def register(app: typer.Typer) -> None:

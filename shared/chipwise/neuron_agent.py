@@ -498,6 +498,7 @@ def make_publisher(args: argparse.Namespace, out: IO[str]) -> Publisher:
     if args.to == "s3" and not args.bucket:
         raise SystemExit("chipwise-neuron-agent: --to s3 needs --bucket")
     region = _region(args)
+    _require_credentials()
     if args.to == "s3":
         return S3Publisher(
             aws_client("s3", region),
@@ -509,6 +510,26 @@ def make_publisher(args: argparse.Namespace, out: IO[str]) -> Publisher:
         )
     client = aws_client("cloudwatch", region)
     return MetricsPublisher(_dimension_fn(args), args.namespace, client, flush_seconds=args.flush_seconds or 60.0)
+
+
+def _require_credentials() -> None:
+    """Stop at once, with the reason, when boto3 finds no credentials (rather than failing every flush)."""
+    import boto3
+
+    if boto3.session.Session().get_credentials() is None:
+        raise SystemExit(
+            "chipwise-neuron-agent: no AWS credentials: attach an instance role (or set AWS_PROFILE, or "
+            "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY), or use --to stdout"
+        )
+
+
+def unsent(publisher: Publisher) -> int:
+    """Datums or reports the publisher still holds after its final flush (they could not be published)."""
+    if isinstance(publisher, MetricsPublisher):
+        return len(publisher.pending)
+    if isinstance(publisher, S3Publisher):
+        return sum(len(lines) for lines in publisher.buffers.values())
+    return 0
 
 
 def _lines(path: str | None) -> Iterator[str]:
@@ -529,6 +550,10 @@ def main(argv: Sequence[str] | None = None, out: IO[str] | None = None) -> int:
         publisher.flush(final=True)
         return 130
     log(f"{stats.reports} reports from {stats.lines} lines, {len(stats.malformed)} malformed")
+    left = unsent(publisher)
+    if left:
+        log(f"{left} could not be published (the reason is above); exiting 1")
+        return 1
     return 0
 
 

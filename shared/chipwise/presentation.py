@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import Decimal
+from urllib.parse import quote
 
 from chipwise.economics import cents, round_money, usd
 from chipwise.models.evidence import FindingEvidence
@@ -160,3 +161,35 @@ def hours_label(hours: Decimal) -> str:
     """Usage hours as people read them: ``4 h``, ``1.5 h``, ``1,234 h`` (to a tenth, no trailing zero)."""
     text = f"{round_money(hours, 1):,.1f}"
     return f"{text.removesuffix('.0')} h"
+
+
+# --- links and commands every message carries ---------------------------------------------------------------
+
+SHORT_ID = 8  # characters of a finding id the lists show (and every command accepts)
+
+
+def short_id(finding_id: str) -> str:
+    return finding_id[:SHORT_ID]
+
+
+def console_url(resource_arn: str, region: str, resource_kind: str) -> str:
+    """The AWS console page of a resource: its own page for the kinds Chipwise collects, otherwise the
+    console's ARN redirect (``/go/view?arn=``)."""
+    name = resource_arn.rsplit("/", 1)[-1]
+    if resource_kind == "sagemaker_endpoint":  # a variant's ARN is ...:endpoint/<endpoint>/variant/<variant>
+        name = resource_arn.split(":endpoint/", 1)[-1].split("/", 1)[0]
+    base = f"https://{region}.console.aws.amazon.com"
+    if resource_kind == "ec2_instance":
+        return f"{base}/ec2/home?region={region}#InstanceDetails:instanceId={quote(name, safe='')}"
+    if resource_kind == "sagemaker_endpoint":
+        return f"{base}/sagemaker/home?region={region}#/endpoints/{quote(name, safe='')}"
+    if resource_kind == "sagemaker_training_job":
+        return f"{base}/sagemaker/home?region={region}#/jobs/{quote(name, safe='')}"
+    if resource_kind == "batch_compute_environment":
+        return f"{base}/batch/home?region={region}#compute-environments/detail/{quote(resource_arn, safe='')}"
+    return f"https://console.aws.amazon.com/go/view?arn={quote(resource_arn, safe='')}"
+
+
+def suppress_command(finding_id: str) -> str:
+    """The command that hides a finding (the user fills in the date and the reason)."""
+    return f'chipwise findings suppress {short_id(finding_id)} --until YYYY-MM-DD --reason "…"'

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import os
+import tomllib
 from decimal import Decimal
 from functools import lru_cache
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic_settings import (
@@ -185,6 +186,27 @@ class Settings(BaseSettings):
         3, ge=0, le=48, description="Hours re-read before the last read hour, for datapoints CloudWatch adds late."
     )
 
+    alert_max_per_run: int = Field(
+        5,
+        ge=0,
+        le=100,
+        description="Immediate alerts per notify run, at most; further new findings wait for the digest.",
+    )
+    owner_opt_in: bool = Field(
+        False,
+        description="Email every resource owner (owner tags) without asking; otherwise only owners of resources "
+        "tagged chipwise:notify=yes. chipwise:notify=off always opts a resource out.",
+    )
+    digest_schedule: Literal["daily", "weekly"] = Field("daily", description="How often the digest goes out.")
+    digest_weekday: Literal["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"] = Field(
+        "monday", description="The day of a weekly digest (UTC)."
+    )
+    report_base_url: str | None = Field(
+        None,
+        description="Where the HTML scan reports are published (chipwise report --output-dir); the digest links "
+        "<report_base_url>/<report file>. Without it the digest names the `chipwise report` command.",
+    )
+
     @field_validator("regions", "account_ids", "email_recipients", mode="before")
     @classmethod
     def _csv(cls, value: object) -> object:
@@ -197,6 +219,11 @@ class Settings(BaseSettings):
             if not is_account_id(account):
                 raise ValueError(f"{account!r} is not a 12-digit AWS account id")
         return value
+
+    @field_validator("database_url")
+    @classmethod
+    def _database_url(cls, value: str) -> str:
+        return normalise_database_url(value)
 
     @property
     def scan_regions(self) -> list[str]:
@@ -215,6 +242,25 @@ class Settings(BaseSettings):
         return (init_settings, env_settings, TomlConfigSettingsSource(settings_cls, toml_file=toml_path))
 
 
+_SUPPORTED_DATABASES = "PostgreSQL (postgresql+psycopg://user:password@host/db) or SQLite (sqlite:///chipwise.db)"
+
+
+def normalise_database_url(url: str) -> str:
+    """``postgres://`` and ``postgresql://`` (the forms Heroku, RDS consoles and psql print) as
+    ``postgresql+psycopg://``; other databases are refused with the two that work. The error never repeats the
+    URL, which may carry a password."""
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        raise ValueError(f"not a database URL (expected {_SUPPORTED_DATABASES})")
+    name = scheme.lower()
+    if name in {"postgres", "postgresql", "postgresql+psycopg", "postgres+psycopg"}:
+        return f"postgresql+psycopg://{rest}"
+    if name.startswith(("postgresql+", "sqlite")):
+        return url
+    kind = name.split("+", 1)[0]
+    raise ValueError(f"{kind}:// databases are not supported: use {_SUPPORTED_DATABASES}")
+
+
 def describe_validation_error(exc: ValidationError) -> str:
     """One line naming each bad setting and its environment variable."""
     parts = []
@@ -230,10 +276,18 @@ def describe_validation_error(exc: ValidationError) -> str:
 @lru_cache(maxsize=1)
 def get_settings() -> Settings:
     """The settings, read once per process. Raises ConfigError naming the bad setting."""
+    config = os.environ.get(CONFIG_FILE_ENV)
+    if config and not Path(config).is_file():
+        raise ConfigError(f"{CONFIG_FILE_ENV}={config}: no such file (unset it to use ./chipwise.toml)")
     try:
         settings = Settings()
     except ValidationError as exc:
         raise ConfigError(describe_validation_error(exc)) from exc
+    except tomllib.TOMLDecodeError as exc:
+        path = config or "chipwise.toml"
+        raise ConfigError(f"{path} is not valid TOML: {exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{config or 'chipwise.toml'} is not UTF-8 text") from exc
     if settings.database_secret_arn:
         from chipwise.database_secret import database_url_from_secret
 

@@ -1,14 +1,11 @@
 """The digest email laid out by a real browser engine: no horizontal overflow at 600 px, the chart drawn.
 
-Debian's Chromium (``/usr/bin/chromium``) through Playwright; no Playwright browser download. ``.ci/run`` and
-``make browser`` install Chromium when it is missing.
+Chromium through Playwright (tests/e2e/conftest.py finds it; no Playwright browser download).
 """
 
 from __future__ import annotations
 
-import shutil
 import sys
-from collections.abc import Iterator
 from datetime import timedelta
 from decimal import Decimal
 from pathlib import Path
@@ -23,29 +20,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit" / "notify"))
 from notify_factories import HOSTILE, NOW, line
 
 pytestmark = pytest.mark.browser
-
-CHROMIUM = "/usr/bin/chromium"
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    if not Path(CHROMIUM).exists() and shutil.which("chromium") is None:
-        pytest.fail("Chromium is missing: run `make browser` (apt-get install chromium chromium-driver)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield chromium
-        chromium.close()
 
 
 def _digest_html() -> str:

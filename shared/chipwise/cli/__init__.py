@@ -8,14 +8,18 @@ means adding one module, nothing central changes. Installed packages add command
 from __future__ import annotations
 
 import importlib
+import os
 import pkgutil
 import sys
+import traceback
 from importlib.metadata import entry_points
 
 import typer
 from rich.console import Console
+from rich.text import Text
 
-from chipwise.errors import ChipwiseError, ConfigError
+from chipwise.cli._errors import explain, redact, take_debug_flag, unexpected
+from chipwise.errors import ConfigError
 
 PLUGIN_GROUP = "chipwise.cli"
 
@@ -23,7 +27,7 @@ app = typer.Typer(
     name="chipwise",
     help="FinOps advisor for AWS AI accelerators: Inferentia, Trainium and NVIDIA GPU spend.",
     no_args_is_help=True,
-    rich_markup_mode="rich",
+    rich_markup_mode=None,  # help text is plain: brackets such as [rules.<rule_id>] stay as written
     pretty_exceptions_enable=False,
 )
 
@@ -58,20 +62,36 @@ def _demo_unavailable() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point: every Chipwise error ends as one line on stderr and a non-zero exit."""
-    _register_commands()
+    """Entry point: every expected failure ends as one or two lines on stderr and exit 1; a bug as "unexpected
+    X: …". ``--debug`` (anywhere on the line) or ``CHIPWISE_DEBUG=1`` prints the traceback as well."""
+    args, debug = take_debug_flag(list(sys.argv[1:] if argv is None else argv))
+    debug = debug or os.environ.get("CHIPWISE_DEBUG", "").lower() in {"1", "true", "yes"}
     err = Console(stderr=True)
     try:
-        app(args=argv, standalone_mode=True)  # click prints usage errors itself and exits 2
+        _register_commands()
+        app(args=args, standalone_mode=True)  # click prints usage errors itself and exits 2
     except SystemExit as exc:
-        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    except ChipwiseError as exc:
-        err.print(f"[bold red]chipwise:[/] {exc}", highlight=False, soft_wrap=True)
-        return 1
+        if isinstance(exc.code, str):  # SystemExit("reason"), e.g. from the neuron agent: say it
+            err.print(Text(redact(exc.code)), highlight=False, soft_wrap=True)
+            return 1
+        return exc.code if isinstance(exc.code, int) else 0
     except KeyboardInterrupt:
-        err.print("[yellow]interrupted[/]")
+        err.print("interrupted", style="yellow", markup=False)
         return 130
+    except Exception as exc:
+        if debug:
+            traceback.print_exc()
+        message = explain(exc)
+        _say(err, message if message is not None else unexpected(exc))
+        return 1
     return 0
+
+
+def _say(err: Console, message: str) -> None:
+    """``chipwise: message`` on stderr: no markup (brackets stay), no wrapping (one line stays one line)."""
+    line = Text("chipwise: ", style="bold red")
+    line.append(message)
+    err.print(line, highlight=False, soft_wrap=True)
 
 
 def run() -> None:

@@ -7,6 +7,8 @@ from typing import Any, get_args
 
 import typer
 from rich.table import Table
+from sqlalchemy import select
+from sqlalchemy.orm import Session
 
 from chipwise.act.benchmarks.dispatch import BenchmarkDispatchReport, dispatch_benchmarks
 from chipwise.act.benchmarks.results import Clients
@@ -15,6 +17,7 @@ from chipwise.cli.common import err, out, print_json, settings, store_session
 from chipwise.errors import InvalidInput, NotFound
 from chipwise.models.benchmark import BenchmarkParameters, RunStatus
 from chipwise.render import money
+from chipwise.store.repositories.findings import MIN_ID_PREFIX, FindingRepository
 from chipwise.store.tables import BenchmarkRun, Recommendation
 
 benchmarks_app = typer.Typer(
@@ -105,6 +108,8 @@ def list_command(
     if status is not None and status not in get_args(RunStatus):
         raise InvalidInput(f"--status {status!r}: use one of {', '.join(get_args(RunStatus))}")
     with store_session() as session:
+        if finding is not None:  # the short id the findings list shows is enough
+            finding = FindingRepository(session).get(finding).id
         runs = list_runs(session, account_id=account, status=status, finding_id=finding, limit=limit)
         rows = [run_summary(r) for r in runs]
     if as_json:
@@ -137,6 +142,22 @@ def _outcome(row: dict[str, Any]) -> str:
     return row.get("failure_reason") or ""
 
 
+def find_run(session: Session, run_id: str) -> BenchmarkRun:
+    """A run by its id or by an unambiguous prefix of it (at least six characters, as lists show them)."""
+    run = session.get(BenchmarkRun, run_id)
+    if run is not None:
+        return run
+    matches = []
+    if len(run_id) >= MIN_ID_PREFIX:
+        stmt = select(BenchmarkRun).where(BenchmarkRun.id.startswith(run_id, autoescape=True)).limit(2)
+        matches = list(session.scalars(stmt))
+    if not matches:
+        raise NotFound(f"no benchmark run {run_id!r}: `chipwise benchmarks list` shows the runs")
+    if len(matches) > 1:
+        raise InvalidInput(f"{run_id!r} matches several benchmark runs: give more of the id")
+    return matches[0]
+
+
 @benchmarks_app.command("show")
 def show_command(
     run_id: str = typer.Argument(..., help="The run id (from `chipwise benchmarks list`)."),
@@ -144,9 +165,8 @@ def show_command(
 ) -> None:
     """One run: its job, parameters, measurements and what they did to the recommendation."""
     with store_session() as session:
-        run = session.get(BenchmarkRun, run_id)
-        if run is None:
-            raise NotFound(f"no benchmark run {run_id!r}: `chipwise benchmarks list` shows the runs")
+        run = find_run(session, run_id)
+        run_id = run.id
         row = run_summary(run)
         recommendations = session.query(Recommendation).filter(Recommendation.benchmark_run_id == run_id).all()
         row["recommendations"] = [

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -14,7 +16,17 @@ from sqlalchemy.orm import Session
 from chipwise.settings import Settings, get_settings
 from chipwise.store import ensure_schema, session_scope
 
-out = Console()  # data (tables, JSON) goes to stdout
+PIPED_WIDTH = 200  # columns of a table written to a pipe or file: wide enough that words stay whole
+
+
+def _stdout_console() -> Console:
+    """stdout: the terminal's width, or (piped, no COLUMNS) a wide page so tables do not break words."""
+    if sys.stdout.isatty() or os.environ.get("COLUMNS"):
+        return Console()
+    return Console(width=PIPED_WIDTH)
+
+
+out = _stdout_console()  # data (tables, JSON) goes to stdout
 err = Console(stderr=True)  # progress and messages go to stderr
 
 

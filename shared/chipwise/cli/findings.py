@@ -2,26 +2,44 @@
 
 from __future__ import annotations
 
+import csv
 import re
+import sys
 from datetime import UTC, datetime, time, timedelta
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import typer
+from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
+from sqlalchemy import func, select
 
 from chipwise.cli.common import err, out, print_json, settings, store_session
-from chipwise.economics import parse_day, parse_utc
+from chipwise.economics import parse_day, parse_utc, usd
 from chipwise.errors import InvalidInput
+from chipwise.models.common import is_account_id
 from chipwise.models.findings import FindingDocument
 from chipwise.pipeline.evaluate import evaluate_account
 from chipwise.pipeline.policy import load_policy
-from chipwise.presentation import benchmark_verdict, headline, next_step, rank, saving_facts
+from chipwise.presentation import (
+    benchmark_verdict,
+    best_saving,
+    console_url,
+    headline,
+    next_step,
+    rank,
+    saving_facts,
+    short_id,
+    target_label,
+)
+from chipwise.presentation import suppress_command as suppress_hint
 from chipwise.rules import registry
 from chipwise.rules.policy import Policy
 from chipwise.store.base import utcnow
 from chipwise.store.repositories.findings import FindingRepository, finding_document
+from chipwise.store.tables import Finding
 
 STATUSES = ("open", "suppressed", "resolved", "withdrawn")
 CONFIDENCE_COLOUR = {"high": "green", "medium": "yellow", "low": "red"}
@@ -41,34 +59,142 @@ def _statuses(status: str) -> tuple[str, ...]:
     return (status,)
 
 
+FORMATS = ("table", "json", "csv")
+CSV_COLUMNS = (
+    "finding_id",
+    "rule_id",
+    "status",
+    "account_id",
+    "region",
+    "resource_name",
+    "resource_id",
+    "instance_type",
+    "instance_count",
+    "monthly_cost_usd",
+    "estimated_monthly_savings_usd",
+    "measured_monthly_savings_usd",
+    "action",
+    "target",
+    "confidence",
+    "effort",
+    "first_seen",
+    "last_seen",
+    "console_url",
+)
+
+
+def check_filters(rules: list[str] | None, region: str | None, account: str | None, output: str) -> None:
+    """Unknown filter values are errors (rather than a silently empty list)."""
+    if output not in FORMATS:
+        raise InvalidInput(f"--format must be one of {', '.join(FORMATS)}, not {output!r}")
+    known = set(registry().ids())
+    for rule_id in rules or ():
+        if rule_id not in known:
+            raise InvalidInput(f"unknown rule {rule_id!r}: `chipwise rules` lists the {len(known)} rule ids")
+    if account is not None and not is_account_id(account):
+        raise InvalidInput(f"--account {account!r} is not a 12-digit AWS account id")
+    if region is not None and region not in known_regions():
+        raise InvalidInput(f"--region {region!r} is not an AWS region (e.g. us-east-1)")
+
+
+def known_regions() -> set[str]:
+    """Every region botocore knows, in every partition (no network)."""
+    import boto3
+
+    session = boto3.session.Session()
+    regions: set[str] = set()
+    for partition in session.get_available_partitions():
+        regions.update(session.get_available_regions("ec2", partition_name=partition))
+    return regions
+
+
 @findings_app.callback()
 def findings_command(
     ctx: typer.Context,
     json_output: bool = typer.Option(False, "--json", help="Print the findings (JSON documents) on stdout."),
+    output: str = typer.Option("table", "--format", help="table, json or csv (csv: one row per finding)."),
     min_savings: float | None = typer.Option(
         None, "--min-savings", min=0, help="Only findings saving at least this many USD a month."
     ),
-    status: str = typer.Option("open", "--status", help="open, suppressed, resolved or all."),
-    account: str | None = typer.Option(None, "--account", help="Only this account."),
+    status: str = typer.Option("open", "--status", help="open, suppressed, resolved, withdrawn or all."),
+    account: str | None = typer.Option(None, "--account", help="Only this account (12 digits)."),
     region: str | None = typer.Option(None, "--region", help="Only this region."),
-    rule: list[str] | None = typer.Option(None, "--rule", help="Only this rule id; repeat for several."),
+    rule: list[str] | None = typer.Option(
+        None, "--rule", metavar="RULE_ID", help="Only this rule id; repeat for several."
+    ),
 ) -> None:
     """List findings, largest monthly saving first."""
     if ctx.invoked_subcommand is not None:
         return
+    check_filters(rule, region, account, output)
+    statuses = _statuses(status)
     with store_session() as session:
         rows = FindingRepository(session).find(
             account_id=account,
             region=region,
-            statuses=_statuses(status),
+            statuses=statuses,
             min_savings=Decimal(str(min_savings)) if min_savings is not None else None,
             rule_ids=rule or None,
         )
         documents = sorted((finding_document(row) for row in rows), key=lambda d: rank(saving_facts(d)))
-    if json_output:
+        total = len(documents) or (session.scalar(select(func.count()).select_from(Finding)) or 0)
+    if json_output or output == "json":
         print_json([d.model_dump(mode="json") for d in documents])
         return
+    if output == "csv":
+        write_csv(documents, sys.stdout)
+        return
     out.print(findings_table(documents, title=f"{len(documents)} {status} finding(s)"))
+    if not documents and total == 0:
+        err.print(empty_store_hint(settings().database_url), highlight=False, markup=False, soft_wrap=True)
+
+
+def write_csv(documents: list[FindingDocument], stream: IO[str]) -> None:
+    """The findings as CSV (plain numbers, no currency signs: spreadsheets sum them)."""
+    writer = csv.writer(stream, lineterminator="\n")
+    writer.writerow(CSV_COLUMNS)
+    for d in documents:
+        writer.writerow(
+            [
+                d.finding_id,
+                d.rule_id,
+                d.status,
+                d.account_id,
+                d.region,
+                d.resource_name,
+                d.resource_id,
+                d.instance_type or "",
+                d.instance_count,
+                f"{d.monthly_cost_usd:.2f}",
+                f"{d.estimated_monthly_savings_usd:.2f}",
+                "" if d.measured_monthly_savings_usd is None else f"{d.measured_monthly_savings_usd:.2f}",
+                d.recommendation.action,
+                target_label(d.recommendation) or "",
+                d.confidence,
+                d.effort,
+                d.first_seen.isoformat(),
+                d.last_seen.isoformat(),
+                console_url(d.resource_id, d.region, d.resource_kind),
+            ]
+        )
+
+
+DEMO_STORE = Path("chipwise-demo") / "chipwise-demo.db"
+
+
+def empty_store_hint(database_url: str) -> str:
+    """What to do when the store has no findings at all: read the demo's store, or fill this one."""
+    if DEMO_STORE.is_file() and DEMO_STORE.name not in database_url:
+        return f"the store is empty; the demo's findings are in its own store: {demo_findings_command()}"
+    return (
+        "the store is empty: run `chipwise scan` (AWS credentials needed) to fill it, or `make demo` "
+        "(no AWS needed) and read the demo's store"
+    )
+
+
+def demo_findings_command(store: Path = DEMO_STORE) -> str:
+    """The exact command that lists the demo's findings (printed by the demo and by an empty store)."""
+    return f"CHIPWISE_DATABASE_URL=sqlite:///{store.as_posix()} chipwise findings"
 
 
 def findings_table(documents: list[FindingDocument], title: str) -> Table:
@@ -88,12 +214,12 @@ def findings_table(documents: list[FindingDocument], title: str) -> Table:
 
 def _saving_cell(d: FindingDocument) -> str:
     if d.measured_monthly_savings_usd is None:
-        return f"[bold]{d.estimated_monthly_savings_usd:,.2f}[/]\n[dim]of {d.monthly_cost_usd:,.2f}[/]"
+        return f"[bold]{usd(d.estimated_monthly_savings_usd)}[/]\n[dim]of {usd(d.monthly_cost_usd)}[/]"
     verdict = benchmark_verdict(d)
     label = "[red]withdrawn[/]" if verdict == "withdrawn" else "[green]measured[/]"
     return (
-        f"[bold]{d.measured_monthly_savings_usd:,.2f}[/] {label}\n"
-        f"[dim]est. {d.estimated_monthly_savings_usd:,.2f} of {d.monthly_cost_usd:,.2f}[/]"
+        f"[bold]{usd(d.measured_monthly_savings_usd)}[/] {label}\n"
+        f"[dim]est. {usd(d.estimated_monthly_savings_usd)} of {usd(d.monthly_cost_usd)}[/]"
     )
 
 
@@ -101,8 +227,8 @@ def finding_cells(d: FindingDocument) -> list[str]:
     now = f"{d.instance_count} × {d.instance_type}" if d.instance_type else "-"
     break_even = "" if d.break_even_months is None else f", break-even {d.break_even_months:g} mo"
     return [
-        d.finding_id[:8],
-        f"[bold]{d.resource_name}[/]\n[dim]{d.rule_id}\n{now}[/]",
+        short_id(d.finding_id),
+        f"[bold]{escape(d.resource_name)}[/]\n[dim]{d.rule_id}\n{now}[/]",
         _saving_cell(d),
         next_step(d),
         f"[{CONFIDENCE_COLOUR[d.confidence]}]{d.confidence}[/]\n[dim]{d.effort}{break_even}[/]",
@@ -133,21 +259,84 @@ def show_command(
             for h in repository.history(row.id)
         ]
         suppression = {"until": row.suppressed_until, "reason": row.suppress_reason}
+    link = console_url(document.resource_id, document.region, document.resource_kind)
     if json_output:
-        print_json({**document.model_dump(mode="json"), "suppression": suppression, "history": history})
+        print_json(
+            {
+                **document.model_dump(mode="json"),
+                "console_url": link,
+                "suppress_command": suppress_hint(document.finding_id),
+                "suppression": suppression,
+                "history": history,
+            }
+        )
         return
-    out.print(f"[bold]{document.rule_id}[/] on {document.resource_name} ({document.finding_id})", highlight=False)
-    out.print(document.summary, highlight=False)
-    evidence = Table("evidence", "value", title="evidence", title_justify="left")
-    for key, value in document.evidence.items():
-        evidence.add_row(key, str(value))
-    out.print(evidence)
-    trail = Table("at", "source", "action", "target", "saving/month", "confidence", title="history")
+    print_finding(document, suppression, link)
+    trail = Table(
+        "at", "source", "action", "target", "saving/month", "confidence", title="history", title_justify="left"
+    )
     for h in history:
         target = f"{h['count']} × {h['target']}" if h["target"] else "-"
-        saving = str(h["monthly_savings_usd"] or "-")
+        saving = "-" if h["monthly_savings_usd"] is None else usd(Decimal(str(h["monthly_savings_usd"])))
         trail.add_row(str(h["at"]), str(h["source"]), str(h["action"]), target, saving, str(h["confidence"]))
     out.print(trail)
+
+
+def print_finding(document: FindingDocument, suppression: dict[str, Any], link: str) -> None:
+    """One finding as a person acts on it: where it is, what it costs, how to hide it, and its evidence."""
+    d = document
+    out.print(Text.assemble((d.rule_id, "bold"), " on ", d.resource_name, f" ({d.finding_id})"))
+    out.print(Text(d.summary))
+    facts = Table(show_header=False, box=None, pad_edge=False)
+    facts.add_column("field", style="dim", no_wrap=True)
+    facts.add_column("value", overflow="fold")
+    until = suppression.get("until")
+    suppressed = (
+        f"until {until:%Y-%m-%d %H:%M} UTC: {suppression.get('reason') or ''}".rstrip(": ")
+        if isinstance(until, datetime)
+        else "no"
+    )
+    saving = usd(best_saving(d)) + (" measured" if d.measured_monthly_savings_usd is not None else " estimated")
+    rows = [
+        ("resource (ARN)", d.resource_id),
+        ("account", d.account_id),
+        ("region", d.region),
+        ("status", d.status),
+        ("suppressed", suppressed),
+        ("costs / month", usd(d.monthly_cost_usd)),
+        ("saving / month", saving),
+        ("next step", next_step(d)),
+        ("confidence · effort", f"{d.confidence} · {d.effort}"),
+        ("first · last seen", f"{d.first_seen:%Y-%m-%d %H:%M} · {d.last_seen:%Y-%m-%d %H:%M} UTC"),
+        ("console", link),
+        ("suppress", suppress_hint(d.finding_id)),
+    ]
+    for key, value in rows:
+        facts.add_row(key, Text(value))
+    out.print(facts)
+    evidence = Table("evidence", "value", title="evidence", title_justify="left")
+    evidence.columns[1].overflow = "fold"
+    for key, value in flatten_evidence(d.evidence):
+        evidence.add_row(Text(key), Text(value))
+    out.print(evidence)
+
+
+def flatten_evidence(evidence: dict[str, Any], prefix: str = "") -> list[tuple[str, str]]:
+    """Evidence as (key, value) rows: nested mappings become dotted keys, lists are joined, None is "-"."""
+    rows: list[tuple[str, str]] = []
+    for key, value in evidence.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            rows += flatten_evidence(value, prefix=f"{name}.") if value else [(name, "-")]
+        elif isinstance(value, list | tuple):
+            if value and all(isinstance(v, dict) for v in value):
+                for index, item in enumerate(value):
+                    rows += flatten_evidence(item, prefix=f"{name}[{index}].")
+            else:
+                rows.append((name, ", ".join(_show(v) for v in value) or "-"))
+        else:
+            rows.append((name, "-" if value is None else _show(value)))
+    return rows
 
 
 _HAS_ZONE = re.compile(r"([+-]\d\d:?\d\d|[zZ])\s*$")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -18,13 +19,27 @@ from chipwise.collect.neuron import decode_object, ids_from_key
 from chipwise.errors import ChipwiseError, InvalidInput, NotFound
 from chipwise.models.neuron import NeuronIngestResult
 from chipwise.pipeline.neuron_ingest import ObjectRef, ingest_object, ingest_text, list_objects
-from chipwise.store import get_session_factory
-from chipwise.store.schema import require_current_schema
+from chipwise.store import ensure_schema, get_session_factory
 
 
 def neuron_agent_command(ctx: typer.Context) -> None:
     """Ship neuron-monitor reports to CloudWatch or S3 (the host agent; `python -m chipwise.neuron_agent`)."""
     raise typer.Exit(neuron_agent.main(list(ctx.args)))
+
+
+_BUCKET = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
+
+
+def parse_s3_path(source: str) -> tuple[str, str]:
+    """``s3://bucket/prefix`` as (bucket, prefix); a path without a valid bucket name is an error that says so."""
+    bucket, _, prefix = source.removeprefix("s3://").partition("/")
+    if not _BUCKET.match(bucket) or ".." in bucket:
+        shown = bucket or "(none)"
+        raise InvalidInput(
+            f"{source!r} is not an S3 path: expected s3://bucket/prefix with a bucket name of 3-63 lower-case "
+            f"letters, digits, dots and hyphens (got bucket {shown!r})"
+        )
+    return bucket, prefix
 
 
 def ingest_neuron_command(
@@ -36,13 +51,13 @@ def ingest_neuron_command(
 ) -> None:
     """Parse neuron-monitor reports and store hourly rollups per instance and runtime (idempotent)."""
     cfg = settings()
-    require_current_schema(cfg.database_url)
+    ensure_schema(cfg.database_url)  # like every local command: an empty store gets its schema
     factory = get_session_factory(cfg.database_url)
     aws = aws_context(cfg.region)
     home = functools.cache(aws.account_id)  # the fallback account, asked at most once
     results: list[NeuronIngestResult] = []
     if source.startswith("s3://"):
-        bucket, _, prefix = source[len("s3://") :].partition("/")
+        bucket, prefix = parse_s3_path(source)
         refs: list[ObjectRef] = list(list_objects(aws, bucket, prefix))
         if not refs:
             raise NotFound(f"no objects under {source}")

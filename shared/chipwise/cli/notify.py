@@ -8,6 +8,7 @@ import typer
 from rich.table import Table
 
 from chipwise.cli.common import err, out, print_json, settings, store_session
+from chipwise.errors import UpstreamError
 from chipwise.store import ensure_schema
 from chipwise.store.tables import OutboxMessage
 
@@ -66,7 +67,12 @@ def notify_command(
         f"[{colour}]sent {len(drained.sent)}, retrying later {len(drained.retrying)}, failed {len(drained.failed)}[/]"
     )
     for message_id, error in drained.errors.items():
-        err.print(f"  #{message_id}: {error}", highlight=False)
+        err.print(f"  #{message_id}: {error}", highlight=False, markup=False)
+    if drained.failed or drained.retrying:
+        raise UpstreamError(
+            f"{len(drained.failed) + len(drained.retrying)} message(s) could not be sent "
+            "(`chipwise notify status` shows why; failed ones go again after `chipwise notify retry`)"
+        )
 
 
 @notify_app.command("status")

@@ -16,7 +16,7 @@ from chipwise.errors import UpstreamError
 from chipwise.models.scan import ScanDocument
 from chipwise.pipeline.scan import AWS_ERRORS, record_failed_start, run_scan
 from chipwise.presentation import hours_label
-from chipwise.store import get_session_factory
+from chipwise.store import ensure_schema, get_session_factory
 from chipwise.store.schema import require_current_schema
 
 STAGES = ("inventory", "costs", "metrics", "neuron", "rules", "event")
@@ -50,7 +50,10 @@ def scan_command(
 ) -> None:
     """Scan an account: inventory, Cost Explorer, CloudWatch and Neuron telemetry into the store, then the rules."""
     cfg = settings()
-    require_current_schema(cfg.database_url)
+    if cfg.database_url.startswith("sqlite"):
+        ensure_schema(cfg.database_url)  # a local store gets its schema, like every local command's
+    else:
+        require_current_schema(cfg.database_url)  # a shared store is migrated by the deploy, never by a CLI
     factory = get_session_factory(cfg.database_url)
     documents: list[ScanDocument] = []
     for region in regions or cfg.scan_regions:
@@ -102,7 +105,7 @@ def _print_summary(document: ScanDocument) -> None:
     out.print(table)
     costs = Table(title=f"cost {document.window.start} to {document.window.end} (exclusive)")
     costs.add_column("instance type")
-    costs.add_column("USD", justify="right")
+    costs.add_column("cost", justify="right")
     for instance_type, amount in sorted(document.costs.by_instance_type.items(), key=lambda kv: -kv[1]):
         costs.add_row(instance_type, _money(amount))
     costs.add_row("[bold]total[/]", f"[bold]{_money(document.costs.total_usd)}[/]")
@@ -129,7 +132,7 @@ def _print_summary(document: ScanDocument) -> None:
 
 
 def _money(amount: Decimal) -> str:
-    return usd(amount).removeprefix("$")
+    return usd(amount)
 
 
 def register(app: typer.Typer) -> None:

@@ -8,6 +8,7 @@ current event on itself, so requests are resolved one at a time (connections are
 from __future__ import annotations
 
 import base64
+import errno
 import socketserver
 import threading
 import time
@@ -22,6 +23,7 @@ from urllib.parse import parse_qsl, urlsplit
 import typer
 
 from chipwise.cli.common import err, settings
+from chipwise.errors import ConfigError
 from chipwise.store import ensure_schema
 
 API_GATEWAY_MAX_BODY = 10 * 1024 * 1024  # what API Gateway itself accepts; the API applies its own, lower limit
@@ -166,7 +168,14 @@ def serve(
 ) -> None:
     """Serve the intake form and API locally (the same handler as the Lambda function)."""
     ensure_schema(settings().database_url)
-    server = make_server(host, port)
+    try:
+        server = make_server(host, port)
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            raise ConfigError(
+                f"port {port} on {host} is already in use: stop what listens there or pass --port"
+            ) from exc
+        raise ConfigError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
     bound_host, bound_port = address(server)
     err.print(f"Chipwise intake on [bold]http://{bound_host}:{bound_port}/intake[/] (Ctrl-C to stop)")
     started = time.perf_counter()

@@ -96,7 +96,7 @@ def test_customer_facing_documents_cite_public_sources_only(demo: Path) -> None:
         p for name in CUSTOMER_FACING for p in ([demo / name] if (demo / name).is_file() else (demo / name).rglob("*"))
     ]
     documents = [p for p in files if p.is_file()]
-    assert len(documents) > 20
+    assert len(documents) > 10  # plan, drafts, digest and its emails, Slack (a first run sends no alert)
     for document in documents:
         text = document.read_text(encoding="utf-8")
         found = NOT_PUBLIC.search(text)

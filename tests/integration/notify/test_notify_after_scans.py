@@ -38,3 +38,34 @@ def test_scan_and_notify_twice_sends_nothing_twice(aws: Any, use_db: str, monkey
     subjects = [m["subject"] for m in aws.sent_emails()]
     assert len(subjects) == sent_per_run[0]
     assert len(set(zip(subjects, [str(m["destinations"]) for m in aws.sent_emails()], strict=True))) == len(subjects)
+
+
+def test_the_first_scan_of_an_account_sends_one_baseline_digest_per_channel(
+    aws: Any, use_db: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from chipwise.act.notify.email import ses_sender
+    from chipwise.act.notify.slack import SlackWebhookSender
+    from chipwise_devkit.fakes.webhook_sink import WebhookSink
+
+    # Given the demo account's first scan, email recipients and a Slack webhook
+    seed_demo_account(aws, now=NOW)
+    boto3.client("sesv2").create_email_identity(EmailIdentity="chipwise@example.com")
+    monkeypatch.setenv("CHIPWISE_EMAIL_RECIPIENTS", "finops@example.com")
+    monkeypatch.setenv("CHIPWISE_EMAIL_SENDER", "chipwise@example.com")
+    get_settings.cache_clear()
+    factory = get_session_factory(use_db)
+    document = run_scan(aws_context("us-east-1"), factory, region="us-east-1", now=NOW)
+    assert len(document.findings) > 5
+    with WebhookSink() as sink:
+        senders: dict[str, Any] = {"email": ses_sender(get_settings()), "slack": SlackWebhookSender(sink.url)}
+        # When notify runs after it
+        report = run_notify(get_settings(), now=NOW + timedelta(minutes=5), senders=senders, session_factory=factory)
+        slack = list(sink.received)
+    # Then one digest by email, one on Slack, no alert, although many findings are above the alert threshold
+    assert sorted((p.kind, p.channel) for p in report.planned) == [("digest", "email"), ("digest", "slack")]
+    assert len(aws.sent_emails()) == 1 and len(slack) == 1
+    email = next(p for p in report.planned if p.channel == "email")
+    assert "This is the baseline" in email.payload["text"] and "baseline; no alerts were sent" in str(slack[0])
+    # ...and the Slack digest has a console button on each top finding
+    buttons = [b["accessory"] for b in slack[0]["blocks"] if "accessory" in b]
+    assert buttons and all(".console.aws.amazon.com/" in b["url"] for b in buttons)

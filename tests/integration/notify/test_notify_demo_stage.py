@@ -29,16 +29,18 @@ def test_the_notify_stage_writes_its_artifacts(
     stage.run(ctx)
     # Then the digest, Slack payloads and drafts are in the output folder
     names = {str(p.relative_to(tmp_path)) for p in ctx.artifacts}
-    assert {"digest.html", "digest.txt", "slack/01-alert.json", "slack/02-digest.json"} <= names
+    # (the account's first notify run: a baseline digest per channel, no alert)
+    assert {"digest.html", "digest.txt", "slack/01-digest.json"} <= names
+    assert not any("alert" in name for name in names)
     assert {f"drafts/{n}" for n in ("credits-application.md", "ace-create-opportunity.json")} <= names
     assert 'data-chart="waste-by-rule"' in (tmp_path / "digest.html").read_text()
     assert "Could be saved: $3,265.30 a month" in (tmp_path / "digest.txt").read_text()
-    slack = json.loads((tmp_path / "slack" / "02-digest.json").read_text())
+    slack = json.loads((tmp_path / "slack" / "01-digest.json").read_text())
     assert slack["text"].startswith("Chipwise digest for Acme AI") and len(slack["blocks"]) <= 50
     assert "$9,125 a month" in (tmp_path / "drafts" / "credits-application.md").read_text()
-    # ...the emails really went through SES (digests, the alert, the drafts review)
+    # ...the emails really went through SES (the baseline digests: recipient and two opted-in owners; the drafts)
     subjects = [m["subject"] for m in aws.sent_emails()]
-    assert len(subjects) == ctx.results["notify"]["emails"] == 6  # 2 alerts, 3 digests, 1 drafts review
+    assert len(subjects) == ctx.results["notify"]["emails"] == 4  # 3 digests, 1 drafts review
     labels = dict(ctx.summary)
-    assert "6 email(s) read back from the emulator's SES" in labels["Notifications"]
+    assert "4 email(s) read back from the emulator's SES" in labels["Notifications"]
     assert "nothing submitted" in labels["Drafts"]

@@ -5,11 +5,12 @@ from __future__ import annotations
 import importlib.util
 import json
 from collections.abc import Callable, Iterator
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
-from notify_factories import estate
+from notify_factories import baseline_sent, estate
 from sqlalchemy.orm import Session, sessionmaker
 
 from chipwise.aws import aws_context
@@ -60,6 +61,7 @@ def test_the_daily_schedule_sends_digests_and_alerts(
     # Given findings in the store
     with session_factory.begin() as session:
         estate(session, now=utcnow())
+        baseline_sent(session, utcnow() - timedelta(days=1))  # not the account's first digest
     # When the schedule event arrives, twice (EventBridge delivers at least once)
     first = handler(_event("daily_schedule"), lambda_context)
     second = handler(_event("daily_schedule"), lambda_context)
@@ -80,6 +82,7 @@ def test_scan_completed_sends_the_alerts_of_that_scan(
     # Given the estate, and a ScanCompleted naming the big new finding
     with session_factory.begin() as session:
         findings = estate(session, now=utcnow())
+        baseline_sent(session, utcnow() - timedelta(days=1))  # not the account's first digest
     event = _event("scan_completed")
     event["detail"]["new_finding_ids"] = [findings["big_new"].id]
     # When the event arrives

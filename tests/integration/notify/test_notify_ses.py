@@ -7,7 +7,7 @@ from email import message_from_string, policy
 from email.message import EmailMessage
 from typing import Any
 
-from notify_factories import NOW, estate
+from notify_factories import NOW, baseline_sent, estate
 from sqlalchemy.orm import Session, sessionmaker
 
 from chipwise.act.notify.email import SesEmailSender, ses_sender
@@ -51,6 +51,7 @@ def test_digest_and_alert_read_back_from_ses(aws: Any, db_url: str, session_fact
     _verify_sender()
     with session_factory.begin() as session:
         estate(session)
+        baseline_sent(session, NOW - timedelta(days=1))  # not the account's first digest
     settings = _settings(db_url)
     # When notify runs with the production email sender
     report = run_notify(settings, now=NOW, senders={"email": ses_sender(settings)}, session_factory=session_factory)
@@ -80,6 +81,7 @@ def test_running_twice_sends_nothing_twice(aws: Any, db_url: str, session_factor
     _verify_sender()
     with session_factory.begin() as session:
         estate(session)
+        baseline_sent(session, NOW - timedelta(days=1))  # not the account's first digest
     settings = _settings(db_url)
     run_notify(settings, now=NOW, senders={"email": ses_sender(settings)}, session_factory=session_factory)
     sent_first = len(_mail(aws))

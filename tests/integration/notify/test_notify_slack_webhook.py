@@ -8,7 +8,7 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from notify_factories import HOSTILE, NOW, add_finding, add_resource, estate
+from notify_factories import HOSTILE, NOW, add_finding, add_resource, baseline_sent, estate
 from sqlalchemy.orm import Session, sessionmaker
 
 from chipwise.act.notify.outbox import SLACK_MAX_BLOCKS, SLACK_MAX_SECTION_TEXT, drain, enqueue
@@ -59,6 +59,7 @@ def test_digest_and_alert_reach_the_webhook_within_limits(
     # Given an account with 120 findings, some on resources named with Slack markup
     with session_factory.begin() as session:
         estate(session)
+        baseline_sent(session, NOW - timedelta(days=1))  # not the account's first digest
         for i in range(120):
             name = f"{HOSTILE}-{i:03d}" if i % 3 == 0 else f"endpoint-{i:03d}"
             add_resource(session, name)

@@ -13,8 +13,8 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from chipwise.act.notify.digest import FindingLine
-from chipwise.presentation import rule_label
-from chipwise.store.tables import Account, CostRecord, Finding, Recommendation, Resource
+from chipwise.presentation import console_url, rule_label
+from chipwise.store.tables import Account, CostRecord, Finding, OutboxMessage, Recommendation, Resource
 
 NOW = datetime(2026, 11, 22, 7, 0, tzinfo=UTC)
 ACCOUNT = "123456789012"
@@ -47,6 +47,9 @@ def line(
         "status": "open",
         "first_seen": NOW - timedelta(hours=hours_ago),
         "owners": ("support-ai@example.com",),
+        "console_url": console_url(
+            f"arn:aws:sagemaker:us-east-1:123456789012:endpoint/{name}", "us-east-1", "sagemaker_endpoint"
+        ),
     }
     values.update(kw)
     return FindingLine(**values)
@@ -212,10 +215,11 @@ def estate(session: Session, now: datetime = NOW) -> dict[str, Finding]:
     ``now`` is the time of the notify run the test makes (the findings are dated relative to it).
     """
     add_account(session)
-    add_resource(session, "chat-mistral-g5", tags={"chipwise:owner": "support-ai@example.com"}, count=4)
-    add_resource(session, "bert-ner-g6", tags={"owner": "ML Team <nlp@example.com>, not-an-email"})
+    opted_in = {"chipwise:notify": "yes"}  # their owners asked for Chipwise email
+    add_resource(session, "chat-mistral-g5", tags={"chipwise:owner": "support-ai@example.com", **opted_in}, count=4)
+    add_resource(session, "bert-ner-g6", tags={"owner": "ML Team <nlp@example.com>, not-an-email", **opted_in})
     add_resource(session, "search-idle-inf2", platform="inferentia", instance_type="ml.inf2.xlarge")
-    add_resource(session, "old-endpoint", tags={"chipwise:owner": "support-ai@example.com"})
+    add_resource(session, "old-endpoint", tags={"chipwise:owner": "support-ai@example.com", **opted_in})
     return {
         "big_new": add_finding(
             session, "chat-mistral-g5", savings="2400.50", cost="4406.28", first_seen=now - timedelta(hours=3)
@@ -252,6 +256,26 @@ def estate(session: Session, now: datetime = NOW) -> dict[str, Finding]:
             resolved_at=now - timedelta(hours=5),
         ),
     }
+
+
+def baseline_sent(session: Session, at: datetime, account_id: str = ACCOUNT) -> OutboxMessage:
+    """An earlier digest of the account (its baseline) in the outbox: later runs alert new findings."""
+    row = OutboxMessage(
+        channel="email",
+        kind="digest",
+        recipient="earlier@example.com",
+        dedupe_key=f"digest:{account_id}:{at:%Y-%m-%d}:email:earlier@example.com",
+        subject="Chipwise baseline",
+        payload={"html": "<p>baseline</p>", "text": "baseline", "to": ["earlier@example.com"]},
+        account_id=account_id,
+        status="sent",
+        created_at=at,
+        next_attempt_at=at,
+        sent_at=at,
+    )
+    session.add(row)
+    session.flush()
+    return row
 
 
 class RecordingSender:

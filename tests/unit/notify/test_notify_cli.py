@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from notify_factories import RecordingSender, add_costs, estate
+from notify_factories import RecordingSender, add_costs, baseline_sent, estate
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -33,6 +33,7 @@ def test_dry_run_prints_what_would_be_sent_and_writes_nothing(
     monkeypatch.setenv("CHIPWISE_EMAIL_RECIPIENTS", "finops@example.com")
     with session_factory.begin() as session:
         estate(session, now=utcnow())
+        baseline_sent(session, utcnow() - timedelta(days=1))  # the account's baseline went out yesterday
     # When `chipwise notify --dry-run --json` runs
     assert main(["notify", "--dry-run", "--json"]) == 0
     document = _json(capsys)
@@ -41,7 +42,7 @@ def test_dry_run_prints_what_would_be_sent_and_writes_nothing(
     assert ("digest", "finops@example.com") in planned and ("alert", "finops@example.com") in planned
     assert document["dry_run"] is True and document["sent"] == 0
     with session_factory() as session:
-        assert session.scalar(select(func.count()).select_from(OutboxMessage)) == 0
+        assert session.scalar(select(func.count()).select_from(OutboxMessage)) == 1  # the baseline only
     # ...and the human form says so
     assert main(["notify", "--dry-run"]) == 0
     out = capsys.readouterr().out

@@ -7,7 +7,7 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
-from notify_factories import NOW, RecordingSender, add_finding, add_resource, estate
+from notify_factories import NOW, RecordingSender, add_finding, add_resource, baseline_sent, estate
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -37,18 +37,21 @@ def _messages(factory: sessionmaker[Session]) -> list[OutboxMessage]:
         return list(session.scalars(select(OutboxMessage).order_by(OutboxMessage.id)))
 
 
-def test_first_run_sends_digests_and_alerts_to_the_right_people(
+def test_a_later_run_sends_digests_and_alerts_to_the_right_people(
     db_url: str, session_factory: sessionmaker[Session]
 ) -> None:
     # Given the estate: a new $2,400 finding owned by support-ai, a new $310 one owned by nlp, older ones
     with session_factory.begin() as session:
         estate(session)
+        baseline_sent(session, NOW - timedelta(days=1))  # not the account's first digest
     senders = _senders()
     # When notify runs
     report = run_notify(_settings(db_url), now=NOW, senders=senders, session_factory=session_factory)
     # Then the big new finding is alerted to the recipient, its owner and Slack; the digest goes to the
     # recipient and Slack (whole account) and to each owner (their part)
-    sent = {(m.kind, m.channel, m.recipient) for m in _messages(session_factory)}
+    sent = {
+        (m.kind, m.channel, m.recipient) for m in _messages(session_factory) if m.recipient != "earlier@example.com"
+    }
     assert sent == {
         ("alert", "email", "finops@example.com"),
         ("alert", "email", "support-ai@example.com"),
@@ -70,6 +73,7 @@ def test_running_twice_sends_nothing_twice(db_url: str, session_factory: session
     # Given a first run that sent everything
     with session_factory.begin() as session:
         estate(session)
+        baseline_sent(session, NOW - timedelta(days=1))  # not the account's first digest
     settings = _settings(db_url)
     first = run_notify(settings, now=NOW, senders=_senders(), session_factory=session_factory)
     # When notify runs again the same day (a retry, a second schedule, the CLI)
@@ -87,6 +91,7 @@ def test_the_next_digest_reports_what_changed_since_the_last(
     # Given yesterday's digest, then a new finding and a resolved one
     with session_factory.begin() as session:
         findings = estate(session)
+        baseline_sent(session, NOW - timedelta(days=1))  # not the account's first digest
     settings = _settings(db_url, slack_webhook_secret_name=None)
     run_notify(settings, now=NOW, senders={"email": RecordingSender()}, session_factory=session_factory)
     tomorrow = NOW + timedelta(days=1)
@@ -112,6 +117,7 @@ def test_dry_run_writes_nothing(db_url: str, session_factory: sessionmaker[Sessi
     # Given the estate and a message already waiting in the outbox
     with session_factory.begin() as session:
         estate(session)
+        baseline_sent(session, NOW - timedelta(days=1))  # not the account's first digest
         waiting = enqueue(
             session,
             channel="email",
@@ -129,7 +135,7 @@ def test_dry_run_writes_nothing(db_url: str, session_factory: sessionmaker[Sessi
     # Then it says what it would send (new and waiting) and sends and stores nothing
     assert len(report.planned) == 7 and report.enqueued == 0
     assert [(m.id, m.subject) for m in report.due] == [(waiting.id, "Your plan")]
-    assert [m.status for m in _messages(session_factory)] == ["pending"]
+    assert [m.status for m in _messages(session_factory) if m.kind != "digest"] == ["pending"]
     assert senders["email"].sent == []
 
 
@@ -137,6 +143,7 @@ def test_scan_completed_alerts_only_that_account(db_url: str, session_factory: s
     # Given the estate and an old $554.80 finding the scan reports as new
     with session_factory.begin() as session:
         findings = estate(session)
+        baseline_sent(session, NOW - timedelta(days=1))  # not the account's first digest
         planned = plan_notifications(
             session,
             now=NOW,
@@ -181,7 +188,10 @@ def test_an_owner_tag_outside_the_allowed_domains_gets_no_mail(
     # Given the estate plus a new big finding on a resource someone tagged with an outside address
     with session_factory.begin() as session:
         estate(session)
-        add_resource(session, "tagged-outside", tags={"chipwise:owner": "attacker@evil.example"})
+        baseline_sent(session, NOW - timedelta(days=1))  # not the account's first digest
+        add_resource(
+            session, "tagged-outside", tags={"chipwise:owner": "attacker@evil.example", "chipwise:notify": "yes"}
+        )
         add_finding(session, "tagged-outside", savings="5000", first_seen=NOW - timedelta(hours=1))
     # When notify runs (recipients at example.com: the default allow-list is example.com)
     run_notify(_settings(db_url), now=NOW, senders=_senders(), session_factory=session_factory)

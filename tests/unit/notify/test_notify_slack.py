@@ -84,7 +84,8 @@ def test_digest_message_stays_within_slack_limits(count: int) -> None:
     # ...and what did not fit is counted
     if count > 10:
         assert f"…and {count - 10} more open findings" in dumped
-        assert "…and" in payload["blocks"][-2]["text"]["text"]  # the resolved list was cut too
+        sections = [b for b in payload["blocks"] if b["type"] == "section"]
+        assert "…and" in sections[-1]["text"]["text"]  # the resolved list was cut too
 
 
 def test_alert_message_shape() -> None:
@@ -93,8 +94,12 @@ def test_alert_message_shape() -> None:
     alert = build_alert(snapshot, snapshot.open[0], now=NOW, threshold_usd=Decimal(500))
     # When built
     payload = alert_message(alert)
-    # Then: a header with the money, the finding, context, and a fallback naming the resource
-    assert [b["type"] for b in payload["blocks"]] == ["header", "section", "context"]
+    # Then: a header with the money, the finding, a console button, context, and a fallback naming the resource
+    assert [b["type"] for b in payload["blocks"]] == ["header", "section", "actions", "context"]
+    (console,) = payload["blocks"][2]["elements"]
+    assert console["type"] == "button" and console["url"] == snapshot.open[0].console_url
+    assert "f-chat" in payload["blocks"][1]["text"]["text"]  # the finding id
+    assert "chipwise findings suppress f-chat" in payload["blocks"][1]["text"]["text"]
     assert payload["blocks"][0]["text"]["text"] == "Chipwise alert · $2,401 a month"
     assert "Migrate → inf2.xlarge ×2" in payload["blocks"][1]["text"]["text"]
     assert payload["text"].startswith("Chipwise alert: $2,401 a month on chat")

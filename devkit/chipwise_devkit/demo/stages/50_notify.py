@@ -85,7 +85,8 @@ def _run(ctx: DemoContext) -> None:
     ctx.summary.append(
         (
             "Notifications",
-            f"{len(mail)} email(s) read back from the emulator's SES (digests, alerts and the drafts review), "
+            f"{len(mail)} email(s) read back from the emulator's SES (the account's first run: the baseline "
+            "digest and no alert; then the drafts review), "
             f"{len(slack_bodies)} Slack message(s) to a local webhook, {len(report.drained.failed)} failed; "
             + (f"wrote {', '.join(written)}" if written else "no findings, so no digest"),
         )

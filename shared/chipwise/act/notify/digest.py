@@ -27,11 +27,14 @@ from chipwise.presentation import (
     Headline,
     SavingFacts,
     best_saving,
+    console_url,
     current_capacity,
     headline,
     next_step_words,
     rank,
     rule_label,
+    short_id,
+    suppress_command,
     target_label,
 )
 from chipwise.store.repositories.findings import finding_document
@@ -39,6 +42,20 @@ from chipwise.store.repositories.realised import RealisedSavingRepository
 from chipwise.store.tables import Account, Finding, Recommendation, Resource
 
 OWNER_TAGS = ("chipwise:owner", "owner", "Owner", "OWNER")
+NOTIFY_TAG = "chipwise:notify"  # "yes" opts a resource's owners in to email; "off" opts them out
+OPT_IN_VALUES = {"yes", "true", "on", "1"}
+OPT_OUT_VALUES = {"off", "no", "false", "0"}
+
+
+def owners_opted_in(tags: Mapping[str, Any], *, opt_in_by_default: bool) -> bool:
+    """Whether a resource's owners may be emailed: ``chipwise:notify=yes`` on it, or the ``owner_opt_in``
+    setting (unless the resource says ``chipwise:notify=off``)."""
+    value = str(tags.get(NOTIFY_TAG, "")).strip().lower()
+    if value in OPT_OUT_VALUES:
+        return False
+    return value in OPT_IN_VALUES or opt_in_by_default
+
+
 TOP_FINDINGS = 10
 CHANGES_SHOWN = 15
 _EMAIL = TypeAdapter(EmailStr)
@@ -94,6 +111,7 @@ class FindingLine:
     first_seen: datetime
     owners: tuple[str, ...] = ()
     excluded_from_totals: str | None = None  # "quote_needed" or "committed": its saving is not counted
+    console_url: str = ""  # the resource's page in the AWS console
 
     @classmethod
     def from_document(cls, doc: FindingDocument, owners: tuple[str, ...] = ()) -> FindingLine:
@@ -122,7 +140,17 @@ class FindingLine:
             first_seen=doc.first_seen,
             owners=owners,
             excluded_from_totals=doc.recommendation.excluded_from_totals,
+            console_url=console_url(doc.resource_id, doc.region, doc.resource_kind),
         )
+
+    @property
+    def short_id(self) -> str:
+        """The id as lists show it (every command accepts it)."""
+        return short_id(self.finding_id)
+
+    @property
+    def suppress_command(self) -> str:
+        return suppress_command(self.finding_id)
 
     @property
     def counted(self) -> bool:
@@ -283,6 +311,10 @@ class Digest:
     def realised_by_rule(self) -> list[RuleAccuracyLine]:
         return realised_by_rule(self.realised)
 
+    baseline: bool = False  # the account's first digest: everything found so far, no alerts sent
+    report_link: str | None = None  # the HTML scan report (None: the digest names `chipwise report`)
+    alerts_held: int = 0  # new findings above the alert threshold not alerted (over alert_max_per_run)
+
     @property
     def has_news(self) -> bool:
         """Anything worth a message: open waste or a change since the last digest."""
@@ -312,18 +344,22 @@ def account_ids_with_findings(session: Session) -> list[str]:
     return list(session.scalars(select(Finding.account_id).distinct().order_by(Finding.account_id)))
 
 
-def _owners_by_arn(session: Session, arns: Iterable[str]) -> dict[str, tuple[str, ...]]:
+def _owners_by_arn(
+    session: Session, arns: Iterable[str], *, opt_in_by_default: bool = False
+) -> dict[str, tuple[str, ...]]:
+    """The owner addresses of each resource whose owners opted in to email (see :func:`owners_opted_in`)."""
     wanted = list(set(arns))
     owners: dict[str, tuple[str, ...]] = {}
     for start in range(0, len(wanted), 500):
         chunk = wanted[start : start + 500]
         rows = session.execute(select(Resource.arn, Resource.tags, Resource.hints).where(Resource.arn.in_(chunk)))
         for arn, tags, hints in rows:
-            owners[arn] = owner_emails(tags or {}, parse_hints(hints))
+            if owners_opted_in(tags or {}, opt_in_by_default=opt_in_by_default):
+                owners[arn] = owner_emails(tags or {}, parse_hints(hints))
     return owners
 
 
-def load_snapshot(session: Session, account_id: str, *, since: datetime) -> AccountSnapshot:
+def load_snapshot(session: Session, account_id: str, *, since: datetime, owner_opt_in: bool = False) -> AccountSnapshot:
     """Open findings, findings resolved after ``since`` and benchmark results recorded after ``since``."""
     rows = list(
         session.scalars(
@@ -344,7 +380,7 @@ def load_snapshot(session: Session, account_id: str, *, since: datetime) -> Acco
         .order_by(Recommendation.created_at)
     ).all()
     findings = {row.id: row for row in rows} | {finding.id: finding for _, finding in benchmarks}
-    owners = _owners_by_arn(session, (f.resource_arn for f in findings.values()))
+    owners = _owners_by_arn(session, (f.resource_arn for f in findings.values()), opt_in_by_default=owner_opt_in)
     lines = {
         fid: FindingLine.from_document(finding_document(f), owners.get(f.resource_arn, ()))
         for fid, f in findings.items()

@@ -46,6 +46,7 @@ from chipwise.act.notify.outbox import (
     existing_keys,
     undelivered,
 )
+from chipwise.act.report.naming import report_link
 from chipwise.models.events import ScanCompletedEvent, ScheduledEvent, describe_validation_error
 from chipwise.observability import logger
 from chipwise.render import money, render
@@ -149,9 +150,10 @@ def digest_email(digest: Digest) -> tuple[str, dict[str, Any]]:
     return _digest_subject(digest), {"html": html, "text": text}
 
 
-def alert_email(alert: Alert) -> tuple[str, dict[str, Any]]:
-    html = render("email/alert.html.j2", alert=alert)
-    text = render("email/alert.txt.j2", alert=alert)
+def alert_email(alert: Alert, owner: str | None = None) -> tuple[str, dict[str, Any]]:
+    """Subject and payload of an alert; an owner's copy carries the opt-out line."""
+    html = render("email/alert.html.j2", alert=alert, owner=owner)
+    text = render("email/alert.txt.j2", alert=alert, owner=owner)
     return _alert_subject(alert), {"html": html, "text": text}
 
 
@@ -173,14 +175,36 @@ def _email(kind: str, recipient: str, key: str, subject: str, body: dict[str, An
     return PlannedMessage("email", kind, recipient, key, subject, payload, account)
 
 
+WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+
+
+def digest_due(now: datetime, settings: Settings, *, baseline: bool) -> bool:
+    """A digest goes out every day, or on ``digest_weekday`` when weekly; an account's first (baseline) digest
+    goes out whatever the day."""
+    if baseline or settings.digest_schedule == "daily":
+        return True
+    return WEEKDAYS[now.weekday()] == settings.digest_weekday
+
+
 def digest_messages(
-    snapshot: AccountSnapshot, *, now: datetime, settings: Settings, slack_enabled: bool
+    snapshot: AccountSnapshot,
+    *,
+    now: datetime,
+    settings: Settings,
+    slack_enabled: bool,
+    baseline: bool = False,
+    report_link: str | None = None,
+    alerts_held: int = 0,
 ) -> list[PlannedMessage]:
-    """Today's digest for the configured recipients and Slack, and each owner's share of it."""
+    """Today's digest for the configured recipients and Slack, and each opted-in owner's share of it."""
     day = f"{now:%Y-%m-%d}"
     account = snapshot.account_id
     planned: list[PlannedMessage] = []
-    digest = build_digest(snapshot, now=now)
+
+    def framed(digest: Digest) -> Digest:
+        return replace(digest, baseline=baseline, report_link=report_link, alerts_held=alerts_held)
+
+    digest = framed(build_digest(snapshot, now=now))
     digest = replace(digest, owners_not_allowed=tuple(o for o in snapshot.owners() if not owner_allowed(o, settings)))
     if digest.has_news:
         subject, body = digest_email(digest)
@@ -196,8 +220,8 @@ def digest_messages(
     for owner in snapshot.owners():
         if owner in configured or not owner_allowed(owner, settings):
             continue  # they already get the whole account, or tags may not route mail there
-        mine = build_digest(snapshot.for_owner(owner), now=now, owner=owner)
-        if mine.has_news:
+        mine = framed(build_digest(snapshot.for_owner(owner), now=now, owner=owner))
+        if mine.total_monthly_waste_usd > 0 or mine.resolved or mine.benchmarked:  # never "$0 to save"
             subject, body = digest_email(mine)
             key = dedupe_key("digest", account, day, "email", owner)
             planned.append(_email("digest", owner, key, subject, body, account))
@@ -212,7 +236,7 @@ def alert_messages(
     settings: Settings,
     slack_enabled: bool,
 ) -> list[PlannedMessage]:
-    """One alert per finding to the recipients, its owners and Slack."""
+    """One alert per finding to the recipients, its (opted-in) owners and Slack."""
     planned: list[PlannedMessage] = []
     for line in lines:
         alert = build_alert(snapshot, line, now=now, threshold_usd=settings.alert_threshold_usd)
@@ -222,13 +246,22 @@ def alert_messages(
         recipients = dict.fromkeys([*(r.lower() for r in settings.email_recipients), *owners])
         for recipient in recipients:
             key = dedupe_key(*base, "email", recipient)
-            planned.append(_email("alert", recipient, key, subject, body, snapshot.account_id))
+            payload_to = [recipient]
+            message = _email("alert", recipient, key, subject, body, snapshot.account_id)
+            if recipient in owners and recipient not in configured_recipients(settings):
+                owner_body = alert_email(alert, owner=recipient)[1]
+                message = replace(message, payload={**owner_body, "to": payload_to})
+            planned.append(message)
         if slack_enabled:
             target = slack_recipient(settings)
             payload = slack_blocks.alert_message(alert)
             key = dedupe_key(*base, "slack", target)
             planned.append(PlannedMessage("slack", "alert", target, key, None, payload, snapshot.account_id))
     return planned
+
+
+def configured_recipients(settings: Settings) -> set[str]:
+    return {r.lower() for r in settings.email_recipients}
 
 
 def plan_notifications(
@@ -242,17 +275,46 @@ def plan_notifications(
     alerts: bool = True,
     new_finding_ids: Iterable[str] = (),
 ) -> list[PlannedMessage]:
-    """Every message that should exist now and is not in the outbox yet (nothing is written)."""
+    """Every message that should exist now and is not in the outbox yet (nothing is written).
+
+    An account's first notify run (no digest ever) sends one baseline digest and no alerts: everything found so
+    far is news to nobody in particular. After that, new findings above the threshold are alerted, at most
+    ``alert_max_per_run`` per run (largest saving first); the rest are counted in the digest, which lists them.
+    """
     named = list(new_finding_ids)
     planned: list[PlannedMessage] = []
+    alerted = 0
     for account in accounts if accounts is not None else account_ids_with_findings(session):
-        since = last_digest_at(session, account) or now - FIRST_DIGEST_LOOKBACK
-        snapshot = load_snapshot(session, account, since=since)
-        if alerts:
+        last = last_digest_at(session, account)
+        baseline = last is None
+        since = last or now - FIRST_DIGEST_LOOKBACK
+        snapshot = load_snapshot(session, account, since=since, owner_opt_in=settings.owner_opt_in)
+        held = 0
+        if alerts and not baseline:
             lines = alert_candidates(snapshot, threshold_usd=settings.alert_threshold_usd, finding_ids=named)
-            planned += alert_messages(snapshot, lines, now=now, settings=settings, slack_enabled=slack_enabled)
-        if digests and not digest_sent_on(session, account, f"{now:%Y-%m-%d}"):
-            planned += digest_messages(snapshot, now=now, settings=settings, slack_enabled=slack_enabled)
+            for line in lines:
+                messages = alert_messages(snapshot, [line], now=now, settings=settings, slack_enabled=slack_enabled)
+                existing = existing_keys(session, [m.dedupe_key for m in messages])
+                fresh = [m for m in messages if m.dedupe_key not in existing]
+                if not fresh:
+                    continue  # alerted by an earlier run
+                if alerted >= settings.alert_max_per_run:
+                    held += 1
+                    continue
+                alerted += 1
+                planned += fresh
+        due = (digests or baseline) and digest_due(now, settings, baseline=baseline)
+        if due and not digest_sent_on(session, account, f"{now:%Y-%m-%d}"):
+            link = report_link(session, account, settings.report_base_url)
+            planned += digest_messages(
+                snapshot,
+                now=now,
+                settings=settings,
+                slack_enabled=slack_enabled,
+                baseline=baseline,
+                report_link=link,
+                alerts_held=held,
+            )
     existing = existing_keys(session, [p.dedupe_key for p in planned])
     return [p for p in planned if p.dedupe_key not in existing]
 

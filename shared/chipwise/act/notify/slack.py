@@ -81,6 +81,28 @@ def context(text: str) -> dict[str, Any]:
 
 
 DIVIDER: dict[str, Any] = {"type": "divider"}
+BUTTON_TEXT_MAX = 75
+SUPPRESS_ANY = 'chipwise findings suppress ID --until YYYY-MM-DD --reason "…"'
+BUTTON_URL_MAX = 3000
+
+
+def button(text: str, url: str, action_id: str) -> dict[str, Any]:
+    """A link button (Block Kit: plain-text label of at most 75 characters, a URL of at most 3,000)."""
+    return {
+        "type": "button",
+        "text": {"type": "plain_text", "text": clip(text, BUTTON_TEXT_MAX), "emoji": False},
+        "url": url[:BUTTON_URL_MAX],
+        "action_id": action_id[:255],
+    }
+
+
+def actions(*buttons: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "actions", "elements": list(buttons)[:25]}
+
+
+def with_button(block: dict[str, Any], link: dict[str, Any]) -> dict[str, Any]:
+    """A section with a button beside its text (the section's ``accessory``); none without a URL."""
+    return {**block, "accessory": link} if link["url"] else block
 
 
 def fit_blocks(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -107,14 +129,28 @@ def digest_message(digest: Digest) -> dict[str, Any]:
         blocks += [DIVIDER, section("*Waste by rule*\n" + pack_lines(bars, limit=SLACK_MAX_SECTION_TEXT - 20))]
     if digest.top:
         blocks += [DIVIDER, section("*Top findings by saving*")]
-        blocks += [section(render("slack/finding.mrkdwn.j2", f=f).strip()) for f in digest.top]
+        blocks += [
+            with_button(
+                section(render("slack/finding.mrkdwn.j2", f=f).strip()),
+                button("AWS console", f.console_url, f"console-{f.short_id}"),
+            )
+            for f in digest.top
+        ]
         if digest.more_count:
             blocks.append(context(more_line(digest.more_count) + " open findings"))
     changes = _change_groups(digest)
     if changes:
         blocks.append(DIVIDER)
         blocks += [section(f"*{title}*\n" + pack_lines(lines, limit=GROUP_TEXT)) for title, lines in changes]
-    blocks.append(context(f"Generated {digest.generated_at:%Y-%m-%d %H:%M} UTC · monthly = 730 h"))
+    if digest.report_link:
+        blocks.append(actions(button("Open the scan report", digest.report_link, "report")))
+    report = "" if digest.report_link else " · visual report: `chipwise report`"
+    blocks.append(context(f"Generated {digest.generated_at:%Y-%m-%d %H:%M} UTC · monthly = 730 h{report}"))
+    blocks.append(context(f"To silence a finding: `{SUPPRESS_ANY}` (the finding's id as shown above)"))
+    if digest.baseline:
+        blocks.insert(
+            2, context("First scan of this account: this digest is the baseline; no alerts were sent for it.")
+        )
     return _message(render("slack/digest_fallback.txt.j2", digest=digest), blocks)
 
 
@@ -133,7 +169,14 @@ def alert_message(alert: Alert) -> dict[str, Any]:
     blocks = [
         header(f"Chipwise alert · {money(f.monthly_savings_usd, 0)} a month"),
         section(render("slack/alert.mrkdwn.j2", alert=alert).strip()),
-        context(f"Rule {f.rule_id} · first seen {f.first_seen:%Y-%m-%d %H:%M} UTC · `chipwise findings`"),
+        *(
+            [actions(button("Open in the AWS console", f.console_url, f"console-{f.short_id}"))]
+            if f.console_url
+            else []
+        ),
+        context(
+            f"Rule {f.rule_id} · first seen {f.first_seen:%Y-%m-%d %H:%M} UTC · `chipwise findings show {f.short_id}`"
+        ),
     ]
     return _message(render("slack/alert_fallback.txt.j2", alert=alert), blocks)
 

@@ -1,0 +1,26 @@
+"""After the report: the HTML scan report (one static file with inline SVG charts), as `chipwise report` writes it."""
+
+from __future__ import annotations
+
+from chipwise.act.report.build import build_report, find_scan, render_report
+from chipwise.store import session_scope
+from chipwise.store.base import utcnow
+from chipwise_devkit.demo.runner import DemoContext, Stage
+
+
+def _run(ctx: DemoContext) -> None:
+    with session_scope(ctx.database_url) as session:
+        scan = find_scan(session, account_id=ctx.account_id, region=ctx.region)
+        view = build_report(session, scan, now=utcnow())
+    ctx.write(view.filename, render_report(view))
+    heat_maps = sum(1 for f in view.findings if f.heat is not None)
+    ctx.summary.append(
+        (
+            "HTML report",
+            f"{view.filename}: totals, waste by rule, {heat_maps} utilisation heat-map(s), the trend over "
+            f"{view.scans} scan(s), {len(view.findings)} findings with their evidence",
+        )
+    )
+
+
+STAGE = Stage("HTML report: one static file with inline charts", _run)

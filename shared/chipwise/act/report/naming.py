@@ -1,0 +1,36 @@
+"""Where a scan's HTML report lives: one file per scan, named by account and scan time (stable, sortable)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from chipwise.store.tables import Scan
+
+
+def report_filename(account_id: str, region: str, started_at: datetime) -> str:
+    """``chipwise-report-<account>-<region>-<YYYYmmddTHHMMZ>.html``."""
+    return f"chipwise-report-{account_id}-{region}-{started_at:%Y%m%dT%H%MZ}.html"
+
+
+def latest_scan(session: Session, account_id: str) -> Scan | None:
+    """The account's most recent finished scan (any region), or None."""
+    stmt = (
+        select(Scan)
+        .where(Scan.account_id == account_id, Scan.status.in_(("succeeded", "partial")))
+        .order_by(Scan.window_end.desc(), Scan.started_at.desc(), Scan.id.desc())
+        .limit(1)
+    )
+    return session.scalars(stmt).first()
+
+
+def report_link(session: Session, account_id: str, base_url: str | None) -> str | None:
+    """The published report of the account's latest scan under ``base_url``, or None without one."""
+    if not base_url:
+        return None
+    scan = latest_scan(session, account_id)
+    if scan is None:
+        return None
+    return f"{base_url.rstrip('/')}/{report_filename(scan.account_id, scan.region, scan.started_at)}"

@@ -1,0 +1,81 @@
+"""The HTML scan report in headless Chromium: no horizontal overflow at desktop and phone widths, charts drawn,
+no script, nothing fetched (the page makes no request besides itself)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from chipwise.act.report.build import build_report, find_scan, write_report
+from chipwise.aws import aws_context
+from chipwise.pipeline.scan import run_scan
+from chipwise.store.session import get_session_factory
+from chipwise_devkit.demo.seed import seed_demo_account
+
+pytestmark = pytest.mark.browser
+
+NOW = datetime(2026, 11, 20, 6, tzinfo=UTC)
+
+
+@pytest.fixture(scope="module")
+def report_file(tmp_path_factory: pytest.TempPathFactory, emulator: Any) -> Path:
+    """The report of two scans of the demo account (written once for every width)."""
+    folder = tmp_path_factory.mktemp("report")
+    url = f"sqlite:///{folder / 'chipwise.db'}"
+    monkeypatch = pytest.MonkeyPatch()
+    try:
+        emulator.reset()
+        for key, value in emulator.env().items():
+            monkeypatch.setenv(key, value)
+        monkeypatch.setenv("CHIPWISE_DATABASE_URL", url)
+        from chipwise.aws import base_session
+        from chipwise.settings import get_settings
+        from chipwise.store.session import upgrade
+
+        base_session.cache_clear()
+        get_settings.cache_clear()
+        upgrade(url)
+        seed_demo_account(emulator, now=NOW + timedelta(days=1))
+        factory = get_session_factory(url)
+        for day in range(2):
+            run_scan(aws_context("us-east-1"), factory, region="us-east-1", now=NOW + timedelta(days=day))
+        with factory() as session:
+            view = build_report(session, find_scan(session), now=NOW + timedelta(days=1, hours=1))
+        return write_report(view, folder)
+    finally:
+        monkeypatch.undo()
+        base_session.cache_clear()
+        get_settings.cache_clear()
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_the_report_fits_and_fetches_nothing(browser: Any, report_file: Path, width: int) -> None:
+    context = browser.new_context(viewport={"width": width, "height": 900}, java_script_enabled=True)
+    page = context.new_page()
+    requests: list[str] = []
+    page.on("request", lambda request: requests.append(request.url))
+    page.goto(report_file.as_uri())
+    # No horizontal overflow: the page is no wider than the window, and no element sticks out of it
+    scroll_width = page.evaluate("document.documentElement.scrollWidth")
+    assert scroll_width <= width, f"page is {scroll_width}px wide at {width}px"
+    wide = page.evaluate(
+        "[...document.querySelectorAll('body *')].filter(e => e.getBoundingClientRect().right > window.innerWidth + 1)"
+        ".map(e => e.tagName + (e.id ? '#' + e.id : ''))"
+    )
+    assert wide == []
+    # The charts are drawn: the rule bars, the trend, at least one heat-map, each with a size on screen
+    svgs = page.locator("svg")
+    assert svgs.count() >= 3
+    for index in range(svgs.count()):
+        box = svgs.nth(index).bounding_box()
+        assert box is not None and 0 < box["width"] <= width
+    assert page.locator("section#trend polyline").count() >= 1
+    assert page.locator("article.finding").count() >= 1
+    assert page.locator("[data-figure=total]").inner_text().startswith("$")
+    # No script, and the only request was the file itself
+    assert page.locator("script").count() == 0
+    assert requests == [report_file.as_uri()]
+    context.close()

@@ -1,0 +1,80 @@
+"""The HTML report of real scans of the demo account: totals, charts, heat-maps, evidence; the CLI writes it."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from chipwise.act.report.build import build_report, find_scan, render_report
+from chipwise.aws import aws_context
+from chipwise.cli import main
+from chipwise.economics import usd
+from chipwise.pipeline.scan import run_scan
+from chipwise.presentation import headline
+from chipwise.store.session import get_session_factory
+from chipwise.store.tables import Scan
+from chipwise_devkit.demo.seed import seed_demo_account
+
+NOW = datetime(2026, 11, 20, 6, tzinfo=UTC)
+
+
+@pytest.fixture
+def two_scans(aws: Any, use_db: str) -> str:
+    """The demo account scanned twice, a day apart."""
+    seed_demo_account(aws, now=NOW + timedelta(days=1))
+    factory = get_session_factory(use_db)
+    for day in range(2):
+        run_scan(aws_context("us-east-1"), factory, region="us-east-1", now=NOW + timedelta(days=day))
+    return use_db
+
+
+def test_the_report_of_the_latest_scan(two_scans: str) -> None:
+    factory = get_session_factory(two_scans)
+    with factory() as session:
+        scan = find_scan(session)
+        view = build_report(session, scan, now=NOW + timedelta(days=1, hours=1))
+        scans = session.query(Scan).count()
+    html = render_report(view)
+    # The totals are the one headline, measured apart from estimated
+    assert view.headline == headline(f.document for f in view.findings)
+    assert f'data-figure="total">{usd(view.headline.total_usd)}<' in html
+    assert f'data-figure="estimated">{usd(view.headline.estimated_usd)}<' in html
+    # The spend is the scan window's Cost Explorer total
+    assert view.spend is not None and f'data-figure="spend">{usd(view.spend)}<' in html
+    # The trend has both scans; the latest is the second day's (its window ends that day)
+    assert scans == 2 and view.scans == 2 and view.window_end == (NOW + timedelta(days=1)).date()
+    assert [r.label for r in view.trend_rows] == ["19 Nov", "20 Nov"]
+    assert html.count("could save") == 2
+    # Heat-maps for the top findings with stored metrics, each from a named source
+    drawn = [f for f in view.findings if f.heat is not None]
+    assert drawn and all(f.heat.hours_with_data > 0 for f in drawn if f.heat)
+    assert all("utilisation" in f.heat.source for f in drawn if f.heat)
+    # Every finding: its id, console link, suppress command and evidence table
+    for f in view.findings:
+        assert f.document.finding_id in html and f.console_url.replace("&", "&amp;") in html
+        assert f"chipwise findings suppress {f.short_id}" in html
+    assert html.count("<details>") == len(view.findings)
+    # Static: no script, no outside fetch
+    assert "<script" not in html.lower()
+    assert " src=" not in html and "<link" not in html and "url(" not in html
+    hrefs = re.findall(r'href="([^"]*)"', html)
+    assert hrefs and all(re.match(r"https://([a-z0-9-]+\.)?console\.aws\.amazon\.com/", h) for h in hrefs)
+
+
+def test_chipwise_report_writes_one_file_per_scan(
+    two_scans: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["report", "--output-dir", str(tmp_path / "reports")]) == 0
+    written = Path(capsys.readouterr().out.strip())
+    assert written.parent == tmp_path / "reports"
+    assert re.fullmatch(r"chipwise-report-123456789012-us-east-1-\d{8}T\d{4}Z\.html", written.name)
+    assert "<svg" in written.read_text()
+
+
+def test_an_empty_store_says_how_to_fill_it(use_db: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["report"]) == 1
+    assert "no finished scan in the store" in capsys.readouterr().err

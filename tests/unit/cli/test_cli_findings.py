@@ -1,0 +1,142 @@
+"""`chipwise findings` for a person acting on them: a table with the ARN and console link, CSV, strict filters,
+short ids, and an empty store that says how to fill it."""
+
+from __future__ import annotations
+
+import csv
+import io
+import sys
+from pathlib import Path
+
+import pytest
+from sqlalchemy.orm import Session, sessionmaker
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "notify"))
+from notify_factories import estate
+
+from chipwise.cli import main
+from chipwise.cli.findings import demo_findings_command, empty_store_hint, flatten_evidence
+from chipwise.store.tables import Finding
+
+
+@pytest.fixture
+def stored(use_db: str, session_factory: sessionmaker[Session]) -> dict[str, Finding]:
+    with session_factory.begin() as session:
+        found = estate(session)
+        found["big_new"].evidence = {"p95_util_pct": 12.5, "window": {"days": 14}, "signals": ["cpu", "gpu"]}
+    return found
+
+
+def test_show_prints_where_the_resource_is_and_how_to_act(
+    stored: dict[str, Finding], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "220")
+    finding = stored["big_new"]
+    assert main(["findings", "show", finding.id[:8]]) == 0
+    out = capsys.readouterr().out
+    for expected in (
+        finding.resource_arn,
+        "123456789012",
+        "us-east-1",
+        "open",
+        "https://us-east-1.console.aws.amazon.com/sagemaker/home?region=us-east-1#/endpoints/chat-mistral-g5",
+        f"chipwise findings suppress {finding.id[:8]} --until YYYY-MM-DD",
+        "$4,406.28",  # the monthly cost with $ and separators
+        "window.days",  # nested evidence as dotted keys, not a Python dict
+        "cpu, gpu",
+    ):
+        assert expected in out, expected
+    assert "{'days'" not in out
+
+
+def test_csv_has_one_row_per_finding(stored: dict[str, Finding], capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["findings", "--format", "csv"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert len(rows) == 3  # the open ones
+    big = next(r for r in rows if r["resource_name"] == "chat-mistral-g5")
+    assert big["estimated_monthly_savings_usd"] == "2400.50" and big["monthly_cost_usd"] == "4406.28"
+    assert big["console_url"].startswith("https://us-east-1.console.aws.amazon.com/sagemaker/")
+
+
+def test_the_table_shows_dollars_and_keeps_words_whole_when_piped(
+    stored: dict[str, Finding], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["findings"]) == 0
+    out = capsys.readouterr().out
+    assert "$2,400.50" in out and "chat-mistral-g5" in out and "gpu_inference_portable" in out
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--rule", "nonexistent"], "unknown rule 'nonexistent'"),
+        (["--region", "mars-north-1"], "not an AWS region"),
+        (["--account", "12345"], "not a 12-digit AWS account id"),
+        (["--format", "xml"], "--format must be one of table, json, csv"),
+        (["--status", "gone"], "--status must be one of"),
+    ],
+)
+def test_unknown_filter_values_are_errors(
+    use_db: str, capsys: pytest.CaptureFixture[str], args: list[str], needle: str
+) -> None:
+    assert main(["findings", *args]) == 1
+    assert needle in capsys.readouterr().err
+
+
+def test_known_filters_still_filter(stored: dict[str, Finding], capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["findings", "--rule", "inferentia_idle", "--region", "us-east-1", "--format", "csv"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert [r["resource_name"] for r in rows] == ["search-idle-inf2"]
+
+
+def test_an_empty_store_says_how_to_fill_it(use_db: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["findings"]) == 0
+    assert "chipwise scan" in capsys.readouterr().err
+
+
+def test_an_empty_store_points_at_the_demo_store_when_there_is_one(tmp_path: Path) -> None:
+    # (the tests run in tmp_path: a demo folder there is what `make demo` leaves)
+    assert "make demo" in empty_store_hint("sqlite:///chipwise.db")
+    (tmp_path / "chipwise-demo").mkdir()
+    (tmp_path / "chipwise-demo" / "chipwise-demo.db").write_bytes(b"")
+    hint = empty_store_hint("sqlite:///chipwise.db")
+    assert hint.endswith("CHIPWISE_DATABASE_URL=sqlite:///chipwise-demo/chipwise-demo.db chipwise findings")
+    assert demo_findings_command() == "CHIPWISE_DATABASE_URL=sqlite:///chipwise-demo/chipwise-demo.db chipwise findings"
+
+
+def test_help_keeps_bracketed_words_and_shows_no_bool_metavar(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["findings", "evaluate", "--help"]) == 0
+    text = capsys.readouterr().out
+    assert "[rules.<rule_id>]" in text and "<bool>" not in text
+
+
+def test_flatten_evidence() -> None:
+    assert flatten_evidence({"a": {"b": 1, "c": None}, "d": [{"e": 2}], "f": []}) == [
+        ("a.b", "1"),
+        ("a.c", "-"),
+        ("d[0].e", "2"),
+        ("f", "-"),
+    ]
+
+
+def test_benchmarks_take_the_short_ids_the_lists_show(
+    stored: dict[str, Finding], session_factory: sessionmaker[Session], capsys: pytest.CaptureFixture[str]
+) -> None:
+    from chipwise.store.tables import BenchmarkRun
+
+    finding = stored["big_new"]
+    with session_factory.begin() as session:
+        session.add(
+            BenchmarkRun(
+                id="run-7f3a9c21-0000-4000-8000-000000000001",
+                finding_id=finding.id,
+                target_instance_type="inf2.xlarge",
+                job_queue="chipwise-bench-inf2",
+            )
+        )
+    assert main(["benchmarks", "show", "run-7f3a9c", "--json"]) == 0
+    assert '"run_id": "run-7f3a9c21-0000-4000-8000-000000000001"' in capsys.readouterr().out
+    assert main(["benchmarks", "list", "--finding", finding.id[:8], "--json"]) == 0
+    assert "run-7f3a9c21" in capsys.readouterr().out
+    assert main(["benchmarks", "show", "run-00"]) == 1
+    assert "no benchmark run 'run-00'" in capsys.readouterr().err
