@@ -100,7 +100,7 @@ def test_every_kind_is_attributed_ignored_with_a_reason_or_counted(
     with session_factory() as session:
         # every row is in the cost table, the unknown ones as kind "unknown"
         kinds_stored: dict[str, str | None] = dict(
-            session.execute(select(CostRecord.usage_type, CostRecord.usage_kind)).all()  # type: ignore[arg-type]
+            session.execute(select(CostRecord.usage_type, CostRecord.usage_kind)).all()
         )
         assert len(kinds_stored) == len(ROWS)
         assert kinds_stored["USE1-Canvas:Session-Hrs"] == "unknown"
