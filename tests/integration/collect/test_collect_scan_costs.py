@@ -99,7 +99,9 @@ def test_every_kind_is_attributed_ignored_with_a_reason_or_counted(
     assert dumped["unused_reservations"][0]["usd"] == "163.86" and dumped["total_usd"] == "992.62"
     with session_factory() as session:
         # every row is in the cost table, the unknown ones as kind "unknown"
-        kinds_stored = dict(session.execute(select(CostRecord.usage_type, CostRecord.usage_kind)).tuples().all())
+        kinds_stored: dict[str, str | None] = dict(
+            session.execute(select(CostRecord.usage_type, CostRecord.usage_kind)).all()
+        )
         assert len(kinds_stored) == len(ROWS)
         assert kinds_stored["USE1-Canvas:Session-Hrs"] == "unknown"
         assert kinds_stored["USE1-UnusedBox:p4de.24xlarge"] == "UnusedBox"
