@@ -6,6 +6,7 @@ from collections import Counter
 from decimal import Decimal
 
 import typer
+from botocore.exceptions import ClientError
 from rich.table import Table
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -60,6 +61,8 @@ def scan_command(
         try:
             aws, account_id = _context(account, region)
         except AWS_ERRORS as exc:  # GetCallerIdentity throttled or denied, the member role not assumed
+            if not isinstance(exc, ClientError):
+                raise  # no credentials or no network: the command's one-line error says how to fix it
             document = record_failed_start(
                 factory, account_id=account, region=region, exc=exc, lookback_days=lookback_days or cfg.lookback_days
             )

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from decimal import Decimal
 
-from rules_factories import HOURS, WINDOW_END, WINDOW_START, ctx, profile
+from rules_factories import GIB, HOURS, WINDOW_END, WINDOW_START, ctx, flat, profile
 
 from chipwise.analyse.series import SeriesStats, summarise
 from chipwise.analyse.weekly import slot_occurrences, weekly_pattern
@@ -177,4 +177,25 @@ def test_the_schedule_beats_the_bedrock_move_and_idle_beats_the_schedule() -> No
     box = profile("retired-box", instance_type="inf2.xlarge", neuron_util=util)
     found = {d.rule_id for d in evaluate_profiles([box], rules, ctx())}
     assert "inferentia_idle" in found
+    assert "accelerator_off_hours" not in found
+
+
+def test_a_resize_of_the_same_resource_supersedes_the_schedule_so_totals_never_add_both() -> None:
+    # Given an inf2.48xlarge instance ($12.98/h) at 20 % of its busiest NeuronCore in office hours and 0.5 % otherwise,
+    # holding a 20 GiB model: oversized (a smaller inf2 carries it) and off at nights and weekends
+    util = weekly_series(lambda h: 20.0 if office_hours(h) else 0.5)
+    box = profile(
+        "oversized-office-box",
+        instance_type="inf2.48xlarge",
+        rate="12.98",
+        neuron_util=util,
+        neuron_memory_bytes=flat(20 * GIB),
+    )
+    rules = Policy.default().rules()
+    # When each rule runs alone, both fire
+    alone = {rule.meta.id for rule in rules if rule.evaluate(box, ctx()) is not None}
+    assert {"inferentia_underutilized", "accelerator_off_hours"} <= alone
+    # Then the engine keeps the resize only: the schedule's saving would be counted on a rate the resize changes
+    found = {d.rule_id for d in evaluate_profiles([box], rules, ctx())}
+    assert "inferentia_underutilized" in found
     assert "accelerator_off_hours" not in found

@@ -14,7 +14,9 @@ Endpoints scale to zero through inference components (``MinInstanceCount`` 0) an
 stop and start on an EventBridge Scheduler schedule.
 
 Different from idle (no load at all: the idle rules supersede this one) and from spiky_inference_bedrock (load at
-irregular hours: a regular pattern is better served by a schedule, so this rule supersedes that one).
+irregular hours: a regular pattern is better served by a schedule, so this rule supersedes that one). A resize or a
+move of the same resource (inferentia_underutilized, trainium_serving_inference, gpu_inference_portable) supersedes
+this one: the two savings do not add up, and the totals must never count both.
 """
 
 from __future__ import annotations

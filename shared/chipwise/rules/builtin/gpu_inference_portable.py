@@ -93,6 +93,9 @@ class GpuInferencePortable(Rule[GpuInferencePortableParams]):
         rationale="At steady utilisation Inferentia serves supported models at a lower cost per request than "
         "GPUs (batched throughput 2-3x a g5 per instance); small models belong on Inferentia1.",
         applies_to="Live g5/g6/g6e/p4d/p5 SageMaker endpoints and EC2 instances serving inference",
+        # Resizing or moving changes the hourly rate a schedule would save on: the two savings do not add up, so a
+        # resource gets this finding and not also an off-hours one (a schedule is judged again after the change).
+        supersedes=("accelerator_off_hours",),
     )
     params_model = GpuInferencePortableParams
 

@@ -69,6 +69,9 @@ class InferentiaUnderutilized(Rule[InferentiaUnderutilizedParams]):
         rationale="An inf2.48xlarge serving an 8B model at 10 % NeuronCore utilisation pays for 24 cores and "
         "384 GiB to use a few; a smaller size (or fewer instances) holds the same model and traffic.",
         applies_to="Live inf1/inf2 SageMaker endpoints and EC2 instances",
+        # Resizing or moving changes the hourly rate a schedule would save on: the two savings do not add up, so a
+        # resource gets this finding and not also an off-hours one (a schedule is judged again after the change).
+        supersedes=("accelerator_off_hours",),
     )
     params_model = InferentiaUnderutilizedParams
 

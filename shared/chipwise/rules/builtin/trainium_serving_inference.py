@@ -84,6 +84,9 @@ class TrainiumServingInference(Rule[TrainiumServingInferenceParams]):
         rationale="A training chip used as a permanent inference server pays for a backward pass that never runs; "
         "Inferentia2 serves the same Neuron-compiled model for less per token.",
         applies_to="Live trn1/trn1n/trn2 SageMaker endpoints and EC2 instances",
+        # Resizing or moving changes the hourly rate a schedule would save on: the two savings do not add up, so a
+        # resource gets this finding and not also an off-hours one (a schedule is judged again after the change).
+        supersedes=("accelerator_off_hours",),
     )
     params_model = TrainiumServingInferenceParams
 
