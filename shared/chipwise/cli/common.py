@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from rich.console import Console
+from rich.console import Console, ConsoleDimensions
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from sqlalchemy.orm import Session
 
@@ -19,11 +18,29 @@ from chipwise.store import ensure_schema, session_scope
 PIPED_WIDTH = 200  # columns of a table written to a pipe or file: wide enough that words stay whole
 
 
+class _StdoutConsole(Console):
+    """stdout: the terminal's width; piped or redirected (and no COLUMNS), a wide page so tables keep words whole.
+    Decided at each print, not at import (the same process may print to a terminal and to a capture)."""
+
+    @property
+    def size(self) -> ConsoleDimensions:
+        measured = super().size
+        columns = os.environ.get("COLUMNS", "")
+        if self._width is None and columns.isdigit():
+            return ConsoleDimensions(int(columns), measured.height)
+        if self._width is None and not self.is_terminal:
+            return ConsoleDimensions(PIPED_WIDTH, measured.height)
+        return measured
+
+    @size.setter
+    def size(self, new_size: tuple[int, int]) -> None:
+        self._width, self._height = new_size
+
+
 def _stdout_console() -> Console:
-    """stdout: the terminal's width, or (piped, no COLUMNS) a wide page so tables do not break words."""
-    if sys.stdout.isatty() or os.environ.get("COLUMNS"):
-        return Console()
-    return Console(width=PIPED_WIDTH)
+    console = _StdoutConsole()
+    console._width = None  # COLUMNS is read at each print (the property above), not frozen at import
+    return console
 
 
 out = _stdout_console()  # data (tables, JSON) goes to stdout

@@ -59,8 +59,9 @@ def test_csv_has_one_row_per_finding(stored: dict[str, Finding], capsys: pytest.
 
 
 def test_the_table_shows_dollars_and_keeps_words_whole_when_piped(
-    stored: dict[str, Finding], capsys: pytest.CaptureFixture[str]
+    stored: dict[str, Finding], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.delenv("COLUMNS", raising=False)  # piped, nothing said about the width
     assert main(["findings"]) == 0
     out = capsys.readouterr().out
     assert "$2,400.50" in out and "chat-mistral-g5" in out and "gpu_inference_portable" in out
