@@ -25,7 +25,8 @@ PLUGIN_GROUP = "chipwise.cli"
 
 app = typer.Typer(
     name="chipwise",
-    help="FinOps advisor for AWS AI accelerators: Inferentia, Trainium and NVIDIA GPU spend.",
+    help="FinOps advisor for AWS AI accelerators: Inferentia, Trainium and NVIDIA GPU spend. "
+    "Add --debug anywhere (or set CHIPWISE_DEBUG=1) to see the traceback of a failure.",
     no_args_is_help=True,
     rich_markup_mode=None,  # help text is plain: brackets such as [rules.<rule_id>] stay as written
     pretty_exceptions_enable=False,

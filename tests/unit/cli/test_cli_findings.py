@@ -129,15 +129,15 @@ def test_benchmarks_take_the_short_ids_the_lists_show(
     with session_factory.begin() as session:
         session.add(
             BenchmarkRun(
-                id="run-7f3a9c21-0000-4000-8000-000000000001",
+                id="7f3a9c21-0000-4000-8000-000000000001",
                 finding_id=finding.id,
                 target_instance_type="inf2.xlarge",
                 job_queue="chipwise-bench-inf2",
             )
         )
-    assert main(["benchmarks", "show", "run-7f3a9c", "--json"]) == 0
-    assert '"run_id": "run-7f3a9c21-0000-4000-8000-000000000001"' in capsys.readouterr().out
+    assert main(["benchmarks", "show", "7f3a9c", "--json"]) == 0
+    assert '"run_id": "7f3a9c21-0000-4000-8000-000000000001"' in capsys.readouterr().out
     assert main(["benchmarks", "list", "--finding", finding.id[:8], "--json"]) == 0
-    assert "run-7f3a9c21" in capsys.readouterr().out
-    assert main(["benchmarks", "show", "run-00"]) == 1
-    assert "no benchmark run 'run-00'" in capsys.readouterr().err
+    assert "7f3a9c21" in capsys.readouterr().out
+    assert main(["benchmarks", "show", "000000"]) == 1
+    assert "no benchmark run '000000'" in capsys.readouterr().err
