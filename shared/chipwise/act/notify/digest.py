@@ -441,10 +441,13 @@ def by_savings(lines: Iterable[FindingLine]) -> list[FindingLine]:
 
 
 def waste_by_rule(lines: Sequence[FindingLine]) -> list[RuleBar]:
-    """The chart's bars: saving per rule, largest first, only rules with a saving."""
+    """The chart's bars: saving per rule, largest first, only rules with a saving, over the findings the headline
+    counts (a saving that needs a quote or sits on committed hours is not in any rule's bar)."""
     totals: dict[str, Decimal] = defaultdict(Decimal)
     counts: dict[str, int] = defaultdict(int)
     for line in lines:
+        if line.status != "open" or line.excluded_from_totals is not None:
+            continue
         totals[line.rule_id] += line.monthly_savings_usd
         counts[line.rule_id] += 1
     ranked = sorted(((rule, total) for rule, total in totals.items() if total > 0), key=lambda rt: (-rt[1], rt[0]))
