@@ -15,7 +15,7 @@ from benchmarks.harness import BenchResult
 
 
 def main(selected: list[str]) -> int:
-    console = Console()
+    console = Console(width=None if sys.stdout.isatty() else 160)  # piped (make bench | tee): wide enough to read
     here = Path(__file__).parent
     results: list[BenchResult] = []
     for module in sorted(pkgutil.iter_modules([str(here)]), key=lambda m: m.name):
@@ -26,10 +26,15 @@ def main(selected: list[str]) -> int:
         console.print(f"[bold]{module.name}[/]")
         mod = importlib.import_module(f"benchmarks.{module.name}")
         results.extend(mod.run())
-    table = Table("benchmark", "figures", "ratio to baseline")
+    if not results:
+        names = sorted(m.name for m in pkgutil.iter_modules([str(here)]) if m.name.startswith("bench_"))
+        console.print(f"no benchmark matches {' '.join(selected)}; there are: {', '.join(names)}")
+        return 2
+    table = Table("benchmark", "figures", "ratio to baseline", show_lines=True)
     for r in results:
         ratio = f"{r.ratio:.2f}× {r.baseline}" if r.ratio is not None else ""
-        table.add_row(r.name, json.dumps(r.figures, default=str), ratio)
+        figures = "\n".join(f"{key} = {value}" for key, value in r.figures.items())
+        table.add_row(r.name, figures, ratio)
     console.print(table)
     Path("benchmarks/last-run.json").write_text(json.dumps([r.__dict__ for r in results], default=str, indent=2))
     return 0
