@@ -16,6 +16,7 @@ from chipwise.act.drafts import AccountFigures, CompanyFacts, DraftWorkload, bui
 from chipwise.act.notify.digest import (
     AccountSnapshot,
     BenchmarkedLine,
+    RealisedLine,
     build_alert,
     build_digest,
 )
@@ -203,3 +204,16 @@ def test_a_withdrawn_benchmark_shows_its_reason_escaped() -> None:
     # When rendered for Slack / Then the reason is shown, escaped
     text = render("slack/benchmarked.mrkdwn.j2", b=withdrawn)
     assert "withdrawn (&lt;script&gt;" in text and "<!channel>" not in text
+
+
+def test_the_slack_digest_shows_what_fixes_realised() -> None:
+    # Given an account with one fix measured in Cost Explorer: $722.70 a month realised of $803.00 estimated
+    fix = RealisedLine(
+        "inferentia_idle", "Idle Inferentia", "old-endpoint", "gone", Decimal("803.00"), Decimal("722.70"), None, 5
+    )
+    snap = replace(snapshot(), realised=(fix,))
+    # When the Slack digest's summary is rendered
+    text = render("slack/digest_summary.mrkdwn.j2", digest=build_digest(snap, now=NOW))
+    # Then it says what was realised and how close the estimate was: 722.70 / 803.00 = 90 %
+    assert "Realised to date: *$723/mo* saved by fixes measured in Cost Explorer" in text
+    assert "saved by fixes measured in Cost Explorer · Inferentia idle: 90 % of its estimate" in text
