@@ -30,6 +30,7 @@ from chipwise.presentation import (
     headline,
     next_step,
     rank,
+    rule_label,
     saving_facts,
     short_id,
     target_label,
@@ -39,6 +40,7 @@ from chipwise.rules import registry
 from chipwise.rules.policy import Policy
 from chipwise.store.base import utcnow
 from chipwise.store.repositories.findings import FindingRepository, finding_document
+from chipwise.store.repositories.realised import RealisedSavingRepository
 from chipwise.store.tables import Finding
 
 STATUSES = ("open", "suppressed", "resolved", "withdrawn")
@@ -357,6 +359,59 @@ def parse_until(value: str) -> datetime:
     if not _HAS_ZONE.search(value):  # parse_utc takes a naive time as UTC; a deadline typed by a person says
         raise InvalidInput(f"--until {value!r} needs a time zone (or give a date)")
     return moment
+
+
+@findings_app.command("realised")
+def realised_command(
+    account: str | None = typer.Option(None, "--account", help="Only this AWS account (12 digits)."),
+    json_output: bool = typer.Option(False, "--json", help="Print the measured fixes as JSON."),
+) -> None:
+    """What resolved findings really saved: each fix measured in Cost Explorer (the usage type's daily cost before
+    against after the change), next to its estimate, and each rule's accuracy."""
+    if account is not None and not is_account_id(account):
+        raise InvalidInput(f"--account {account!r} is not a 12-digit AWS account id")
+    with store_session() as session:
+        repository = RealisedSavingRepository(session)
+        rows = repository.listed(account)
+        rules = repository.by_rule(account)
+        fixes: list[dict[str, Any]] = [
+            {
+                "finding_id": r.finding_id,
+                "resource": r.resource_name,
+                "rule": r.rule_id,
+                "cause": r.cause,
+                "status": r.status,
+                "estimated_monthly_usd": r.estimated_monthly_savings_usd,
+                "realised_monthly_usd": r.realised_monthly_savings_usd,
+                "days_before": r.before_days,
+                "days_after": r.after_days,
+                "resolved_at": r.resolved_at,
+            }
+            for r in rows
+        ]
+    if json_output:
+        print_json(fixes)
+        return
+    if not fixes:
+        out.print("no resolved finding has been measured yet: a fix is measured after the scan that resolves it")
+        return
+    table = Table("finding", "resource · rule", "cause", "estimated / month", "realised / month", "days before · after")
+    for f in fixes:
+        realised = f["realised_monthly_usd"]
+        table.add_row(
+            short_id(str(f["finding_id"])),
+            f"{f['resource']}\n{f['rule']}",
+            str(f["cause"]),
+            usd(f["estimated_monthly_usd"]),
+            "pending" if realised is None else usd(realised),
+            f"{f['days_before']} · {f['days_after']}",
+        )
+    out.print(table)
+    measured = sum((r.realised_monthly_usd for r in rules), Decimal(0))
+    out.print(f"realised to date: {usd(measured)} a month")
+    for r in rules:
+        ratio = "" if r.accuracy is None else f", {r.accuracy:.0%} of the estimate"
+        out.print(f"  {rule_label(r.rule_id)}: {r.measured} measured, {r.pending} pending{ratio}")
 
 
 @findings_app.command("suppress")

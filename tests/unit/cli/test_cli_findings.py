@@ -6,6 +6,8 @@ from __future__ import annotations
 import csv
 import io
 import sys
+from datetime import UTC, date, datetime
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -16,6 +18,7 @@ from notify_factories import estate
 
 from chipwise.cli import main
 from chipwise.cli.findings import demo_findings_command, empty_store_hint, flatten_evidence
+from chipwise.store.repositories.realised import RealisedSavingRepository
 from chipwise.store.tables import Finding
 
 
@@ -141,3 +144,52 @@ def test_benchmarks_take_the_short_ids_the_lists_show(
     assert "7f3a9c21" in capsys.readouterr().out
     assert main(["benchmarks", "show", "000000"]) == 1
     assert "no benchmark run '000000'" in capsys.readouterr().err
+
+
+def test_realised_lists_each_measured_fix_and_each_rules_accuracy(
+    stored: dict[str, Finding],
+    session_factory: sessionmaker[Session],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Given the resolved $700 idle finding measured at $630 a month realised (3 days before, 4 after the change)
+    resolved = stored["resolved"]
+    with session_factory.begin() as session:
+        RealisedSavingRepository(session).save(
+            [
+                {
+                    "finding_id": resolved.id,
+                    "account_id": resolved.account_id,
+                    "region": resolved.region,
+                    "rule_id": resolved.rule_id,
+                    "resource_name": resolved.resource_name,
+                    "instance_type": "ml.inf2.xlarge",
+                    "cause": "gone",
+                    "status": "measured",
+                    "estimated_monthly_savings_usd": Decimal("700"),
+                    "realised_monthly_savings_usd": Decimal("630"),
+                    "accuracy": Decimal("0.9"),
+                    "before_daily_usd": Decimal("21"),
+                    "after_daily_usd": Decimal("0.29"),
+                    "before_days": 3,
+                    "after_days": 4,
+                    "changed_after": date(2026, 11, 20),
+                    "resolved_at": datetime(2026, 11, 21, tzinfo=UTC),
+                }
+            ]
+        )
+    monkeypatch.setenv("COLUMNS", "200")
+    # When `chipwise findings realised` runs
+    assert main(["findings", "realised"]) == 0
+    out = capsys.readouterr().out
+    # Then the fix is listed next to its estimate, and the rule's accuracy is 630 / 700 = 90 %
+    assert "old-endpoint" in out and "$700.00" in out and "$630.00" in out and "3 · 4" in out
+    assert "realised to date: $630.00 a month" in out
+    assert "Inferentia idle: 1 measured, 0 pending, 90% of the estimate" in out
+
+
+def test_realised_on_a_store_without_measurements_says_when_they_come(
+    stored: dict[str, Finding], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["findings", "realised"]) == 0
+    assert "no resolved finding has been measured yet" in capsys.readouterr().out
