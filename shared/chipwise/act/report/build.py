@@ -35,7 +35,9 @@ from chipwise.presentation import (
     counts_in_totals,
     headline,
     next_step,
+    rank,
     rule_label,
+    saving_facts,
     short_id,
     suppress_command,
 )
@@ -259,7 +261,7 @@ def build_report(session: Session, scan: Scan, *, now: datetime) -> ReportView:
     document = _document(scan)
     rows = FindingRepository(session).find(account_id=scan.account_id, region=scan.region, statuses=(OPEN, WITHDRAWN))
     documents = [finding_document(row) for row in rows]
-    documents.sort(key=lambda d: (not counts_in_totals(d), -best_saving(d), d.resource_name))
+    documents.sort(key=lambda d: (*rank(saving_facts(d)), d.resource_name))  # measured first, set apart last
     views = [_finding_view(d) for d in documents]
     window_start = document.window.start if document else scan.window_start
     window_end = document.window.end if document else scan.window_end
