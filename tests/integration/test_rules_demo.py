@@ -23,6 +23,7 @@ from chipwise.models.findings import FindingDocument
 from chipwise.models.scan import ScanDocument
 from chipwise.pipeline.neuron_ingest import ingest_prefix
 from chipwise.pipeline.scan import run_scan
+from chipwise.presentation import rank, saving_facts
 from chipwise.rules import registry
 from chipwise.settings import get_settings
 from chipwise.store import get_session_factory
@@ -159,7 +160,11 @@ def test_the_demo_stage_shows_and_writes_the_findings_top_savings_first(demo: De
     report_stage = importlib.import_module("chipwise_devkit.demo.stages.70_report").STAGE
     report_stage.run(ctx)
     written = json.loads((tmp_path / "findings.json").read_text())
-    assert [f["finding_id"] for f in written] == [f.finding_id for f in shared]
+    ranked = sorted(shared, key=lambda d: rank(saving_facts(d)))  # set-apart savings (a quote, committed) last
+    assert [f["finding_id"] for f in written] == [f.finding_id for f in ranked]
+    assert {f.finding_id for f in ranked[-2:]} == {
+        f.finding_id for f in shared if f.recommendation.excluded_from_totals is not None
+    }
     report = (tmp_path / "report.md").read_text()
-    assert "| gpu_idle | 1.00 | 1.00 |" in report and "top savings first" in report
+    assert "| gpu_idle | 1.00 | 1.00 |" in report and "measured savings first, then estimates" in report
     assert dict(ctx.summary)["Headline"].startswith("$")

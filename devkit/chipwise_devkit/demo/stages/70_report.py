@@ -10,7 +10,7 @@ from decimal import Decimal
 
 from chipwise.economics import usd
 from chipwise.models.findings import FindingDocument
-from chipwise.presentation import best_saving, counts_in_totals, headline, next_step
+from chipwise.presentation import best_saving, counts_in_totals, headline, next_step, rank, saving_facts
 from chipwise.store import session_scope
 from chipwise.store.repositories.findings import OPEN, WITHDRAWN, FindingRepository, finding_document
 from chipwise.store.repositories.realised import RealisedSavingRepository
@@ -21,7 +21,8 @@ from chipwise_devkit.demo.runner import DemoContext, Stage
 def _findings(ctx: DemoContext) -> list[FindingDocument]:
     with session_scope(ctx.database_url) as session:
         rows = FindingRepository(session).find(account_id=ctx.account_id, region=ctx.region, statuses=(OPEN, WITHDRAWN))
-        return [finding_document(row) for row in rows]
+        # the one ranking every surface uses: measured first, estimates by size, set-apart last
+        return sorted((finding_document(row) for row in rows), key=lambda d: rank(saving_facts(d)))
 
 
 def report(found: Sequence[FindingDocument], scores: Mapping[str, tuple[float, float]]) -> str:
@@ -42,7 +43,7 @@ def report(found: Sequence[FindingDocument], scores: Mapping[str, tuple[float, f
     for rule_id, items in sorted(by_rule.items(), key=lambda kv: -sum(best_saving(d) for d in kv[1])):
         rule_saving = sum((best_saving(d) for d in items), Decimal(0))
         lines.append(f"| {rule_id} | {len(items)} | {usd(rule_saving)} |")
-    lines += ["", "## Findings, top savings first", ""]
+    lines += ["", "## Findings: measured savings first, then estimates, largest first", ""]
     lines += ["| resource | rule | now | saving / month | next step | confidence | effort | break-even |"]
     lines += ["| --- | --- | --- | ---: | --- | --- | --- | ---: |"]
     for d in found:
