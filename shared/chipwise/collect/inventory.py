@@ -349,6 +349,44 @@ def inference_component(described: Mapping[str, Any]) -> InferenceComponent:
     )
 
 
+def component_reservation(
+    component: InferenceComponent, instance_type: str | None, platform: Platform, accelerators_per_instance: int
+) -> tuple[Decimal | None, str]:
+    """The share of its variant's instances an inference component reserves, in instance-equivalents: copies x
+    ``NumberOfAcceleratorDevicesRequired`` / the instance type's GPUs, with the basis (or why it is unknown).
+
+    Only for GPU instances: SageMaker documents the field as "accelerators (GPUs and AWS Inferentia)" without
+    saying whether a Neuron instance counts devices or NeuronCores, so a Neuron share is left unknown rather than
+    guessed (a wrong share would move dollars between resources)."""
+    label = f"inference component {component.name}"
+    if not instance_type:
+        return None, f"{label}: serverless variant, no instances to share"
+    if platform != "nvidia":
+        return None, (
+            f"{label}: share of {instance_type} unknown (NumberOfAcceleratorDevicesRequired is not documented as "
+            "devices or NeuronCores on this platform)"
+        )
+    if component.copies is None or component.accelerators_required is None or accelerators_per_instance < 1:
+        return None, f"{label}: share of {instance_type} unknown (no copy count or accelerators required)"
+    reserved = Decimal(component.copies) * component.accelerators_required / Decimal(accelerators_per_instance)
+    basis = (
+        f"{label}: {component.copies} copies x {component.accelerators_required} GPU(s) / "
+        f"{accelerators_per_instance} GPUs per {instance_type} = {reserved.normalize():f} instance(s) reserved"
+    )
+    return reserved, basis
+
+
+def _with_reservations(
+    components: Sequence[InferenceComponent], instance_type: str | None, typ: TypeFacts
+) -> list[InferenceComponent]:
+    per_instance = int(typ.facts.get("accelerator_count") or 0)
+    placed = []
+    for component in components:
+        reserved, basis = component_reservation(component, instance_type, typ.platform, per_instance)
+        placed.append(component.model_copy(update={"instances_reserved": reserved, "cost_basis": basis}))
+    return placed
+
+
 def _models_of(config: Mapping[str, Any]) -> set[str]:
     return {str(v["ModelName"]) for v in config.get("ProductionVariants") or [] if v.get("ModelName")}
 
@@ -431,6 +469,7 @@ def _endpoint_resource(
     primary = variants[0] if variants else EndpointVariant(variant_name="")
     names = {v.variant_name for v in variants}
     own = [c for c in components if c.variant_name is None or c.variant_name in names]
+    own = _with_reservations(own, instance_type, typ)
     endpoint_name = str(endpoint["EndpointName"])
     arn, name = str(endpoint["EndpointArn"]), endpoint_name
     basis = None
