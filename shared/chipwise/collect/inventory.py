@@ -83,12 +83,18 @@ def type_facts(instance_type: str | None, described: Mapping[str, Mapping[str, A
 
 class TypeFactsReader:
     """DescribeInstanceTypes for the types the catalog lacks, asked once per type and collector. A type EC2 does
-    not know (a SageMaker-only name, a typo) or a refused call leaves the type to :func:`type_facts`' fallbacks."""
+    not know (a SageMaker-only name, a typo) or a refused call leaves the type to :func:`type_facts`' fallbacks.
+    A refused call (denied, throttled past the retries: any error but ``InvalidInstanceType``) is not silent: it is
+    kept in :attr:`problems` (name ``describe_instance_types``, the code, the types asked), which the collector's
+    :class:`Inventory` carries to the scan document (the scan ends ``partial``; the inventory goes on)."""
+
+    PROBLEM_NAME = "describe_instance_types"
 
     def __init__(self, aws: AwsContext | None) -> None:
         self._aws = aws
         self.described: dict[str, dict[str, Any]] = {}
         self._asked: set[str] = set()
+        self.problems: list[ResourceProblem] = []
 
     def prefetch(self, names: Iterable[str | None]) -> None:
         catalog = get_catalog()
@@ -105,9 +111,17 @@ class TypeFactsReader:
         try:
             answer = self._aws.client("ec2").describe_instance_types(InstanceTypes=names)  # type: ignore[arg-type]
         except ClientError as exc:
-            if _error_code(exc) == "InvalidInstanceType" and len(names) > 1:
-                for name in names:  # one unknown name fails the whole call: ask for each alone
-                    self._describe([name])
+            code = _error_code(exc)
+            if code == "InvalidInstanceType":
+                if len(names) > 1:
+                    for name in names:  # one unknown name fails the whole call: ask for each alone
+                        self._describe([name])
+                return  # EC2 does not know this one type: the family table or `other`, as documented
+            message = (
+                f"DescribeInstanceTypes refused for {', '.join(names)}: {_message(exc)}; "
+                "these types fall back to the catalog's family table or 'other'"
+            )
+            self.problems.append(ResourceProblem("", self.PROBLEM_NAME, code, message, recorded=True))
             return
         for item in answer.get("InstanceTypes", []):
             self.described[str(item["InstanceType"])] = dict(item)
@@ -149,8 +163,11 @@ def eks_cluster(tags: Mapping[str, str]) -> str | None:
     return None
 
 
-def collect_ec2_instances(aws: AwsContext, account_id: str) -> list[CollectedResource]:
-    """Live EC2 instances of accelerator types (CPU instances are not Chipwise's business)."""
+def collect_ec2_instances(
+    aws: AwsContext, account_id: str, types: TypeFactsReader | None = None
+) -> list[CollectedResource]:
+    """Live EC2 instances of accelerator types (CPU instances are not Chipwise's business). ``types`` (a reader
+    the caller keeps) lets the caller see a refused DescribeInstanceTypes call in its ``problems``."""
     ec2 = aws.client("ec2")
     listed: list[tuple[dict[str, Any], str]] = []
     pages = ec2.get_paginator("describe_instances").paginate(
@@ -160,7 +177,7 @@ def collect_ec2_instances(aws: AwsContext, account_id: str) -> list[CollectedRes
         for reservation in page.get("Reservations", []):
             owner = reservation.get("OwnerId") or account_id
             listed.extend((dict(instance), owner) for instance in reservation.get("Instances", []))
-    types = TypeFactsReader(aws)
+    types = types or TypeFactsReader(aws)
     types.prefetch(str(i.get("InstanceType", "")) for i, _ in listed)
     found: list[CollectedResource] = []
     for instance, owner in listed:
@@ -289,6 +306,7 @@ def collect_sagemaker_endpoints(aws: AwsContext) -> Inventory:
                 error = models.failed[model_name]
                 message = f"model {model_name}: {_message(error)}"
                 result.problems.append(ResourceProblem(arn, name, _error_code(error), message, recorded=True))
+    result.problems.extend(types.problems)
     return result
 
 
@@ -329,6 +347,44 @@ def inference_component(described: Mapping[str, Any]) -> InferenceComponent:
         accelerators_required=None if accelerators is None else Decimal(str(accelerators)),
         copies=None if copies is None else int(copies),
     )
+
+
+def component_reservation(
+    component: InferenceComponent, instance_type: str | None, platform: Platform, accelerators_per_instance: int
+) -> tuple[Decimal | None, str]:
+    """The share of its variant's instances an inference component reserves, in instance-equivalents: copies x
+    ``NumberOfAcceleratorDevicesRequired`` / the instance type's GPUs, with the basis (or why it is unknown).
+
+    Only for GPU instances: SageMaker documents the field as "accelerators (GPUs and AWS Inferentia)" without
+    saying whether a Neuron instance counts devices or NeuronCores, so a Neuron share is left unknown rather than
+    guessed (a wrong share would move dollars between resources)."""
+    label = f"inference component {component.name}"
+    if not instance_type:
+        return None, f"{label}: serverless variant, no instances to share"
+    if platform != "nvidia":
+        return None, (
+            f"{label}: share of {instance_type} unknown (NumberOfAcceleratorDevicesRequired is not documented as "
+            "devices or NeuronCores on this platform)"
+        )
+    if component.copies is None or component.accelerators_required is None or accelerators_per_instance < 1:
+        return None, f"{label}: share of {instance_type} unknown (no copy count or accelerators required)"
+    reserved = Decimal(component.copies) * component.accelerators_required / Decimal(accelerators_per_instance)
+    basis = (
+        f"{label}: {component.copies} copies x {component.accelerators_required} GPU(s) / "
+        f"{accelerators_per_instance} GPUs per {instance_type} = {reserved.normalize():f} instance(s) reserved"
+    )
+    return reserved, basis
+
+
+def _with_reservations(
+    components: Sequence[InferenceComponent], instance_type: str | None, typ: TypeFacts
+) -> list[InferenceComponent]:
+    per_instance = int(typ.facts.get("accelerator_count") or 0)
+    placed = []
+    for component in components:
+        reserved, basis = component_reservation(component, instance_type, typ.platform, per_instance)
+        placed.append(component.model_copy(update={"instances_reserved": reserved, "cost_basis": basis}))
+    return placed
 
 
 def _models_of(config: Mapping[str, Any]) -> set[str]:
@@ -413,6 +469,7 @@ def _endpoint_resource(
     primary = variants[0] if variants else EndpointVariant(variant_name="")
     names = {v.variant_name for v in variants}
     own = [c for c in components if c.variant_name is None or c.variant_name in names]
+    own = _with_reservations(own, instance_type, typ)
     endpoint_name = str(endpoint["EndpointName"])
     arn, name = str(endpoint["EndpointArn"]), endpoint_name
     basis = None
@@ -475,6 +532,7 @@ def collect_training_jobs(aws: AwsContext, window_start: datetime) -> Inventory:
         summaries = page.get("TrainingJobSummaries", [])
         for summary in summaries:
             if summary["CreationTime"] < oldest:
+                result.problems.extend(types.problems)
                 return result
             ended = summary.get("TrainingEndTime")
             if summary.get("TrainingJobStatus") != "InProgress" and ended is not None and ended < window_start:
@@ -488,6 +546,7 @@ def collect_training_jobs(aws: AwsContext, window_start: datetime) -> Inventory:
                     result.problems.append(ResourceProblem(arn, name, _error_code(exc), _message(exc), recorded=False))
                 continue
             found.append(_training_resource(job, tags, types))
+    result.problems.extend(types.problems)
     return result
 
 
@@ -557,8 +616,11 @@ def _training_model_input(job: Mapping[str, Any]) -> str | None:
 # --- AWS Batch -------------------------------------------------------------------------------------------------
 
 
-def collect_batch(aws: AwsContext, window_start: datetime) -> list[CollectedResource]:
-    """Compute environments, each with the job queues that feed it and their jobs created in the window."""
+def collect_batch(
+    aws: AwsContext, window_start: datetime, types: TypeFactsReader | None = None
+) -> list[CollectedResource]:
+    """Compute environments, each with the job queues that feed it and their jobs created in the window (``types``
+    as for :func:`collect_ec2_instances`)."""
     batch = aws.client("batch")
     queues: dict[str, list[dict[str, Any]]] = {}
     for queue_page in batch.get_paginator("describe_job_queues").paginate():
@@ -571,7 +633,7 @@ def collect_batch(aws: AwsContext, window_start: datetime) -> list[CollectedReso
     environments: list[dict[str, Any]] = []
     for page in batch.get_paginator("describe_compute_environments").paginate():
         environments.extend(dict(e) for e in page.get("computeEnvironments", []))
-    types = TypeFactsReader(aws)
+    types = types or TypeFactsReader(aws)
     types.prefetch(t for e in environments for t in (e.get("computeResources") or {}).get("instanceTypes") or [])
     found: list[CollectedResource] = []
     for env in environments:

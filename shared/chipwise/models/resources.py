@@ -83,6 +83,10 @@ class InferenceComponent(_StoredJson):
     environment: dict[str, str] = Field(default_factory=dict)
     accelerators_required: Decimal | None = None  # NumberOfAcceleratorDevicesRequired per copy
     copies: int | None = None  # RuntimeConfig.CurrentCopyCount (else DesiredCopyCount)
+    # The variant's instances this component reserves (copies x NumberOfAcceleratorDevicesRequired / the instance
+    # type's accelerators), in instance-equivalents, and how that was worked out (or why it is unknown).
+    instances_reserved: Decimal | None = None
+    cost_basis: str | None = None
 
 
 class EndpointDetails(_StoredJson):

@@ -87,7 +87,9 @@ Collector = Callable[[AwsContext, str, datetime], Inventory]
 
 
 def _ec2(aws: AwsContext, account_id: str, _window_start: datetime) -> Inventory:
-    return Inventory(resources=inventory.collect_ec2_instances(aws, account_id))
+    types = inventory.TypeFactsReader(aws)
+    resources = inventory.collect_ec2_instances(aws, account_id, types)
+    return Inventory(resources=resources, problems=list(types.problems))
 
 
 def _endpoints(aws: AwsContext, _account_id: str, _window_start: datetime) -> Inventory:
@@ -99,7 +101,9 @@ def _training(aws: AwsContext, _account_id: str, window_start: datetime) -> Inve
 
 
 def _batch(aws: AwsContext, _account_id: str, window_start: datetime) -> Inventory:
-    return Inventory(resources=inventory.collect_batch(aws, window_start))
+    types = inventory.TypeFactsReader(aws)
+    resources = inventory.collect_batch(aws, window_start, types)
+    return Inventory(resources=resources, problems=list(types.problems))
 
 
 # Inventory sources: (error source name, the kind it yields, collector).

@@ -237,3 +237,42 @@ def test_the_cli_records_a_failed_identity_call_under_the_named_account(
         assert scan.status == "failed" and scan.account_id == "123456789012"
         assert scan.errors[0]["source"] == "sts.GetCallerIdentity" and scan.errors[0]["code"] == "AccessDenied"
         assert scan.document is not None and scan.document["status"] == "failed"
+
+
+def test_a_refused_describe_instance_types_is_recorded_and_the_inventory_goes_on(
+    aws: Emulator, seeded: Seeded, sqlite_url: str
+) -> None:
+    # Given DescribeInstanceTypes denied (the account has "future-box", an inf9.xlarge the catalog lacks, so the
+    # EC2 collector asks EC2 for its facts)
+    aws.inject_fault(
+        "ec2", "DescribeInstanceTypes", "UnauthorizedOperation", "not authorized: ec2:DescribeInstanceTypes"
+    )
+    # When scanned
+    document = _scan(sqlite_url)
+    # Then the refusal is a scan error naming the source, the code and the type asked, and the scan is partial
+    assert aws.fault_hits() == {"ec2.DescribeInstanceTypes": 1}
+    assert _errors(document) == {"inventory.ec2:describe_instance_types": "UnauthorizedOperation"}
+    (error,) = [e for e in document.errors if e.source == "inventory.ec2:describe_instance_types"]
+    assert "inf9.xlarge" in error.message and "fall back" in error.message
+    assert document.status == "partial"
+    # And the inventory went on: every instance is there, the unknown type kept as "other" as before
+    found = {r.name: (r.instance_type, r.platform) for r in document.resources if r.kind == "ec2_instance"}
+    assert found == {
+        "inf2-box": ("inf2.xlarge", "inferentia"),
+        "gpu-box": ("g5.12xlarge", "nvidia"),
+        "eks-trn1-node": ("trn1.2xlarge", "trainium"),
+        "future-box": ("inf9.xlarge", "other"),
+    }
+
+
+def test_an_unknown_type_answered_invalid_is_not_an_error(aws: Emulator, seeded: Seeded, sqlite_url: str) -> None:
+    # Given EC2 answering InvalidInstanceType for the type it does not know (as it does for a typo): not a refusal
+    aws.inject_fault(
+        "ec2",
+        "DescribeInstanceTypes",
+        "InvalidInstanceType",
+        "The following supplied instance types do not exist: [inf9.xlarge]",
+    )
+    document = _scan(sqlite_url)
+    assert _errors(document) == {}
+    assert document.status == "succeeded"

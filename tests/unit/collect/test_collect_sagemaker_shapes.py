@@ -5,11 +5,13 @@ endpoint is one resource per variant, inference components and training hyperpar
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from decimal import Decimal
 from typing import Any
 
 from chipwise.collect.inventory import (
     _ModelCache,
     _training_resource,
+    component_reservation,
     endpoint_resources,
     inference_component,
 )
@@ -189,6 +191,34 @@ def test_an_inference_component_endpoint_gets_its_model_from_the_component() -> 
     assert (hints.serving_stack, hints.serving_engine) == ("djl", "vllm")
     assert isinstance(found.details, EndpointDetails)
     assert [c.name for c in found.details.inference_components] == ["mistral-ic"]
+    # And its reservation of the variant's instances is worked out from the documented shape, by hand:
+    # 2 copies x 1 GPU each / 4 GPUs per ml.g5.12xlarge = 0.5 of an instance (of the variant's 2 instances)
+    (placed,) = found.details.inference_components
+    assert placed.instances_reserved == Decimal("0.5")
+    assert placed.cost_basis == (
+        "inference component mistral-ic: 2 copies x 1 GPU(s) / 4 GPUs per ml.g5.12xlarge = 0.5 instance(s) reserved"
+    )
+
+
+def test_an_inference_component_reservation_is_unknown_where_the_field_is_ambiguous() -> None:
+    component = inference_component(DESCRIBE_INFERENCE_COMPONENT)
+    # Neuron: "accelerators" may be devices or NeuronCores -- left unknown with the reason, never guessed
+    reserved, basis = component_reservation(component, "ml.inf2.48xlarge", "inferentia", 12)
+    assert reserved is None and "unknown" in basis and "NeuronCores" in basis
+    # No copy count (a component still being created): unknown
+    empty = inference_component({**DESCRIBE_INFERENCE_COMPONENT, "RuntimeConfig": {}})
+    reserved, basis = component_reservation(empty, "ml.g5.12xlarge", "nvidia", 4)
+    assert reserved is None and "no copy count" in basis
+    # A p4d (8 GPUs) with 3 copies x 2 GPUs: 6 / 8 = 0.75 of an instance
+    bigger = inference_component(
+        {
+            **DESCRIBE_INFERENCE_COMPONENT,
+            "Specification": {"ComputeResourceRequirements": {"NumberOfAcceleratorDevicesRequired": 2}},
+            "RuntimeConfig": {"DesiredCopyCount": 3},
+        }
+    )
+    reserved, _ = component_reservation(bigger, "ml.p4d.24xlarge", "nvidia", 8)
+    assert reserved == Decimal("0.75")
 
 
 DESCRIBE_TRAINING_JOB = {
