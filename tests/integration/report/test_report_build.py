@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime, timedelta
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,7 @@ from chipwise.aws import aws_context
 from chipwise.cli import main
 from chipwise.economics import usd
 from chipwise.pipeline.scan import run_scan
-from chipwise.presentation import headline
+from chipwise.presentation import headline, rank, saving_facts
 from chipwise.store.session import get_session_factory
 from chipwise.store.tables import Scan
 from chipwise_devkit.demo.seed import seed_demo_account
@@ -53,6 +54,12 @@ def test_the_report_of_the_latest_scan(two_scans: str) -> None:
     drawn = [f for f in view.findings if f.heat is not None]
     assert drawn and all(f.heat.hours_with_data > 0 for f in drawn if f.heat)
     assert all("utilisation" in f.heat.source for f in drawn if f.heat)
+    # The bars add up what the headline counts, and a rule with nothing to save draws none
+    assert sum((bar.value for bar in view.by_rule), Decimal(0)) == view.headline.total_usd
+    assert all(bar.value > 0 for bar in view.by_rule)
+    # The findings follow the one ranking (measured first, set-apart last)
+    facts = [saving_facts(f.document) for f in view.findings]
+    assert facts == sorted(facts, key=rank)
     # Every finding: its id, console link, suppress command and evidence table
     for f in view.findings:
         assert f.document.finding_id in html and f.console_url.replace("&", "&amp;") in html

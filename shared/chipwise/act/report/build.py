@@ -288,6 +288,7 @@ def build_report(session: Session, scan: Scan, *, now: datetime) -> ReportView:
         (
             (rule_label(rule), sum((best_saving(d) for d in items), Decimal(0)), f"{len(items)} finding(s)")
             for rule, items in by_rule.items()
+            if sum((best_saving(d) for d in items), Decimal(0)) > 0  # a rule with nothing to save draws no bar
         ),
         key=lambda item: (-item[1], item[0]),
     )
