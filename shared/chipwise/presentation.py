@@ -126,6 +126,11 @@ def rank(facts: SavingFacts) -> tuple[int, int, Decimal]:
     return (apart, not facts.measured and not apart, -facts.saving_usd)
 
 
+def ranked(documents: Iterable[FindingDocument]) -> list[FindingDocument]:
+    """Findings in :func:`rank` order (stable: equal ranks keep the order they came in)."""
+    return sorted(documents, key=lambda d: rank(saving_facts(d)))
+
+
 def counts_in_totals(document: FindingDocument) -> bool:
     """An open finding whose saving is a real monthly saving (not a quote to ask for, nor committed hours)."""
     return document.status == "open" and document.recommendation.excluded_from_totals is None

@@ -29,9 +29,8 @@ from chipwise.presentation import (
     console_url,
     headline,
     next_step,
-    rank,
+    ranked,
     rule_label,
-    saving_facts,
     short_id,
     target_label,
 )
@@ -138,7 +137,7 @@ def findings_command(
             min_savings=Decimal(str(min_savings)) if min_savings is not None else None,
             rule_ids=rule or None,
         )
-        documents = sorted((finding_document(row) for row in rows), key=lambda d: rank(saving_facts(d)))
+        documents = ranked(finding_document(row) for row in rows)
         total = len(documents) or (session.scalar(select(func.count()).select_from(Finding)) or 0)
     if json_output or output == "json":
         print_json([d.model_dump(mode="json") for d in documents])

@@ -10,7 +10,7 @@ from decimal import Decimal
 
 from chipwise.economics import usd
 from chipwise.models.findings import FindingDocument
-from chipwise.presentation import best_saving, counts_in_totals, headline, next_step, rank, saving_facts
+from chipwise.presentation import best_saving, counts_in_totals, headline, next_step, ranked
 from chipwise.store import session_scope
 from chipwise.store.repositories.findings import OPEN, WITHDRAWN, FindingRepository, finding_document
 from chipwise.store.repositories.realised import RealisedSavingRepository
@@ -22,7 +22,7 @@ def _findings(ctx: DemoContext) -> list[FindingDocument]:
     with session_scope(ctx.database_url) as session:
         rows = FindingRepository(session).find(account_id=ctx.account_id, region=ctx.region, statuses=(OPEN, WITHDRAWN))
         # the one ranking every surface uses: measured first, estimates by size, set-apart last
-        return sorted((finding_document(row) for row in rows), key=lambda d: rank(saving_facts(d)))
+        return ranked(finding_document(row) for row in rows)
 
 
 def report(found: Sequence[FindingDocument], scores: Mapping[str, tuple[float, float]]) -> str:
