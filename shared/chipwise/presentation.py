@@ -28,6 +28,8 @@ def rule_label(rule_id: str) -> str:
 def current_capacity(instance_type: str | None, instance_count: int, resource_kind: str) -> str:
     """The current capacity, e.g. "ml.g5.2xlarge ×4" (the resource kind when there is no instance type)."""
     kind = instance_type or resource_kind.replace("_", " ")
+    if resource_kind == "sagemaker_inference_component":  # its count is its copies, not instances of its own
+        return f"{kind}, {instance_count} cop{'y' if instance_count == 1 else 'ies'}"
     return f"{kind} ×{instance_count}" if instance_count > 1 else kind
 
 
@@ -177,16 +179,19 @@ def short_id(finding_id: str) -> str:
     return finding_id[:SHORT_ID]
 
 
+_ENDPOINT_KINDS = ("sagemaker_endpoint", "sagemaker_inference_component")
+
+
 def console_url(resource_arn: str, region: str, resource_kind: str) -> str:
     """The AWS console page of a resource: its own page for the kinds Chipwise collects, otherwise the
     console's ARN redirect (``/go/view?arn=``)."""
     name = resource_arn.rsplit("/", 1)[-1]
-    if resource_kind == "sagemaker_endpoint":  # a variant's ARN is ...:endpoint/<endpoint>/variant/<variant>
+    if resource_kind in _ENDPOINT_KINDS:  # ...:endpoint/<endpoint>/variant/<v> or /inference-component/<c>
         name = resource_arn.split(":endpoint/", 1)[-1].split("/", 1)[0]
     base = f"https://{region}.console.aws.amazon.com"
     if resource_kind == "ec2_instance":
         return f"{base}/ec2/home?region={region}#InstanceDetails:instanceId={quote(name, safe='')}"
-    if resource_kind == "sagemaker_endpoint":
+    if resource_kind in _ENDPOINT_KINDS:  # an inference component is listed on its endpoint's page
         return f"{base}/sagemaker/home?region={region}#/endpoints/{quote(name, safe='')}"
     if resource_kind == "sagemaker_training_job":
         return f"{base}/sagemaker/home?region={region}#/jobs/{quote(name, safe='')}"

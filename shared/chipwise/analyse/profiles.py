@@ -28,6 +28,7 @@ from chipwise.economics import monthly_cost, parse_utc, utc
 from chipwise.models.resources import (
     BatchEnvironmentDetails,
     EndpointDetails,
+    InferenceComponentDetails,
     InstanceDetails,
     TrainingJobDetails,
     WorkloadHints,
@@ -50,6 +51,10 @@ MODEL_LATENCY: MetricKey = ("AWS/SageMaker", "ModelLatency")
 SM_CPU: MetricKey = ("/aws/sagemaker/Endpoints", "CPUUtilization")
 SM_GPU: MetricKey = ("/aws/sagemaker/Endpoints", "GPUUtilization")
 SM_GPU_MEMORY: MetricKey = ("/aws/sagemaker/Endpoints", "GPUMemoryUtilization")
+# Inference components: 0-100 % of what the component reserved, by InferenceComponentName.
+IC_GPU: MetricKey = ("/aws/sagemaker/InferenceComponents", "GPUUtilizationNormalized")
+IC_GPU_MEMORY: MetricKey = ("/aws/sagemaker/InferenceComponents", "GPUMemoryUtilizationNormalized")
+IC_CPU: MetricKey = ("/aws/sagemaker/InferenceComponents", "CPUUtilizationNormalized")
 EC2_CPU: MetricKey = ("AWS/EC2", "CPUUtilization")
 CWAGENT_GPU: MetricKey = ("CWAgent", "nvidia_smi_utilization_gpu")
 NEURON_CORE: MetricKey = ("Chipwise/Neuron", "NeuronCoreUtilization")
@@ -70,6 +75,9 @@ READ_METRICS: tuple[MetricKey, ...] = (
     SM_CPU,
     SM_GPU,
     SM_GPU_MEMORY,
+    IC_GPU,
+    IC_GPU_MEMORY,
+    IC_CPU,
     EC2_CPU,
     CWAGENT_GPU,
     NEURON_CORE,
@@ -82,7 +90,9 @@ READ_METRICS: tuple[MetricKey, ...] = (
     GENERATED_TOKENS,
 )
 # The activity series a weekly pattern is read from (accelerator_off_hours): their values are kept by hour of week.
-WEEKLY_METRICS: frozenset[MetricKey] = frozenset({INVOCATIONS, NEURON_CORE, EKS_NEURONCORE, CWAGENT_GPU, SM_GPU})
+WEEKLY_METRICS: frozenset[MetricKey] = frozenset(
+    {INVOCATIONS, NEURON_CORE, EKS_NEURONCORE, CWAGENT_GPU, SM_GPU, IC_GPU}
+)
 NEURON_COVERAGE: frozenset[MetricKey] = frozenset({NEURON_CORE, EKS_NEURONCORE, NEURON_MONITOR})
 LIVE_STATES = frozenset(
     {"running", "InService", "Updating", "SystemUpdating", "UpdateRollbackFailed", "InProgress", "ENABLED"}
@@ -126,6 +136,7 @@ class Signals:
     gpu_util: SeriesStats | None = None
     gpu_memory_util: SeriesStats | None = None  # SageMaker endpoints: % of GPU memory, summed across GPUs
     gpu_source: str | None = None
+    gpu_memory_source: str | None = None
     cpu_util: SeriesStats | None = None
     invocations: SeriesStats | None = None  # requests per hour (hours with none are absent)
     latency_us: SeriesStats | None = None
@@ -142,7 +153,7 @@ class Signals:
             "cpu_util": self.cpu_source,
             "invocations": "AWS/SageMaker" if self.invocations is not None else None,
             "latency": "AWS/SageMaker" if self.latency_us is not None else None,
-            "gpu_memory_util": "/aws/sagemaker/Endpoints" if self.gpu_memory_util is not None else None,
+            "gpu_memory_util": self.gpu_memory_source if self.gpu_memory_util is not None else None,
         }
         return {k: v for k, v in found.items() if v}
 
@@ -178,6 +189,11 @@ class ResourceProfile:
     variant_name: str | None = None
     endpoint_name: str | None = None
     cost_basis: str | None = None
+    # The instance-equivalents the cost covers when not the whole instance count: an inference component's share
+    # of its variant (None: unknown, so no cost), or the capacity of a variant that no component reserves.
+    billed_instances: Decimal | None = None
+    component_name: str | None = None  # an inference component: its name (``name`` is ``<endpoint>/<component>``)
+    billed_unknown: bool = False  # a variant whose components could not be read: its own share is unknown
 
     @property
     def window_hours(self) -> float:
@@ -212,11 +228,26 @@ class ResourceProfile:
         return "missing" if checked else "unknown"
 
     @property
+    def shares_instances(self) -> bool:
+        """An inference component, or a variant whose instances components share: whole-instance advice (resize,
+        move, schedule) does not apply to its part of the bill."""
+        return self.kind == "sagemaker_inference_component" or self.billed_instances is not None or self.billed_unknown
+
+    @property
+    def billed_count(self) -> Decimal | None:
+        """The instance-equivalents its cost covers (None: unknown, an inference component without a known share)."""
+        if self.kind == "sagemaker_inference_component" or self.billed_unknown:
+            return self.billed_instances
+        return Decimal(self.instance_count) if self.billed_instances is None else self.billed_instances
+
+    @property
     def monthly_cost(self) -> Decimal | None:
-        """Always-on monthly cost (730 h) of all its instances at the effective rate."""
-        if self.cost.hourly_rate is None:
+        """Always-on monthly cost (730 h) of the instances (or the share of them) it pays for at the effective
+        rate."""
+        count = self.billed_count
+        if self.cost.hourly_rate is None or count is None:
             return None
-        return monthly_cost(self.cost.hourly_rate, self.instance_count)
+        return monthly_cost(self.cost.hourly_rate, count)
 
 
 # --- building profiles from the store ---------------------------------------------------------------------------
@@ -444,9 +475,16 @@ def _profile(
             sum(q.jobs_in_window for q in details.job_queues) if isinstance(details, BatchEnvironmentDetails) else None
         ),
         tags=dict(row["tags"] or {}),
-        variant_name=details.variant_name if isinstance(details, EndpointDetails) else None,
-        endpoint_name=details.endpoint_name if isinstance(details, EndpointDetails) else None,
-        cost_basis=details.cost_basis if isinstance(details, EndpointDetails) else None,
+        variant_name=details.variant_name if isinstance(details, EndpointDetails | InferenceComponentDetails) else None,
+        endpoint_name=details.endpoint_name
+        if isinstance(details, EndpointDetails | InferenceComponentDetails)
+        else None,
+        cost_basis=details.cost_basis if isinstance(details, EndpointDetails | InferenceComponentDetails) else None,
+        billed_instances=(
+            details.billed_instances if isinstance(details, EndpointDetails | InferenceComponentDetails) else None
+        ),
+        component_name=details.component.name if isinstance(details, InferenceComponentDetails) else None,
+        billed_unknown=details.billed_unknown if isinstance(details, EndpointDetails) else False,
     )
 
 
@@ -459,12 +497,18 @@ def _signals(metrics: Mapping[MetricKey, SeriesStats], reports: _NeuronSeries | 
     gpu_util, gpu_source = _first(
         (metrics.get(CWAGENT_GPU), "CWAgent"),
         (metrics.get(SM_GPU), "/aws/sagemaker/Endpoints"),
+        (metrics.get(IC_GPU), "/aws/sagemaker/InferenceComponents"),
         (metrics.get(TRAINING_GPU), "/aws/sagemaker/TrainingJobs"),
     )
     cpu_util, cpu_source = _first(
         (metrics.get(EC2_CPU), "AWS/EC2"),
         (metrics.get(SM_CPU), "/aws/sagemaker/Endpoints"),
+        (metrics.get(IC_CPU), "/aws/sagemaker/InferenceComponents"),
         (metrics.get(TRAINING_CPU), "/aws/sagemaker/TrainingJobs"),
+    )
+    gpu_memory_util, gpu_memory_source = _first(
+        (metrics.get(SM_GPU_MEMORY), "/aws/sagemaker/Endpoints"),
+        (metrics.get(IC_GPU_MEMORY), "/aws/sagemaker/InferenceComponents"),
     )
     return Signals(
         neuron_util=neuron_util,
@@ -474,8 +518,9 @@ def _signals(metrics: Mapping[MetricKey, SeriesStats], reports: _NeuronSeries | 
         neuron_cores_in_use=reports.cores_in_use if reports else None,
         neuron_source=neuron_source,
         gpu_util=gpu_util,
-        gpu_memory_util=metrics.get(SM_GPU_MEMORY),
+        gpu_memory_util=gpu_memory_util,
         gpu_source=gpu_source,
+        gpu_memory_source=gpu_memory_source,
         cpu_util=cpu_util,
         invocations=metrics.get(INVOCATIONS),
         latency_us=metrics.get(MODEL_LATENCY),

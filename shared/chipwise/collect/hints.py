@@ -275,7 +275,7 @@ def _workload(tags: Mapping[str, str], kind: str, image: str, sources: dict[str,
     if kind == "sagemaker_training_job":
         sources["workload"] = "kind"
         return "training"
-    if kind == "sagemaker_endpoint":
+    if kind in ("sagemaker_endpoint", "sagemaker_inference_component"):
         sources["workload"] = "kind"
         return "inference"
     if image:

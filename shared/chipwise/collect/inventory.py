@@ -29,8 +29,10 @@ from chipwise.models.resources import (
     EndpointDetails,
     EndpointVariant,
     InferenceComponent,
+    InferenceComponentDetails,
     InstanceDetails,
     TrainingJobDetails,
+    component_resource_arn,
     variant_arn,
 )
 
@@ -290,15 +292,18 @@ def collect_sagemaker_endpoints(aws: AwsContext) -> Inventory:
                 result.problems.append(ResourceProblem(arn, name, _error_code(exc), _message(exc), recorded=False))
                 continue
             components: list[InferenceComponent] = []
+            components_read = True
             if _hosts_components(config):
                 try:
                     components = _inference_components(aws, name)
                 except ClientError as exc:
-                    message = f"inference components: {_message(exc)}"
+                    components_read = False
+                    message = f"inference components: {_message(exc)} (the stored components are kept)"
                     result.problems.append(ResourceProblem(arn, name, _error_code(exc), message, recorded=True))
+                    result.keep_children_of.add(arn)
             failed_before = set(models.failed)
             types.prefetch(v.get("InstanceType") for v in config.get("ProductionVariants") or [])
-            resources = endpoint_resources(endpoint, config, tags, models, components, types)
+            resources = endpoint_resources(endpoint, config, tags, models, components, types, components_read)
             result.resources.extend(resources)
             if resources and all(r.arn != arn for r in resources):
                 result.listed_arns.discard(arn)  # described: its variants stand for it (and the endpoint is gone)
@@ -346,6 +351,7 @@ def inference_component(described: Mapping[str, Any]) -> InferenceComponent:
         environment={str(k): str(v) for k, v in (container.get("Environment") or {}).items()},
         accelerators_required=None if accelerators is None else Decimal(str(accelerators)),
         copies=None if copies is None else int(copies),
+        created_at=described.get("CreationTime"),
     )
 
 
@@ -437,19 +443,31 @@ def endpoint_resources(
     models: _ModelCache,
     components: Sequence[InferenceComponent] = (),
     types: TypeFactsReader | None = None,
+    components_read: bool = True,
 ) -> list[CollectedResource]:
     """The resources of one endpoint: the endpoint itself when it has one production variant; one resource per
     variant when it has several (an A/B test, a canary, a shadow), each with its own instance type, count, model
     and metrics (``EndpointName`` + ``VariantName``), named ``<endpoint>/<variant>``. SageMaker bills endpoint
     hours by usage type per instance type, so each variant's cost is its instance type's rate x its count x hours
-    (``cost_basis``)."""
+    (``cost_basis``).
+
+    Each inference component is a resource too (``<endpoint>/<component>``, metrics by ``InferenceComponentName``)
+    whose cost is its reserved share of its variant (:func:`component_reservation`); the variant then pays only for
+    what no component reserves, so a dollar is never counted on both. When the components could not be read
+    (``components_read`` false) the variant's own share is unknown: it gets no figure this scan, and its stored
+    components are kept with theirs."""
     variants = _endpoint_variants(endpoint, config, models)
     types = types or TypeFactsReader(None)
-    if len(variants) <= 1:
-        return [_endpoint_resource(endpoint, config, tags, variants, components, types, split=False)]
-    return [
-        _endpoint_resource(endpoint, config, tags, [variant], components, types, split=True) for variant in variants
-    ]
+    split = len(variants) > 1
+    groups = [[variant] for variant in variants] if split else [variants]
+    resources: list[CollectedResource] = []
+    for group in groups:
+        variant_resource, placed = _endpoint_resource(
+            endpoint, config, tags, group, components, types, split=split, components_read=components_read
+        )
+        resources.append(variant_resource)
+        resources.extend(_component_resource(endpoint, tags, variant_resource, c) for c in placed)
+    return resources
 
 
 def _endpoint_resource(
@@ -461,7 +479,8 @@ def _endpoint_resource(
     types: TypeFactsReader,
     *,
     split: bool,
-) -> CollectedResource:
+    components_read: bool = True,
+) -> tuple[CollectedResource, list[InferenceComponent]]:
     provisioned = [v for v in variants if v.instance_type]
     instance_type = provisioned[0].instance_type if provisioned else None
     count = sum(v.instance_count for v in provisioned if v.instance_type == instance_type)
@@ -469,7 +488,7 @@ def _endpoint_resource(
     primary = variants[0] if variants else EndpointVariant(variant_name="")
     names = {v.variant_name for v in variants}
     own = [c for c in components if c.variant_name is None or c.variant_name in names]
-    own = _with_reservations(own, instance_type, typ)
+    own = _within_variant(_with_reservations(own, instance_type, typ), count, instance_type)
     endpoint_name = str(endpoint["EndpointName"])
     arn, name = str(endpoint["EndpointArn"]), endpoint_name
     basis = None
@@ -481,6 +500,18 @@ def _endpoint_resource(
             if instance_type
             else f"variant {primary.variant_name} of {endpoint_name}: serverless, billed per request"
         )
+    billed, unreserved_basis = unreserved_capacity(count, instance_type, own)
+    share_unknown = not components_read and bool(instance_type)
+    if share_unknown:
+        billed, unreserved_basis = (
+            None,
+            (
+                "inference components could not be read this scan: the share no component reserves is unknown, so "
+                "this resource has no figure (its stored components keep theirs)"
+            ),
+        )
+    if unreserved_basis:
+        basis = f"{basis}; {unreserved_basis}" if basis else unreserved_basis
     details = EndpointDetails(
         endpoint_config_name=endpoint.get("EndpointConfigName"),
         variants=variants,
@@ -490,10 +521,12 @@ def _endpoint_resource(
         variant_name=primary.variant_name if split else None,
         cost_basis=basis,
         inference_components=list(own),
+        billed_instances=billed,
+        billed_unknown=share_unknown,
     )
     places = [ModelPlace(c.environment, c.artifact_url, label=f"inference_component:{c.name}") for c in own]
     image = primary.image or next((c.image for c in own if c.image), None)
-    return CollectedResource(
+    resource = CollectedResource(
         arn=arn,
         kind="sagemaker_endpoint",
         name=name,
@@ -513,6 +546,86 @@ def _endpoint_resource(
             components=places,
         ),
         details=details,
+    )
+    return resource, own
+
+
+def _within_variant(
+    components: list[InferenceComponent], count: int, instance_type: str | None
+) -> list[InferenceComponent]:
+    """The components' shares, unless together they reserve more than the variant runs (copies waiting for
+    capacity, or a count read mid-scaling): then no share can be told from the bill and every one is unknown."""
+    reserved = sum((c.instances_reserved for c in components if c.instances_reserved is not None), Decimal(0))
+    if reserved <= count:
+        return components
+    reason = (
+        f"share unknown: the inference components reserve {reserved.normalize():f} instance(s) but the variant "
+        f"runs {count} x {instance_type} (copies waiting for capacity)"
+    )
+    return [
+        c.model_copy(update={"instances_reserved": None, "cost_basis": f"inference component {c.name}: {reason}"})
+        for c in components
+    ]
+
+
+def unreserved_capacity(
+    count: int, instance_type: str | None, components: Sequence[InferenceComponent]
+) -> tuple[Decimal | None, str | None]:
+    """The instance-equivalents of a variant no inference component reserves, with the basis; ``(None, None)``
+    when no component's share is known (the variant keeps its whole cost and the components have none). A
+    component whose share is unknown leaves its capacity with the variant (said in the basis), so that the
+    variant's and the components' dollars add up to the variant's bill and never exceed it."""
+    known = [c for c in components if c.instances_reserved is not None]
+    if not instance_type or not known:
+        return None, None
+    reserved = sum((c.instances_reserved for c in known if c.instances_reserved is not None), Decimal(0))
+    remaining = Decimal(count) - reserved
+    names = ", ".join(c.name for c in known)
+    basis = (
+        f"inference components ({names}) reserve {reserved.normalize():f} of {count} x {instance_type}: this "
+        f"resource's cost is the {remaining.normalize():f} instance(s) no component reserves"
+    )
+    unknown = [c.name for c in components if c.instances_reserved is None]
+    if unknown:
+        basis += f"; the share of {', '.join(unknown)} is unknown and stays with this resource"
+    return remaining, basis
+
+
+def _component_resource(
+    endpoint: Mapping[str, Any], tags: dict[str, str], variant: CollectedResource, component: InferenceComponent
+) -> CollectedResource:
+    """An inference component as its own resource, on the instance type of the variant it is placed on."""
+    endpoint_name = str(endpoint["EndpointName"])
+    details = variant.details if isinstance(variant.details, EndpointDetails) else None
+    variant_name = component.variant_name or (
+        details.variants[0].variant_name if details and details.variants else None
+    )
+    hints = workload_hints(
+        tags=tags,
+        kind="sagemaker_inference_component",
+        image=component.image,
+        environment=component.environment,
+        model_data_url=component.artifact_url,
+    )
+    return CollectedResource(
+        arn=component_resource_arn(str(endpoint["EndpointArn"]), component.name),
+        kind="sagemaker_inference_component",
+        name=f"{endpoint_name}/{component.name}",
+        instance_type=variant.instance_type,
+        instance_count=component.copies or 0,
+        platform=variant.platform,
+        state=component.status,
+        unknown_instance_type=variant.unknown_instance_type,
+        launched_at=component.created_at or endpoint.get("CreationTime"),
+        tags=tags,
+        hints=hints,
+        details=InferenceComponentDetails(
+            component=component,
+            endpoint_name=endpoint_name,
+            endpoint_arn=str(endpoint["EndpointArn"]),
+            variant_name=variant_name,
+            catalog=details.catalog if details else {},
+        ),
     )
 
 

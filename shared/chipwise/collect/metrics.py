@@ -39,7 +39,7 @@ from botocore.config import Config
 from chipwise.aws import AwsContext, retry_config
 from chipwise.economics import parse_utc
 from chipwise.models.records import CollectedResource, HourlyRollup, SeriesCoverage
-from chipwise.models.resources import EndpointDetails, InstanceDetails, TrainingJobDetails
+from chipwise.models.resources import EndpointDetails, InferenceComponentDetails, InstanceDetails, TrainingJobDetails
 
 if TYPE_CHECKING:
     from mypy_boto3_cloudwatch import CloudWatchClient
@@ -73,6 +73,12 @@ SM_CPU = MetricSpec("/aws/sagemaker/Endpoints", "CPUUtilization")
 SM_MEMORY = MetricSpec("/aws/sagemaker/Endpoints", "MemoryUtilization")
 SM_GPU = MetricSpec("/aws/sagemaker/Endpoints", "GPUUtilization")
 SM_GPU_MEMORY = MetricSpec("/aws/sagemaker/Endpoints", "GPUMemoryUtilization")
+# Inference components, per InferenceComponentName: invocations in AWS/SageMaker (the specs above), utilisation in
+# their own namespace, 0-100 % of what the component reserved (NumberOfAcceleratorDevicesRequired and so on).
+IC_NAMESPACE = "/aws/sagemaker/InferenceComponents"
+IC_GPU = MetricSpec(IC_NAMESPACE, "GPUUtilizationNormalized")
+IC_GPU_MEMORY = MetricSpec(IC_NAMESPACE, "GPUMemoryUtilizationNormalized")
+IC_CPU = MetricSpec(IC_NAMESPACE, "CPUUtilizationNormalized")
 # EC2, per InstanceId; the CloudWatch agent's nvidia_gpu measurements per GPU index.
 EC2_CPU = MetricSpec("AWS/EC2", "CPUUtilization")
 CWAGENT_GPU = MetricSpec("CWAgent", "nvidia_smi_utilization_gpu", combine="max")
@@ -96,6 +102,8 @@ TRAINING_GPU = MetricSpec("/aws/sagemaker/TrainingJobs", "GPUUtilization")
 NEURON_SPECS = (NEURON_CORE, NEURON_CORE_AVG, NEURON_DEVICE_MEMORY, NEURON_EXECUTIONS)
 ENDPOINT_SPECS = (SM_INVOCATIONS, SM_INVOCATIONS_PER_INSTANCE, SM_MODEL_LATENCY, SERVING_TOKENS)
 ENDPOINT_INSTANCE_SPECS = (SM_CPU, SM_MEMORY)
+COMPONENT_SPECS = (SM_INVOCATIONS, SM_MODEL_LATENCY, IC_CPU)
+COMPONENT_GPU_SPECS = (IC_GPU, IC_GPU_MEMORY)
 EKS_NODE_DIMENSIONS = frozenset({"ClusterName", "InstanceId", "NodeName"})
 
 Dimensions = tuple[tuple[str, str], ...]
@@ -267,6 +275,8 @@ def plan_targets(resources: Iterable[CollectedResource], discovered: Discovered)
     for resource in resources:
         if resource.kind == "sagemaker_endpoint":
             targets.extend(_endpoint_targets(resource))
+        elif resource.kind == "sagemaker_inference_component":
+            targets.extend(_component_targets(resource))
         elif resource.kind == "ec2_instance":
             targets.extend(_instance_targets(resource, discovered, owners))
         elif resource.kind == "sagemaker_training_job":
@@ -291,6 +301,19 @@ def _endpoint_targets(resource: CollectedResource) -> Iterator[MetricTarget]:
         specs += NEURON_SPECS
     for spec in specs:
         yield MetricTarget(resource.arn, spec, provisioned)
+
+
+def _component_targets(resource: CollectedResource) -> Iterator[MetricTarget]:
+    """An inference component's own series: invocations and latency in AWS/SageMaker and its utilisation in
+    /aws/sagemaker/InferenceComponents, all by ``InferenceComponentName`` (its variant's series stay the variant's)."""
+    if not isinstance(resource.details, InferenceComponentDetails):
+        return
+    own = (_dims(InferenceComponentName=resource.details.component.name),)
+    specs: tuple[MetricSpec, ...] = COMPONENT_SPECS
+    if resource.platform == "nvidia":
+        specs += COMPONENT_GPU_SPECS
+    for spec in specs:
+        yield MetricTarget(resource.arn, spec, own)
 
 
 def _instance_targets(

@@ -18,6 +18,7 @@ TargetPlatform = Literal["inferentia", "trainium", "bedrock", "nvidia"]
 ResourceKind = Literal[
     "ec2_instance",
     "sagemaker_endpoint",
+    "sagemaker_inference_component",
     "sagemaker_training_job",
     "batch_compute_environment",
     "batch_job_queue",

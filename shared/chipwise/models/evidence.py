@@ -110,6 +110,12 @@ class FindingEvidence(BaseModel):
     model_family_basis: str | None = None
     jumpstart_model_id: str | None = None
     signal_sources: str | None = None
+    # An inference component (or a variant it shares): its copies, accelerators per copy, the instance-equivalents
+    # reserved, and the instance-equivalents the finding's cost covers.
+    inference_component: str | None = None
+    copies: Number | None = None
+    accelerators_per_copy: Number | None = None
+    billed_instances: Number | None = None
     # Off-hours capacity (accelerator_off_hours): the weekly pattern and the schedule it allows
     activity_signal: str | None = None
     activity_threshold: Number | None = None

@@ -88,3 +88,5 @@ class Inventory:
     resources: list[CollectedResource] = field(default_factory=list)
     problems: list[ResourceProblem] = field(default_factory=list)
     listed_arns: set[str] = field(default_factory=set)  # every ARN the listing named (never marked gone)
+    # Resources whose children (variants, inference components) could not all be read this scan: kept as stored.
+    keep_children_of: set[str] = field(default_factory=set)

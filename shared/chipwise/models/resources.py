@@ -87,6 +87,7 @@ class InferenceComponent(_StoredJson):
     # type's accelerators), in instance-equivalents, and how that was worked out (or why it is unknown).
     instances_reserved: Decimal | None = None
     cost_basis: str | None = None
+    created_at: datetime | None = None
 
 
 class EndpointDetails(_StoredJson):
@@ -102,6 +103,30 @@ class EndpointDetails(_StoredJson):
     variant_name: str | None = None
     cost_basis: str | None = None
     inference_components: list[InferenceComponent] = Field(default_factory=list)
+    # The instance-equivalents this resource's cost covers when that is not its whole instance count: a variant
+    # whose inference components' shares are known pays here only for the capacity no component reserves.
+    billed_instances: Decimal | None = None
+    billed_unknown: bool = False  # its components could not be read: what it pays for alone is unknown
+
+
+class InferenceComponentDetails(_StoredJson):
+    """An inference component as a resource of its own: its share of the variant it is placed on is its cost
+    (``billed_instances``, unknown where the share cannot be worked out), its metrics are published by
+    ``InferenceComponentName``."""
+
+    component: InferenceComponent
+    endpoint_name: str
+    endpoint_arn: str | None = None
+    variant_name: str | None = None
+    catalog: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def billed_instances(self) -> Decimal | None:
+        return self.component.instances_reserved
+
+    @property
+    def cost_basis(self) -> str | None:
+        return self.component.cost_basis
 
 
 class TrainingJobDetails(_StoredJson):
@@ -156,11 +181,19 @@ class NoDetails(_StoredJson):
     """A resource kind that records nothing beyond its columns."""
 
 
-ResourceDetails = InstanceDetails | EndpointDetails | TrainingJobDetails | BatchEnvironmentDetails | NoDetails
+ResourceDetails = (
+    InstanceDetails
+    | EndpointDetails
+    | InferenceComponentDetails
+    | TrainingJobDetails
+    | BatchEnvironmentDetails
+    | NoDetails
+)
 
 DETAILS_BY_KIND: dict[str, type[ResourceDetails]] = {
     "ec2_instance": InstanceDetails,
     "sagemaker_endpoint": EndpointDetails,
+    "sagemaker_inference_component": InferenceComponentDetails,
     "sagemaker_training_job": TrainingJobDetails,
     "batch_compute_environment": BatchEnvironmentDetails,
 }
@@ -181,6 +214,7 @@ def parse_hints(raw: Mapping[str, Any] | None) -> WorkloadHints:
 
 
 VARIANT_ARN_MARK = "/variant/"
+COMPONENT_ARN_MARK = "/inference-component/"
 
 
 def variant_arn(endpoint_arn: str, variant_name: str) -> str:
@@ -189,6 +223,13 @@ def variant_arn(endpoint_arn: str, variant_name: str) -> str:
     return f"{endpoint_arn}{VARIANT_ARN_MARK}{variant_name}"
 
 
+def component_resource_arn(endpoint_arn: str, component_name: str) -> str:
+    """The resource ARN Chipwise gives an inference component: a child of its endpoint's ARN
+    (``…:endpoint/<name>/inference-component/<component>``), so that an endpoint listed but not described keeps its
+    components as it keeps its variants. The component's own ARN is in its details."""
+    return f"{endpoint_arn}{COMPONENT_ARN_MARK}{component_name}"
+
+
 def parent_arn(arn: str) -> str:
-    """The endpoint ARN of a variant resource's ARN (any other ARN unchanged)."""
-    return arn.split(VARIANT_ARN_MARK, 1)[0]
+    """The endpoint ARN of a variant's or an inference component's resource ARN (any other ARN unchanged)."""
+    return arn.split(VARIANT_ARN_MARK, 1)[0].split(COMPONENT_ARN_MARK, 1)[0]

@@ -74,6 +74,10 @@ class ScanResource(BaseModel):
     state: str | None = None
     unknown_instance_type: bool = False
     hints: dict[str, Any] = {}
+    # Capacity shared by inference components: the instance-equivalents this resource pays for (a component's share,
+    # a variant's unreserved rest; absent: its whole count, or unknown for a component) and how that was worked out.
+    billed_instances: Decimal | None = None
+    cost_basis: str | None = None
 
 
 class ScanCostKind(BaseModel):

@@ -37,7 +37,7 @@ from chipwise.collect import inventory, metrics
 from chipwise.errors import UpstreamError
 from chipwise.models.findings import FindingDocument
 from chipwise.models.records import CollectedResource, Inventory, SeriesCoverage
-from chipwise.models.resources import InstanceDetails
+from chipwise.models.resources import EndpointDetails, InferenceComponentDetails, InstanceDetails
 from chipwise.models.scan import (
     SCAN_COMPLETED_DETAIL_TYPE,
     SCAN_COMPLETED_SOURCE,
@@ -106,12 +106,12 @@ def _batch(aws: AwsContext, _account_id: str, window_start: datetime) -> Invento
     return Inventory(resources=resources, problems=list(types.problems))
 
 
-# Inventory sources: (error source name, the kind it yields, collector).
-INVENTORY_SOURCES: tuple[tuple[str, str, Collector], ...] = (
-    ("inventory.ec2", "ec2_instance", _ec2),
-    ("inventory.sagemaker_endpoints", "sagemaker_endpoint", _endpoints),
-    ("inventory.sagemaker_training_jobs", "sagemaker_training_job", _training),
-    ("inventory.batch", "batch_compute_environment", _batch),
+# Inventory sources: (error source name, the kinds it yields, collector).
+INVENTORY_SOURCES: tuple[tuple[str, tuple[str, ...], Collector], ...] = (
+    ("inventory.ec2", ("ec2_instance",), _ec2),
+    ("inventory.sagemaker_endpoints", ("sagemaker_endpoint", "sagemaker_inference_component"), _endpoints),
+    ("inventory.sagemaker_training_jobs", ("sagemaker_training_job",), _training),
+    ("inventory.batch", ("batch_compute_environment",), _batch),
 )
 
 
@@ -261,7 +261,8 @@ def _collect_inventory(aws: AwsContext, session_factory: sessionmaker[Session], 
     found: list[CollectedResource] = []
     listed: set[str] = set()
     complete_kinds: list[str] = []
-    for source, kind, collect in INVENTORY_SOURCES:
+    keep_children_of: set[str] = set()
+    for source, kinds, collect in INVENTORY_SOURCES:
         try:
             result = collect(aws, run.account_id, run.metric_start)
         except AWS_ERRORS as exc:
@@ -269,13 +270,14 @@ def _collect_inventory(aws: AwsContext, session_factory: sessionmaker[Session], 
             continue
         found.extend(result.resources)
         listed |= result.listed_arns
+        keep_children_of |= result.keep_children_of
         for problem in result.problems:
             kept = "recorded with what is known" if problem.recorded else "not described this scan"
             run.errors.append(
                 ScanError(source=f"{source}:{problem.name}", code=problem.code, message=f"{problem.message} ({kept})")
             )
             logger().warning("resource not fully described", extra={"source": source, "code": problem.code})
-        complete_kinds.append(kind)
+        complete_kinds.extend(kinds)
         run.inventory_ok += 1
     run.resources = found
     with session_factory.begin() as session:
@@ -284,7 +286,8 @@ def _collect_inventory(aws: AwsContext, session_factory: sessionmaker[Session], 
         described = {r.arn for r in found}
         seen = described | listed
         undescribed = listed - described  # listed, not described: its stored variants are kept too
-        gone = repository.mark_gone(run.account_id, run.region, complete_kinds, seen, run.now, undescribed)
+        keep = undescribed | keep_children_of
+        gone = repository.mark_gone(run.account_id, run.region, complete_kinds, seen, run.now, keep)
     run.counts["resources"] = len(found)
     run.counts["gone"] = gone
 
@@ -499,6 +502,8 @@ def _scan_costs(total: Decimal, by_type: dict[str, Decimal], breakdown: CostBrea
 
 
 def _scan_resource(resource: CollectedResource) -> ScanResource:
+    details = resource.details
+    shared = details if isinstance(details, EndpointDetails | InferenceComponentDetails) else None
     return ScanResource(
         id=resource.arn,
         kind=resource.kind,
@@ -509,6 +514,8 @@ def _scan_resource(resource: CollectedResource) -> ScanResource:
         state=resource.state,
         unknown_instance_type=resource.unknown_instance_type,
         hints=resource.hints.model_dump(mode="json"),
+        billed_instances=shared.billed_instances if shared else None,
+        cost_basis=shared.cost_basis if shared else None,
     )
 
 

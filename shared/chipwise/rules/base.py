@@ -162,9 +162,35 @@ def cost_evidence(profile: ResourceProfile) -> dict[str, EvidenceValue]:
     }
 
 
+def capacity(profile: ResourceProfile) -> str:
+    """What the resource runs on, for summaries: "2 × ml.g5.12xlarge"; an inference component's copies and the
+    instances they reserve; a variant shared by components, the instances no component reserves."""
+    whole = f"{profile.instance_count} × {profile.instance_type}"
+    billed = profile.billed_count
+    if profile.component_name:
+        reserved = "an unknown share" if billed is None else f"{billed.normalize():f} instance(s)"
+        copies = f"{profile.instance_count} cop{'y' if profile.instance_count == 1 else 'ies'}"
+        return f"{copies} on {profile.instance_type}, {reserved} reserved"
+    if profile.billed_instances is not None and billed is not None:
+        return f"{whole}, {billed.normalize():f} not reserved by its inference components"
+    return whole
+
+
 def idle_step(profile: ResourceProfile, action: str) -> str:
-    """What to do with an idle resource, in words: a variant of a multi-variant endpoint is removed from the
-    endpoint (a new endpoint config without it), not deleted with the endpoint."""
+    """What to do with an idle resource, in words: an inference component is deleted (or scaled to zero copies)
+    and frees its share when the endpoint scales in; a variant shared by inference components is scaled down to
+    what they reserve; a variant of a multi-variant endpoint is removed from the endpoint (a new endpoint config
+    without it), not deleted with the endpoint."""
+    if profile.component_name and profile.endpoint_name:
+        return (
+            f"delete inference component {profile.component_name} (or set its copy count to 0) and let endpoint "
+            f"{profile.endpoint_name} release the instances it frees (managed instance scaling, or a lower instance "
+            "count)"
+        )
+    if profile.kind == "sagemaker_endpoint" and profile.billed_instances is not None:
+        return (
+            "lower the instance count (or managed instance scaling's minimum) to what its inference components reserve"
+        )
     if profile.variant_name and profile.endpoint_name:
         return f"remove variant {profile.variant_name} from endpoint {profile.endpoint_name} (a new endpoint config)"
     return f"{action} it"
@@ -176,7 +202,9 @@ def identity_evidence(profile: ResourceProfile) -> dict[str, EvidenceValue]:
     sources = profile.signals.sources
     found: dict[str, EvidenceValue] = {
         "variant_name": profile.variant_name,
-        "endpoint_name": profile.endpoint_name if profile.variant_name else None,
+        "endpoint_name": profile.endpoint_name if profile.variant_name or profile.component_name else None,
+        "inference_component": profile.component_name,
+        "billed_instances": rounded(profile.billed_instances, 4) if profile.billed_instances is not None else None,
         "cost_basis": profile.cost_basis,
         "model_id_basis": hints.sources.get("model_id"),
         "model_family_basis": hints.sources.get("model_family"),

@@ -40,10 +40,11 @@ def token_costs(profile: ResourceProfile) -> TokenCosts | None:
     """$/1M tokens on the allocation and usage bases (None without token data, a rate or any token)."""
     series = profile.signals.generated_tokens
     rate = profile.cost.hourly_rate
-    if series is None or rate is None or series.total <= 0 or profile.run_hours <= 0:
+    count = profile.billed_count
+    if series is None or rate is None or count is None or series.total <= 0 or profile.run_hours <= 0:
         return None
     tokens = Decimal(str(series.total))
-    per_hour = rate * profile.instance_count
+    per_hour = rate * count
     allocation = cost_per_million_observed(per_hour * Decimal(str(profile.run_hours)), tokens)
     usage = cost_per_million_observed(per_hour * Decimal(series.nonzero_hours), tokens)
     if allocation is None or usage is None:

@@ -60,6 +60,33 @@ def test_an_inferentia_endpoint_reads_invocations_instance_and_neuron_metrics_pe
     assert metrics.query_count(targets) == 2 * (1 + 1 + 2 + 1 + 3 + 3 + 3 + 1 + 1 + 1)
 
 
+def test_an_inference_component_reads_its_own_series_by_inference_component_name() -> None:
+    # Given a GPU inference component and a Neuron one (documented in "SageMaker AI inference component metrics")
+    component = {"name": "mistral-ic", "variant_name": "AllTraffic"}
+    gpu = _resource("sagemaker_inference_component", "nvidia", "ep/mistral-ic", component=component, endpoint_name="ep")
+    neuron = _resource(
+        "sagemaker_inference_component", "inferentia", "ep/llama-ic", component={"name": "llama-ic"}, endpoint_name="ep"
+    )
+    # When planned
+    targets = plan_targets([gpu, neuron], Discovered())
+    # Then invocations and latency come from AWS/SageMaker, utilisation from /aws/sagemaker/InferenceComponents
+    # (0-100 % of what the component reserved), all by InferenceComponentName; GPU series only on GPUs
+    mine = [t for t in targets if t.resource_arn == gpu.arn]
+    assert _names(mine) == [
+        ("AWS/SageMaker", "Invocations", 1),
+        ("AWS/SageMaker", "ModelLatency", 1),
+        ("/aws/sagemaker/InferenceComponents", "CPUUtilizationNormalized", 1),
+        ("/aws/sagemaker/InferenceComponents", "GPUUtilizationNormalized", 1),
+        ("/aws/sagemaker/InferenceComponents", "GPUMemoryUtilizationNormalized", 1),
+    ]
+    assert {t.series for t in mine} == {((("InferenceComponentName", "mistral-ic"),),)}
+    assert [t.spec.metric for t in targets if t.resource_arn == neuron.arn] == [
+        "Invocations",
+        "ModelLatency",
+        "CPUUtilizationNormalized",
+    ]
+
+
 def test_a_serverless_endpoint_has_no_instance_metrics() -> None:
     endpoint = _resource("sagemaker_endpoint", "cpu", "sls", variants=[{"variant_name": "v", "instance_type": None}])
     assert [t.spec.metric for t in plan_targets([endpoint], Discovered())] == [

@@ -15,7 +15,13 @@ from chipwise.collect.inventory import (
     endpoint_resources,
     inference_component,
 )
-from chipwise.models.resources import EndpointDetails, TrainingJobDetails, parent_arn
+from chipwise.models.resources import (
+    EndpointDetails,
+    InferenceComponentDetails,
+    TrainingJobDetails,
+    parent_arn,
+    parse_details,
+)
 
 CREATED = datetime(2026, 11, 1, tzinfo=UTC)
 ARN = "arn:aws:sagemaker:us-east-1:123456789012:endpoint/chat-ab"
@@ -183,7 +189,7 @@ def test_an_inference_component_endpoint_gets_its_model_from_the_component() -> 
             {"VariantName": "AllTraffic", "InstanceType": "ml.g5.12xlarge", "InitialInstanceCount": 2}
         ],
     }
-    (found,) = endpoint_resources(endpoint, config, {}, _models(), [component])
+    found, as_resource = endpoint_resources(endpoint, config, {}, _models(), [component])
     # Then the component's container names the model, with the basis; the LMI engine is vLLM
     hints = found.hints
     assert (hints.hf_model_id, hints.model_family) == ("mistralai/Mistral-7B-Instruct-v0.3", "mistral")
@@ -198,6 +204,136 @@ def test_an_inference_component_endpoint_gets_its_model_from_the_component() -> 
     assert placed.cost_basis == (
         "inference component mistral-ic: 2 copies x 1 GPU(s) / 4 GPUs per ml.g5.12xlarge = 0.5 instance(s) reserved"
     )
+    # And the component is a resource of its own: a child of the endpoint's ARN, on the variant's instance type,
+    # its copies as its count, its share as what it costs; the variant pays for the 1.5 instances nobody reserves
+    assert as_resource.arn == f"{SHARED_ARN}/inference-component/mistral-ic"
+    assert parent_arn(as_resource.arn) == SHARED_ARN
+    assert (as_resource.kind, as_resource.name) == ("sagemaker_inference_component", "shared-gpu/mistral-ic")
+    assert (as_resource.instance_type, as_resource.instance_count, as_resource.platform) == (
+        "ml.g5.12xlarge",
+        2,
+        "nvidia",
+    )
+    assert (as_resource.state, as_resource.launched_at) == ("InService", CREATED)
+    assert isinstance(as_resource.details, InferenceComponentDetails)
+    assert as_resource.details.billed_instances == Decimal("0.5")
+    assert (as_resource.details.endpoint_name, as_resource.details.variant_name) == ("shared-gpu", "AllTraffic")
+    assert as_resource.hints.hf_model_id == "mistralai/Mistral-7B-Instruct-v0.3"
+    assert as_resource.hints.workload == "inference"
+    assert found.details.billed_instances == Decimal("1.5")
+    assert found.details.cost_basis == (
+        "inference components (mistral-ic) reserve 0.5 of 2 x ml.g5.12xlarge: this resource's cost is the 1.5 "
+        "instance(s) no component reserves"
+    )
+    # And the stored JSON reads back into the same details
+    stored = as_resource.details.model_dump(mode="json")
+    assert parse_details("sagemaker_inference_component", stored) == as_resource.details
+
+
+SHARED_ARN = "arn:aws:sagemaker:us-east-1:123456789012:endpoint/shared-gpu"
+SHARED_ENDPOINT = {
+    "EndpointName": "shared-gpu",
+    "EndpointArn": SHARED_ARN,
+    "EndpointConfigName": "shared-gpu-config",
+    "ProductionVariants": [{"VariantName": "AllTraffic", "CurrentInstanceCount": 2}],
+    "EndpointStatus": "InService",
+    "CreationTime": CREATED,
+}
+
+
+def _component(name: str, copies: int, gpus: int, variant: str = "AllTraffic") -> dict[str, Any]:
+    return {
+        **DESCRIBE_INFERENCE_COMPONENT,
+        "InferenceComponentName": name,
+        "InferenceComponentArn": f"arn:aws:sagemaker:us-east-1:123456789012:inference-component/{name}",
+        "VariantName": variant,
+        "Specification": {
+            **DESCRIBE_INFERENCE_COMPONENT["Specification"],
+            "ComputeResourceRequirements": {"NumberOfAcceleratorDevicesRequired": gpus},
+        },
+        "RuntimeConfig": {"DesiredCopyCount": copies, "CurrentCopyCount": copies},
+    }
+
+
+def _shared_config(instance_type: str, count: int = 2) -> dict[str, Any]:
+    return {
+        "EndpointConfigName": "shared-gpu-config",
+        "ProductionVariants": [
+            {"VariantName": "AllTraffic", "InstanceType": instance_type, "InitialInstanceCount": count}
+        ],
+    }
+
+
+def test_components_and_their_variant_never_cost_more_than_the_variant() -> None:
+    # Given 2 x ml.g5.12xlarge (4 GPUs each) shared by a 2-copy x 2-GPU component and a 1-copy x 1-GPU component
+    components = [inference_component(_component("big", 2, 2)), inference_component(_component("small", 1, 1))]
+    variant, big, small = endpoint_resources(
+        SHARED_ENDPOINT, _shared_config("ml.g5.12xlarge"), {}, _models(), components
+    )
+    # Then, by hand: big reserves 2 x 2 / 4 = 1 instance, small 1 x 1 / 4 = 0.25, the variant keeps 0.75
+    shares = [r.details.billed_instances for r in (variant, big, small)]  # type: ignore[union-attr]
+    assert shares == [Decimal("0.75"), Decimal("1"), Decimal("0.25")]
+    assert sum(shares, Decimal(0)) == 2  # exactly the variant's two instances: nothing counted twice
+    assert "reserve 1.25 of 2 x ml.g5.12xlarge" in (variant.details.cost_basis or "")  # type: ignore[union-attr]
+
+
+def test_a_component_whose_share_is_unknown_leaves_its_capacity_with_the_variant() -> None:
+    # Neuron: the share is unknown, so the component has no cost and the variant keeps its whole cost
+    neuron = [inference_component(_component("llama-neuron", 2, 1))]
+    variant, component = endpoint_resources(SHARED_ENDPOINT, _shared_config("ml.inf2.48xlarge"), {}, _models(), neuron)
+    assert isinstance(variant.details, EndpointDetails) and variant.details.billed_instances is None
+    assert isinstance(component.details, InferenceComponentDetails) and component.details.billed_instances is None
+    assert "NeuronCores" in (component.details.cost_basis or "")
+    # Mixed on a GPU variant: one share known (1 instance), one not (no copy count yet): the unknown one's capacity
+    # stays with the variant, which says so
+    pending = {**_component("pending", 1, 1), "RuntimeConfig": {}}
+    mixed = [inference_component(_component("big", 2, 2)), inference_component(pending)]
+    variant, big, waiting = endpoint_resources(SHARED_ENDPOINT, _shared_config("ml.g5.12xlarge"), {}, _models(), mixed)
+    assert isinstance(variant.details, EndpointDetails) and variant.details.billed_instances == Decimal("1")
+    assert "the share of pending is unknown and stays with this resource" in (variant.details.cost_basis or "")
+    assert isinstance(waiting.details, InferenceComponentDetails) and waiting.details.billed_instances is None
+    assert isinstance(big.details, InferenceComponentDetails) and big.details.billed_instances == Decimal("1")
+
+
+def test_components_reserving_more_than_the_variant_runs_have_no_share() -> None:
+    # Copies waiting for capacity: 3 x 4 GPUs on 2 x 4-GPU instances would be 3 instances, more than bill: no
+    # share can be told from the bill, so the components have no cost and the variant keeps its whole cost
+    components = [inference_component(_component("greedy", 3, 4))]
+    variant, greedy = endpoint_resources(SHARED_ENDPOINT, _shared_config("ml.g5.12xlarge"), {}, _models(), components)
+    assert isinstance(variant.details, EndpointDetails) and variant.details.billed_instances is None
+    assert isinstance(greedy.details, InferenceComponentDetails) and greedy.details.billed_instances is None
+    assert "reserve 3 instance(s) but the variant runs 2 x ml.g5.12xlarge" in (greedy.details.cost_basis or "")
+
+
+def test_each_variant_of_an_ab_endpoint_gets_only_its_own_components() -> None:
+    # Given an A/B endpoint whose two variants each host a component
+    endpoint = {
+        **SHARED_ENDPOINT,
+        "ProductionVariants": [
+            {"VariantName": "a", "CurrentInstanceCount": 1},
+            {"VariantName": "b", "CurrentInstanceCount": 1},
+        ],
+    }
+    config = {
+        "EndpointConfigName": "shared-gpu-config",
+        "ProductionVariants": [
+            {"VariantName": "a", "InstanceType": "ml.g5.12xlarge", "InitialInstanceCount": 1},
+            {"VariantName": "b", "InstanceType": "ml.g5.2xlarge", "InitialInstanceCount": 1},
+        ],
+    }
+    components = [
+        inference_component(_component("on-a", 1, 2, "a")),
+        inference_component(_component("on-b", 1, 1, "b")),
+    ]
+    found = endpoint_resources(endpoint, config, {}, _models(), components)
+    by_name = {r.name: r for r in found}
+    assert list(by_name) == ["shared-gpu/a", "shared-gpu/on-a", "shared-gpu/b", "shared-gpu/on-b"]
+    # on-a: 1 x 2 / 4 GPUs = 0.5 of the ml.g5.12xlarge; on-b: 1 x 1 / 1 GPU = the whole ml.g5.2xlarge
+    assert by_name["shared-gpu/on-a"].details.billed_instances == Decimal("0.5")  # type: ignore[union-attr]
+    assert by_name["shared-gpu/on-b"].instance_type == "ml.g5.2xlarge"
+    assert by_name["shared-gpu/on-b"].details.billed_instances == Decimal("1")  # type: ignore[union-attr]
+    assert by_name["shared-gpu/b"].details.billed_instances == 0  # type: ignore[union-attr]
+    assert parent_arn(by_name["shared-gpu/on-b"].arn) == SHARED_ARN
 
 
 def test_an_inference_component_reservation_is_unknown_where_the_field_is_ambiguous() -> None:
@@ -293,3 +429,17 @@ def test_a_jumpstart_fine_tune_reads_the_model_channel() -> None:
     job = _training_resource(described, {"sagemaker-sdk:jumpstart-model-id": "meta-textgeneration-llama-3-8b"})
     assert (job.hints.model_family, job.hints.jumpstart_model_id) == ("llama", "meta-textgeneration-llama-3-8b")
     assert job.hints.hf_model_id is None
+
+
+def test_a_variant_whose_components_could_not_be_read_has_no_figure() -> None:
+    # ListInferenceComponents failed: what the variant pays for alone is unknown (its stored components keep theirs)
+    config = {
+        "EndpointConfigName": "shared-gpu-config",
+        "ProductionVariants": [
+            {"VariantName": "AllTraffic", "InstanceType": "ml.g5.12xlarge", "InitialInstanceCount": 2}
+        ],
+    }
+    (variant,) = endpoint_resources(SHARED_ENDPOINT, config, {}, _models(), [], None, components_read=False)
+    assert isinstance(variant.details, EndpointDetails)
+    assert variant.details.billed_unknown and variant.details.billed_instances is None
+    assert "could not be read this scan" in (variant.details.cost_basis or "")

@@ -52,6 +52,10 @@ def profile(
     hints: dict[str, Any] | None = None,
     coverage: dict[tuple[str, str], Coverage] | None = None,
     run_hours: float = HOURS,
+    billed_instances: str | Decimal | None = None,
+    component_name: str | None = None,
+    endpoint_name: str | None = None,
+    variant_name: str | None = None,
     **signals: Any,
 ) -> ResourceProfile:
     """A live resource over the 14-day window; ``signals`` are fields of :class:`Signals`."""
@@ -60,7 +64,11 @@ def profile(
         "inferentia" if family.startswith("inf") else "trainium" if family.startswith("trn") else "nvidia"
     )
     if state is None:
-        state = {"sagemaker_endpoint": "InService", "sagemaker_training_job": "Completed"}.get(kind, "running")
+        state = {
+            "sagemaker_endpoint": "InService",
+            "sagemaker_inference_component": "InService",
+            "sagemaker_training_job": "Completed",
+        }.get(kind, "running")
     arn = f"arn:aws:test:us-east-1:123456789012:{kind}/{name}"
     return ResourceProfile(
         resource_id=1,
@@ -86,6 +94,10 @@ def profile(
         hints=parse_hints(hints or {}),
         signals=Signals(**signals),
         coverage=coverage if coverage is not None else _default_coverage(kind, signals),
+        billed_instances=Decimal(billed_instances) if billed_instances is not None else None,
+        component_name=component_name,
+        endpoint_name=endpoint_name,
+        variant_name=variant_name,
     )
 
 
@@ -93,7 +105,7 @@ def _default_coverage(kind: str, signals: dict[str, Any]) -> dict[tuple[str, str
     """Coverage rows as the collector writes them: invocations always exist on endpoints; Neuron metrics exist
     when the profile has a Neuron signal."""
     found: dict[tuple[str, str], Coverage] = {}
-    if kind == "sagemaker_endpoint":
+    if kind in ("sagemaker_endpoint", "sagemaker_inference_component"):
         invocations = signals.get("invocations")
         found[INVOCATIONS] = Coverage(True, invocations.hours if invocations else 0)
     neuron = signals.get("neuron_util")

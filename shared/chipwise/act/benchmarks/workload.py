@@ -234,7 +234,7 @@ def load_telemetry(session: Session, resource: Resource | None) -> Telemetry:
     """SageMaker traffic and latency rollups for an endpoint, neuron-monitor rollups for an EC2 instance."""
     if resource is None:
         return NO_TELEMETRY
-    if resource.kind == "sagemaker_endpoint":
+    if resource.kind in ("sagemaker_endpoint", "sagemaker_inference_component"):
         stmt = select(MetricRollup).where(
             MetricRollup.resource_id == resource.id,
             MetricRollup.namespace == SAGEMAKER_NAMESPACE,

@@ -82,7 +82,13 @@ class AcceleratorOffHours(Rule[AcceleratorOffHoursParams]):
     params_model = AcceleratorOffHoursParams
 
     def evaluate(self, profile: ResourceProfile, ctx: RuleContext) -> FindingDraft | None:
-        if profile.kind not in KINDS or profile.platform == "cpu" or not profile.live or profile.serverless:
+        if (
+            profile.kind not in KINDS
+            or profile.platform == "cpu"
+            or not profile.live
+            or profile.serverless
+            or profile.shares_instances
+        ):
             return None
         monthly = profile.monthly_cost
         rate = profile.cost.hourly_rate

@@ -3,7 +3,9 @@
 The GPU signal is the maximum across the instance's GPUs (CloudWatch agent), so one busy GPU of eight keeps the
 instance busy; SageMaker endpoints publish the sum across GPUs, which is under the threshold only when every GPU is.
 An endpoint that still answers requests is not idle whatever its GPU says (it may be mis-sized, not unused).
-Without GPU telemetry nothing is called idle. Saving: the whole cost.
+An inference component is judged on its own series (GPUUtilizationNormalized, 0-100 % of the GPUs it reserved, and
+its invocations) and its share of the variant's cost; a variant its components share is judged on the capacity
+no component reserves. Without GPU telemetry nothing is called idle. Saving: the whole cost (or share).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from chipwise.rules.base import (
     RuleContext,
     RuleMeta,
     RuleParams,
+    capacity,
     cost_evidence,
     idle_step,
     money,
@@ -27,7 +30,8 @@ from chipwise.rules.base import rounded as r
 from chipwise.rules.registry import register
 from chipwise.rules.traffic import hours_without_traffic, idle_hours, requests
 
-KINDS = ("sagemaker_endpoint", "ec2_instance")
+KINDS = ("sagemaker_endpoint", "sagemaker_inference_component", "ec2_instance")
+SERVING = ("sagemaker_endpoint", "sagemaker_inference_component")
 
 
 class GpuIdleParams(RuleParams):
@@ -68,16 +72,16 @@ class GpuIdle(Rule[GpuIdleParams]):
         gpu = profile.signals.gpu_util
         p = self.params
         min_hours = p.min_idle_days * 24
-        if monthly is None or gpu is None or gpu.hours < p.min_telemetry_share * min_hours:
+        if monthly is None or monthly <= 0 or gpu is None or gpu.hours < p.min_telemetry_share * min_hours:
             return None
         idle = idle_hours(profile, gpu, p.max_gpu_utilization_pct)
         if idle is None or idle < min_hours:
             return None
-        quiet = hours_without_traffic(profile) if profile.kind == "sagemaker_endpoint" else None
+        quiet = hours_without_traffic(profile) if profile.kind in SERVING else None
         if quiet is not None and quiet < min_hours:
             return None
         confidence: Confidence = "high" if gpu.hours >= p.high_confidence_telemetry_share * idle else "medium"
-        action: Action = "delete" if profile.kind == "sagemaker_endpoint" else "stop"
+        action: Action = "delete" if profile.kind in SERVING else "stop"
         traffic = requests(profile)
         return self.draft(
             profile,
@@ -86,7 +90,7 @@ class GpuIdle(Rule[GpuIdleParams]):
                 saving=monthly,
                 action=action,
                 confidence=confidence,
-                summary=f"{profile.name} ({profile.instance_count} × {profile.instance_type}) kept every GPU under "
+                summary=f"{profile.name} ({capacity(profile)}) kept every GPU under "
                 f"{p.max_gpu_utilization_pct:g} % for {idle / 24:.0f} days (peak {gpu.maximum:.1f} %): "
                 f"{idle_step(profile, action)} to save {money(monthly)}/month.",
                 evidence={

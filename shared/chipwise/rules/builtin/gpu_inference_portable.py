@@ -201,7 +201,13 @@ class GpuInferencePortable(Rule[GpuInferencePortableParams]):
         return best if best is not None and best.monthly_usd <= fit.monthly_usd else fit
 
     def _eligible(self, profile: ResourceProfile, ctx: RuleContext) -> ModelFamily | None:
-        if profile.platform != "nvidia" or profile.kind not in KINDS or not profile.live or profile.serverless:
+        if (
+            profile.platform != "nvidia"
+            or profile.kind not in KINDS
+            or not profile.live
+            or profile.serverless
+            or profile.shares_instances
+        ):
             return None
         if profile.family not in self.params.gpu_families or profile.hints.custom_cuda:
             return None

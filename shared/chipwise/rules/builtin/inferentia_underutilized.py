@@ -76,7 +76,13 @@ class InferentiaUnderutilized(Rule[InferentiaUnderutilizedParams]):
     params_model = InferentiaUnderutilizedParams
 
     def evaluate(self, profile: ResourceProfile, ctx: RuleContext) -> FindingDraft | None:
-        if profile.family not in FAMILIES or profile.kind not in KINDS or not profile.live or profile.serverless:
+        if (
+            profile.family not in FAMILIES
+            or profile.kind not in KINDS
+            or not profile.live
+            or profile.serverless
+            or profile.shares_instances
+        ):
             return None
         monthly = profile.monthly_cost
         demand = self._demand(profile, ctx)

@@ -48,6 +48,8 @@ class SpikyInferenceBedrock(Rule[SpikyInferenceBedrockParams]):
     def evaluate(self, profile: ResourceProfile, ctx: RuleContext) -> FindingDraft | None:
         if profile.kind != "sagemaker_endpoint" or profile.platform == "cpu" or not profile.live:
             return None
+        if profile.shares_instances:  # a variant its inference components share: not one workload to move
+            return None
         family = model_family(profile, ctx.families)
         traffic = requests(profile)
         monthly = profile.monthly_cost

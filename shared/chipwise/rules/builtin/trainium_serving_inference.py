@@ -92,7 +92,13 @@ class TrainiumServingInference(Rule[TrainiumServingInferenceParams]):
 
     def evaluate(self, profile: ResourceProfile, ctx: RuleContext) -> FindingDraft | None:
         families = FAMILIES + (GO_FORWARD_FAMILIES if self.params.include_go_forward else ())
-        if profile.family not in families or profile.kind not in KINDS or not profile.live or profile.serverless:
+        if (
+            profile.family not in families
+            or profile.kind not in KINDS
+            or not profile.live
+            or profile.serverless
+            or profile.shares_instances
+        ):
             return None
         monthly = profile.monthly_cost
         basis = self._serving_basis(profile, ctx)

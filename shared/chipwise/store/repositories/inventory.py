@@ -3,7 +3,8 @@
 Store shape (read by the rules):
 
 - ``resources`` one row per ARN (``arn`` is the identity, also the scan document's ``resources[].id``), with
-  ``kind`` ec2_instance | sagemaker_endpoint | sagemaker_training_job | batch_compute_environment,
+  ``kind`` ec2_instance | sagemaker_endpoint | sagemaker_inference_component | sagemaker_training_job |
+  batch_compute_environment,
   ``instance_type`` (SageMaker types keep the ``ml.`` prefix), ``instance_count``, ``platform``
   inferentia | trainium | nvidia | cpu, ``unknown_instance_type`` (the catalog does not know the type; the
   platform is then guessed from the family), ``state`` (as AWS says it, or ``"gone"`` once a later scan no
@@ -30,7 +31,12 @@ from chipwise.store.upsert import upsert
 GONE = "gone"
 # Kinds that are "live" capacity: when a scan no longer finds one, it was deleted. Training jobs simply age
 # out of the listing window and keep their final state.
-LIVE_KINDS = ("ec2_instance", "sagemaker_endpoint", "batch_compute_environment")
+LIVE_KINDS = (
+    "ec2_instance",
+    "sagemaker_endpoint",
+    "sagemaker_inference_component",
+    "batch_compute_environment",
+)
 _UPDATED = (
     "account_id",
     "region",
