@@ -4,6 +4,9 @@
 2. CloudWatch GetMetricData is indexed, namespace-exact, has percentiles, the 500-query limit and paging
    (:mod:`chipwise_devkit.emulator.fast_cloudwatch`).
 3. Any service operation can be made to fail (:mod:`chipwise_devkit.emulator.faults`).
+4. SageMaker has inference components (Create, Describe, List, Delete, UpdateInferenceComponentRuntimeConfig),
+   and an endpoint config's variant may name no model, as one for inference components does
+   (:mod:`chipwise_devkit.emulator.inference_components`).
 """
 
 from __future__ import annotations
@@ -41,9 +44,10 @@ def install() -> None:
     with _lock:
         if _installed:
             return
-        from chipwise_devkit.emulator import fast_cloudwatch, faults
+        from chipwise_devkit.emulator import fast_cloudwatch, faults, inference_components
 
         install_sagemaker()
+        inference_components.install()
         fast_cloudwatch.install()
         faults.install()
         _installed = True
