@@ -374,7 +374,8 @@ def test_an_injected_access_denied_on_list(sm: Any, aws: Emulator) -> None:
 def test_the_collector_reads_the_components(sm: Any) -> None:
     inventory = collect_sagemaker_endpoints(AwsContext(session=boto3.Session(), region=REGION))
     assert inventory.problems == []
-    (resource,) = inventory.resources
+    resource, *placed = inventory.resources  # the endpoint, then each component as a resource of its own
+    assert sorted(r.name for r in placed) == [f"{ENDPOINT}/ic-alpha", f"{ENDPOINT}/ic-beta", f"{ENDPOINT}/ic-gamma"]
     components = {c.name: c for c in resource.details.inference_components}  # type: ignore[union-attr]
     assert sorted(components) == ["ic-alpha", "ic-beta", "ic-gamma"]
     beta = components["ic-beta"]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from chipwise_devkit.demo.account import demo_resources, ground_truth
+from chipwise_devkit.demo.account import demo_resources, demo_subjects, ground_truth
 from chipwise_devkit.demo.series import Flat, Spiky, Steady, Window, hours_ending
 
 RULES = {
@@ -21,11 +21,14 @@ RULES = {
 def test_ground_truth_names_exactly_the_seeded_resources() -> None:
     # Given the demo estate and its ground truth
     resources = demo_resources()
+    subjects = demo_subjects()  # the resources and the inference components on them
     truth = ground_truth()
     # Then both list the same resources, with the same expectations, and every rule is exercised
     assert len(resources) >= 30
-    assert {r.name for r in resources} == set(truth)
-    assert all(list(r.expected) == truth[r.name] for r in resources)
+    assert {r.name for r in resources} <= set(subjects)
+    assert "shared-llm-g5/summarise-v1" in subjects
+    assert set(subjects) == set(truth)
+    assert all(list(expected) == truth[name] for name, expected in subjects.items())
     assert {rule for rules in truth.values() for rule in rules} == RULES
 
 

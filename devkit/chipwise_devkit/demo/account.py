@@ -1,7 +1,8 @@
 """The demo account: a realistic AI-accelerator estate seeded into the AWS emulator.
 
-36 resources — busy and idle Inferentia endpoints, Trainium capacity serving inference, GPU training and
-inference on Llama/BERT-class models, a custom-CUDA training job, EKS Neuron nodes and CPU noise — with
+39 resources and 2 inference components — busy and idle Inferentia endpoints, Trainium capacity serving inference,
+GPU training and inference on Llama/BERT-class models, a GPU endpoint shared by inference components, a
+custom-CUDA training job, EKS Neuron nodes and CPU noise — with
 15 days of hourly CloudWatch metrics (daily cycles, quiet weekends, spikes), neuron-monitor reports in S3
 and Cost Explorer results priced from the catalog, consistent with the inventory.
 
@@ -36,6 +37,7 @@ HF_NEURON_INFERENCE = f"{ECR_DLC}/huggingface-pytorch-inference-neuron:1.13.1-tr
 HF_GPU_TRAINING = f"{ECR_DLC}/huggingface-pytorch-training:2.1.0-transformers4.36.0-gpu-py310-cu121-ubuntu20.04"
 NEURONX_TRAINING = f"{ECR_DLC}/pytorch-training-neuronx:2.1.2-neuronx-py310-sdk2.20.0-ubuntu20.04"
 CUSTOM_IMAGE = f"{DEMO_ACCOUNT_ID}.dkr.ecr.us-east-1.amazonaws.com"
+LMI_GPU = f"{ECR_DLC}/djl-inference:0.31.0-lmi13.0.0-cu124"
 
 Kind = Literal["ec2_instance", "sagemaker_endpoint", "sagemaker_training_job", "batch_compute_environment"]
 
@@ -55,6 +57,22 @@ class Neuron:
     utilization: Series
     device_memory_gib: float
     executions_per_second: Series = field(default_factory=lambda: Flat(0.0))
+
+
+@dataclass(frozen=True)
+class DemoComponent:
+    """An inference component on a demo endpoint: its copies, the GPUs each copy reserves, its model, its traffic
+    and its GPU utilisation (GPUUtilizationNormalized: % of the GPUs it reserved)."""
+
+    name: str
+    copies: int
+    gpus_per_copy: int
+    image: str
+    environment: dict[str, str]
+    traffic: Traffic
+    gpu: Series
+    expected: tuple[str, ...] = ()
+    note: str = ""
 
 
 @dataclass(frozen=True)
@@ -79,6 +97,7 @@ class DemoResource:
     savings_plan: bool = False
     note: str = ""
     retired_hours_ago: int = 0  # deleted this long before now, between the demo's daily scans (billed until then)
+    components: tuple[DemoComponent, ...] = ()  # an endpoint for inference components: its variant names no model
 
 
 def _endpoints() -> list[DemoResource]:
@@ -226,6 +245,43 @@ def _endpoints() -> list[DemoResource]:
             cpu=Spiky(250.0, floor=6.0),
             gpu=Spiky(300.0, floor=0.5),
             note="idle 22 hours a day, bursts twice a day: pay per token on Bedrock instead",
+        ),
+        DemoResource(
+            "shared-llm-g5",
+            "sagemaker_endpoint",
+            "ml.g5.12xlarge",
+            count=2,
+            tags={"chipwise:owner": "platform-llm@example.com"},
+            traffic=Traffic(Steady(10.0), latency_ms=420.0),
+            cpu=Steady(160.0, cap=4800.0),
+            gpu=Steady(110.0, cap=400.0),
+            components=(
+                DemoComponent(
+                    "mistral-chat",
+                    copies=2,
+                    gpus_per_copy=2,
+                    image=LMI_GPU,
+                    environment={
+                        "OPTION_MODEL_ID": "mistralai/Mistral-7B-Instruct-v0.3",
+                        "OPTION_ROLLING_BATCH": "vllm",
+                    },
+                    traffic=Traffic(Steady(10.0), latency_ms=420.0),
+                    gpu=Steady(55.0),
+                    note="busy: two copies of Mistral-7B, each on 2 of an instance's 4 A10G GPUs",
+                ),
+                DemoComponent(
+                    "summarise-v1",
+                    copies=1,
+                    gpus_per_copy=2,
+                    image=LMI_GPU,
+                    environment={"OPTION_MODEL_ID": "meta-llama/Llama-3.1-8B-Instruct", "OPTION_ROLLING_BATCH": "vllm"},
+                    traffic=Traffic(Flat(0.0)),
+                    gpu=Flat(0.3, 0.2),
+                    expected=("gpu_idle",),
+                    note="the old summariser nobody calls since v2 shipped: half an instance reserved for nothing",
+                ),
+            ),
+            note="2 x ml.g5.12xlarge shared by inference components: 1.5 instances reserved, 0.5 unreserved",
         ),
         DemoResource(
             "vision-custom-g5-idle",
@@ -466,6 +522,16 @@ def _batch() -> list[DemoResource]:
 def demo_resources() -> list[DemoResource]:
     """Every resource of the demo account, in seeding order."""
     return [*_endpoints(), *_neuron_instances(), *_gpu_and_cpu_instances(), *_training_jobs(), *_batch()]
+
+
+def demo_subjects() -> dict[str, tuple[str, ...]]:
+    """Every resource Chipwise should see, by the name it gives it (an inference component is
+    ``<endpoint>/<component>``), with the rule ids that must fire on it."""
+    found: dict[str, tuple[str, ...]] = {}
+    for res in demo_resources():
+        found[res.name] = res.expected
+        found.update({f"{res.name}/{c.name}": c.expected for c in res.components})
+    return found
 
 
 def ground_truth() -> dict[str, list[str]]:

@@ -24,6 +24,7 @@ from chipwise_devkit.demo.account import (
     NEURON_REPORT_PERIOD_S,
     SAGEMAKER_SERVICE,
     SAVINGS_PLAN_RATE,
+    DemoComponent,
     DemoResource,
     demo_resources,
 )
@@ -187,18 +188,41 @@ def _run_instance(aws: AwsContext, res: DemoResource) -> str:
 
 
 def _create_endpoint(aws: AwsContext, res: DemoResource) -> str:
+    """A single-model endpoint, or (``res.components``) an endpoint for inference components: its variant names no
+    model and scales its instances to what the components need; each component places a model on it."""
     sm = aws.client("sagemaker")
-    container: ContainerDefinitionTypeDef = {"Image": res.image or "", "Environment": res.environment}
-    sm.create_model(ModelName=f"{res.name}-model", PrimaryContainer=container, ExecutionRoleArn=ROLE_ARN)
     variant: ProductionVariantTypeDef = {
         "VariantName": VARIANT,
-        "ModelName": f"{res.name}-model",
         "InstanceType": cast("ProductionVariantInstanceTypeType", res.instance_type),
         "InitialInstanceCount": res.count,
         "InitialVariantWeight": 1.0,
     }
-    sm.create_endpoint_config(EndpointConfigName=f"{res.name}-config", ProductionVariants=[variant])
+    if res.components:
+        variant["ManagedInstanceScaling"] = {"Status": "ENABLED", "MinInstanceCount": 1, "MaxInstanceCount": res.count}
+        variant["RoutingConfig"] = {"RoutingStrategy": "LEAST_OUTSTANDING_REQUESTS"}
+    else:
+        container: ContainerDefinitionTypeDef = {"Image": res.image or "", "Environment": res.environment}
+        sm.create_model(ModelName=f"{res.name}-model", PrimaryContainer=container, ExecutionRoleArn=ROLE_ARN)
+        variant["ModelName"] = f"{res.name}-model"
+    sm.create_endpoint_config(
+        EndpointConfigName=f"{res.name}-config", ProductionVariants=[variant], ExecutionRoleArn=ROLE_ARN
+    )
     created = sm.create_endpoint(EndpointName=res.name, EndpointConfigName=f"{res.name}-config", Tags=_tags(res.tags))
+    for component in res.components:
+        sm.create_inference_component(
+            InferenceComponentName=component.name,
+            EndpointName=res.name,
+            VariantName=VARIANT,
+            Specification={
+                "Container": {"Image": component.image, "Environment": component.environment},
+                "ComputeResourceRequirements": {
+                    "NumberOfAcceleratorDevicesRequired": component.gpus_per_copy,
+                    "MinMemoryRequiredInMb": 16384,
+                },
+            },
+            RuntimeConfig={"CopyCount": component.copies},
+            Tags=_tags(res.tags),
+        )
     return created["EndpointArn"]
 
 
@@ -280,7 +304,26 @@ def _endpoint_points(res: DemoResource, stamps: list[datetime]) -> list[Point]:
         pts += _series_points("/aws/sagemaker/Endpoints", "GPUMemoryUtilization", dims, stamps, gpu_memory)
     if res.neuron is not None:
         pts += _neuron_cloudwatch_points(res, dims, stamps, rng)
+    for component in res.components:
+        pts += _component_points(component, stamps, _rng(f"{res.name}/{component.name}"))
     return pts
+
+
+def _component_points(component: DemoComponent, stamps: list[datetime], rng: random.Random) -> list[Point]:
+    """What SageMaker publishes for an inference component, by InferenceComponentName: its invocations and latency
+    in AWS/SageMaker, its utilisation (% of what it reserved) in /aws/sagemaker/InferenceComponents."""
+    dims = {"InferenceComponentName": component.name}
+    per_hour = [rps * 3600 for rps in component.traffic.requests_per_second(stamps, rng)]
+    latency = [component.traffic.latency_ms * 1000 * rng.uniform(0.9, 1.2) if n else 0.0 for n in per_hour]
+    ns = "/aws/sagemaker/InferenceComponents"
+    gpu = component.gpu(stamps, rng)
+    return [
+        *_series_points("AWS/SageMaker", "Invocations", dims, stamps, per_hour, "None", skip_zero=True),
+        *_series_points("AWS/SageMaker", "ModelLatency", dims, stamps, latency, "Microseconds", skip_zero=True),
+        *_series_points(ns, "GPUUtilizationNormalized", dims, stamps, gpu),
+        *_series_points(ns, "GPUMemoryUtilizationNormalized", dims, stamps, Flat(60.0, 2.0)(stamps, rng)),
+        *_series_points(ns, "CPUUtilizationNormalized", dims, stamps, [min(100.0, 2.0 + g * 0.3) for g in gpu]),
+    ]
 
 
 def _neuron_cloudwatch_points(
