@@ -376,7 +376,8 @@ def component_reservation(
         return None, f"{label}: share of {instance_type} unknown (no copy count or accelerators required)"
     reserved = Decimal(component.copies) * component.accelerators_required / Decimal(accelerators_per_instance)
     basis = (
-        f"{label}: {component.copies} copies x {component.accelerators_required.normalize():f} GPU(s) / "
+        f"{label}: {component.copies} cop{'y' if component.copies == 1 else 'ies'} x "
+        f"{component.accelerators_required.normalize():f} GPU(s) / "
         f"{accelerators_per_instance} GPUs per {instance_type} = {reserved.normalize():f} instance(s) reserved"
     )
     return reserved, basis

@@ -155,7 +155,8 @@ def cost_evidence(profile: ResourceProfile) -> dict[str, EvidenceValue]:
         "rate_source": cost.rate_source,
         "catalog_rate_usd": rounded(cost.catalog_rate, 6),
         "commitment_discount": rounded(cost.commitment_discount, 4),
-        "instance_count": profile.instance_count,
+        # an inference component's count is its copies (its instances are its variant's)
+        "copies" if profile.component_name else "instance_count": profile.instance_count,
         "run_hours": rounded(profile.run_hours, 1),
         "window_days": rounded(profile.window_hours / 24, 1),
         **identity_evidence(profile),

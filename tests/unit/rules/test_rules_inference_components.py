@@ -77,6 +77,7 @@ def test_an_idle_component_is_deleted_for_its_share_of_the_variant() -> None:
         "AllTraffic",
     )
     assert evidence.billed_instances == 1.0
+    assert (evidence.copies, evidence.instance_count) == (2, None)  # its count is its copies, not instances
     assert evidence.gpu_source == IC_GPU
     assert evidence.invocations_in_window == 0
 
