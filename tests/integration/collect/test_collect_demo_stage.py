@@ -33,11 +33,9 @@ def test_stage_20_collects_the_demo_account(
     # Then the scan document is written and shared, with every accelerator resource and every dollar
     document: ScanDocument = ctx.results["scan"]
     assert json.loads((tmp_path / "scan.json").read_text()) == document.model_dump(mode="json")
-    accelerated = {
-        r.name
-        for r in demo_resources()
-        if (r.kind != "ec2_instance" or platform_of(r.instance_type) != "cpu") and not r.retired_hours_ago
-    }
+    live = [r for r in demo_resources() if not r.retired_hours_ago]
+    accelerated = {r.name for r in live if r.kind != "ec2_instance" or platform_of(r.instance_type) != "cpu"}
+    accelerated |= {f"{r.name}/{c.name}" for r in live for c in r.components}  # inference components
     assert {r.name for r in document.resources} == accelerated  # the endpoint retired by the earlier scans: gone
     assert ctx.results["retired"] == ["translate-inf2-retired"]
     cent = Decimal("0.01")
