@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from chipwise.presentation import SavingFacts, headline, rank
+from chipwise.presentation import SavingFacts, console_url, current_capacity, headline, rank
 
 
 def facts(saving: str, *, measured: bool = False, status: str = "open", apart: str | None = None) -> SavingFacts:
@@ -51,3 +51,12 @@ def test_the_ranking_puts_measurements_first_and_set_apart_savings_last() -> Non
         Decimal("800"),
         Decimal("0"),
     ]
+
+
+def test_capacity_reads_an_inference_component_as_copies_on_its_endpoint() -> None:
+    assert current_capacity("ml.g5.2xlarge", 4, "sagemaker_endpoint") == "ml.g5.2xlarge ×4"
+    assert current_capacity("ml.g5.12xlarge", 1, "sagemaker_inference_component") == "ml.g5.12xlarge, 1 copy"
+    assert current_capacity("ml.g5.12xlarge", 2, "sagemaker_inference_component") == "ml.g5.12xlarge, 2 copies"
+    # and its console page is its endpoint's, where SageMaker lists the components
+    arn = "arn:aws:sagemaker:us-east-1:123456789012:endpoint/shared-llm/inference-component/chat"
+    assert console_url(arn, "us-east-1", "sagemaker_inference_component").endswith("#/endpoints/shared-llm")

@@ -32,6 +32,7 @@ from chipwise.economics import HOURS_PER_MONTH, cents
 from chipwise.errors import NotFound
 from chipwise.plan.ace import opportunity_document
 from chipwise.plan.credits import CompanyProfile, CreditMatch, match_programs
+from chipwise.presentation import current_capacity
 from chipwise.render import money, render
 from chipwise.settings import Settings
 from chipwise.store.base import utcnow
@@ -79,6 +80,11 @@ class DraftWorkload:
     platform: str
     stage: str | None
     model: str | None
+
+    @property
+    def capacity(self) -> str:
+        """ "ml.g5.2xlarge ×4"; an inference component's copies (its instances are its endpoint's)."""
+        return current_capacity(self.instance_type, self.instance_count, self.kind)
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,7 @@ from chipwise.presentation import (
     best_saving,
     console_url,
     counts_in_totals,
+    current_capacity,
     headline,
     next_step,
     rank,
@@ -73,6 +74,7 @@ class FindingView:
     console_url: str
     suppress_command: str
     evidence: list[tuple[str, str]]
+    capacity: str = ""  # "ml.g5.2xlarge ×4", an inference component's copies
     heat: HeatMap | None = None
     heat_missing: str | None = None
 
@@ -253,6 +255,7 @@ def _finding_view(d: FindingDocument) -> FindingView:
         console_url=console_url(d.resource_id, d.region, d.resource_kind),
         suppress_command=suppress_command(d.finding_id),
         evidence=flatten(d.evidence),
+        capacity=current_capacity(d.instance_type, d.instance_count, d.resource_kind),
     )
 
 
