@@ -525,8 +525,10 @@ def _endpoint_resource(
         billed_instances=billed,
         billed_unknown=share_unknown,
     )
-    places = [ModelPlace(c.environment, c.artifact_url, label=f"inference_component:{c.name}") for c in own]
-    image = primary.image or next((c.image for c in own if c.image), None)
+    # One component names the variant's model; several name one each (their resources say which), not the variant's
+    alone = own if len(own) == 1 else []
+    places = [ModelPlace(c.environment, c.artifact_url, label=f"inference_component:{c.name}") for c in alone]
+    image = primary.image or next((c.image for c in alone if c.image), None)
     resource = CollectedResource(
         arn=arn,
         kind="sagemaker_endpoint",

@@ -274,6 +274,8 @@ def test_components_and_their_variant_never_cost_more_than_the_variant() -> None
     shares = [r.details.billed_instances for r in (variant, big, small)]  # type: ignore[union-attr]
     assert shares == [Decimal("0.75"), Decimal("1"), Decimal("0.25")]
     assert sum(shares, Decimal(0)) == 2  # exactly the variant's two instances: nothing counted twice
+    # And the variant names no single model: each component names its own
+    assert variant.hints.hf_model_id is None and big.hints.hf_model_id == "mistralai/Mistral-7B-Instruct-v0.3"
     assert "reserve 1.25 of 2 x ml.g5.12xlarge" in (variant.details.cost_basis or "")  # type: ignore[union-attr]
 
 
