@@ -9,6 +9,7 @@ from decimal import Decimal
 from urllib.parse import quote
 
 from chipwise.economics import cents, round_money, usd
+from chipwise.models.common import SERVING_KINDS
 from chipwise.models.evidence import FindingEvidence
 from chipwise.models.findings import FindingDocument, RecommendationDoc
 
@@ -179,19 +180,16 @@ def short_id(finding_id: str) -> str:
     return finding_id[:SHORT_ID]
 
 
-_ENDPOINT_KINDS = ("sagemaker_endpoint", "sagemaker_inference_component")
-
-
 def console_url(resource_arn: str, region: str, resource_kind: str) -> str:
     """The AWS console page of a resource: its own page for the kinds Chipwise collects, otherwise the
     console's ARN redirect (``/go/view?arn=``)."""
     name = resource_arn.rsplit("/", 1)[-1]
-    if resource_kind in _ENDPOINT_KINDS:  # ...:endpoint/<endpoint>/variant/<v> or /inference-component/<c>
+    if resource_kind in SERVING_KINDS:  # ...:endpoint/<endpoint>/variant/<v> or /inference-component/<c>
         name = resource_arn.split(":endpoint/", 1)[-1].split("/", 1)[0]
     base = f"https://{region}.console.aws.amazon.com"
     if resource_kind == "ec2_instance":
         return f"{base}/ec2/home?region={region}#InstanceDetails:instanceId={quote(name, safe='')}"
-    if resource_kind in _ENDPOINT_KINDS:  # an inference component is listed on its endpoint's page
+    if resource_kind in SERVING_KINDS:  # an inference component is listed on its endpoint's page
         return f"{base}/sagemaker/home?region={region}#/endpoints/{quote(name, safe='')}"
     if resource_kind == "sagemaker_training_job":
         return f"{base}/sagemaker/home?region={region}#/jobs/{quote(name, safe='')}"

@@ -449,6 +449,7 @@ def _profile(
     signals = _signals(metrics, reports)
     active_since = _active_since(row, start, end, signals, metrics)
     variants = details.variants if isinstance(details, EndpointDetails) else []
+    serving = details if isinstance(details, EndpointDetails | InferenceComponentDetails) else None
     return ResourceProfile(
         resource_id=int(row["id"]),
         arn=str(row["arn"]),
@@ -475,14 +476,10 @@ def _profile(
             sum(q.jobs_in_window for q in details.job_queues) if isinstance(details, BatchEnvironmentDetails) else None
         ),
         tags=dict(row["tags"] or {}),
-        variant_name=details.variant_name if isinstance(details, EndpointDetails | InferenceComponentDetails) else None,
-        endpoint_name=details.endpoint_name
-        if isinstance(details, EndpointDetails | InferenceComponentDetails)
-        else None,
-        cost_basis=details.cost_basis if isinstance(details, EndpointDetails | InferenceComponentDetails) else None,
-        billed_instances=(
-            details.billed_instances if isinstance(details, EndpointDetails | InferenceComponentDetails) else None
-        ),
+        variant_name=serving.variant_name if serving else None,
+        endpoint_name=serving.endpoint_name if serving else None,
+        cost_basis=serving.cost_basis if serving else None,
+        billed_instances=serving.billed_instances if serving else None,
         component_name=details.component.name if isinstance(details, InferenceComponentDetails) else None,
         billed_unknown=details.billed_unknown if isinstance(details, EndpointDetails) else False,
     )

@@ -23,6 +23,7 @@ from itertools import pairwise
 from typing import Literal
 
 from chipwise.catalog import get_model_families
+from chipwise.models.common import SERVING_KINDS
 from chipwise.models.resources import WorkloadHints
 
 Workload = Literal["training", "inference"]
@@ -275,7 +276,7 @@ def _workload(tags: Mapping[str, str], kind: str, image: str, sources: dict[str,
     if kind == "sagemaker_training_job":
         sources["workload"] = "kind"
         return "training"
-    if kind in ("sagemaker_endpoint", "sagemaker_inference_component"):
+    if kind in SERVING_KINDS:
         sources["workload"] = "kind"
         return "inference"
     if image:

@@ -24,6 +24,8 @@ ResourceKind = Literal[
     "batch_job_queue",
     "batch_job",
 ]
+# The kinds that serve requests on a SageMaker endpoint: the endpoint (or one variant) and an inference component.
+SERVING_KINDS: tuple[str, ...] = ("sagemaker_endpoint", "sagemaker_inference_component")
 Confidence = Literal["high", "medium", "low"]
 Effort = Literal["none", "days", "weeks", "months"]
 Action = Literal["delete", "stop", "rightsize", "migrate", "enable_telemetry", "schedule"]

@@ -35,6 +35,7 @@ from chipwise.catalog import platform_of
 from chipwise.collect import costs as cost_collector
 from chipwise.collect import inventory, metrics
 from chipwise.errors import UpstreamError
+from chipwise.models.common import SERVING_KINDS
 from chipwise.models.findings import FindingDocument
 from chipwise.models.records import CollectedResource, Inventory, SeriesCoverage
 from chipwise.models.resources import EndpointDetails, InferenceComponentDetails, InstanceDetails
@@ -109,7 +110,7 @@ def _batch(aws: AwsContext, _account_id: str, window_start: datetime) -> Invento
 # Inventory sources: (error source name, the kinds it yields, collector).
 INVENTORY_SOURCES: tuple[tuple[str, tuple[str, ...], Collector], ...] = (
     ("inventory.ec2", ("ec2_instance",), _ec2),
-    ("inventory.sagemaker_endpoints", ("sagemaker_endpoint", "sagemaker_inference_component"), _endpoints),
+    ("inventory.sagemaker_endpoints", SERVING_KINDS, _endpoints),
     ("inventory.sagemaker_training_jobs", ("sagemaker_training_job",), _training),
     ("inventory.batch", ("batch_compute_environment",), _batch),
 )

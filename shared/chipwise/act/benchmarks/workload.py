@@ -19,6 +19,7 @@ from chipwise.catalog import Catalog, get_assumptions, get_model_families
 from chipwise.collect.hints import usable_model_id
 from chipwise.economics import HOURS_PER_MONTH, percentile
 from chipwise.models.benchmark import BenchmarkTask
+from chipwise.models.common import SERVING_KINDS
 from chipwise.models.evidence import FindingEvidence
 from chipwise.models.neuron import INSTANCE_RUNTIME_TAG
 from chipwise.models.resources import EndpointDetails, TrainingJobDetails, WorkloadHints, parse_details, parse_hints
@@ -234,7 +235,7 @@ def load_telemetry(session: Session, resource: Resource | None) -> Telemetry:
     """SageMaker traffic and latency rollups for an endpoint, neuron-monitor rollups for an EC2 instance."""
     if resource is None:
         return NO_TELEMETRY
-    if resource.kind in ("sagemaker_endpoint", "sagemaker_inference_component"):
+    if resource.kind in SERVING_KINDS:
         stmt = select(MetricRollup).where(
             MetricRollup.resource_id == resource.id,
             MetricRollup.namespace == SAGEMAKER_NAMESPACE,

@@ -13,7 +13,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from chipwise.analyse.profiles import ResourceProfile
-from chipwise.models.common import Action, Confidence
+from chipwise.models.common import SERVING_KINDS, Action, Confidence
 from chipwise.rules.base import (
     FindingDraft,
     Outcome,
@@ -30,8 +30,7 @@ from chipwise.rules.base import rounded as r
 from chipwise.rules.registry import register
 from chipwise.rules.traffic import hours_without_traffic, idle_hours, requests
 
-KINDS = ("sagemaker_endpoint", "sagemaker_inference_component", "ec2_instance")
-SERVING = ("sagemaker_endpoint", "sagemaker_inference_component")
+KINDS = (*SERVING_KINDS, "ec2_instance")
 
 
 class GpuIdleParams(RuleParams):
@@ -77,11 +76,11 @@ class GpuIdle(Rule[GpuIdleParams]):
         idle = idle_hours(profile, gpu, p.max_gpu_utilization_pct)
         if idle is None or idle < min_hours:
             return None
-        quiet = hours_without_traffic(profile) if profile.kind in SERVING else None
+        quiet = hours_without_traffic(profile) if profile.kind in SERVING_KINDS else None
         if quiet is not None and quiet < min_hours:
             return None
         confidence: Confidence = "high" if gpu.hours >= p.high_confidence_telemetry_share * idle else "medium"
-        action: Action = "delete" if profile.kind in SERVING else "stop"
+        action: Action = "delete" if profile.kind in SERVING_KINDS else "stop"
         traffic = requests(profile)
         return self.draft(
             profile,
