@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from chipwise.clock import utcnow
 from chipwise.models.benchmark import BATCH_DETAIL_TYPE, BATCH_SOURCE
 from chipwise.settings import Settings
-from chipwise.store.base import utcnow
 
 if TYPE_CHECKING:
     from mypy_boto3_batch import BatchClient

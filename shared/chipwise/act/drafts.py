@@ -28,6 +28,7 @@ from sqlalchemy.orm import Session
 from chipwise.act.notify.digest import FindingLine, by_savings, headline_of, load_snapshot
 from chipwise.act.notify.outbox import enqueue
 from chipwise.catalog import CompanyStage, platform_of
+from chipwise.clock import utcnow
 from chipwise.economics import HOURS_PER_MONTH, cents
 from chipwise.errors import NotFound
 from chipwise.plan.ace import opportunity_document
@@ -35,7 +36,6 @@ from chipwise.plan.credits import CompanyProfile, CreditMatch, match_programs
 from chipwise.presentation import current_capacity
 from chipwise.render import money, render
 from chipwise.settings import Settings
-from chipwise.store.base import utcnow
 from chipwise.store.tables import Account, CostRecord, Draft, OutboxMessage, Resource
 from chipwise.store.upsert import upsert
 

@@ -17,6 +17,7 @@ from rich.text import Text
 from sqlalchemy import func, select
 
 from chipwise.cli.common import err, out, print_json, settings, store_session
+from chipwise.clock import utcnow
 from chipwise.economics import parse_day, parse_utc, usd
 from chipwise.errors import InvalidInput
 from chipwise.models.common import is_account_id
@@ -37,7 +38,6 @@ from chipwise.presentation import (
 from chipwise.presentation import suppress_command as suppress_hint
 from chipwise.rules import registry
 from chipwise.rules.policy import Policy
-from chipwise.store.base import utcnow
 from chipwise.store.repositories.findings import FindingRepository, finding_document
 from chipwise.store.repositories.realised import RealisedSavingRepository
 from chipwise.store.tables import Finding

@@ -12,6 +12,7 @@ from pydantic import ValidationError
 from rich.markup import escape
 
 from chipwise.cli.common import err
+from chipwise.clock import utcnow
 from chipwise.errors import InvalidInput
 from chipwise.intake import views
 from chipwise.intake.service import new_plan_id
@@ -19,7 +20,6 @@ from chipwise.plan.document import PlanDocument
 from chipwise.plan.intake import IntakeRequest, field_errors
 from chipwise.plan.planner import build_plan
 from chipwise.render import money
-from chipwise.store.base import utcnow
 
 
 class Format(StrEnum):

@@ -8,7 +8,7 @@ import typer
 
 from chipwise.act.report.build import build_report, find_scan, write_report
 from chipwise.cli.common import err, out, store_session
-from chipwise.store.base import utcnow
+from chipwise.clock import utcnow
 
 
 def report_command(

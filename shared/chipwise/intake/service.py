@@ -37,6 +37,7 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
 from chipwise.act.notify.outbox import enqueue
+from chipwise.clock import utcnow
 from chipwise.errors import ChipwiseError, InvalidInput, NotFound, StoreUnavailable
 from chipwise.intake import limits, links, views
 from chipwise.observability import logger
@@ -45,7 +46,6 @@ from chipwise.plan.intake import IntakeRequest
 from chipwise.plan.planner import build_plan
 from chipwise.settings import Settings, get_settings
 from chipwise.store import session_scope
-from chipwise.store.base import utcnow
 from chipwise.store.tables import Draft, IntakeLimit, IntakeSubmission, OutboxMessage, Plan
 
 PLAN_ID_BYTES = 32  # 256 random bits: 43 URL-safe characters, never guessed or enumerated

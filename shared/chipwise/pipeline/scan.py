@@ -32,6 +32,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from chipwise.aws import AssumeRole, AwsContext, aws_context
 from chipwise.catalog import platform_of
+from chipwise.clock import utcnow
 from chipwise.collect import costs as cost_collector
 from chipwise.collect import inventory, metrics
 from chipwise.errors import UpstreamError
@@ -57,7 +58,6 @@ from chipwise.models.scan import (
 from chipwise.observability import logger
 from chipwise.settings import get_settings
 from chipwise.store import get_session_factory
-from chipwise.store.base import utcnow
 from chipwise.store.repositories.accounts import AccountRepository
 from chipwise.store.repositories.inventory import ResourceRepository
 from chipwise.store.repositories.usage import (

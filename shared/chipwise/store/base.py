@@ -23,11 +23,6 @@ NAMING_CONVENTION = {
 }
 
 
-def utcnow() -> datetime:
-    """The one clock for stored timestamps: timezone-aware UTC."""
-    return datetime.now(UTC)
-
-
 class UTCDateTime(TypeDecorator[datetime]):
     """A timestamp stored as UTC and always returned timezone-aware (SQLite forgets the zone)."""
 

@@ -15,10 +15,10 @@ from sqlalchemy import select
 
 from chipwise.act.benchmarks.dispatch import BenchmarkDispatchReport, dispatch_benchmarks
 from chipwise.act.benchmarks.results import Clients, StateOutcome, handle_state_change_event
+from chipwise.clock import utcnow
 from chipwise.models.benchmark import BenchmarkParameters, BenchmarkResult, split_s3_uri
 from chipwise.settings import Settings
 from chipwise.store import session_scope
-from chipwise.store.base import utcnow
 from chipwise.store.tables import BenchmarkRun, Finding, Recommendation
 from chipwise_devkit.batch import job_state_event
 

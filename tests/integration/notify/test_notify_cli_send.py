@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from chipwise.aws import aws_context
 from chipwise.cli import main
-from chipwise.store.base import utcnow
+from chipwise.clock import utcnow
 
 
 def test_notify_sends_then_status_and_a_second_run_sends_nothing(

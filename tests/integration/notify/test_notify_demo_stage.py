@@ -11,7 +11,7 @@ from notify_factories import add_costs, estate
 from rich.console import Console
 from sqlalchemy.orm import Session, sessionmaker
 
-from chipwise.store.base import utcnow
+from chipwise.clock import utcnow
 from chipwise_devkit.demo.runner import DemoContext, Stage
 
 

@@ -14,8 +14,8 @@ from notify_factories import baseline_sent, estate
 from sqlalchemy.orm import Session, sessionmaker
 
 from chipwise.aws import aws_context
+from chipwise.clock import utcnow
 from chipwise.settings import get_settings
-from chipwise.store.base import utcnow
 from chipwise_devkit.fakes.webhook_sink import WebhookSink
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -14,7 +14,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from chipwise.act.notify.outbox import SendError, drain, enqueue
 from chipwise.cli import main
-from chipwise.store.base import utcnow
+from chipwise.clock import utcnow
 from chipwise.store.tables import OutboxMessage
 
 

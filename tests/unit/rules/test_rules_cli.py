@@ -14,10 +14,10 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from chipwise.cli import main
 from chipwise.cli.findings import parse_until
+from chipwise.clock import utcnow
 from chipwise.errors import InvalidInput
 from chipwise.models.findings import RecommendationDoc
 from chipwise.rules.base import FindingDraft
-from chipwise.store.base import utcnow
 from chipwise.store.repositories.findings import FindingRepository
 from chipwise.store.tables import Account, Finding
 

@@ -33,11 +33,11 @@ from chipwise.act.benchmarks.results import Clients, StateOutcome, handle_state_
 from chipwise.act.benchmarks.workload import observe
 from chipwise.aws import AwsContext, aws_context
 from chipwise.catalog import InstanceType, get_assumptions, get_catalog
+from chipwise.clock import utcnow
 from chipwise.models.benchmark import BenchmarkParameters, BenchmarkResult, Measurement, split_s3_uri
 from chipwise.render import money
 from chipwise.settings import Settings, get_settings
 from chipwise.store import session_scope
-from chipwise.store.base import utcnow
 from chipwise.store.tables import BenchmarkRun, Finding, Recommendation
 from chipwise_devkit.batch import job_state_event, provision_benchmark_queues
 from chipwise_devkit.demo.account import DemoResource, demo_resources

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from chipwise.act.report.build import build_report, find_scan, render_report
+from chipwise.clock import utcnow
 from chipwise.store import session_scope
-from chipwise.store.base import utcnow
 from chipwise_devkit.demo.runner import DemoContext, Stage
 
 

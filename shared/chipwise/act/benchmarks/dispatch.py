@@ -40,6 +40,7 @@ from chipwise.act.benchmarks.workload import (
     pricing_policy,
 )
 from chipwise.catalog import Catalog, InstanceType, get_catalog
+from chipwise.clock import utcnow
 from chipwise.models.benchmark import (
     BenchmarkParameters,
     BenchmarkRole,
@@ -51,7 +52,6 @@ from chipwise.models.events import ScanCompletedEvent, describe_validation_error
 from chipwise.observability import logger
 from chipwise.settings import Settings, get_settings
 from chipwise.store import session_scope
-from chipwise.store.base import utcnow
 from chipwise.store.tables import BenchmarkRun, Finding, Resource
 
 if TYPE_CHECKING:

@@ -51,6 +51,7 @@ from chipwise.act.benchmarks.workload import (
 )
 from chipwise.aws import aws_context
 from chipwise.catalog import get_catalog
+from chipwise.clock import utcnow
 from chipwise.economics import usd
 from chipwise.errors import UpstreamError
 from chipwise.models.benchmark import (
@@ -69,7 +70,6 @@ from chipwise.models.events import BatchJobStateChangeEvent, describe_validation
 from chipwise.observability import logger
 from chipwise.settings import Settings, get_settings
 from chipwise.store import session_scope
-from chipwise.store.base import utcnow
 from chipwise.store.repositories.findings import BENCHMARK_EVIDENCE_KEY
 from chipwise.store.tables import BenchmarkRun, Finding, Recommendation
 

@@ -23,9 +23,9 @@ from sqlalchemy import func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session, sessionmaker
 
+from chipwise.clock import utcnow
 from chipwise.errors import InvalidInput
 from chipwise.observability import logger
-from chipwise.store.base import utcnow
 from chipwise.store.tables import OutboxMessage
 
 Channel = Literal["email", "slack"]

@@ -47,11 +47,11 @@ from chipwise.act.notify.outbox import (
     undelivered,
 )
 from chipwise.act.report.naming import report_link
+from chipwise.clock import utcnow
 from chipwise.models.events import ScanCompletedEvent, ScheduledEvent, describe_validation_error
 from chipwise.observability import logger
 from chipwise.render import money, render
 from chipwise.settings import Settings
-from chipwise.store.base import utcnow
 from chipwise.store.session import get_session_factory
 from chipwise.store.tables import OutboxMessage
 

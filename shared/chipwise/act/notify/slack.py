@@ -24,10 +24,10 @@ from aws_lambda_powertools.utilities.parameters import SecretsProvider, SSMProvi
 from chipwise.act.notify.digest import Alert, Digest
 from chipwise.act.notify.outbox import SLACK_MAX_BLOCKS, SLACK_MAX_SECTION_TEXT, SendError, SlackPayload
 from chipwise.aws import aws_context
+from chipwise.clock import utcnow
 from chipwise.errors import ConfigError
 from chipwise.render import money, render
 from chipwise.settings import Settings
-from chipwise.store.base import utcnow
 from chipwise.store.tables import OutboxMessage
 
 HEADER_MAX = 150

@@ -9,7 +9,8 @@ from typing import Any
 from sqlalchemy import ForeignKey, Index, String, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
-from chipwise.store.base import Base, utcnow
+from chipwise.clock import utcnow
+from chipwise.store.base import Base
 
 
 class IntakeSubmission(Base):

@@ -8,7 +8,8 @@ from decimal import Decimal
 from sqlalchemy import ForeignKey, Index, String
 from sqlalchemy.orm import Mapped, mapped_column
 
-from chipwise.store.base import Base, utcnow
+from chipwise.clock import utcnow
+from chipwise.store.base import Base
 
 
 class RealisedSaving(Base):
