@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from decimal import Decimal
 
+from chipwise.analyse import sizing
 from chipwise.catalog import InstanceType
-from chipwise.plan.context import BILLION, BYTES_PER_GIB, Context, ceil_div, short_name
+from chipwise.plan.context import Context, ceil_div, short_name
 from chipwise.plan.inputs import Inputs
 from chipwise.plan.options import Findings, Option, port_effort
 from chipwise.render import money
@@ -21,8 +22,12 @@ def _memory_gib(inp: Inputs, ctx: Context) -> Decimal:
     today = inp.current.accelerator_memory_gib * inp.count
     if inp.params_billion is None:
         return today
-    state = inp.params_billion * BILLION * ctx.planning("training_bytes_per_parameter") / BYTES_PER_GIB
-    return max(today, state * ctx.figure("memory_headroom_factor", ctx.assumptions.memory_headroom_factor))
+    state = sizing.replica_memory_gib(
+        inp.params_billion,
+        ctx.planning("training_bytes_per_parameter"),
+        ctx.figure("memory_headroom_factor", ctx.assumptions.memory_headroom_factor),
+    )
+    return max(today, state)
 
 
 def _cluster(ctx: Context, family: str, need: Decimal) -> tuple[InstanceType, int] | None:
