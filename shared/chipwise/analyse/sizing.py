@@ -22,6 +22,7 @@ from decimal import ROUND_CEILING, Decimal
 
 from chipwise.analyse.accelerators import get_gpu_throughput
 from chipwise.catalog import Assumptions, Catalog, InstanceType, SoftwareStatus, get_neuron_software
+from chipwise.catalog.instances import family_of
 from chipwise.economics import monthly_cost
 
 GIB = Decimal(2**30)
@@ -128,12 +129,17 @@ class Stack:
     path: str  # "NxD Inference / Optimum Neuron on inf2 (maintenance mode since Neuron 2.31)"
     sources: tuple[str, ...]
 
+    @property
+    def short(self) -> str:
+        """The stack's name without what the data file adds after a semicolon: "native PyTorch (TorchNeuron)"."""
+        return self.name.split(";", 1)[0]
 
-def software(family: str, stage: str) -> Stack | None:
-    """The stack a ``family`` (``inf2``, ``ml.trn1`` works too) serves (stage ``inference``) or trains with; None
-    for a family without a Neuron stack for that stage (a GPU, or inf1/inf2 training)."""
+
+def software(family_or_type: str, stage: str) -> Stack | None:
+    """The stack a family or instance type (``inf2``, ``ml.trn1.32xlarge``) serves (stage ``inference``) or trains
+    with; None for a family without a Neuron stack for that stage (a GPU, or inf1/inf2 training)."""
     data = get_neuron_software()
-    family = family.removeprefix("ml.")
+    family = family_of(family_or_type)
     chip = data.families.get(family)
     if chip is None:
         return None

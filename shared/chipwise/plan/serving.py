@@ -18,7 +18,7 @@ from chipwise.catalog import BedrockPrice, InstanceType
 from chipwise.economics import MILLION
 from chipwise.plan.context import ZERO, Context, plain, short_name
 from chipwise.plan.inputs import Inputs
-from chipwise.plan.options import PLATFORM_OF, Findings, Option, port_effort
+from chipwise.plan.options import PLATFORM_OF, Findings, Option, SharedPort, port_effort
 from chipwise.render import money
 
 _BEDROCK_SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*B\b")
@@ -105,7 +105,7 @@ def _neuron_reason(option: Option, inp: Inputs, ctx: Context) -> str:
     return "Steady serving: Inferentia2 has the lowest cost per token at utilisation."
 
 
-def neuron_serving(inp: Inputs, ctx: Context, shared_port: str | None, found: Findings) -> Option | None:
+def neuron_serving(inp: Inputs, ctx: Context, shared_port: SharedPort | None, found: Findings) -> Option | None:
     """The Neuron fleet for this workload; None (with the reason in ``found``) when Neuron cannot serve it."""
     support = inp.family.inference_support
     best = None if support == "unsupported" else cheapest_fleet(inp, ctx, _serving_families(inp, ctx))
@@ -121,7 +121,8 @@ def neuron_serving(inp: Inputs, ctx: Context, shared_port: str | None, found: Fi
             "target fleet is sized from it by the throughput ratio."
         )
     best.reason = _neuron_reason(best, inp, ctx)
-    best.effort, effort_note = port_effort(inp, shared_port)
+    assert best.instance is not None
+    best.effort, effort_note = port_effort(inp, shared_port, best.instance)
     best.notes.append(effort_note)
     return best
 
@@ -147,6 +148,25 @@ def bedrock_model(inp: Inputs, ctx: Context) -> BedrockPrice | None:
     return None
 
 
+def _differs(model: BedrockPrice, inp: Inputs) -> str | None:
+    """Says so when the Bedrock model priced is not the founder's model (another family, or another size)."""
+    params = inp.params_billion
+    ours = short_name(inp.family) + (f" {plain(params)}B" if params is not None else "")
+    if model.model_family != inp.family.id:
+        return (
+            f"Amazon Bedrock is priced with {model.name}, not your model ({ours}): Bedrock offers no "
+            f"{short_name(inp.family)} model, so a standard foundation model stands in; check that it does the job."
+        )
+    size = _bedrock_size(model)
+    if params is not None and size and size != params:
+        bigger = "larger" if size > params else "smaller"
+        return (
+            f"Amazon Bedrock is priced with {model.name}, a {bigger} model than yours ({ours}): the closest "
+            "size Bedrock offers in the family; its answers and its price per token differ from your model's."
+        )
+    return None
+
+
 def _per_million_tokens(model: BedrockPrice, ctx: Context) -> Decimal:
     """The blended price of a million tokens (embeddings bill input tokens only)."""
     if model.output_per_million is None:
@@ -163,6 +183,9 @@ def bedrock_serving(inp: Inputs, ctx: Context, found: Findings) -> Option | None
     if inp.monthly_requests is None:
         found.assumptions.append("Amazon Bedrock not priced: requests a day not given.")
         return None
+    differs = _differs(model, inp)
+    if differs:
+        found.assumptions.append(differs)
     if inp.workload.tokens_per_request is not None:
         tokens = Decimal(inp.workload.tokens_per_request)
     else:
@@ -212,7 +235,7 @@ def _bedrock_first(inp: Inputs, bedrock: Option, neuron: Option | None) -> bool:
     return True
 
 
-def serving_candidates(inp: Inputs, ctx: Context, shared_port: str | None) -> Findings:
+def serving_candidates(inp: Inputs, ctx: Context, shared_port: SharedPort | None) -> Findings:
     """The options worth recommending, best first, by the decision table."""
     found = Findings()
     neuron = neuron_serving(inp, ctx, shared_port, found)

@@ -13,7 +13,7 @@ from chipwise.analyse import sizing
 from chipwise.catalog import InstanceType
 from chipwise.plan.context import Context, ceil_div, short_name
 from chipwise.plan.inputs import Inputs
-from chipwise.plan.options import Findings, Option, port_effort
+from chipwise.plan.options import Findings, Option, SharedPort, port_effort
 from chipwise.render import money
 
 
@@ -50,7 +50,7 @@ def _families(inp: Inputs, ctx: Context) -> tuple[str, ...]:
     return ctx.data.targets.training
 
 
-def trainium(inp: Inputs, ctx: Context, shared_port: str | None) -> tuple[Option | None, list[str]]:
+def trainium(inp: Inputs, ctx: Context, shared_port: SharedPort | None) -> tuple[Option | None, list[str]]:
     """The Trainium option (None when Neuron cannot train the model), and notes on what was passed over."""
     if inp.family.training_support == "unsupported":
         return None, [f"{short_name(inp.family)} cannot be trained on Neuron today."]
@@ -78,13 +78,13 @@ def trainium(inp: Inputs, ctx: Context, shared_port: str | None) -> tuple[Option
             ),
             notes=[f"Priced on {family}: {note}" for note in skipped],
         )
-        option.effort, effort_note = port_effort(inp, shared_port)
+        option.effort, effort_note = port_effort(inp, shared_port, instance)
         option.notes.append(effort_note)
         return option, skipped
     return None, skipped
 
 
-def training_candidates(inp: Inputs, ctx: Context, shared_port: str | None) -> Findings:
+def training_candidates(inp: Inputs, ctx: Context, shared_port: SharedPort | None) -> Findings:
     """The option worth recommending, or the reasons against moving at all."""
     option, notes = trainium(inp, ctx, shared_port)
     if inp.workload.custom_cuda_kernels and not inp.current.neuron:
