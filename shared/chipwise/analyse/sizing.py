@@ -116,6 +116,20 @@ def cheapest_fit(
     return best
 
 
+def memory_cluster(targets: Sequence[InstanceType], catalog: Catalog, region: str, memory_gib: Decimal) -> Fit | None:
+    """A cluster that holds ``memory_gib`` in all (training state): one instance of the cheapest priced size that
+    holds it alone, else the largest priced size, as many as the memory needs."""
+    sizes = [(t, p) for t in targets if (p := catalog.price(t.name, region)) is not None]
+    if not sizes:
+        return None
+    single = next(((t, p) for t, p in sizes if t.accelerator_memory_gib >= memory_gib), None)
+    if single is not None:
+        return Fit(single[0], 1, single[1])
+    largest, price = max(sizes, key=lambda s: s[0].accelerator_memory_gib)
+    count = max(1, _ceil(memory_gib / largest.accelerator_memory_gib))
+    return Fit(largest, count, price * count)
+
+
 # --- the software path ---------------------------------------------------------------------------------------------
 
 

@@ -11,7 +11,7 @@ from decimal import Decimal
 
 from chipwise.analyse import sizing
 from chipwise.catalog import InstanceType
-from chipwise.plan.context import Context, ceil_div, short_name
+from chipwise.plan.context import Context, short_name
 from chipwise.plan.inputs import Inputs
 from chipwise.plan.options import Findings, Option, SharedPort, port_effort
 from chipwise.render import money
@@ -31,15 +31,10 @@ def _memory_gib(inp: Inputs, ctx: Context) -> Decimal:
 
 
 def _cluster(ctx: Context, family: str, need: Decimal) -> tuple[InstanceType, int] | None:
-    """One instance when one fits; otherwise the family's largest size, as many as the memory needs."""
-    sizes = [t for t in ctx.catalog.family(family) if ctx.catalog.price(t.name, ctx.region) is not None]
-    if not sizes:
-        return None
-    single = next((t for t in sizes if t.accelerator_memory_gib >= need), None)
-    if single is not None:
-        return single, 1
-    largest = max(sizes, key=lambda t: t.accelerator_memory_gib)
-    return largest, ceil_div(need, largest.accelerator_memory_gib)
+    """One instance when one fits; otherwise the family's largest size, as many as the memory needs (the sizing
+    engine's memory cluster)."""
+    fit = sizing.memory_cluster(ctx.catalog.family(family), ctx.catalog, ctx.region, need)
+    return None if fit is None else (fit.instance, fit.count)
 
 
 def _families(inp: Inputs, ctx: Context) -> tuple[str, ...]:

@@ -100,6 +100,12 @@ def test_a_405b_model_on_six_inf2_xlarge_is_flagged_with_low_confidence() -> Non
         "192 GiB of the 6 × inf2.xlarge"
     )
     assert plan.rationale.startswith("Please check your answers: A 405B-parameter model")
+    # and the plan's email says so next to the workload
+    html, text = views.contact_email(
+        plan_for(LLAMA_405B_ON_INF2), link="https://x/p", delete_link="https://x/d", expires_at=CREATED
+    )
+    for part in (html, text):
+        assert "low confidence: please check your answers" in part
 
 
 def test_traffic_the_stated_fleet_cannot_serve_is_flagged() -> None:

@@ -114,3 +114,16 @@ def test_the_software_path_comes_from_the_data_file() -> None:
     assert training is not None and training.name.startswith("native PyTorch")
     assert sizing.software("inf2", "training") is None
     assert sizing.software("g5", "inference") is None
+
+
+def test_a_training_cluster_is_one_instance_when_one_holds_it_else_the_largest_as_many_as_needed() -> None:
+    # Given trn1 sizes (trn1.2xlarge 32 GiB, trn1.32xlarge 512 GiB)
+    catalog = get_catalog()
+    trn1 = catalog.family("trn1")
+    # Then 143 GiB of training state (8B x 16 bytes x 1.2) fits one trn1.32xlarge
+    one = sizing.memory_cluster(trn1, catalog, "us-east-1", Decimal(143))
+    assert one is not None and (one.instance.name, one.count) == ("trn1.32xlarge", 1)
+    # and 2,000 GiB takes ceil(2000 / 512) = 4 of them
+    four = sizing.memory_cluster(trn1, catalog, "us-east-1", Decimal(2000))
+    assert four is not None and (four.instance.name, four.count) == ("trn1.32xlarge", 4)
+    assert four.hourly_usd == 4 * (catalog.price("trn1.32xlarge") or Decimal(0))
