@@ -58,6 +58,14 @@ class WorkloadPlan(_Doc):
     confidence: Confidence
     rationale: str
     assumptions: list[str] = Field(default_factory=list)
+    software_path: str | None = Field(
+        None, description="A Neuron target: the stack it runs and its status (AWS Neuron documentation)."
+    )
+    conflicts: list[str] = Field(
+        default_factory=list,
+        description="Answers that cannot all be true (a model larger than the stated fleet's memory, traffic the "
+        "stated fleet cannot serve): the plan asks the founder to check them, at low confidence.",
+    )
 
 
 class CreditLine(_Doc):

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from decimal import Decimal
 
+from chipwise.analyse import sizing
+from chipwise.analyse.sizing import Stack
 from chipwise.catalog import BedrockPrice, InstanceType
 from chipwise.economics import break_even_months
 from chipwise.models.common import Effort
@@ -39,6 +41,8 @@ class Option:
     notes: list[str] = field(default_factory=list)
     throughput: Decimal | None = None  # requests a second per instance (serving options)
     bedrock: BedrockPrice | None = None
+    # A Neuron option: the stack it runs (from neuron_software.json), named in the plan with its status.
+    software: Stack | None = None
 
 
 def keep(inp: Inputs, reason: str) -> Option:
@@ -54,18 +58,38 @@ def keep(inp: Inputs, reason: str) -> Option:
     )
 
 
-def port_effort(inp: Inputs, shared_port: str | None) -> tuple[Effort, str]:
-    """The Neuron porting effort and why: none when already on Neuron or another workload's port covers it."""
+@dataclass(frozen=True)
+class SharedPort:
+    """A Neuron port another workload of the same model already pays for, and the stack it ports to."""
+
+    workload: str
+    stack: Stack
+
+
+def port_effort(inp: Inputs, shared: SharedPort | None, target: InstanceType) -> tuple[Effort, str]:
+    """The Neuron porting effort to ``target`` and why. None when the workload already runs on Neuron, or when
+    another workload's port is to the same stack (one stack does both); a port to a different stack (native
+    PyTorch training on trn1, NxD Inference serving on inf2) is a port of its own."""
     if inp.current.neuron:
         return "none", "It already runs on Neuron, so no port is needed."
-    if shared_port:
-        return "none", f"The Neuron port of “{shared_port}” covers it: one port serves both stages."
+    stack = sizing.software(target.family, inp.workload.stage)
+    if shared is not None and stack is not None and shared.stack.name == stack.name:
+        return "none", (
+            f"The Neuron port of “{shared.workload}” covers it: {stack.name} does both (AWS Neuron documentation)."
+        )
+    separate = ""
+    if shared is not None and stack is not None:
+        separate = (
+            f" A port of its own: “{shared.workload}” ports to {shared.stack.short} on {shared.stack.family}, this "
+            f"one to {stack.short} on {stack.family}, a different Neuron stack (AWS Neuron documentation)."
+        )
     if inp.workload.custom_cuda_kernels:
-        return "months", "Its custom CUDA kernels must be rewritten for Neuron (NKI) or replaced: months of work."
+        note = "Its custom CUDA kernels must be rewritten for Neuron (NKI) or replaced: months of work."
+        return "months", note + separate
     family = inp.family
     support = family.support(inp.workload.stage).replace("_", "-")
     note = f"{short_name(family)} has {support} Neuron support: porting takes {family.porting_effort}."
-    return family.porting_effort, note
+    return family.porting_effort, note + separate
 
 
 @dataclass

@@ -21,16 +21,19 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from chipwise.catalog import Source, get_credit_programs, platform_of
+from chipwise.analyse import sizing
+from chipwise.analyse.sizing import Stack
+from chipwise.catalog import Source, get_credit_programs, get_neuron_software, platform_of
 from chipwise.economics import break_even_months, cents, cost_per_million_observed, round_money
 from chipwise.models.common import Confidence
 from chipwise.plan.ace import opportunity_document
+from chipwise.plan.checks import conflicts
 from chipwise.plan.context import ZERO, Context, plain, short_name
 from chipwise.plan.credits import CompanyProfile, CreditMatch, amount_text, match_programs
 from chipwise.plan.document import CreditLine, PlanDocument, PlanTotals, WorkloadPlan
 from chipwise.plan.inputs import Inputs, find_family, resolve
 from chipwise.plan.intake import IntakeRequest, WorkloadIn
-from chipwise.plan.options import Findings, Verdict, decide
+from chipwise.plan.options import Findings, SharedPort, Verdict, decide
 from chipwise.plan.serving import serving_candidates
 from chipwise.plan.training import training_candidates
 from chipwise.render import money
@@ -38,8 +41,11 @@ from chipwise.render import money
 # --- one workload --------------------------------------------------------------------------------------------------
 
 
-def _confidence(inp: Inputs, verdict: Verdict) -> Confidence:
-    """High only with measured rates on a well-supported model at verified prices; each gap or risk lowers it."""
+def _confidence(inp: Inputs, verdict: Verdict, contradictions: list[str]) -> Confidence:
+    """High only with measured rates on a well-supported model at verified prices; each gap or risk lowers it.
+    Answers that contradict each other make it low whatever else holds."""
+    if contradictions:
+        return "low"
     serving = inp.workload.stage == "inference"
     concerns = [
         serving and inp.throughput is None,
@@ -138,9 +144,23 @@ def _recommended_type(verdict: Verdict) -> str | None:
     return chosen.bedrock.model_id if chosen.bedrock is not None else None
 
 
-def plan_workload(w: WorkloadIn, ctx: Context, shared_port: str | None) -> WorkloadPlan:
-    """One workload's recommendation. ``shared_port``: the workload whose Neuron port of this model exists."""
+def software_of(verdict: Verdict, stage: str, ctx: Context) -> Stack | None:
+    """The Neuron stack the chosen target runs (None off Neuron), recorded with its public sources."""
+    instance = verdict.chosen.instance
+    stack = sizing.software(instance.family, stage) if instance is not None and instance.neuron else None
+    if stack is not None:
+        # the source that speaks of this stage (a family's sources cover its serving and its training stack)
+        word = "TRAINING" if stage == "training" else "INF"
+        code = next((c for c in stack.sources if word in c), stack.sources[0])
+        what = "training" if stage == "training" else "serving"
+        ctx.ledger.add(f"Neuron {what} software on {stack.family}", stack.path, get_neuron_software().sources[code])
+    return stack
+
+
+def plan_workload(w: WorkloadIn, ctx: Context, shared_port: SharedPort | None) -> WorkloadPlan:
+    """One workload's recommendation. ``shared_port``: a Neuron port of this model another workload pays for."""
     inp = resolve(w, ctx)
+    contradictions = conflicts(inp, ctx)
     found: Findings = (
         training_candidates(inp, ctx, shared_port)
         if w.stage == "training"
@@ -152,9 +172,12 @@ def plan_workload(w: WorkloadIn, ctx: Context, shared_port: str | None) -> Workl
         figures = _training_figures(inp, verdict, ctx, assumptions)
     else:
         figures = _serving_figures(inp, verdict)
+    stack = software_of(verdict, w.stage, ctx)
     rationale = [
+        *(f"Please check your answers: {c}" for c in contradictions),
         _describe_current(inp),
         _describe_target(inp, verdict),
+        f"Software: {stack.path}." if stack is not None else None,
         *verdict.rationale,
         _latency_note(inp, verdict, ctx),
     ]
@@ -177,9 +200,11 @@ def plan_workload(w: WorkloadIn, ctx: Context, shared_port: str | None) -> Workl
         porting_effort=chosen.effort,
         porting_cost_usd=cents(verdict.port_cost),
         break_even_months=verdict.break_even,
-        confidence=_confidence(inp, verdict),
+        confidence=_confidence(inp, verdict, contradictions),
         rationale=" ".join(r for r in rationale if r),
         assumptions=list(dict.fromkeys(assumptions)),
+        software_path=stack.path if stack is not None else None,
+        conflicts=contradictions,
         **figures,
     )
 
@@ -236,15 +261,16 @@ def _plan_order(workloads: list[WorkloadIn]) -> list[int]:
 
 
 def plan_workloads(intake: IntakeRequest, ctx: Context) -> list[WorkloadPlan]:
-    ported: dict[str, str] = {}  # model family id -> the workload whose port it is
+    ported: dict[str, SharedPort] = {}  # model family id -> the port another workload pays for, and its stack
     plans: dict[int, WorkloadPlan] = {}
     for index in _plan_order(intake.workloads):
         w = intake.workloads[index]
         family = find_family(ctx, w.model_family)
         key = family.id if family is not None and family.id != "custom" else None
         plan = plan_workload(w, ctx, ported.get(key) if key else None)
-        if key and plan.recommended_platform in ("inferentia", "trainium") and plan.porting_effort != "none":
-            ported.setdefault(key, w.name)
+        stack = sizing.software(plan.recommended_instance_type or "", w.stage)
+        if key and stack is not None and plan.porting_effort != "none":
+            ported.setdefault(key, SharedPort(w.name, stack))
         plans[index] = plan
     return [plans[i] for i in range(len(intake.workloads))]
 
@@ -275,6 +301,11 @@ def _moves(plans: list[WorkloadPlan], platforms: tuple[str, ...]) -> list[Worklo
     return [p for p in plans if p.recommended_platform in platforms and moved(p)]
 
 
+def _with_stack(plan: WorkloadPlan) -> str:
+    """ " with NxD Inference / Optimum Neuron on inf2 (maintenance mode ...)": the stack the data file names."""
+    return f" with {plan.software_path}" if plan.software_path else ""
+
+
 def _neuron_steps(plans: list[WorkloadPlan], intake: IntakeRequest) -> list[str]:
     """Prove, port, benchmark, scale: for the workloads that move from a GPU to Neuron."""
     neuron = ("inferentia", "trainium")
@@ -297,7 +328,7 @@ def _neuron_steps(plans: list[WorkloadPlan], intake: IntakeRequest) -> list[str]
     names = ", ".join(f"“{p.name}” → {p.recommended_count} × {p.recommended_instance_type}" for p in moves)
     return [
         f"Prove the path on one {first.recommended_instance_type} with your {source.model_family} model "
-        f"(“{first.name}”), using the Neuron Deep Learning AMI or container (Optimum Neuron, vLLM on Neuron).",
+        f"(“{first.name}”), using the Neuron Deep Learning AMI or container{_with_stack(first)}.",
         f"Port and compile a short run; validate {check}; note the compile time and throughput.",
         f"Benchmark the deciding metric, {metric}, at today's prices before committing: the plan's figures are "
         "representative ratios, not your measurements.",
@@ -335,7 +366,7 @@ def _credit_steps(credits: list[CreditLine]) -> list[str]:
         )
     if possible:
         names = ", ".join(c.name for c in possible)
-        steps.append(f"Ask about {names}: each may fit, for the reason the plan gives; none is a promise.")
+        steps.append(f"Ask about {names}: each is possible, for the reason the plan gives; none is a promise.")
     if not likely and not possible:
         closest = credits[0] if credits else None
         steps.append("No credit program fits today." + (f" {closest.name}: {closest.reason}" if closest else ""))

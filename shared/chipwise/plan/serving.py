@@ -1,9 +1,9 @@
 """Serving options: an Inferentia (or Trainium) fleet sized from throughput, or Amazon Bedrock per token.
 
-Throughput is normalised per accelerator chip: requests a second per current chip, scaled by the chips'
-relative throughput (the catalog's Inferentia2-vs-GPU ratio; none between Inferentia2 and Trainium chips) and
-by the target's chip count. The fleet is the cheapest size that holds one model replica
-(weights x headroom) and carries the load; spiky traffic is sized for its peak. Bedrock is priced from the
+The fleet is sized by the scan's sizing engine (:mod:`chipwise.analyse.sizing`): today's load in A10G-equivalents
+(requests a second over today's throughput per instance, times today's chips and their relative throughput), the
+cheapest size that holds one model replica (weights x headroom) and carries it; spiky traffic is sized for its
+peak. Bedrock is priced from the
 catalog's per-token prices for the family's closest model (or the default foundation model).
 """
 
@@ -12,76 +12,74 @@ from __future__ import annotations
 import re
 from decimal import Decimal
 
+from chipwise.analyse import sizing
+from chipwise.analyse.sizing import Need
 from chipwise.catalog import BedrockPrice, InstanceType
 from chipwise.economics import MILLION
-from chipwise.plan.context import BILLION, BYTES_PER_GIB, ZERO, Context, ceil_div, plain, short_name
+from chipwise.plan.context import ZERO, Context, plain, short_name
 from chipwise.plan.inputs import Inputs
-from chipwise.plan.options import PLATFORM_OF, Findings, Option, port_effort
+from chipwise.plan.options import PLATFORM_OF, Findings, Option, SharedPort, port_effort
 from chipwise.render import money
 
 _BEDROCK_SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*B\b")
 
 
-# --- Neuron fleets -----------------------------------------------------------------------------------------------
+# --- Neuron fleets (sized by the one sizing engine, chipwise.analyse.sizing, as the scan's rules are) ----------------
 
 
 def _chip_units(instance: InstanceType, ctx: Context) -> Decimal:
-    """Throughput of one accelerator chip, in GPU (A10G-class) units: Inferentia2 and Trainium chips carry the
-    catalog's throughput ratio, an inf1 chip that ratio over inf2's gain on inf1 (its low end: small models,
-    the ones inf1 serves, gain least from inf2)."""
-    if not instance.neuron:
-        return Decimal(1)
-    ratio = ctx.figure("inferentia2_inference_throughput_ratio", ctx.assumptions.inferentia2_inference_throughput_ratio)
-    if instance.family == "inf1":
-        inf1 = ctx.assumptions.inf2_vs_inf1_throughput_ratio
-        ctx.figure("inf2_vs_inf1_throughput_ratio", inf1)
-        return ratio / (inf1.low or inf1.value)
-    return ratio
+    """Throughput of one accelerator chip in A10G-equivalents (the sizing engine's), with the figures it rests on
+    recorded; a GPU the throughput table does not list counts as one."""
+    if instance.neuron:
+        ctx.figure("inferentia2_inference_throughput_ratio", ctx.assumptions.inferentia2_inference_throughput_ratio)
+        if instance.family == "inf1":
+            ctx.figure("inf2_vs_inf1_throughput_ratio", ctx.assumptions.inf2_vs_inf1_throughput_ratio)
+    return sizing.chip_units(instance, ctx.assumptions) or Decimal(1)
 
 
 def _replica_memory_gib(inp: Inputs, ctx: Context) -> Decimal:
     """Accelerator memory one model replica needs (weights x headroom); today's instance's when size unknown."""
     if inp.params_billion is None:
         return inp.current.accelerator_memory_gib
-    weights = inp.params_billion * BILLION * ctx.planning("inference_bytes_per_parameter") / BYTES_PER_GIB
-    return weights * ctx.figure("memory_headroom_factor", ctx.assumptions.memory_headroom_factor)
-
-
-def _sized(inp: Inputs, ctx: Context, target: InstanceType, price: Decimal, peak: Decimal) -> Option:
-    per_chip = _chip_units(target, ctx) / _chip_units(inp.current, ctx)
-    scale = per_chip * target.accelerator_count / inp.current.accelerator_count
-    per_instance = inp.throughput * scale if inp.throughput is not None else None
-    if per_instance is not None and inp.demand_rps is not None:
-        count = ceil_div(inp.demand_rps * peak, per_instance)
-    else:  # no rates: today's fleet is taken to carry its load exactly
-        count = ceil_div(Decimal(inp.count), scale)
-    return Option(
-        platform=PLATFORM_OF[target.platform],
-        instance=target,
-        count=count,
-        monthly_cost=count * price * inp.hours,
-        effort="none",
-        reason="",
-        throughput=per_instance,
+    return sizing.replica_memory_gib(
+        inp.params_billion,
+        ctx.planning("inference_bytes_per_parameter"),
+        ctx.figure("memory_headroom_factor", ctx.assumptions.memory_headroom_factor),
     )
+
+
+def serving_need(inp: Inputs, ctx: Context) -> Need:
+    """What the target fleet must hold and carry: one replica per instance, and today's load in
+    A10G-equivalents: the (peak) request rate over today's throughput per instance, or today's whole fleet when no
+    rates are given (it is taken to carry its load exactly)."""
+    peak = ctx.planning("spiky_peak_to_average") if inp.workload.traffic == "spiky" else Decimal(1)
+    per_instance = _chip_units(inp.current, ctx) * inp.current.accelerator_count
+    if inp.throughput is not None and inp.demand_rps is not None:
+        load = inp.demand_rps * peak / inp.throughput * per_instance
+    else:
+        load = Decimal(inp.count) * per_instance
+    return Need(memory_gib=_replica_memory_gib(inp, ctx), a10g_units=load)
 
 
 def cheapest_fleet(inp: Inputs, ctx: Context, families: tuple[str, ...]) -> Option | None:
     """The cheapest fleet among ``families`` that holds a replica and carries the (peak) load."""
-    need = _replica_memory_gib(inp, ctx)
-    peak = ctx.planning("spiky_peak_to_average") if inp.workload.traffic == "spiky" else Decimal(1)
-    options = []
-    for family in families:
-        for target in ctx.catalog.family(family):
-            price = ctx.catalog.price(target.name, ctx.region)
-            if price is not None and target.accelerator_memory_gib >= need:
-                options.append(_sized(inp, ctx, target, price, peak))
-    if not options:
+    need = serving_need(inp, ctx)
+    targets = sizing.candidates(ctx.catalog, families)
+    fit = sizing.cheapest_fit(targets, ctx.catalog, ctx.region, need, ctx.assumptions)
+    if fit is None:
         return None
-    best = min(options, key=lambda o: (o.monthly_cost, o.count or 0))
-    assert best.instance is not None
-    ctx.price(best.instance)
-    return best
+    ctx.price(fit.instance)
+    scale = _chip_units(fit.instance, ctx) * fit.instance.accelerator_count
+    scale /= _chip_units(inp.current, ctx) * inp.current.accelerator_count
+    return Option(
+        platform=PLATFORM_OF[fit.instance.platform],
+        instance=fit.instance,
+        count=fit.count,
+        monthly_cost=fit.cost(inp.hours),
+        effort="none",
+        reason="",
+        throughput=inp.throughput * scale if inp.throughput is not None else None,
+    )
 
 
 def _serving_families(inp: Inputs, ctx: Context) -> tuple[str, ...]:
@@ -107,7 +105,7 @@ def _neuron_reason(option: Option, inp: Inputs, ctx: Context) -> str:
     return "Steady serving: Inferentia2 has the lowest cost per token at utilisation."
 
 
-def neuron_serving(inp: Inputs, ctx: Context, shared_port: str | None, found: Findings) -> Option | None:
+def neuron_serving(inp: Inputs, ctx: Context, shared_port: SharedPort | None, found: Findings) -> Option | None:
     """The Neuron fleet for this workload; None (with the reason in ``found``) when Neuron cannot serve it."""
     support = inp.family.inference_support
     best = None if support == "unsupported" else cheapest_fleet(inp, ctx, _serving_families(inp, ctx))
@@ -123,7 +121,8 @@ def neuron_serving(inp: Inputs, ctx: Context, shared_port: str | None, found: Fi
             "target fleet is sized from it by the throughput ratio."
         )
     best.reason = _neuron_reason(best, inp, ctx)
-    best.effort, effort_note = port_effort(inp, shared_port)
+    assert best.instance is not None
+    best.effort, effort_note = port_effort(inp, shared_port, best.instance)
     best.notes.append(effort_note)
     return best
 
@@ -149,6 +148,25 @@ def bedrock_model(inp: Inputs, ctx: Context) -> BedrockPrice | None:
     return None
 
 
+def _differs(model: BedrockPrice, inp: Inputs) -> str | None:
+    """Says so when the Bedrock model priced is not the founder's model (another family, or another size)."""
+    params = inp.params_billion
+    ours = short_name(inp.family) + (f" {plain(params)}B" if params is not None else "")
+    if model.model_family != inp.family.id:
+        return (
+            f"Amazon Bedrock is priced with {model.name}, not your model ({ours}): Bedrock offers no "
+            f"{short_name(inp.family)} model, so a standard foundation model stands in; check that it does the job."
+        )
+    size = _bedrock_size(model)
+    if params is not None and size and size != params:
+        bigger = "larger" if size > params else "smaller"
+        return (
+            f"Amazon Bedrock is priced with {model.name}, a {bigger} model than yours ({ours}): the closest "
+            "size Bedrock offers in the family; its answers and its price per token differ from your model's."
+        )
+    return None
+
+
 def _per_million_tokens(model: BedrockPrice, ctx: Context) -> Decimal:
     """The blended price of a million tokens (embeddings bill input tokens only)."""
     if model.output_per_million is None:
@@ -165,6 +183,9 @@ def bedrock_serving(inp: Inputs, ctx: Context, found: Findings) -> Option | None
     if inp.monthly_requests is None:
         found.assumptions.append("Amazon Bedrock not priced: requests a day not given.")
         return None
+    differs = _differs(model, inp)
+    if differs:
+        found.assumptions.append(differs)
     if inp.workload.tokens_per_request is not None:
         tokens = Decimal(inp.workload.tokens_per_request)
     else:
@@ -214,7 +235,7 @@ def _bedrock_first(inp: Inputs, bedrock: Option, neuron: Option | None) -> bool:
     return True
 
 
-def serving_candidates(inp: Inputs, ctx: Context, shared_port: str | None) -> Findings:
+def serving_candidates(inp: Inputs, ctx: Context, shared_port: SharedPort | None) -> Findings:
     """The options worth recommending, best first, by the decision table."""
     found = Findings()
     neuron = neuron_serving(inp, ctx, shared_port, found)

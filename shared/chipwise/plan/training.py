@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from decimal import Decimal
 
+from chipwise.analyse import sizing
 from chipwise.catalog import InstanceType
-from chipwise.plan.context import BILLION, BYTES_PER_GIB, Context, ceil_div, short_name
+from chipwise.plan.context import Context, short_name
 from chipwise.plan.inputs import Inputs
-from chipwise.plan.options import Findings, Option, port_effort
+from chipwise.plan.options import Findings, Option, SharedPort, port_effort
 from chipwise.render import money
 
 
@@ -21,20 +22,19 @@ def _memory_gib(inp: Inputs, ctx: Context) -> Decimal:
     today = inp.current.accelerator_memory_gib * inp.count
     if inp.params_billion is None:
         return today
-    state = inp.params_billion * BILLION * ctx.planning("training_bytes_per_parameter") / BYTES_PER_GIB
-    return max(today, state * ctx.figure("memory_headroom_factor", ctx.assumptions.memory_headroom_factor))
+    state = sizing.replica_memory_gib(
+        inp.params_billion,
+        ctx.planning("training_bytes_per_parameter"),
+        ctx.figure("memory_headroom_factor", ctx.assumptions.memory_headroom_factor),
+    )
+    return max(today, state)
 
 
 def _cluster(ctx: Context, family: str, need: Decimal) -> tuple[InstanceType, int] | None:
-    """One instance when one fits; otherwise the family's largest size, as many as the memory needs."""
-    sizes = [t for t in ctx.catalog.family(family) if ctx.catalog.price(t.name, ctx.region) is not None]
-    if not sizes:
-        return None
-    single = next((t for t in sizes if t.accelerator_memory_gib >= need), None)
-    if single is not None:
-        return single, 1
-    largest = max(sizes, key=lambda t: t.accelerator_memory_gib)
-    return largest, ceil_div(need, largest.accelerator_memory_gib)
+    """One instance when one fits; otherwise the family's largest size, as many as the memory needs (the sizing
+    engine's memory cluster)."""
+    fit = sizing.memory_cluster(ctx.catalog.family(family), ctx.catalog, ctx.region, need)
+    return None if fit is None else (fit.instance, fit.count)
 
 
 def _families(inp: Inputs, ctx: Context) -> tuple[str, ...]:
@@ -45,7 +45,7 @@ def _families(inp: Inputs, ctx: Context) -> tuple[str, ...]:
     return ctx.data.targets.training
 
 
-def trainium(inp: Inputs, ctx: Context, shared_port: str | None) -> tuple[Option | None, list[str]]:
+def trainium(inp: Inputs, ctx: Context, shared_port: SharedPort | None) -> tuple[Option | None, list[str]]:
     """The Trainium option (None when Neuron cannot train the model), and notes on what was passed over."""
     if inp.family.training_support == "unsupported":
         return None, [f"{short_name(inp.family)} cannot be trained on Neuron today."]
@@ -73,13 +73,13 @@ def trainium(inp: Inputs, ctx: Context, shared_port: str | None) -> tuple[Option
             ),
             notes=[f"Priced on {family}: {note}" for note in skipped],
         )
-        option.effort, effort_note = port_effort(inp, shared_port)
+        option.effort, effort_note = port_effort(inp, shared_port, instance)
         option.notes.append(effort_note)
         return option, skipped
     return None, skipped
 
 
-def training_candidates(inp: Inputs, ctx: Context, shared_port: str | None) -> Findings:
+def training_candidates(inp: Inputs, ctx: Context, shared_port: SharedPort | None) -> Findings:
     """The option worth recommending, or the reasons against moving at all."""
     option, notes = trainium(inp, ctx, shared_port)
     if inp.workload.custom_cuda_kernels and not inp.current.neuron:

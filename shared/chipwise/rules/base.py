@@ -52,6 +52,12 @@ class RuleParams(BaseModel):
     enabled: bool = Field(True, description="Evaluate this rule.")
 
 
+class SavingParams(RuleParams):
+    """Thresholds every rule that reports a saving shares."""
+
+    min_monthly_savings_usd: Decimal = Field(Decimal(20), ge=0, description="Smaller savings are not reported.")
+
+
 P = TypeVar("P", bound=RuleParams)
 
 

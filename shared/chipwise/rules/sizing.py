@@ -1,23 +1,21 @@
-"""Shared judgement of the rules: how big the model is, how much accelerator it keeps busy, and which Neuron
-instance (and how many) holds it most cheaply.
+"""What the rules read off a profile to size a target: how big the model is and how much accelerator it keeps busy.
+Which instance (and how many) then holds it most cheaply is the one sizing engine's
+(:mod:`chipwise.analyse.sizing`, shared with the planner; :class:`~chipwise.rules.migration.MigrationRule` calls it).
 
-Pure functions of a profile, the catalog and the economics figures (headroom factors, throughput ratios).
+Pure functions of a profile, the catalog and the economics figures.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from decimal import ROUND_CEILING, Decimal
+from decimal import Decimal
 
 from chipwise.analyse.profiles import ResourceProfile
-from chipwise.catalog import Catalog, InstanceType, ModelFamilies, ModelFamily
-from chipwise.economics import monthly_cost
+from chipwise.analyse.sizing import GIB, replica_memory_gib
+from chipwise.catalog import Catalog, ModelFamilies, ModelFamily
 from chipwise.models.common import Confidence
 
-GIB = Decimal(2**30)
-BILLION = Decimal(1_000_000_000)
 HUNDRED = Decimal(100)
 # "8b", "70B", "1.5b" and mixture-of-experts "8x7b" in a model id (not "v0.3" or "bge-base").
 _PARAMS = re.compile(r"(?<![a-z0-9.])(?:(\d+)x)?(\d+(?:\.\d+)?)b(?![a-z0-9])")
@@ -30,19 +28,6 @@ class ModelSize:
     memory_gib: Decimal
     basis: str  # neuron_device_memory | gpu_memory | model_id | model_family
     params_billion: Decimal | None = None
-
-
-@dataclass(frozen=True)
-class Fit:
-    """A target: ``count`` instances of ``instance``."""
-
-    instance: InstanceType
-    count: int
-    hourly_usd: Decimal  # all instances
-
-    @property
-    def monthly_usd(self) -> Decimal:
-        return monthly_cost(self.hourly_usd)
 
 
 def params_from_model_id(model_id: str) -> Decimal | None:
@@ -125,7 +110,7 @@ def model_size(
     if observed is not None:
         return ModelSize(observed, "neuron_device_memory", params)
     if params is not None and source is not None:
-        return ModelSize(params * BILLION * bytes_per_parameter / GIB, source, params)
+        return ModelSize(replica_memory_gib(params, bytes_per_parameter, Decimal(1)), source, params)
     return None
 
 
@@ -143,43 +128,6 @@ def busy_neuron_cores(profile: ResourceProfile, catalog: Catalog) -> tuple[Decim
     basis = "mean_of_cores_in_use" if signals.neuron_util_avg is not None else "busiest_core"
     busy = Decimal(cores) * Decimal(max(1, profile.instance_count)) * Decimal(str(util.p95)) / HUNDRED
     return busy, basis
-
-
-def neuron_candidates(catalog: Catalog, families: Iterable[str], sagemaker: bool) -> list[InstanceType]:
-    """Every size of the given Neuron families with a price, cheapest first."""
-    found = [t for family in families for t in catalog.family(family, sagemaker=sagemaker)]
-    return [t for t in found if t.price_usd_per_hour is not None]
-
-
-def cheapest_fit(
-    candidates: Sequence[InstanceType],
-    catalog: Catalog,
-    region: str,
-    *,
-    memory_gib: Decimal,
-    cores: Decimal | None = None,
-    chips: Decimal | None = None,
-) -> Fit | None:
-    """The cheapest ``count`` x type whose accelerator memory (per instance) holds ``memory_gib`` and whose
-    NeuronCores / chips (all instances together) cover ``cores`` / ``chips``. Ties go to fewer instances."""
-    best: Fit | None = None
-    for instance in candidates:
-        price = catalog.price(instance.name, region)
-        if price is None or instance.accelerator_memory_gib < memory_gib:
-            continue
-        count = max(
-            1,
-            _ceil(cores / instance.neuron_cores) if cores is not None and instance.neuron_cores else 1,
-            _ceil(chips / instance.accelerator_count) if chips is not None and instance.accelerator_count else 1,
-        )
-        fit = Fit(instance, count, price * count)
-        if best is None or (fit.hourly_usd, fit.count) < (best.hourly_usd, best.count):
-            best = fit
-    return best
-
-
-def _ceil(value: Decimal) -> int:
-    return int(value.to_integral_value(rounding=ROUND_CEILING))
 
 
 def rate_confidence(profile: ResourceProfile, confidence: Confidence) -> Confidence:

@@ -17,7 +17,13 @@ from chipwise.models.findings import FindingDocument
 from chipwise.presentation import Headline, headline
 
 CHIPWISE = Path(sys.executable).with_name("chipwise")
-NOT_PUBLIC = re.compile(r"/work/|/home/|/tmp/|\bseeds/|shared/reference|\brecalled\b|\bunverified\b", re.IGNORECASE)
+NOT_PUBLIC = re.compile(
+    r"/work/|/home/|/tmp/|\bseeds/|shared/reference|\brecalled\b|\bunverified\b"
+    # the handbook's files ("aws.md section 6", "reference/credits.md") and "the seed documents"
+    r"|(?<![\w/.-])(?:reference/)?(?:aws|domain|billing|neuron-software|credits|peers|style-models|DESIGN)\.md\b"
+    r"|seed documents?",
+    re.IGNORECASE,
+)
 # What a customer, AWS or a partner reads: the plan page and email, the drafts, the digest, alerts and Slack.
 CUSTOMER_FACING = ("plan", "drafts", "email", "slack", "digest.html", "digest.txt")
 

@@ -7,10 +7,15 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
-from plan_factories import only, plan_for, workload
+from plan_factories import intake, only, plan_for, workload
 
+from chipwise.analyse import sizing
 from chipwise.catalog import CATALOG_FILE_ENV, get_assumptions, get_catalog
 from chipwise.catalog.instances import load_data_file
+from chipwise.economics import break_even_months
+from chipwise.plan.context import Context
+from chipwise.plan.inputs import resolve
+from chipwise.plan.options import SharedPort, port_effort
 
 FINE_TUNE = workload(
     name="weekly fine-tune",
@@ -116,16 +121,34 @@ def test_row_3_small_models_at_volume_move_to_inf1() -> None:
     assert "small model" in plan.rationale.lower()
 
 
-def test_row_4_build_then_ship_shares_one_neuron_port() -> None:
+def test_row_4_build_then_ship_counts_two_ports_on_two_stacks() -> None:
     # Given the same model trained and served
     plan = plan_for(workload(name="serving"), FINE_TUNE)
     serving, training = plan.workloads
-    # Then train on Trainium, serve on Inferentia2, and pay for one port only
+    # Then train on Trainium, serve on Inferentia2
     assert (training.recommended_platform, serving.recommended_platform) == ("trainium", "inferentia")
-    assert training.porting_effort == "days" and training.porting_cost_usd > 0
-    assert serving.porting_effort == "none" and serving.porting_cost_usd == 0
-    assert "weekly fine-tune" in serving.rationale
-    assert plan.totals.porting_cost_usd == training.porting_cost_usd
+    # on two different Neuron stacks (neuron_software.json): native PyTorch on trn1, NxD Inference on inf2
+    assert training.software_path is not None and training.software_path.startswith("native PyTorch")
+    assert serving.software_path is not None and serving.software_path.startswith("NxD Inference")
+    # so two ports are paid for: days each (Llama is drop-in), $4,000 each at 1 engineer-week x $4,000
+    assert training.porting_effort == serving.porting_effort == "days"
+    assert training.porting_cost_usd == serving.porting_cost_usd == Decimal("4000.00")
+    assert plan.totals.porting_cost_usd == Decimal("8000.00")
+    assert "A port of its own: “weekly fine-tune” ports to native PyTorch" in serving.rationale
+    # and the serving break-even follows from its own port: 4,000 / its monthly saving
+    assert serving.break_even_months == break_even_months(Decimal(4000), serving.monthly_savings_usd)
+
+
+def test_one_stack_that_does_both_stages_shares_the_port() -> None:
+    # Given a port to a stack that (hypothetically) also serves the model
+    stack = sizing.software("inf2", "inference")
+    assert stack is not None
+    ctx = Context.load("us-east-1")
+    inp = resolve(intake(workload()).workloads[0], ctx)
+    effort, note = port_effort(inp, SharedPort("the fine-tune", stack), ctx.catalog.require("inf2.xlarge"))
+    # Then the serving workload needs no port of its own, and says which one covers it
+    assert effort == "none"
+    assert note.startswith("The Neuron port of “the fine-tune” covers it: NxD Inference")
 
 
 def test_row_5_one_chip_family_serves_on_trainium_at_a_higher_cost_than_inf2() -> None:

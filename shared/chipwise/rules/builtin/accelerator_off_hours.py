@@ -37,7 +37,7 @@ from chipwise.rules.base import (
     Rule,
     RuleContext,
     RuleMeta,
-    RuleParams,
+    SavingParams,
     cost_evidence,
     money,
 )
@@ -50,7 +50,7 @@ KINDS = ("sagemaker_endpoint", "ec2_instance")
 MINUTES_PER_HOUR = Decimal(60)
 
 
-class AcceleratorOffHoursParams(RuleParams):
+class AcceleratorOffHoursParams(SavingParams):
     min_weeks: int = Field(2, ge=1, le=9, description="Weeks an hour of the week must be seen idle to count as off.")
     min_off_stretch_hours: int = Field(4, ge=1, le=168, description="Shortest off stretch worth a schedule.")
     min_off_hours_per_week: int = Field(24, ge=1, le=168, description="Off hours a week below which no finding.")
@@ -64,7 +64,6 @@ class AcceleratorOffHoursParams(RuleParams):
     min_telemetry_share: float = Field(
         0.9, ge=0, le=1, description="Share of an instance's run hours that must have utilisation datapoints."
     )
-    min_monthly_savings_usd: Decimal = Field(Decimal(20), ge=0, description="Smaller savings are not reported.")
 
 
 @register

@@ -20,6 +20,7 @@ from pydantic import Field
 
 from chipwise.analyse.accelerators import get_gpu_throughput
 from chipwise.analyse.profiles import ResourceProfile
+from chipwise.analyse.sizing import Fit
 from chipwise.catalog import ModelFamily, SupportLevel, get_neuron_software
 from chipwise.economics import HOURS_PER_MONTH, cost_per_million_observed
 from chipwise.models.common import Confidence, Effort
@@ -27,26 +28,15 @@ from chipwise.rules.base import (
     EvidenceValue,
     FindingDraft,
     Outcome,
-    Rule,
     RuleContext,
-    RuleMeta,
-    RuleParams,
+    SavingParams,
     cost_evidence,
     money,
 )
 from chipwise.rules.base import rounded as r
+from chipwise.rules.migration import MigrationRule, Target, resizing_meta
 from chipwise.rules.registry import register
-from chipwise.rules.sizing import (
-    HUNDRED,
-    Fit,
-    ModelSize,
-    cheapest_fit,
-    family_guessed,
-    model_family,
-    model_size,
-    neuron_candidates,
-    rate_confidence,
-)
+from chipwise.rules.sizing import HUNDRED, ModelSize, family_guessed, model_family, model_size, rate_confidence
 from chipwise.rules.tokens import token_evidence
 from chipwise.rules.traffic import requests
 
@@ -54,7 +44,7 @@ KINDS = ("sagemaker_endpoint", "ec2_instance")
 SUMMED_GPU_SOURCES = ("/aws/sagemaker/Endpoints",)  # published as the sum across the instance's GPUs
 
 
-class GpuInferencePortableParams(RuleParams):
+class GpuInferencePortableParams(SavingParams):
     gpu_families: tuple[str, ...] = Field(
         ("g5", "g6", "g6e", "p4d", "p4de", "p5", "p5e", "p5en"), description="GPU families considered."
     )
@@ -72,7 +62,6 @@ class GpuInferencePortableParams(RuleParams):
         Decimal(1), gt=0, description="Models up to this size go to Inferentia1 (small models at high volume)."
     )
     bytes_per_parameter: Decimal = Field(Decimal(2), gt=0, description="Model bytes per parameter (2 = BF16).")
-    min_monthly_savings_usd: Decimal = Field(Decimal(20), ge=0, description="Smaller savings are not reported.")
 
 
 @dataclass(frozen=True)
@@ -85,17 +74,14 @@ class _Sizing:
 
 
 @register
-class GpuInferencePortable(Rule[GpuInferencePortableParams]):
-    meta = RuleMeta(
+class GpuInferencePortable(MigrationRule[GpuInferencePortableParams]):
+    meta = resizing_meta(
         id="gpu_inference_portable",
         title="GPU inference portable to Inferentia",
         severity="medium",
         rationale="At steady utilisation Inferentia serves supported models at a lower cost per request than "
         "GPUs (batched throughput 2-3x a g5 per instance); small models belong on Inferentia1.",
         applies_to="Live g5/g6/g6e/p4d/p5 SageMaker endpoints and EC2 instances serving inference",
-        # Resizing or moving changes the hourly rate a schedule would save on: the two savings do not add up, so a
-        # resource gets this finding and not also an off-hours one (a schedule is judged again after the change).
-        supersedes=("accelerator_off_hours",),
     )
     params_model = GpuInferencePortableParams
 
@@ -108,31 +94,19 @@ class GpuInferencePortable(Rule[GpuInferencePortableParams]):
         if sizing is None:
             return None
         economics = ctx.assumptions
-        memory = sizing.size.memory_gib * economics.memory_headroom_factor.value
         chips = sizing.chips * economics.core_headroom_factor.value
-        sagemaker = profile.kind == "sagemaker_endpoint"
-        candidates = neuron_candidates(ctx.catalog, sizing.target_families, sagemaker)
-        fit = cheapest_fit(candidates, ctx.catalog, profile.region, memory_gib=memory, chips=chips)
+        memory = sizing.size.memory_gib
+        target = self.size(profile, ctx, sizing.target_families, memory_gib=memory, a10g_units=sizing.a10g_equivalents)
         unpriced_note = ""
-        if fit is None and sizing.target_families == ("inf1",):
+        if target is None and sizing.target_families == ("inf1",):
             # No priced inf1 size (SageMaker publishes none): the cheapest priced target that fits is inf2, sized
             # with inf2's throughput; inf1 stays an option to ask AWS about.
-            inf2_chips = sizing.a10g_equivalents / economics.inferentia2_inference_throughput_ratio.value
-            inf2 = neuron_candidates(ctx.catalog, ("inf2",), sagemaker)
-            fit = cheapest_fit(
-                inf2,
-                ctx.catalog,
-                profile.region,
-                memory_gib=memory,
-                chips=inf2_chips * economics.core_headroom_factor.value,
-            )
+            target = self.size(profile, ctx, ("inf2",), memory_gib=memory, a10g_units=sizing.a10g_equivalents)
             unpriced_note = " Inferentia1 would suit a model this small, but has no public price here: ask for a quote."
-        if fit is None:
+        if target is None or not self.worth_reporting(target.saving):
             return None
-        saving = monthly - fit.monthly_usd
-        if saving <= 0 or saving < self.params.min_monthly_savings_usd:
-            return None
-        best = self._best_case(sizing, fit, sagemaker, memory, profile, ctx)
+        fit, saving = target.fit, target.saving
+        best = self._best_case(sizing, target, profile, ctx)
         span = f"{money(saving)}-{money(monthly - best.monthly_usd)}" if best.monthly_usd < fit.monthly_usd else ""
         effort = _inference_effort(family, ctx)
         one_time = economics.porting_cost_usd(effort)
@@ -166,7 +140,7 @@ class GpuInferencePortable(Rule[GpuInferencePortableParams]):
                 f"porting takes {effort}.{unpriced_note}{stack}",
                 software_path=path,
                 evidence={
-                    **self._evidence(profile, family, sizing, memory, chips, fit, monthly),
+                    **self._evidence(profile, family, sizing, target.need.memory_gib, chips, fit, monthly),
                     "savings_low_usd": r(saving),
                     "savings_high_usd": r(monthly - best.monthly_usd),
                     "best_case_target_count": best.count,
@@ -181,24 +155,16 @@ class GpuInferencePortable(Rule[GpuInferencePortableParams]):
             ),
         )
 
-    @staticmethod
-    def _best_case(
-        sizing: _Sizing,
-        fit: Fit,
-        sagemaker: bool,
-        memory: Decimal,
-        profile: ResourceProfile,
-        ctx: RuleContext,
-    ) -> Fit:
+    def _best_case(self, sizing: _Sizing, target: Target, profile: ResourceProfile, ctx: RuleContext) -> Fit:
         """The same target family sized at the high end of the throughput ratio (the saving's upper bound). The
         estimate itself uses the data file's representative value, which is also the range's low end."""
+        fit = target.fit
         ratio = ctx.assumptions.inferentia2_inference_throughput_ratio
         if ratio.high is None or ratio.high <= ratio.value or fit.instance.family != "inf2":
             return fit
-        chips = sizing.a10g_equivalents / ratio.high * ctx.assumptions.core_headroom_factor.value
-        same_family = neuron_candidates(ctx.catalog, (fit.instance.family,), sagemaker)
-        best = cheapest_fit(same_family, ctx.catalog, profile.region, memory_gib=memory, chips=chips)
-        return best if best is not None and best.monthly_usd <= fit.monthly_usd else fit
+        chips = sizing.a10g_equivalents / ratio.high
+        best = self.size(profile, ctx, (fit.instance.family,), memory_gib=sizing.size.memory_gib, chips=chips)
+        return best.fit if best is not None and best.fit.monthly_usd <= fit.monthly_usd else fit
 
     def _eligible(self, profile: ResourceProfile, ctx: RuleContext) -> ModelFamily | None:
         if (

@@ -28,8 +28,9 @@ from chipwise.analyse.profiles import ResourceProfile
 from chipwise.catalog import ModelFamily, SupportLevel, get_neuron_software
 from chipwise.economics import per_month
 from chipwise.models.common import Confidence, Effort
-from chipwise.rules.base import FindingDraft, Outcome, Rule, RuleContext, RuleMeta, RuleParams, cost_evidence, money
+from chipwise.rules.base import FindingDraft, Outcome, RuleContext, RuleMeta, SavingParams, cost_evidence, money
 from chipwise.rules.base import rounded as r
+from chipwise.rules.migration import MigrationRule
 from chipwise.rules.registry import register
 from chipwise.rules.sizing import family_guessed, model_family, model_params, rate_confidence
 
@@ -39,7 +40,7 @@ _PRETRAIN = re.compile(r"pre-?train")
 _EFFORT_ORDER: tuple[Effort, ...] = ("none", "days", "weeks", "months")
 
 
-class GpuTrainingPortableParams(RuleParams):
+class GpuTrainingPortableParams(SavingParams):
     support_levels: tuple[SupportLevel, ...] = Field(
         ("drop_in", "supported"), min_length=1, description="Neuron training support levels worth a port."
     )
@@ -50,11 +51,10 @@ class GpuTrainingPortableParams(RuleParams):
         Decimal(13), gt=0, description="Models up to this size go to trn1 (cheaper fine-tunes) whatever the GPU."
     )
     min_run_hours: float = Field(1, ge=0, description="Training shorter than this in the window is ignored.")
-    min_monthly_savings_usd: Decimal = Field(Decimal(20), ge=0, description="Smaller savings are not reported.")
 
 
 @register
-class GpuTrainingPortable(Rule[GpuTrainingPortableParams]):
+class GpuTrainingPortable(MigrationRule[GpuTrainingPortableParams]):
     meta = RuleMeta(
         id="gpu_training_portable",
         title="GPU training portable to Trainium",
@@ -78,7 +78,7 @@ class GpuTrainingPortable(Rule[GpuTrainingPortableParams]):
             return None
         gain = ctx.assumptions.trainium_training_price_performance_gain
         saving = monthly * gain.value
-        if saving <= 0 or saving < self.params.min_monthly_savings_usd:
+        if not self.worth_reporting(saving):
             return None
         target = self._target(profile, ctx)
         workload, effort = self._effort(profile, family, ctx)

@@ -19,10 +19,11 @@ from pydantic import Field
 
 from chipwise.analyse.profiles import ResourceProfile
 from chipwise.models.common import Confidence
-from chipwise.rules.base import FindingDraft, Outcome, Rule, RuleContext, RuleMeta, RuleParams, cost_evidence, money
+from chipwise.rules.base import FindingDraft, Outcome, RuleContext, SavingParams, cost_evidence, money
 from chipwise.rules.base import rounded as r
+from chipwise.rules.migration import MigrationRule, resizing_meta
 from chipwise.rules.registry import register
-from chipwise.rules.sizing import HUNDRED, ModelSize, busy_neuron_cores, cheapest_fit, model_size, neuron_candidates
+from chipwise.rules.sizing import HUNDRED, ModelSize, busy_neuron_cores, model_size
 from chipwise.rules.traffic import requests
 
 FAMILIES = ("inf1", "inf2")
@@ -31,7 +32,7 @@ MICROSECONDS = Decimal(1_000_000)
 SECONDS_PER_HOUR = Decimal(3600)
 
 
-class InferentiaUnderutilizedParams(RuleParams):
+class InferentiaUnderutilizedParams(SavingParams):
     max_p95_utilization_pct: float = Field(
         30, gt=0, le=100, description="p95 of the busiest NeuronCore's utilisation under which capacity is idle."
     )
@@ -47,7 +48,6 @@ class InferentiaUnderutilizedParams(RuleParams):
     bytes_per_parameter: Decimal = Field(
         Decimal(2), gt=0, description="Model bytes per parameter when memory is not observed (2 = BF16)."
     )
-    min_monthly_savings_usd: Decimal = Field(Decimal(20), ge=0, description="Smaller savings are not reported.")
 
 
 @dataclass(frozen=True)
@@ -61,17 +61,14 @@ class _Demand:
 
 
 @register
-class InferentiaUnderutilized(Rule[InferentiaUnderutilizedParams]):
-    meta = RuleMeta(
+class InferentiaUnderutilized(MigrationRule[InferentiaUnderutilizedParams]):
+    meta = resizing_meta(
         id="inferentia_underutilized",
         title="Underutilised Inferentia capacity",
         severity="medium",
         rationale="An inf2.48xlarge serving an 8B model at 10 % NeuronCore utilisation pays for 24 cores and "
         "384 GiB to use a few; a smaller size (or fewer instances) holds the same model and traffic.",
         applies_to="Live inf1/inf2 SageMaker endpoints and EC2 instances",
-        # Resizing or moving changes the hourly rate a schedule would save on: the two savings do not add up, so a
-        # resource gets this finding and not also an off-hours one (a schedule is judged again after the change).
-        supersedes=("accelerator_off_hours",),
     )
     params_model = InferentiaUnderutilizedParams
 
@@ -88,15 +85,13 @@ class InferentiaUnderutilized(Rule[InferentiaUnderutilizedParams]):
         demand = self._demand(profile, ctx)
         if monthly is None or demand is None:
             return None
-        economics = ctx.assumptions
-        memory = demand.size.memory_gib * economics.memory_headroom_factor.value
-        cores = demand.busy_cores * economics.core_headroom_factor.value
-        candidates = neuron_candidates(ctx.catalog, [profile.family or ""], profile.kind == "sagemaker_endpoint")
-        fit = cheapest_fit(candidates, ctx.catalog, profile.region, memory_gib=memory, cores=cores)
-        if fit is None or (fit.instance.name == profile.instance_type and fit.count >= profile.instance_count):
+        sized = self.size(
+            profile, ctx, (profile.family or "",), memory_gib=demand.size.memory_gib, cores=demand.busy_cores
+        )
+        if sized is None or not self.worth_reporting(sized.saving):
             return None
-        saving = monthly - fit.monthly_usd
-        if saving < self.params.min_monthly_savings_usd or saving <= 0:
+        fit, saving = sized.fit, sized.saving
+        if fit.instance.name == profile.instance_type and fit.count >= profile.instance_count:
             return None
         target = f"{fit.count} × {fit.instance.name}"
         return self.draft(
@@ -116,10 +111,10 @@ class InferentiaUnderutilized(Rule[InferentiaUnderutilizedParams]):
                     "neuroncore_p95_pct": r(demand.p95_pct),
                     "busy_cores_p95": r(demand.busy_cores),
                     "busy_cores_basis": demand.busy_basis,
-                    "required_cores": r(cores),
+                    "required_cores": r(sized.need.cores),
                     "model_memory_gib": r(demand.size.memory_gib),
                     "model_memory_basis": demand.size.basis,
-                    "required_memory_gib": r(memory),
+                    "required_memory_gib": r(sized.need.memory_gib),
                     "target_hourly_usd": r(fit.hourly_usd, 6),
                     "target_monthly_usd": r(fit.monthly_usd),
                     **_traffic_evidence(profile),
@@ -128,7 +123,7 @@ class InferentiaUnderutilized(Rule[InferentiaUnderutilizedParams]):
                 signals_used=demand.signals,
                 signals_missing=() if "neuroncore_utilization" in demand.signals else ("neuroncore_utilization",),
                 effort="days",
-                one_time_cost=economics.porting_cost_usd("days"),
+                one_time_cost=ctx.assumptions.porting_cost_usd("days"),
             ),
         )
 

@@ -18,23 +18,23 @@ from chipwise.analyse.profiles import ResourceProfile
 from chipwise.catalog import BedrockPrice, ModelFamily
 from chipwise.economics import HOURS_PER_MONTH, MILLION
 from chipwise.models.common import Confidence
-from chipwise.rules.base import FindingDraft, Outcome, Rule, RuleContext, RuleMeta, RuleParams, cost_evidence, money
+from chipwise.rules.base import FindingDraft, Outcome, RuleContext, RuleMeta, SavingParams, cost_evidence, money
 from chipwise.rules.base import rounded as r
+from chipwise.rules.migration import MigrationRule
 from chipwise.rules.registry import register
 from chipwise.rules.sizing import family_guessed, model_family, model_params, params_from_model_id, rate_confidence
 from chipwise.rules.traffic import requests
 
 
-class SpikyInferenceBedrockParams(RuleParams):
+class SpikyInferenceBedrockParams(SavingParams):
     min_idle_hour_share: float = Field(0.75, ge=0, le=1, description="Share of hours without a request.")
     min_peak_to_mean: float = Field(5, gt=1, description="Peak hour ÷ mean hour above which traffic is spiky.")
     input_tokens_per_request: int = Field(1000, ge=0, description="Assumed prompt tokens per request.")
     output_tokens_per_request: int = Field(250, ge=0, description="Assumed generated tokens per request.")
-    min_monthly_savings_usd: Decimal = Field(Decimal(20), ge=0, description="Smaller savings are not reported.")
 
 
 @register
-class SpikyInferenceBedrock(Rule[SpikyInferenceBedrockParams]):
+class SpikyInferenceBedrock(MigrationRule[SpikyInferenceBedrockParams]):
     meta = RuleMeta(
         id="spiky_inference_bedrock",
         title="Spiky inference better on Bedrock",
@@ -66,7 +66,7 @@ class SpikyInferenceBedrock(Rule[SpikyInferenceBedrockParams]):
         monthly_requests = Decimal(str(traffic.mean_per_hour)) * HOURS_PER_MONTH
         bedrock = monthly_requests * self._per_request(price)
         saving = monthly - bedrock
-        if saving <= 0 or saving < self.params.min_monthly_savings_usd:
+        if not self.worth_reporting(saving):
             return None
         one_time = ctx.assumptions.porting_cost_usd("days")
         return self.draft(

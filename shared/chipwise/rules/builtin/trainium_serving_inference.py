@@ -29,24 +29,16 @@ from chipwise.rules.base import (
     EvidenceValue,
     FindingDraft,
     Outcome,
-    Rule,
     RuleContext,
-    RuleMeta,
-    RuleParams,
+    SavingParams,
     cost_evidence,
     lower,
     money,
 )
 from chipwise.rules.base import rounded as r
+from chipwise.rules.migration import MigrationRule, resizing_meta
 from chipwise.rules.registry import register
-from chipwise.rules.sizing import (
-    busy_neuron_cores,
-    cheapest_fit,
-    model_size,
-    neuron_candidates,
-    observed_neuron_memory_gib,
-    rate_confidence,
-)
+from chipwise.rules.sizing import busy_neuron_cores, model_size, observed_neuron_memory_gib, rate_confidence
 from chipwise.rules.tokens import token_evidence
 from chipwise.rules.traffic import Activity, activity, requests
 
@@ -55,7 +47,7 @@ GO_FORWARD_FAMILIES = ("trn2", "trn3")
 KINDS = ("sagemaker_endpoint", "ec2_instance")
 
 
-class TrainiumServingInferenceParams(RuleParams):
+class TrainiumServingInferenceParams(SavingParams):
     min_active_hour_share: float = Field(
         0.8, ge=0, le=1, description="Untagged instances: share of hours with executions that says 'serving'."
     )
@@ -72,21 +64,17 @@ class TrainiumServingInferenceParams(RuleParams):
     include_go_forward: bool = Field(
         False, description="Also move trn2/trn3 serving (vLLM Neuron, active) onto inf2 (NxD Inference, maintenance)."
     )
-    min_monthly_savings_usd: Decimal = Field(Decimal(20), ge=0, description="Smaller savings are not reported.")
 
 
 @register
-class TrainiumServingInference(Rule[TrainiumServingInferenceParams]):
-    meta = RuleMeta(
+class TrainiumServingInference(MigrationRule[TrainiumServingInferenceParams]):
+    meta = resizing_meta(
         id="trainium_serving_inference",
         title="Trainium serving inference",
         severity="high",
         rationale="A training chip used as a permanent inference server pays for a backward pass that never runs; "
         "Inferentia2 serves the same Neuron-compiled model for less per token.",
         applies_to="Live trn1/trn1n/trn2 SageMaker endpoints and EC2 instances",
-        # Resizing or moving changes the hourly rate a schedule would save on: the two savings do not add up, so a
-        # resource gets this finding and not also an off-hours one (a schedule is judged again after the change).
-        supersedes=("accelerator_off_hours",),
     )
     params_model = TrainiumServingInferenceParams
 
@@ -105,34 +93,28 @@ class TrainiumServingInference(Rule[TrainiumServingInferenceParams]):
         size = model_size(profile, ctx.families, ctx.catalog, self.params.bytes_per_parameter)
         if monthly is None or basis is None or size is None:
             return None
-        economics = ctx.assumptions
-        memory = size.memory_gib * economics.memory_headroom_factor.value
         busy = busy_neuron_cores(profile, ctx.catalog)
         if busy is None:
             return None  # busy cores unknown without Neuron telemetry: nothing is sized on a guess
-        cores = busy[0] * economics.core_headroom_factor.value
-        candidates = neuron_candidates(ctx.catalog, self.params.target_families, profile.kind == "sagemaker_endpoint")
-        fit = cheapest_fit(candidates, ctx.catalog, profile.region, memory_gib=memory, cores=cores)
-        if fit is None:
+        target = self.size(profile, ctx, self.params.target_families, memory_gib=size.memory_gib, cores=busy[0])
+        if target is None or not self.worth_reporting(target.saving):
             return None
-        saving = monthly - fit.monthly_usd
-        if saving <= 0 or saving < self.params.min_monthly_savings_usd:
-            return None
+        fit, saving = target.fit, target.saving
         confidence = self._confidence(profile, basis, telemetry=busy is not None)
-        target = f"{fit.count} × {fit.instance.name}"
+        fleet = f"{fit.count} × {fit.instance.name}"
         software = get_neuron_software()
         path = software.serving_path(fit.instance.family)
         committed = profile.cost.commitment_covered
         if committed:
             outcome_words = (
-                f"{target} would hold its {size.memory_gib:.0f} GiB model for {money(fit.monthly_usd)}/month. Its "
+                f"{fleet} would hold its {size.memory_gib:.0f} GiB model for {money(fit.monthly_usd)}/month. Its "
                 "Trainium hours are covered by a Savings Plan or reservation, so the move does not cut the bill "
                 f"while the commitment runs: it frees about {money(saving)}/month of committed capacity for other "
                 "usage (reallocate it, or let the commitment lapse at its end)."
             )
         else:
             outcome_words = (
-                f"{target} holds its {size.memory_gib:.0f} GiB model for {money(fit.monthly_usd)}/month, "
+                f"{fleet} holds its {size.memory_gib:.0f} GiB model for {money(fit.monthly_usd)}/month, "
                 f"saving {money(saving)}/month."
             )
         stack = f" Software: {path}, the same stack trn1 serving uses." if path else ""
@@ -155,10 +137,10 @@ class TrainiumServingInference(Rule[TrainiumServingInferenceParams]):
                     **self._activity_evidence(profile),
                     "neuroncore_p95_pct": r(profile.signals.neuron_util.p95) if profile.signals.neuron_util else None,
                     "busy_cores_p95": r(busy[0]) if busy else None,
-                    "required_cores": r(cores),
+                    "required_cores": r(target.need.cores),
                     "model_memory_gib": r(size.memory_gib),
                     "model_memory_basis": size.basis,
-                    "required_memory_gib": r(memory),
+                    "required_memory_gib": r(target.need.memory_gib),
                     "commitment_covered": profile.cost.commitment_covered,
                     "target_hourly_usd": r(fit.hourly_usd, 6),
                     "target_monthly_usd": r(fit.monthly_usd),
@@ -168,7 +150,7 @@ class TrainiumServingInference(Rule[TrainiumServingInferenceParams]):
                 signals_used=_signals_used(profile, basis),
                 signals_missing=(),
                 effort="days",
-                one_time_cost=economics.porting_cost_usd("days"),
+                one_time_cost=ctx.assumptions.porting_cost_usd("days"),
             ),
         )
 
