@@ -189,3 +189,20 @@ def test_the_benchmark_container_scripts_do_not_import_each_other() -> None:
     imports = _local_imports(ROOT / "iac" / "benchmark")
     assert imports["entrypoint"] >= {"harness", "neuron_runners"}  # the check sees function-level imports
     assert _cycles(imports) == []
+
+
+def test_the_complexity_gate_fails_a_function_with_thirteen_branches(tmp_path: Path) -> None:
+    # Given a function of 13 branches and one of 51 statements, checked with the project's ruff settings
+    branches = "".join(f"    if x == {i}:\n        return {i}\n" for i in range(12))
+    statements = "".join(f"    y{i} = {i}\n" for i in range(51))
+    module = tmp_path / "planted.py"
+    module.write_text(f"def branchy(x: int) -> int:\n{branches}    return -1\n\n\ndef long() -> None:\n{statements}")
+    ruff = Path(sys.executable).with_name("ruff")
+    command = [str(ruff), "check", "--config", str(ROOT / "pyproject.toml"), "--select", "C901,PLR0915", str(module)]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
+    assert result.returncode == 1
+    assert "C901 `branchy` is too complex (13 > 12)" in result.stdout
+    assert "PLR0915 Too many statements (51 > 50)" in result.stdout
+    # and the project itself selects both (make lint runs `ruff check` on the sources)
+    lint = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["ruff"]["lint"]
+    assert {"C90", "PLR0915"} <= set(lint["select"]) and lint["mccabe"]["max-complexity"] == 12
