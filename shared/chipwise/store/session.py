@@ -10,14 +10,21 @@ from importlib import resources
 from typing import TYPE_CHECKING
 
 from sqlalchemy import inspect
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, sessionmaker
 
+from chipwise.errors import StoreUnavailable
 from chipwise.store.engine import check_connection, describe_url, get_engine
 
 if TYPE_CHECKING:  # Alembic is imported only to migrate, never by a function that only checks the schema
     from alembic.config import Config
 
+# What the code above the store names a session and a session factory by (it imports nothing from sqlalchemy).
+SessionFactory = sessionmaker[Session]
+
 __all__ = [
+    "Session",
+    "SessionFactory",
     "alembic_config",
     "check_connection",
     "current_revision",
@@ -25,6 +32,7 @@ __all__ = [
     "ensure_schema",
     "get_engine",
     "get_session_factory",
+    "guarded_scope",
     "session_scope",
     "table_names",
     "upgrade",
@@ -42,6 +50,17 @@ def session_scope(url: str) -> Iterator[Session]:
     factory = get_session_factory(url)
     with factory.begin() as session:
         yield session
+
+
+@contextmanager
+def guarded_scope(url: str, what: str) -> Iterator[Session]:
+    """:func:`session_scope`, with a database error raised as StoreUnavailable ("``what`` cannot be used: <the
+    driver error's type>"): only its type, never the statement's parameters (they can hold contact data)."""
+    try:
+        with session_scope(url) as session:
+            yield session
+    except DBAPIError as exc:
+        raise StoreUnavailable(f"{what} cannot be used: {type(exc.orig).__name__}") from None
 
 
 def alembic_config(url: str) -> Config:
