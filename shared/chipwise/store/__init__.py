@@ -12,7 +12,9 @@ from chipwise.store.session import (
     get_engine,
     get_session_factory,
     guarded_scope,
+    reading,
     session_scope,
+    transaction,
     upgrade,
 )
 
@@ -23,6 +25,8 @@ __all__ = [
     "get_engine",
     "get_session_factory",
     "guarded_scope",
+    "reading",
     "session_scope",
+    "transaction",
     "upgrade",
 ]

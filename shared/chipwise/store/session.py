@@ -4,7 +4,7 @@ which :mod:`chipwise.store.schema` uses too (so the two never import each other'
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from functools import lru_cache
 from importlib import resources
 from typing import TYPE_CHECKING
@@ -33,9 +33,12 @@ __all__ = [
     "get_engine",
     "get_session_factory",
     "guarded_scope",
+    "reading",
     "session_scope",
     "table_names",
+    "transaction",
     "upgrade",
+    "write_revision",
 ]
 
 
@@ -61,6 +64,16 @@ def guarded_scope(url: str, what: str) -> Iterator[Session]:
             yield session
     except DBAPIError as exc:
         raise StoreUnavailable(f"{what} cannot be used: {type(exc.orig).__name__}") from None
+
+
+def transaction(factory: SessionFactory) -> AbstractContextManager[Session]:
+    """A session of ``factory`` inside one transaction: committed on success, rolled back on error."""
+    return factory.begin()
+
+
+def reading(factory: SessionFactory) -> AbstractContextManager[Session]:
+    """A session of ``factory`` for reads (closed at the end; nothing is committed)."""
+    return factory()
 
 
 def alembic_config(url: str) -> Config:
@@ -91,6 +104,21 @@ def current_revision(url: str) -> str | None:
 
     with get_engine(url).connect() as connection:
         return MigrationContext.configure(connection).get_current_revision()
+
+
+def write_revision(message: str) -> list[str]:
+    """Write a new migration from the difference between the ORM models and the schema the existing migrations
+    build (on a scratch SQLite database); the paths of the files written."""
+    import tempfile
+
+    from alembic import command
+
+    with tempfile.TemporaryDirectory() as tmp:
+        url = f"sqlite:///{tmp}/head.db"
+        upgrade(url)  # the schema the existing migrations build
+        scripts = command.revision(alembic_config(url), message=message, autogenerate=True)
+        get_engine(url).dispose()
+    return [script.path for script in (scripts if isinstance(scripts, list) else [scripts]) if script is not None]
 
 
 def ensure_schema(url: str) -> None:

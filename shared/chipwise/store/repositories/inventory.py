@@ -20,7 +20,7 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import or_, select, update
 from sqlalchemy.orm import Session
 
 from chipwise.models.records import CollectedResource
@@ -108,6 +108,22 @@ class ResourceRepository:
                 update(Resource).where(Resource.id.in_(gone[start : start + 1000])).values(state=GONE, ended_at=now)
             )
         return len(gone)
+
+    def live_on_platforms(
+        self, account_id: str, platforms: Iterable[str], ended_states: Iterable[str]
+    ) -> list[Resource]:
+        """An account's resources on ``platforms`` whose state is not one of ``ended_states``, by platform and
+        name."""
+        stmt = (
+            select(Resource)
+            .where(
+                Resource.account_id == account_id,
+                Resource.platform.in_(list(platforms)),
+                or_(Resource.state.is_(None), Resource.state.not_in(list(ended_states))),
+            )
+            .order_by(Resource.platform, Resource.name)
+        )
+        return list(self.session.scalars(stmt))
 
     def list(
         self, account_id: str, region: str | None = None, kinds: Iterable[str] | None = None, include_gone: bool = False

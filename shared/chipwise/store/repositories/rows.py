@@ -47,3 +47,9 @@ def savepoint(session: Session) -> Iterator[None]:
         nested.rollback()
         raise
     nested.commit()
+
+
+def discard(session: Session) -> None:
+    """Undo what the session's transaction wrote (a dry run); the rows it loaded stay readable, detached."""
+    session.expunge_all()
+    session.rollback()
