@@ -51,6 +51,7 @@ from chipwise.observability import logger
 from chipwise.settings import Settings, get_settings
 from chipwise.store import Session, session_scope
 from chipwise.store.repositories import benchmarks as benchmark_store
+from chipwise.store.repositories.inventory import ResourceRepository
 from chipwise.store.tables import BenchmarkRun, Finding, Resource
 
 if TYPE_CHECKING:
@@ -213,7 +214,7 @@ def eligible_findings(
 
 
 def resources_by_arn(session: Session, arns: Sequence[str]) -> dict[str, Resource]:
-    return benchmark_store.resources_by_arn(session, arns)
+    return ResourceRepository(session).by_arns(arns)
 
 
 # --- planning (pure given its inputs) -----------------------------------------------------------------------------

@@ -22,6 +22,7 @@ from chipwise.models.neuron import INSTANCE_RUNTIME_TAG
 from chipwise.models.resources import EndpointDetails, TrainingJobDetails, WorkloadHints, parse_details, parse_hints
 from chipwise.store import Session
 from chipwise.store.repositories import benchmarks as benchmark_store
+from chipwise.store.repositories.inventory import ResourceRepository
 from chipwise.store.tables import Finding, MetricRollup, NeuronRollup, Resource
 
 WorkloadKind = Literal["inference", "training"]
@@ -251,7 +252,7 @@ def observe(session: Session, finding: Finding) -> BenchmarkWorkload:
 
 
 def resource_of(session: Session, finding: Finding) -> Resource | None:
-    return benchmark_store.resource_by_arn(session, finding.resource_arn)
+    return ResourceRepository(session).by_arn(finding.resource_arn)
 
 
 # --- money in and out ---------------------------------------------------------------------------------------------

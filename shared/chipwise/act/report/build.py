@@ -41,10 +41,10 @@ from chipwise.presentation import (
 )
 from chipwise.render import render
 from chipwise.store import Session
-from chipwise.store.repositories import benchmarks as benchmark_store
 from chipwise.store.repositories import usage as usage_store
 from chipwise.store.repositories.accounts import ScanRepository
 from chipwise.store.repositories.findings import OPEN, WITHDRAWN, FindingRepository, finding_document
+from chipwise.store.repositories.inventory import ResourceRepository
 from chipwise.store.tables import Resource, Scan
 
 HEAT_MAPS = 4  # top findings drawn as heat-maps
@@ -236,7 +236,7 @@ def build_report(session: Session, scan: Scan, *, now: datetime) -> ReportView:
     window_end = document.window.end if document else scan.window_end
     start = datetime.combine(window_start, time(0), tzinfo=UTC)
     end = datetime.combine(window_end, time(0), tzinfo=UTC)
-    resources = benchmark_store.resources_by_arn(session, [d.resource_id for d in documents])
+    resources = ResourceRepository(session).by_arns(d.resource_id for d in documents)
     drawn: list[FindingView] = []
     for index, view in enumerate(views):
         if index < HEAT_MAPS and view.counted:

@@ -9,7 +9,7 @@ from decimal import Decimal
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from chipwise.store.tables import BenchmarkRun, Finding, MetricRollup, NeuronRollup, Recommendation, Resource
+from chipwise.store.tables import BenchmarkRun, Finding, MetricRollup, NeuronRollup, Recommendation
 
 
 def eligible_findings(
@@ -102,17 +102,6 @@ def recommendations_from(
 def recommendations_of_run(session: Session, run_id: str) -> list[Recommendation]:
     """The recommendations a benchmark run made."""
     return list(session.scalars(select(Recommendation).where(Recommendation.benchmark_run_id == run_id)))
-
-
-def resource_by_arn(session: Session, arn: str) -> Resource | None:
-    return session.scalars(select(Resource).where(Resource.arn == arn)).first()
-
-
-def resources_by_arn(session: Session, arns: Iterable[str]) -> dict[str, Resource]:
-    wanted = list(set(arns))
-    if not wanted:
-        return {}
-    return {r.arn: r for r in session.scalars(select(Resource).where(Resource.arn.in_(wanted)))}
 
 
 def metric_rollups(session: Session, resource_id: int, namespace: str, metrics: Collection[str]) -> list[MetricRollup]:

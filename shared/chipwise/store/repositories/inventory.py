@@ -140,6 +140,13 @@ class ResourceRepository:
     def by_arn(self, arn: str) -> Resource | None:
         return self.session.scalars(select(Resource).where(Resource.arn == arn)).first()
 
+    def by_arns(self, arns: Iterable[str]) -> dict[str, Resource]:
+        """The resources of ``arns`` by ARN (those the store does not hold left out)."""
+        wanted = list(set(arns))
+        if not wanted:
+            return {}
+        return {r.arn: r for r in self.session.scalars(select(Resource).where(Resource.arn.in_(wanted)))}
+
     def by_instance_id(self, instance_id: str) -> Resource | None:
         """The EC2 instance with this id (whatever account or region it is in)."""
         stmt = select(Resource).where(
