@@ -18,12 +18,12 @@ import json
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from decimal import Decimal
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
+from harness import ModelRunner, RequestTiming, ServingRunner, Shape  # beside this file
 from pydantic import ValidationError
 
 from chipwise.economics import percentile
@@ -49,49 +49,6 @@ _OPTIONAL = {name for name, field in BenchmarkParameters.model_fields.items() if
 
 Clock = Callable[[], float]
 Now = Callable[[], datetime]
-
-
-@dataclass(frozen=True)
-class Shape:
-    """One static shape: Neuron compiles a graph per shape, so each is prepared, then timed."""
-
-    batch_size: int
-    sequence_length: int
-    output_tokens: int
-
-
-class ModelRunner(Protocol):
-    """What the harness needs from a framework (Optimum Neuron, vLLM on Neuron, torch-neuronx, CUDA)."""
-
-    def versions(self) -> dict[str, str]:
-        """Framework and SDK versions, recorded in the result."""
-        ...
-
-    def prepare(self, shape: Shape) -> None:
-        """Load and compile the model for ``shape`` (timed as compile time)."""
-        ...
-
-    def run(self, shape: Shape) -> int:
-        """Serve one request (or run one training step); returns the tokens generated or processed."""
-        ...
-
-
-@dataclass(frozen=True)
-class RequestTiming:
-    """One request of a concurrency sweep: time to its first token, to its end, the tokens it generated."""
-
-    ttft_seconds: float
-    e2e_seconds: float
-    output_tokens: int
-    ok: bool = True
-
-
-class ServingRunner(ModelRunner, Protocol):
-    """A runner that can keep ``concurrency`` requests in flight (a server with continuous batching)."""
-
-    def serve(self, shape: Shape, concurrency: int) -> list[RequestTiming]:
-        """Send ``concurrency`` requests at once (kept in flight until each finishes); their timings."""
-        ...
 
 
 RunnerFactory = Callable[[BenchmarkParameters], ModelRunner]

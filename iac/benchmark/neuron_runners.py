@@ -1,5 +1,5 @@
 """Framework runners for the benchmark entrypoint: Optimum Neuron, vLLM on Neuron, torch-neuronx, and CUDA for
-the paired GPU baseline. Each implements ``entrypoint.ModelRunner`` (versions, prepare a static shape, run one
+the paired GPU baseline. Each implements ``harness.ModelRunner`` (versions, prepare a static shape, run one
 request) and imports its framework only when it is built, so the module loads anywhere.
 
 Inputs are random token ids of the shape's length: throughput and latency depend on shapes, not on the text.
@@ -12,10 +12,12 @@ from __future__ import annotations
 from importlib import metadata
 from typing import TYPE_CHECKING, Any
 
+from harness import RequestTiming, Shape  # beside this file
+
 from chipwise.models.benchmark import BenchmarkParameters
 
 if TYPE_CHECKING:
-    from entrypoint import ModelRunner, RequestTiming, Shape
+    from harness import ModelRunner
 
 _PACKAGES = ("torch", "torch-neuronx", "torch-xla", "neuronx-cc", "optimum-neuron", "vllm", "transformers")
 _ENCODER_CLASSES = {
@@ -122,7 +124,6 @@ class VllmNeuronRunner(_Base):
         """``concurrency`` single-sequence requests submitted together to one engine with continuous batching
         (``max_num_seqs`` = the sweep's highest level); per-request times from vLLM's request metrics. An engine
         that reports no per-request metrics fails the level (recorded as skipped, never guessed)."""
-        from entrypoint import RequestTiming, Shape  # the harness that loaded this module
         from vllm import LLM, SamplingParams
 
         length = shape.sequence_length + shape.output_tokens

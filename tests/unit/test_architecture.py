@@ -113,3 +113,96 @@ def test_no_two_classes_share_a_name() -> None:
                 where[node.name].append(str(path.relative_to(PACKAGE)))
     shared = {name: paths for name, paths in where.items() if len(paths) > 1}
     assert shared == {}
+
+
+def _cycles(imports: dict[str, set[str]]) -> list[list[str]]:
+    """The groups of modules that reach each other (strongly connected components of more than one module)."""
+    order: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    groups: list[list[str]] = []
+
+    def visit(module: str) -> None:
+        order[module] = low[module] = len(order)
+        stack.append(module)
+        on_stack.add(module)
+        for imported in sorted(imports.get(module, ())):
+            if imported not in order:
+                visit(imported)
+                low[module] = min(low[module], low[imported])
+            elif imported in on_stack:
+                low[module] = min(low[module], order[imported])
+        if low[module] == order[module]:
+            group = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                group.append(member)
+                if member == module:
+                    break
+            if len(group) > 1:
+                groups.append(sorted(group))
+
+    for module in sorted(imports):
+        if module not in order:
+            visit(module)
+    return groups
+
+
+def test_cycles_finds_a_circle_and_no_line() -> None:
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert _cycles({"a": {"b"}, "b": {"c"}, "d": {"a"}}) == []
+
+
+def test_no_two_modules_of_chipwise_import_each_other() -> None:
+    import grimp
+
+    # Every import counts, also those inside functions and under TYPE_CHECKING (grimp reads them all)
+    graph = grimp.build_graph("chipwise", cache_dir=None)
+    imports = {
+        module: {m for m in graph.find_modules_directly_imported_by(module) if m.startswith("chipwise")}
+        for module in graph.modules
+        if module.startswith("chipwise")
+    }
+    assert len(imports) > 100
+    assert _cycles(imports) == []
+
+
+def _local_imports(directory: Path) -> dict[str, set[str]]:
+    """For the scripts of ``directory`` (run with the directory on the path): which of them each one imports,
+    at any depth (in functions, under TYPE_CHECKING)."""
+    names = {path.stem for path in directory.glob("*.py")}
+    imports: dict[str, set[str]] = {}
+    for path in directory.glob("*.py"):
+        found: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                found |= {alias.name.split(".")[0] for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                found.add(node.module.split(".")[0])
+        imports[path.stem] = found & names - {path.stem}
+    return imports
+
+
+def test_the_benchmark_container_scripts_do_not_import_each_other() -> None:
+    imports = _local_imports(ROOT / "iac" / "benchmark")
+    assert imports["entrypoint"] >= {"harness", "neuron_runners"}  # the check sees function-level imports
+    assert _cycles(imports) == []
+
+
+def test_the_complexity_gate_fails_a_function_with_thirteen_branches(tmp_path: Path) -> None:
+    # Given a function of 13 branches and one of 51 statements, checked with the project's ruff settings
+    branches = "".join(f"    if x == {i}:\n        return {i}\n" for i in range(12))
+    statements = "".join(f"    y{i} = {i}\n" for i in range(51))
+    module = tmp_path / "planted.py"
+    module.write_text(f"def branchy(x: int) -> int:\n{branches}    return -1\n\n\ndef long() -> None:\n{statements}")
+    ruff = Path(sys.executable).with_name("ruff")
+    command = [str(ruff), "check", "--config", str(ROOT / "pyproject.toml"), "--select", "C901,PLR0915", str(module)]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
+    assert result.returncode == 1
+    assert "C901 `branchy` is too complex (13 > 12)" in result.stdout
+    assert "PLR0915 Too many statements (51 > 50)" in result.stdout
+    # and the project itself selects both (make lint runs `ruff check` on the sources)
+    lint = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["ruff"]["lint"]
+    assert {"C90", "PLR0915"} <= set(lint["select"]) and lint["mccabe"]["max-complexity"] == 12

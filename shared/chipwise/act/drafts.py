@@ -22,9 +22,6 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import func, or_, select
-from sqlalchemy.orm import Session
-
 from chipwise.act.notify.digest import FindingLine, by_savings, headline_of, load_snapshot
 from chipwise.act.notify.outbox import enqueue
 from chipwise.catalog import CompanyStage, platform_of
@@ -36,8 +33,12 @@ from chipwise.plan.credits import CompanyProfile, CreditMatch, match_programs
 from chipwise.presentation import current_capacity
 from chipwise.render import money, render
 from chipwise.settings import Settings
-from chipwise.store.tables import Account, CostRecord, Draft, OutboxMessage, Resource
-from chipwise.store.upsert import upsert
+from chipwise.store import Session
+from chipwise.store.repositories import messaging as messaging_store
+from chipwise.store.repositories import rows as rows_store
+from chipwise.store.repositories import usage as usage_store
+from chipwise.store.repositories.inventory import ResourceRepository
+from chipwise.store.tables import Account, Draft, OutboxMessage
 
 ACCELERATORS = ("inferentia", "trainium", "nvidia")
 CREDITS_KIND = "credits_application"
@@ -121,41 +122,21 @@ def _spend(
     session: Session, account_id: str, lookback_days: int
 ) -> tuple[date | None, date | None, dict[str, Decimal]]:
     """Accelerator spend per platform over the last ``lookback_days`` days that have cost records."""
-    last = session.scalar(select(func.max(CostRecord.day)).where(CostRecord.account_id == account_id))
+    _, last = usage_store.cost_day_range(session, account_id)
     if last is None:
         return None, None, {}
     start, end = last - timedelta(days=lookback_days - 1), last + timedelta(days=1)
-    rows = session.execute(
-        select(CostRecord.instance_type, func.sum(CostRecord.amortized_cost))
-        .where(
-            CostRecord.account_id == account_id,
-            CostRecord.day >= start,
-            CostRecord.day < end,
-            CostRecord.instance_type.is_not(None),
-        )
-        .group_by(CostRecord.instance_type)
-    )
     by_platform: dict[str, Decimal] = defaultdict(Decimal)
-    for instance_type, total in rows:
+    for instance_type, total in usage_store.cost_by_instance_type(session, account_id, start, end):
         platform = platform_of(instance_type) if instance_type else None
         if platform in ACCELERATORS:
-            by_platform[platform] += Decimal(str(total))
-    first = session.scalar(
-        select(func.min(CostRecord.day)).where(CostRecord.account_id == account_id, CostRecord.day >= start)
-    )
+            by_platform[platform] += total
+    first, _ = usage_store.cost_day_range(session, account_id, since=start)
     return first, end, dict(by_platform)
 
 
 def _workloads(session: Session, account_id: str) -> list[DraftWorkload]:
-    rows = session.scalars(
-        select(Resource)
-        .where(
-            Resource.account_id == account_id,
-            Resource.platform.in_(ACCELERATORS),
-            or_(Resource.state.is_(None), Resource.state.not_in(("terminated", "deleted", "Deleted"))),
-        )
-        .order_by(Resource.platform, Resource.name)
-    )
+    rows = ResourceRepository(session).live_on_platforms(account_id, ACCELERATORS, ("terminated", "deleted", "Deleted"))
     return [
         DraftWorkload(
             name=r.name,
@@ -174,7 +155,7 @@ def _workloads(session: Session, account_id: str) -> list[DraftWorkload]:
 
 def account_figures(session: Session, account_id: str, *, company: str | None, lookback_days: int) -> AccountFigures:
     """The figures of one account from the store; NotFound when Chipwise has never seen it."""
-    account = session.get(Account, account_id)
+    account = rows_store.get(session, Account, account_id)
     if account is None:
         raise NotFound(f"account {account_id} is not in the store: scan it first (chipwise scan)")
     first, end, by_platform = _spend(session, account_id, lookback_days)
@@ -412,18 +393,7 @@ def store_draft(
         "created_at": now,
         "updated_at": now,
     }
-    upsert(
-        session,
-        Draft,
-        [row],
-        conflict=["kind", "subject_key"],
-        update=["account_id", "plan_id", "title", "body", "document", "updated_at"],
-    )
-    stored = session.scalars(
-        select(Draft).where(Draft.kind == content.kind, Draft.subject_key == content.subject_key)
-    ).one()
-    session.refresh(stored)
-    return stored
+    return messaging_store.upsert_draft(session, row)
 
 
 def fingerprint(*contents: DraftContent) -> str:

@@ -159,6 +159,12 @@ class InstanceRow(_FrozenFacts):
 
     @model_validator(mode="after")
     def _consistent(self) -> InstanceRow:
+        self._check_prices()
+        self._check_hardware()
+        return self
+
+    def _check_prices(self) -> None:
+        """Each price positive, with its source, confidence and date; a missing price says why."""
         for label, value in (("price", self.price), ("sagemaker_price", self.sagemaker_price)):
             if value is not None and value <= 0:
                 raise ValueError(f"{self.name}: {label} {value} is not a positive hourly price")
@@ -174,6 +180,9 @@ class InstanceRow(_FrozenFacts):
             raise ValueError(f"{self.name}: sagemaker_price and sagemaker_price_source go together")
         if self.sagemaker_price is not None and not self.sagemaker:
             raise ValueError(f"{self.name}: sagemaker_price given but sagemaker is false")
+
+    def _check_hardware(self) -> None:
+        """NeuronCores on Neuron types only, an accelerator on accelerated types only."""
         neuron = self.platform in _NEURON_PLATFORMS
         if neuron and (self.neuron_cores < 1 or self.accelerator_count < 1):
             raise ValueError(f"{self.name}: a Neuron type needs devices and NeuronCores")
@@ -185,7 +194,6 @@ class InstanceRow(_FrozenFacts):
             raise ValueError(f"{self.name}: an accelerated type names its accelerator and count")
         if self.neuron_cores % self.default_lnc:
             raise ValueError(f"{self.name}: neuron_cores must divide by default_lnc")
-        return self
 
 
 class InstancesDocument(_FrozenFacts):

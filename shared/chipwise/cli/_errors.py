@@ -131,17 +131,10 @@ def _botocore_error(exc: BaseException) -> str | None:
     return None
 
 
-def _sqlalchemy_error(exc: BaseException) -> str | None:
-    try:
-        from sqlalchemy import exc as sae
-    except ImportError:  # pragma: no cover
-        return None
-    if isinstance(exc, sae.OperationalError):
-        reason = first_line(str(exc.orig) if exc.orig else str(exc), 200)
-        return f"the database failed: {reason} (check CHIPWISE_DATABASE_URL and that the server is running)"
-    if isinstance(exc, sae.NoSuchModuleError | sae.ArgumentError):
-        return f"invalid setting database_url (CHIPWISE_DATABASE_URL): {first_line(str(exc), 200)}"
-    return None
+def _database_error(exc: BaseException) -> str | None:
+    from chipwise.store.errors import database_error_message  # loads the database library only on an error
+
+    return database_error_message(exc)
 
 
 def _os_error(exc: BaseException) -> str | None:
@@ -159,7 +152,7 @@ def explain(exc: BaseException) -> str | None:
     if isinstance(exc, ChipwiseError):
         message: str | None = str(exc)
     else:
-        message = _botocore_error(exc) or _sqlalchemy_error(exc) or _os_error(exc)
+        message = _botocore_error(exc) or _database_error(exc) or _os_error(exc)
     return None if message is None else redact(message)
 
 

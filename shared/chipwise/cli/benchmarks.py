@@ -7,8 +7,6 @@ from typing import Any, get_args
 
 import typer
 from rich.table import Table
-from sqlalchemy import select
-from sqlalchemy.orm import Session
 
 from chipwise.act.benchmarks.dispatch import BenchmarkDispatchReport, dispatch_benchmarks
 from chipwise.act.benchmarks.results import Clients
@@ -17,8 +15,10 @@ from chipwise.cli.common import err, out, print_json, settings, store_session
 from chipwise.errors import InvalidInput, NotFound
 from chipwise.models.benchmark import BenchmarkParameters, RunStatus
 from chipwise.render import money
+from chipwise.store import Session
+from chipwise.store.repositories import benchmarks as benchmark_store
 from chipwise.store.repositories.findings import MIN_ID_PREFIX, FindingRepository
-from chipwise.store.tables import BenchmarkRun, Recommendation
+from chipwise.store.tables import BenchmarkRun
 
 benchmarks_app = typer.Typer(
     help="Benchmark jobs on trn/inf AWS Batch queues, and what they measured.", no_args_is_help=True
@@ -144,13 +144,12 @@ def _outcome(row: dict[str, Any]) -> str:
 
 def find_run(session: Session, run_id: str) -> BenchmarkRun:
     """A run by its id or by an unambiguous prefix of it (at least six characters, as lists show them)."""
-    run = session.get(BenchmarkRun, run_id)
+    run = benchmark_store.get_run(session, run_id)
     if run is not None:
         return run
     matches = []
     if len(run_id) >= MIN_ID_PREFIX:
-        stmt = select(BenchmarkRun).where(BenchmarkRun.id.startswith(run_id, autoescape=True)).limit(2)
-        matches = list(session.scalars(stmt))
+        matches = benchmark_store.runs_with_id_prefix(session, run_id, limit=2)
     if not matches:
         raise NotFound(f"no benchmark run {run_id!r}: `chipwise benchmarks list` shows the runs")
     if len(matches) > 1:
@@ -168,7 +167,7 @@ def show_command(
         run = find_run(session, run_id)
         run_id = run.id
         row = run_summary(run)
-        recommendations = session.query(Recommendation).filter(Recommendation.benchmark_run_id == run_id).all()
+        recommendations = benchmark_store.recommendations_of_run(session, run_id)
         row["recommendations"] = [
             {
                 "target_instance_type": r.target_instance_type,

@@ -10,10 +10,9 @@ from typing import Any
 
 from rich.console import Console, ConsoleDimensions
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-from sqlalchemy.orm import Session
 
 from chipwise.settings import Settings, get_settings
-from chipwise.store import ensure_schema, session_scope
+from chipwise.store import Session, ensure_schema, session_scope
 
 PIPED_WIDTH = 200  # columns of a table written to a pipe or file: wide enough that words stay whole
 

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import tempfile
-
 import typer
-from alembic import command
 
 from chipwise.cli.common import out, settings
-from chipwise.store.session import alembic_config, current_revision, describe_url, get_engine, table_names, upgrade
+from chipwise.store.session import current_revision, describe_url, table_names, upgrade, write_revision
 
 db_app = typer.Typer(help="The store: create or upgrade the schema, show its state.", no_args_is_help=True)
 
@@ -40,11 +37,5 @@ def revision_command(
     message: str = typer.Option(..., "--message", "-m", help="What the migration changes."),
 ) -> None:
     """Write a new migration from the difference between the ORM models and the migrations (for developers)."""
-    with tempfile.TemporaryDirectory() as tmp:
-        url = f"sqlite:///{tmp}/head.db"
-        upgrade(url)  # the schema the existing migrations build
-        scripts = command.revision(alembic_config(url), message=message, autogenerate=True)
-        get_engine(url).dispose()
-    for script in scripts if isinstance(scripts, list) else [scripts]:
-        if script is not None:
-            out.print(f"[green]wrote[/] {script.path}: review it before committing")
+    for path in write_revision(message):
+        out.print(f"[green]wrote[/] {path}: review it before committing")

@@ -14,7 +14,6 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
-from sqlalchemy import func, select
 
 from chipwise.cli.common import err, out, print_json, settings, store_session
 from chipwise.clock import utcnow
@@ -40,7 +39,6 @@ from chipwise.rules import registry
 from chipwise.rules.policy import Policy
 from chipwise.store.repositories.findings import FindingRepository, finding_document
 from chipwise.store.repositories.realised import RealisedSavingRepository
-from chipwise.store.tables import Finding
 
 STATUSES = ("open", "suppressed", "resolved", "withdrawn")
 CONFIDENCE_COLOUR = {"high": "green", "medium": "yellow", "low": "red"}
@@ -138,7 +136,7 @@ def findings_command(
             rule_ids=rule or None,
         )
         documents = ranked(finding_document(row) for row in rows)
-        total = len(documents) or (session.scalar(select(func.count()).select_from(Finding)) or 0)
+        total = len(documents) or FindingRepository(session).count()
     if json_output or output == "json":
         print_json([d.model_dump(mode="json") for d in documents])
         return

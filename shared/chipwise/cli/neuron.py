@@ -10,7 +10,6 @@ from pathlib import Path
 
 import typer
 from rich.table import Table
-from sqlalchemy.orm import Session, sessionmaker
 
 from chipwise import neuron_agent
 from chipwise.aws import aws_context
@@ -19,7 +18,7 @@ from chipwise.collect.neuron import decode_object, ids_from_key
 from chipwise.errors import ChipwiseError, InvalidInput, NotFound
 from chipwise.models.neuron import NeuronIngestResult
 from chipwise.pipeline.neuron_ingest import ObjectRef, ingest_object, ingest_text, list_objects
-from chipwise.store import ensure_schema, get_session_factory
+from chipwise.store import SessionFactory, ensure_schema, get_session_factory
 
 
 def neuron_agent_command(ctx: typer.Context) -> None:
@@ -86,7 +85,7 @@ def _files(path: Path) -> list[Path]:
 
 
 def _ingest_file(
-    path: Path, factory: sessionmaker[Session], account: str | None, home_account: Callable[[], str]
+    path: Path, factory: SessionFactory, account: str | None, home_account: Callable[[], str]
 ) -> NeuronIngestResult:
     key_account, key_instance = ids_from_key(path.as_posix())
     source = str(path.resolve())

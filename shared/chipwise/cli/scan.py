@@ -8,7 +8,6 @@ from decimal import Decimal
 import typer
 from botocore.exceptions import ClientError
 from rich.table import Table
-from sqlalchemy.orm import Session, sessionmaker
 
 from chipwise.aws import AssumeRole, AwsContext, aws_context
 from chipwise.cli.common import err, out, print_json, progress, settings
@@ -17,7 +16,7 @@ from chipwise.errors import UpstreamError
 from chipwise.models.scan import ScanDocument
 from chipwise.pipeline.scan import AWS_ERRORS, record_failed_start, run_scan
 from chipwise.presentation import hours_label
-from chipwise.store import ensure_schema, get_session_factory
+from chipwise.store import SessionFactory, ensure_schema, get_session_factory
 from chipwise.store.schema import require_current_schema
 
 STAGES = ("inventory", "costs", "metrics", "neuron", "rules", "event")
@@ -81,7 +80,7 @@ def scan_command(
 
 
 def _scan_with_progress(
-    aws: AwsContext, factory: sessionmaker[Session], account_id: str, region: str, lookback_days: int | None
+    aws: AwsContext, factory: SessionFactory, account_id: str, region: str, lookback_days: int | None
 ) -> ScanDocument:
     """One scan with a progress line on stderr, advanced stage by stage."""
     with progress() as bar:

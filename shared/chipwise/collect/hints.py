@@ -186,20 +186,7 @@ def model_identity(
 ) -> ModelIdentity:
     """The model id, JumpStart id and artifact of a resource, first answer wins (see the module docstring)."""
     found = ModelIdentity()
-    candidates: list[tuple[str, str]] = []
-    for place in places:
-        prefix = f"{place.label}:" if place.label else ""
-        for name in _MODEL_ID_VARIABLES:
-            value = place.environment.get(name)
-            if value and value.strip():
-                candidates.append((f"{prefix}env:{name}", value))
-        if place.model_data_url:
-            candidates.append((f"{prefix}s3_model_path", place.model_data_url))
-    for name in _MODEL_ID_HYPERPARAMETERS:
-        value = hyperparameters.get(name)
-        if value and value.strip():
-            candidates.append((f"hyperparameter:{name}", value))
-    for basis, raw in candidates:
+    for basis, raw in _model_id_candidates(places, hyperparameters):
         usable = usable_model_id(raw) if not basis.endswith("s3_model_path") else None
         if usable is not None:
             if found.hf_model_id is None:
@@ -217,6 +204,25 @@ def model_identity(
     if tagged:
         found.jumpstart_model_id, found.jumpstart_basis = tagged, "jumpstart_tag"
     return found
+
+
+def _model_id_candidates(places: Sequence[ModelPlace], hyperparameters: Mapping[str, str]) -> list[tuple[str, str]]:
+    """(basis, value) of every place a model id may be written, in the order of precedence: each place's
+    environment variables then its model data URL, then the hyperparameters."""
+    candidates: list[tuple[str, str]] = []
+    for place in places:
+        prefix = f"{place.label}:" if place.label else ""
+        for name in _MODEL_ID_VARIABLES:
+            value = place.environment.get(name)
+            if value and value.strip():
+                candidates.append((f"{prefix}env:{name}", value))
+        if place.model_data_url:
+            candidates.append((f"{prefix}s3_model_path", place.model_data_url))
+    for name in _MODEL_ID_HYPERPARAMETERS:
+        value = hyperparameters.get(name)
+        if value and value.strip():
+            candidates.append((f"hyperparameter:{name}", value))
+    return candidates
 
 
 def jumpstart_id_from_path(uri: str) -> str | None:

@@ -18,11 +18,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Literal
 
-from sqlalchemy import update
-from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.orm import Session
-
-from chipwise.store.tables import IntakeLimit
+from chipwise.store import Session
+from chipwise.store.repositories import intake as intake_store
 
 Scope = Literal["client", "address", "email"]
 HOUR = timedelta(hours=1)
@@ -91,24 +88,6 @@ class Refused:
 def take(session: Session, scope: Scope, key: str, *, limit: int, length: timedelta, now: datetime) -> Refused | None:
     """Use one of ``limit`` places for ``key`` in the current window; a :class:`Refused` when none is left."""
     start = window_start(now, length)
-    dialect = session.get_bind().dialect.name
-    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
-    session.execute(
-        insert(IntakeLimit)
-        .values(scope=scope, key=key, window_start=start, count=0)
-        .on_conflict_do_nothing(index_elements=["scope", "key", "window_start"])
-    )
-    taken = session.execute(
-        update(IntakeLimit)
-        .where(
-            IntakeLimit.scope == scope,
-            IntakeLimit.key == key,
-            IntakeLimit.window_start == start,
-            IntakeLimit.count < limit,
-        )
-        .values(count=IntakeLimit.count + 1)
-        .execution_options(synchronize_session=False)
-    )
-    if getattr(taken, "rowcount", 0) == 1:
+    if intake_store.take_limit(session, scope, key, start, limit):
         return None
     return Refused(scope=scope, retry_after=start + length - now)

@@ -32,21 +32,20 @@ from decimal import InvalidOperation
 from typing import Literal
 
 from pydantic import ValidationError
-from sqlalchemy import delete, select
-from sqlalchemy.exc import DBAPIError
-from sqlalchemy.orm import Session
 
 from chipwise.act.notify.outbox import enqueue
 from chipwise.clock import utcnow
-from chipwise.errors import ChipwiseError, InvalidInput, NotFound, StoreUnavailable
+from chipwise.errors import ChipwiseError, InvalidInput, NotFound
 from chipwise.intake import limits, links, views
 from chipwise.observability import logger
 from chipwise.plan.document import PlanDocument
 from chipwise.plan.intake import IntakeRequest
 from chipwise.plan.planner import build_plan
 from chipwise.settings import Settings, get_settings
-from chipwise.store import session_scope
-from chipwise.store.tables import Draft, IntakeLimit, IntakeSubmission, OutboxMessage, Plan
+from chipwise.store import Session, guarded_scope
+from chipwise.store.repositories import intake as intake_store
+from chipwise.store.repositories import messaging as messaging_store
+from chipwise.store.tables import Draft, IntakeSubmission, Plan
 
 PLAN_ID_BYTES = 32  # 256 random bits: 43 URL-safe characters, never guessed or enumerated
 DRAFT_KIND = "partner_referral"
@@ -100,11 +99,8 @@ def new_plan_id() -> str:
 def _store() -> Iterator[Session]:
     """A transaction on the configured store; a database error is StoreUnavailable (its type only: the
     statement's parameters, which can hold contact data, are never put into the message or the log)."""
-    try:
-        with session_scope(get_settings().database_url) as session:
-            yield session
-    except DBAPIError as exc:
-        raise StoreUnavailable(f"the plan store cannot be used: {type(exc.orig).__name__}") from None
+    with guarded_scope(get_settings().database_url, "the plan store") as session:
+        yield session
 
 
 def answers_key(intake: IntakeRequest, client: str | None) -> str:
@@ -121,13 +117,7 @@ def _recent_same_answers(session: Session, key: str, now: datetime, settings: Se
     window = timedelta(minutes=settings.intake_resubmit_window_minutes)
     if not window:
         return None
-    return session.scalars(
-        select(Plan)
-        .join(IntakeSubmission, Plan.submission_id == IntakeSubmission.id)
-        .where(IntakeSubmission.answers_key == key, IntakeSubmission.received_at >= now - window)
-        .order_by(IntakeSubmission.received_at.desc())
-        .limit(1)
-    ).first()
+    return intake_store.recent_plan_for_answers(session, key, now - window)
 
 
 def _check_limits(session: Session, email_key: str, client: str | None, now: datetime, settings: Settings) -> None:
@@ -220,21 +210,18 @@ def record_intake(
         partner_referral=intake.partner_referral,
         expires_at=when + timedelta(days=settings.intake_retention_days),
     )
-    session.add(submission)
-    session.flush()  # the plan row refers to the submission
     public = plan.public()
-    session.add(
-        Plan(
-            id=plan.plan_id,
-            submission_id=submission.id,
-            company=plan.company,
-            created_at=when,
-            total_monthly_savings_usd=plan.total_monthly_savings_usd,
-            document=json.loads(public.model_dump_json()),
-        )
+    plan_row = Plan(
+        id=plan.plan_id,
+        submission_id=submission.id,
+        company=plan.company,
+        created_at=when,
+        total_monthly_savings_usd=plan.total_monthly_savings_usd,
+        document=json.loads(public.model_dump_json()),
     )
-    if intake.partner_referral:
-        session.add(_draft(plan, intake, when))
+    intake_store.add_submission(
+        session, submission, plan_row, _draft(plan, intake, when) if intake.partner_referral else None
+    )
     _queue_confirmation(session, submission, plan.plan_id, email_key, when, base_url or settings.public_base_url)
     return Submitted(public, created=True)
 
@@ -279,10 +266,10 @@ def _document(row: Plan) -> PlanDocument:
 
 def _live(session: Session, plan_id: str, now: datetime) -> tuple[Plan, IntakeSubmission | None]:
     """The plan with this id, unless it does not exist or has expired (then NotFound, the same answer)."""
-    row = session.get(Plan, plan_id)
+    row = intake_store.get_plan(session, plan_id)
     if row is None:
         raise NotFound("No plan has this address. Plans are deleted after a while, or when their owner asks.")
-    submission = session.get(IntakeSubmission, row.submission_id) if row.submission_id else None
+    submission = intake_store.get_submission(session, row.submission_id) if row.submission_id else None
     settings = get_settings()
     expires = (
         _expiry(submission, settings) if submission else row.created_at + timedelta(days=settings.intake_retention_days)
@@ -297,10 +284,8 @@ def _email_state(session: Session, submission: IntakeSubmission | None) -> Email
         return "no_email"
     if submission.confirmed_at is not None:
         return "confirmed"
-    queued = session.scalar(
-        select(OutboxMessage.id).where(OutboxMessage.dedupe_key == f"intake:{submission.id}:confirm")
-    )
-    return "confirm_sent" if queued is not None else "withheld_today"
+    queued = messaging_store.outbox_has_key(session, f"intake:{submission.id}:confirm")
+    return "confirm_sent" if queued else "withheld_today"
 
 
 def find_plan(session: Session, plan_id: str, now: datetime | None = None) -> PlanView:
@@ -381,21 +366,11 @@ def confirm_address(plan_id: str, expires: str, signature: str, now: datetime | 
         return confirm_in(session, plan_id, expires, signature, now=now)
 
 
-def _delete_submission(session: Session, submission_id: str, plan_ids: list[str]) -> None:
-    """The submission with its plans, their drafts and every outbox row made for it."""
-    if plan_ids:
-        session.execute(delete(Draft).where(Draft.plan_id.in_(plan_ids)))
-        session.execute(delete(Plan).where(Plan.id.in_(plan_ids)))
-    session.execute(delete(OutboxMessage).where(OutboxMessage.dedupe_key.like(f"intake:{submission_id}:%")))
-    session.execute(delete(IntakeSubmission).where(IntakeSubmission.id == submission_id))
-
-
 def delete_plan(plan_id: str, expires: str, signature: str, now: datetime | None = None) -> None:
     """The owner asked: the plan, the answers, the contact data and any unsent email about them, gone."""
     with _store() as session:
         _row, submission = _verified(session, plan_id, "delete", expires, signature, now or utcnow())
-        plan_ids = list(session.scalars(select(Plan.id).where(Plan.submission_id == submission.id)))
-        _delete_submission(session, submission.id, plan_ids)
+        intake_store.delete_submission(session, submission.id, intake_store.plan_ids_of(session, submission.id))
     logger().info("intake submission deleted at its owner's request")
 
 
@@ -415,28 +390,13 @@ def purge_expired(session: Session, now: datetime) -> tuple[int, int, int]:
     intake emails and digests older than that, and rate-limit counters older than two days."""
     settings = get_settings()
     cutoff = now - timedelta(days=settings.intake_retention_days)
-    expired = list(
-        session.execute(
-            select(IntakeSubmission.id).where(
-                (IntakeSubmission.expires_at <= now)
-                | (IntakeSubmission.expires_at.is_(None) & (IntakeSubmission.received_at <= cutoff))
-            )
-        ).scalars()
-    )
+    expired = intake_store.expired_submission_ids(session, now, cutoff)
     for submission_id in expired:
-        plan_ids = list(session.scalars(select(Plan.id).where(Plan.submission_id == submission_id)))
-        _delete_submission(session, submission_id, plan_ids)
-    orphans = list(session.scalars(select(Plan.id).where(Plan.submission_id.is_(None), Plan.created_at <= cutoff)))
-    if orphans:
-        session.execute(delete(Draft).where(Draft.plan_id.in_(orphans)))
-        session.execute(delete(Plan).where(Plan.id.in_(orphans)))
-    outbox = session.execute(
-        delete(OutboxMessage).where(
-            OutboxMessage.kind.in_((CONFIRM_KIND, PLAN_EMAIL_KIND, DIGEST_KIND)), OutboxMessage.created_at <= cutoff
-        )
-    )
-    counters = session.execute(delete(IntakeLimit).where(IntakeLimit.window_start <= now - LIMIT_KEEP))
-    return len(expired), int(getattr(outbox, "rowcount", 0) or 0), int(getattr(counters, "rowcount", 0) or 0)
+        intake_store.delete_submission(session, submission_id, intake_store.plan_ids_of(session, submission_id))
+    intake_store.delete_plans(session, intake_store.orphan_plan_ids(session, cutoff))
+    outbox = intake_store.delete_outbox_before(session, (CONFIRM_KIND, PLAN_EMAIL_KIND, DIGEST_KIND), cutoff)
+    counters = intake_store.delete_limits_before(session, now - LIMIT_KEEP)
+    return len(expired), outbox, counters
 
 
 def queue_advisory_digest(session: Session, now: datetime) -> bool:
@@ -444,15 +404,7 @@ def queue_advisory_digest(session: Session, now: datetime) -> bool:
     settings = get_settings()
     day_end = limits.window_start(now, limits.DAY)
     day_start = day_end - limits.DAY
-    rows = [
-        (row[0], row[1])
-        for row in session.execute(
-            select(IntakeSubmission, Plan)
-            .join(Plan, Plan.submission_id == IntakeSubmission.id)
-            .where(IntakeSubmission.received_at >= day_start, IntakeSubmission.received_at < day_end)
-            .order_by(IntakeSubmission.received_at)
-        )
-    ]
+    rows = intake_store.submissions_with_plans(session, day_start, day_end)
     if not rows:
         return False
     entries = [

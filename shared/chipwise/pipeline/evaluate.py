@@ -6,8 +6,6 @@ from __future__ import annotations
 from collections import defaultdict
 from datetime import datetime
 
-from sqlalchemy.orm import Session
-
 from chipwise.analyse.profiles import build_profiles
 from chipwise.collect.metrics import metric_window
 from chipwise.models.findings import FindingDocument
@@ -16,6 +14,7 @@ from chipwise.pipeline.policy import load_policy
 from chipwise.rules.engine import default_context, evaluate_profiles
 from chipwise.rules.policy import Policy
 from chipwise.settings import get_settings
+from chipwise.store import Session
 from chipwise.store.repositories.findings import OPEN, FindingRepository, finding_document
 from chipwise.store.repositories.profile_inputs import ProfileInputRepository
 

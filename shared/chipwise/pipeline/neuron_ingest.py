@@ -19,7 +19,6 @@ from aws_lambda_powertools.utilities.parser import parse
 from aws_lambda_powertools.utilities.parser.exceptions import InvalidModelTypeError
 from botocore.exceptions import BotoCoreError, ClientError
 from pydantic import ValidationError
-from sqlalchemy.orm import Session, sessionmaker
 
 from chipwise.aws import AwsContext, aws_context
 from chipwise.collect.neuron import aggregate_hourly, decode_object, ids_from_key, iter_lines, parse_lines
@@ -28,6 +27,7 @@ from chipwise.models.events import ObjectCreatedEvent, describe_validation_error
 from chipwise.models.events import ObjectRef as ObjectRef
 from chipwise.models.neuron import NeuronIngestResult
 from chipwise.observability import logger
+from chipwise.store import Session, SessionFactory, transaction
 from chipwise.store.repositories.inventory import ResourceRepository
 from chipwise.store.repositories.usage import NeuronRepository
 
@@ -35,7 +35,7 @@ NEURON_PREFIX = "neuron/"
 
 
 def ingest_text(
-    session_factory: sessionmaker[Session],
+    session_factory: SessionFactory,
     text: str,
     *,
     source: str,
@@ -56,7 +56,7 @@ def ingest_text(
     if not parts:
         raise InvalidInput(f"{source}: no report names its instance or time")
     instances = sorted({p.instance_id for p in parts})
-    with session_factory.begin() as session:
+    with transaction(session_factory) as session:
         account = account_id or _account_of(session, instances) or (home_account() if home_account else None)
         if account is None:
             raise InvalidInput(f"{source}: cannot tell which account instance {instances[0]} belongs to")
@@ -92,7 +92,7 @@ def _account_of(session: Session, instance_ids: list[str]) -> str | None:
 
 def ingest_object(
     aws: AwsContext,
-    session_factory: sessionmaker[Session],
+    session_factory: SessionFactory,
     ref: ObjectRef,
     *,
     account_id: str | None = None,
@@ -147,7 +147,7 @@ def list_objects(aws: AwsContext, bucket: str, prefix: str = NEURON_PREFIX) -> I
 
 
 def ingest_refs(
-    aws: AwsContext, session_factory: sessionmaker[Session], refs: Iterable[ObjectRef], account_id: str | None = None
+    aws: AwsContext, session_factory: SessionFactory, refs: Iterable[ObjectRef], account_id: str | None = None
 ) -> list[NeuronIngestResult]:
     """Every object in turn; one failing object never stops the rest."""
     home = functools.cache(aws.account_id)  # asked once, only if some object's account is not known otherwise
@@ -156,7 +156,7 @@ def ingest_refs(
 
 def ingest_prefix(
     aws: AwsContext,
-    session_factory: sessionmaker[Session],
+    session_factory: SessionFactory,
     bucket: str,
     prefix: str = NEURON_PREFIX,
     account_id: str | None = None,

@@ -6,9 +6,8 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy.orm import Session
-
 from chipwise.analyse.realised import realised_saving
+from chipwise.store import Session
 from chipwise.store.repositories.realised import RealisedSavingRepository
 from chipwise.store.repositories.usage import stored_cost_days
 from chipwise.store.tables import Finding, Resource

@@ -27,8 +27,6 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import BotoCoreError, ClientError
-from sqlalchemy import select, update
-from sqlalchemy.orm import Session, sessionmaker
 
 from chipwise.aws import AssumeRole, AwsContext, aws_context
 from chipwise.catalog import platform_of
@@ -57,8 +55,8 @@ from chipwise.models.scan import (
 )
 from chipwise.observability import logger
 from chipwise.settings import get_settings
-from chipwise.store import get_session_factory
-from chipwise.store.repositories.accounts import AccountRepository
+from chipwise.store import Session, SessionFactory, get_session_factory, reading, transaction
+from chipwise.store.repositories.accounts import AccountRepository, ScanRepository
 from chipwise.store.repositories.inventory import ResourceRepository
 from chipwise.store.repositories.usage import (
     NEURON_MONITOR_METRIC,
@@ -159,7 +157,7 @@ AWS_ERRORS = (ClientError, BotoCoreError)
 
 def run_scan(
     aws: AwsContext,
-    session_factory: sessionmaker[Session],
+    session_factory: SessionFactory,
     *,
     account_id: str | None = None,
     region: str,
@@ -227,23 +225,16 @@ def _stage(run: _Run, name: str, notify: StageCallback) -> Iterator[None]:
 ABANDONED_AFTER = timedelta(hours=1)
 
 
-def _open_scan(session_factory: sessionmaker[Session], run: _Run) -> None:
-    with session_factory.begin() as session:
+def _open_scan(session_factory: SessionFactory, run: _Run) -> None:
+    with transaction(session_factory) as session:
         AccountRepository(session).ensure(run.account_id)
-        abandoned = session.execute(
-            update(Scan)
-            .where(
-                Scan.account_id == run.account_id,
-                Scan.region == run.region,
-                Scan.status == "running",
-                Scan.started_at < run.started_at - ABANDONED_AFTER,
-            )
-            .values(status="abandoned", finished_at=run.started_at)
-            .execution_options(synchronize_session=False)
+        scans = ScanRepository(session)
+        abandoned = scans.mark_abandoned(
+            run.account_id, run.region, started_before=run.started_at - ABANDONED_AFTER, at=run.started_at
         )
-        if abandoned.rowcount:  # type: ignore[attr-defined]
-            logger().warning("scans marked abandoned", extra={"count": abandoned.rowcount})  # type: ignore[attr-defined]
-        session.add(
+        if abandoned:
+            logger().warning("scans marked abandoned", extra={"count": abandoned})
+        scans.add(
             Scan(
                 id=run.scan_id,
                 account_id=run.account_id,
@@ -256,7 +247,7 @@ def _open_scan(session_factory: sessionmaker[Session], run: _Run) -> None:
         )
 
 
-def _collect_inventory(aws: AwsContext, session_factory: sessionmaker[Session], run: _Run) -> None:
+def _collect_inventory(aws: AwsContext, session_factory: SessionFactory, run: _Run) -> None:
     """Every inventory source; a source is failed only when its listing fails, and only a source that completed
     marks resources gone (a listed resource it could not describe is a per-resource error, never gone)."""
     found: list[CollectedResource] = []
@@ -281,7 +272,7 @@ def _collect_inventory(aws: AwsContext, session_factory: sessionmaker[Session], 
         complete_kinds.extend(kinds)
         run.inventory_ok += 1
     run.resources = found
-    with session_factory.begin() as session:
+    with transaction(session_factory) as session:
         repository = ResourceRepository(session)
         run.resource_ids = repository.save(run.account_id, run.region, found, run.scan_id, run.now)
         described = {r.arn for r in found}
@@ -293,8 +284,8 @@ def _collect_inventory(aws: AwsContext, session_factory: sessionmaker[Session], 
     run.counts["gone"] = gone
 
 
-def _collect_costs(aws: AwsContext, session_factory: sessionmaker[Session], run: _Run) -> None:
-    with session_factory.begin() as session:
+def _collect_costs(aws: AwsContext, session_factory: SessionFactory, run: _Run) -> None:
+    with transaction(session_factory) as session:
         stored = stored_cost_days(session, run.account_id, run.cost_start, run.cost_end)
     wanted = cost_collector.days_to_fetch(run.cost_start, run.cost_end, stored, today=run.now.date())
     if wanted is None:
@@ -305,11 +296,11 @@ def _collect_costs(aws: AwsContext, session_factory: sessionmaker[Session], run:
     except AWS_ERRORS as exc:
         run.fail("costs", exc)
         return
-    with session_factory.begin() as session:
+    with transaction(session_factory) as session:
         run.counts["cost_records"] = save_cost_records(session, run.account_id, records, run.now)
 
 
-def _collect_metrics(aws: AwsContext, session_factory: sessionmaker[Session], run: _Run) -> None:
+def _collect_metrics(aws: AwsContext, session_factory: SessionFactory, run: _Run) -> None:
     """Every metric target, read from where the store leaves off: a (resource, metric) whose coverage says it was
     read up to hour H is read again from H minus the overlap only (``metric_overlap_hours``, for datapoints
     CloudWatch adds late); a new one over the whole window. Coverage is then counted over the whole window from the
@@ -324,7 +315,7 @@ def _collect_metrics(aws: AwsContext, session_factory: sessionmaker[Session], ru
     settings = get_settings()
     prior: dict[tuple[int, str, str], tuple[datetime, bool]] = {}
     if run.incremental:
-        with session_factory.begin() as session:
+        with transaction(session_factory) as session:
             prior = coverage_windows(session, run.account_id, run.region)
     last_read = {
         target_index: end
@@ -342,7 +333,7 @@ def _collect_metrics(aws: AwsContext, session_factory: sessionmaker[Session], ru
         buffered.extend(rollups)
         read.extend(coverage)
         if len(buffered) >= ROLLUP_FLUSH_ROWS:
-            with session_factory.begin() as session:
+            with transaction(session_factory) as session:
                 save_rollups(session, buffered, run.resource_ids)
             buffered.clear()
 
@@ -357,7 +348,7 @@ def _collect_metrics(aws: AwsContext, session_factory: sessionmaker[Session], ru
     except AWS_ERRORS as exc:
         run.fail("metrics", exc)
     finally:
-        with session_factory.begin() as session:
+        with transaction(session_factory) as session:
             if buffered:
                 save_rollups(session, buffered, run.resource_ids)
             _save_window_coverage(session, run, read, prior)
@@ -390,7 +381,7 @@ def _save_window_coverage(
     save_coverage(session, merged, run.resource_ids, window, run.now)
 
 
-def _neuron_coverage(session_factory: sessionmaker[Session], run: _Run) -> None:
+def _neuron_coverage(session_factory: SessionFactory, run: _Run) -> None:
     """SeriesCoverage rows saying which EC2 Neuron instances have neuron-monitor reports in the window."""
     neuron = {
         r.details.instance_id: r.arn
@@ -399,7 +390,7 @@ def _neuron_coverage(session_factory: sessionmaker[Session], run: _Run) -> None:
     }
     if not neuron:
         return
-    with session_factory.begin() as session:
+    with transaction(session_factory) as session:
         hours = NeuronRepository(session).hours_by_instance(run.account_id, neuron, run.metric_start, run.metric_end)
         coverage = [
             SeriesCoverage(
@@ -411,11 +402,11 @@ def _neuron_coverage(session_factory: sessionmaker[Session], run: _Run) -> None:
     run.counts["neuron_instances_reporting"] = sum(1 for h in hours.values() if h)
 
 
-def _evaluate_rules(session_factory: sessionmaker[Session], run: _Run) -> list[FindingDocument]:
+def _evaluate_rules(session_factory: SessionFactory, run: _Run) -> list[FindingDocument]:
     try:
         from chipwise.pipeline.evaluate import evaluate_account
 
-        with session_factory.begin() as session:
+        with transaction(session_factory) as session:
             findings = evaluate_account(
                 session,
                 account_id=run.account_id,
@@ -431,7 +422,7 @@ def _evaluate_rules(session_factory: sessionmaker[Session], run: _Run) -> list[F
     try:
         from chipwise.pipeline.realised import measure_realised
 
-        with session_factory.begin() as session:
+        with transaction(session_factory) as session:
             run.counts["realised_measured"] = measure_realised(
                 session, account_id=run.account_id, region=run.region, now=run.now
             )
@@ -521,16 +512,16 @@ def _scan_resource(resource: CollectedResource) -> ScanResource:
 
 
 def _finish(
-    aws: AwsContext, session_factory: sessionmaker[Session], run: _Run, findings: Sequence[FindingDocument]
+    aws: AwsContext, session_factory: SessionFactory, run: _Run, findings: Sequence[FindingDocument]
 ) -> ScanDocument:
-    with session_factory.begin() as session:
+    with transaction(session_factory) as session:
         document = _document(aws, session, run, findings)
         _store_document(session, run, document)
     return document
 
 
 def _store_document(session: Session, run: _Run, document: ScanDocument) -> None:
-    scan = session.get(Scan, run.scan_id)
+    scan = ScanRepository(session).get(run.scan_id)
     assert scan is not None
     scan.status = document.status
     scan.finished_at = document.finished_at
@@ -543,7 +534,7 @@ def _store_document(session: Session, run: _Run, document: ScanDocument) -> None
     account.last_scan_at = document.finished_at
 
 
-def _announce(aws: AwsContext, session_factory: sessionmaker[Session], run: _Run, document: ScanDocument) -> None:
+def _announce(aws: AwsContext, session_factory: SessionFactory, run: _Run, document: ScanDocument) -> None:
     """Put ScanCompleted on the bus; a failure (a missing bus) becomes an error of the stored scan. Without a bus
     (a local run) nothing is published."""
     bus = get_settings().event_bus_name
@@ -589,7 +580,7 @@ def _announce(aws: AwsContext, session_factory: sessionmaker[Session], run: _Run
         run.fail(f"events.{bus}", exc)
         document.errors.append(run.errors[-1])
         document.status = run.status
-        with session_factory.begin() as session:
+        with transaction(session_factory) as session:
             _store_document(session, run, document)
 
 
@@ -625,28 +616,17 @@ def scan_account_request(request: ScanRequest) -> ScanDocument:
             f"the role for {request.account_id} answered as another account: nothing scanned or written"
         )
     if request.role_arn:
-        with factory.begin() as session:
+        with transaction(factory) as session:
             AccountRepository(session).ensure(request.account_id, role_arn=request.role_arn)
     return run_scan(aws, factory, account_id=request.account_id, region=request.region)
 
 
-def _scanned_today(factory: sessionmaker[Session], request: ScanRequest) -> ScanDocument | None:
+def _scanned_today(factory: SessionFactory, request: ScanRequest) -> ScanDocument | None:
     """The document of today's (UTC) completed scan of this account and region, if there is one: a duplicate
     message (a replayed schedule) scans nothing twice."""
     midnight = utcnow().replace(hour=0, minute=0, second=0, microsecond=0)
-    with factory() as session:
-        row = session.scalars(
-            select(Scan)
-            .where(
-                Scan.account_id == request.account_id,
-                Scan.region == request.region,
-                Scan.status.in_(("succeeded", "partial")),
-                Scan.started_at >= midnight,
-                Scan.document.is_not(None),
-            )
-            .order_by(Scan.started_at.desc())
-            .limit(1)
-        ).first()
+    with reading(factory) as session:
+        row = ScanRepository(session).latest_started_since(request.account_id, request.region, midnight)
         return ScanDocument.model_validate(row.document) if row is not None and row.document else None
 
 
@@ -657,7 +637,7 @@ def failed_start_source(exc: BaseException) -> str:
 
 
 def record_failed_start(
-    factory: sessionmaker[Session],
+    factory: SessionFactory,
     *,
     account_id: str | None,
     region: str,
@@ -687,9 +667,9 @@ def record_failed_start(
     logger().error("scan could not start", extra={"source": error.source, "code": code, "region": region})
     if account_id is None:
         return document
-    with factory.begin() as session:
+    with transaction(factory) as session:
         AccountRepository(session).ensure(account_id, role_arn=role_arn)
-        session.add(
+        ScanRepository(session).add(
             Scan(
                 id=document.scan_id,
                 account_id=account_id,

@@ -1,5 +1,32 @@
-"""The store: SQLAlchemy 2.0 tables, sessions, repositories and Alembic migrations."""
+"""The store: SQLAlchemy 2.0 tables, sessions, repositories and Alembic migrations.
 
-from chipwise.store.session import ensure_schema, get_engine, get_session_factory, session_scope, upgrade
+Nothing above the store imports ``sqlalchemy`` (an import contract): it names a session ``chipwise.store.Session``,
+opens one with :func:`session_scope` (or :func:`guarded_scope`) and reads and writes through
+``chipwise.store.repositories``.
+"""
 
-__all__ = ["ensure_schema", "get_engine", "get_session_factory", "session_scope", "upgrade"]
+from chipwise.store.session import (
+    Session,
+    SessionFactory,
+    ensure_schema,
+    get_engine,
+    get_session_factory,
+    guarded_scope,
+    reading,
+    session_scope,
+    transaction,
+    upgrade,
+)
+
+__all__ = [
+    "Session",
+    "SessionFactory",
+    "ensure_schema",
+    "get_engine",
+    "get_session_factory",
+    "guarded_scope",
+    "reading",
+    "session_scope",
+    "transaction",
+    "upgrade",
+]

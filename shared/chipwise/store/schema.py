@@ -28,7 +28,7 @@ from sqlalchemy.engine import make_url
 
 from chipwise.errors import StoreUnavailable
 from chipwise.observability import logger
-from chipwise.store.session import check_connection, describe_url, get_engine
+from chipwise.store.engine import check_connection, describe_url, get_engine
 
 SchemaState = Literal["current", "empty", "behind", "ahead"]
 VERSION_TABLE = "alembic_version"

@@ -1,49 +1,45 @@
-"""Engines and sessions (built once per URL), schema upgrades through Alembic."""
+"""Sessions (one factory per URL), schema upgrades through Alembic. The engines are :mod:`chipwise.store.engine`'s,
+which :mod:`chipwise.store.schema` uses too (so the two never import each other's module back)."""
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from functools import lru_cache
 from importlib import resources
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from sqlalchemy import Engine, create_engine, event, inspect
-from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError, OperationalError
+from sqlalchemy import inspect
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, sessionmaker
 
-from chipwise.errors import ConfigError, StoreUnavailable
+from chipwise.errors import StoreUnavailable
+from chipwise.store.engine import check_connection, describe_url, get_engine
 
 if TYPE_CHECKING:  # Alembic is imported only to migrate, never by a function that only checks the schema
     from alembic.config import Config
 
-warnings.filterwarnings("ignore", message=r"Dialect sqlite\+pysqlite does \*not\* support Decimal")
+# What the code above the store names a session and a session factory by (it imports nothing from sqlalchemy).
+SessionFactory = sessionmaker[Session]
 
-
-def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
-    cursor = dbapi_connection.cursor()
-    cursor.execute("PRAGMA foreign_keys=ON")
-    cursor.execute("PRAGMA journal_mode=WAL")
-    cursor.execute("PRAGMA synchronous=NORMAL")
-    cursor.close()
-
-
-@lru_cache(maxsize=8)
-def get_engine(url: str) -> Engine:
-    """One engine per database URL (SQLite file by default, PostgreSQL in production)."""
-    try:
-        parsed = make_url(url)
-    except ArgumentError as exc:
-        raise ConfigError(f"invalid setting database_url (CHIPWISE_DATABASE_URL): {url!r} is not a URL") from exc
-    if parsed.get_backend_name() == "sqlite":
-        engine = create_engine(parsed, connect_args={"timeout": 30})
-        event.listen(engine, "connect", _sqlite_pragmas)
-        return engine
-    if parsed.get_backend_name() == "postgresql" and parsed.drivername == "postgresql":
-        parsed = parsed.set(drivername="postgresql+psycopg")
-    return create_engine(parsed, pool_pre_ping=True)
+__all__ = [
+    "Session",
+    "SessionFactory",
+    "alembic_config",
+    "check_connection",
+    "current_revision",
+    "describe_url",
+    "ensure_schema",
+    "get_engine",
+    "get_session_factory",
+    "guarded_scope",
+    "reading",
+    "session_scope",
+    "table_names",
+    "transaction",
+    "upgrade",
+    "write_revision",
+]
 
 
 @lru_cache(maxsize=8)
@@ -59,6 +55,27 @@ def session_scope(url: str) -> Iterator[Session]:
         yield session
 
 
+@contextmanager
+def guarded_scope(url: str, what: str) -> Iterator[Session]:
+    """:func:`session_scope`, with a database error raised as StoreUnavailable ("``what`` cannot be used: <the
+    driver error's type>"): only its type, never the statement's parameters (they can hold contact data)."""
+    try:
+        with session_scope(url) as session:
+            yield session
+    except DBAPIError as exc:
+        raise StoreUnavailable(f"{what} cannot be used: {type(exc.orig).__name__}") from None
+
+
+def transaction(factory: SessionFactory) -> AbstractContextManager[Session]:
+    """A session of ``factory`` inside one transaction: committed on success, rolled back on error."""
+    return factory.begin()
+
+
+def reading(factory: SessionFactory) -> AbstractContextManager[Session]:
+    """A session of ``factory`` for reads (closed at the end; nothing is committed)."""
+    return factory()
+
+
 def alembic_config(url: str) -> Config:
     from alembic.config import Config
 
@@ -66,24 +83,6 @@ def alembic_config(url: str) -> Config:
     cfg.set_main_option("script_location", str(resources.files("chipwise.store") / "migrations"))
     cfg.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
     return cfg
-
-
-def describe_url(url: str) -> str:
-    """The URL with any password hidden, for messages."""
-    return make_url(url).render_as_string(hide_password=True)
-
-
-def check_connection(url: str) -> None:
-    """Raise StoreUnavailable with a one-line fix when the database cannot be reached."""
-    try:
-        with get_engine(url).connect():
-            pass
-    except OperationalError as exc:
-        reason = str(exc.orig).strip().splitlines()[0] if exc.orig else str(exc)
-        raise StoreUnavailable(
-            f"cannot reach the database at {describe_url(url)}: {reason} "
-            "(check CHIPWISE_DATABASE_URL and that the server is running)"
-        ) from exc
 
 
 def upgrade(url: str, revision: str = "head", *, lock_timeout: float | None = None) -> None:
@@ -105,6 +104,21 @@ def current_revision(url: str) -> str | None:
 
     with get_engine(url).connect() as connection:
         return MigrationContext.configure(connection).get_current_revision()
+
+
+def write_revision(message: str) -> list[str]:
+    """Write a new migration from the difference between the ORM models and the schema the existing migrations
+    build (on a scratch SQLite database); the paths of the files written."""
+    import tempfile
+
+    from alembic import command
+
+    with tempfile.TemporaryDirectory() as tmp:
+        url = f"sqlite:///{tmp}/head.db"
+        upgrade(url)  # the schema the existing migrations build
+        scripts = command.revision(alembic_config(url), message=message, autogenerate=True)
+        get_engine(url).dispose()
+    return [script.path for script in (scripts if isinstance(scripts, list) else [scripts]) if script is not None]
 
 
 def ensure_schema(url: str) -> None:

@@ -20,6 +20,8 @@ BENCHMARK_DIR = Path(__file__).resolve().parents[3] / "iac" / "benchmark"
 
 
 def _load(name: str) -> ModuleType:
+    if str(BENCHMARK_DIR) not in sys.path:  # as in the container, where the script's directory is on the path
+        sys.path.insert(0, str(BENCHMARK_DIR))
     spec = importlib.util.spec_from_file_location(name, BENCHMARK_DIR / f"{name}.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)

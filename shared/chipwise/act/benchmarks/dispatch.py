@@ -18,8 +18,6 @@ from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools.utilities.parser import parse
 from pydantic import BaseModel, ConfigDict, ValidationError
-from sqlalchemy import select
-from sqlalchemy.orm import Session
 
 from chipwise.act.benchmarks.jobs import JobDefinitions, job_definition_name
 from chipwise.act.benchmarks.results import Clients, SweepReport, reapply_measurements, sweep_runs
@@ -51,7 +49,9 @@ from chipwise.models.benchmark import (
 from chipwise.models.events import ScanCompletedEvent, describe_validation_error
 from chipwise.observability import logger
 from chipwise.settings import Settings, get_settings
-from chipwise.store import session_scope
+from chipwise.store import Session, session_scope
+from chipwise.store.repositories import benchmarks as benchmark_store
+from chipwise.store.repositories.inventory import ResourceRepository
 from chipwise.store.tables import BenchmarkRun, Finding, Resource
 
 if TYPE_CHECKING:
@@ -204,22 +204,17 @@ def eligible_findings(
     session: Session, settings: Settings, *, account_id: str | None = None, finding_ids: Sequence[str] | None = None
 ) -> list[Finding]:
     """Open findings of the benchmark rules saving at least ``benchmark_min_savings_usd``, largest first."""
-    stmt = select(Finding).where(
-        Finding.rule_id.in_(list(BENCHMARK_RULES)),
-        Finding.status == "open",
-        Finding.estimated_monthly_savings_usd >= settings.benchmark_min_savings_usd,
+    return benchmark_store.eligible_findings(
+        session,
+        BENCHMARK_RULES,
+        settings.benchmark_min_savings_usd,
+        account_id=account_id,
+        finding_ids=finding_ids,
     )
-    if account_id:
-        stmt = stmt.where(Finding.account_id == account_id)
-    if finding_ids is not None:
-        stmt = stmt.where(Finding.id.in_(list(finding_ids)))
-    return list(session.scalars(stmt.order_by(Finding.estimated_monthly_savings_usd.desc(), Finding.id)))
 
 
 def resources_by_arn(session: Session, arns: Sequence[str]) -> dict[str, Resource]:
-    if not arns:
-        return {}
-    return {r.arn: r for r in session.scalars(select(Resource).where(Resource.arn.in_(list(set(arns)))))}
+    return ResourceRepository(session).by_arns(arns)
 
 
 # --- planning (pure given its inputs) -----------------------------------------------------------------------------

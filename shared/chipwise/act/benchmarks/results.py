@@ -24,8 +24,6 @@ from typing import TYPE_CHECKING, Any, Literal
 from aws_lambda_powertools.utilities.parser import parse
 from botocore.exceptions import BotoCoreError, ClientError
 from pydantic import BaseModel, ConfigDict, ValidationError
-from sqlalchemy import select
-from sqlalchemy.orm import Session
 
 from chipwise.act.benchmarks.jobs import JobDefinitions
 from chipwise.act.benchmarks.repricing import (
@@ -69,7 +67,9 @@ from chipwise.models.benchmark import (
 from chipwise.models.events import BatchJobStateChangeEvent, describe_validation_error
 from chipwise.observability import logger
 from chipwise.settings import Settings, get_settings
-from chipwise.store import session_scope
+from chipwise.store import Session, session_scope
+from chipwise.store.repositories import benchmarks as benchmark_store
+from chipwise.store.repositories import rows
 from chipwise.store.repositories.findings import BENCHMARK_EVIDENCE_KEY
 from chipwise.store.tables import BenchmarkRun, Finding, Recommendation
 
@@ -170,7 +170,7 @@ def adopt_run(session: Session, detail: BatchJobDetail, now: datetime) -> Benchm
         parameters = BenchmarkParameters.from_batch(detail.parameters)
     except ValidationError:
         return None
-    if session.get(Finding, parameters.finding_id) is None:
+    if rows.get(session, Finding, parameters.finding_id) is None:
         return None
     run = BenchmarkRun(
         id=parameters.run_id,
@@ -187,8 +187,7 @@ def adopt_run(session: Session, detail: BatchJobDetail, now: datetime) -> Benchm
         result_uri=parameters.result_uri,
         submitted_at=now,
     )
-    session.add(run)
-    session.flush()
+    rows.add(session, run, flush=True)
     logger().warning("adopted a benchmark job without a stored run", extra={"run_id": run.id, "job_id": run.job_id})
     return run
 
@@ -213,8 +212,8 @@ def _succeeded(
         return outcome.model_copy(update={"run_status": "failed", "reason": run.failure_reason})
     run.status = "succeeded"
     run.result = result.model_dump(mode="json")
-    session.flush()
-    finding = session.get(Finding, run.finding_id)
+    rows.flush(session)
+    finding = rows.get(session, Finding, run.finding_id)
     priced = reprice(session, finding, now=now) if finding is not None else None
     return outcome.model_copy(update={"run_status": "succeeded", "verdict": priced.verdict if priced else None})
 
@@ -244,10 +243,10 @@ def reject_result(session: Session, run: BenchmarkRun, reason: str, now: datetim
     run.status, run.failure_reason = "failed", f"result rejected: {reason}"
     run.result = {"rejected": reason}
     logger().warning("benchmark result rejected", extra={"run_id": run.id, "reason": reason})
-    finding = session.get(Finding, run.finding_id)
+    finding = rows.get(session, Finding, run.finding_id)
     if finding is not None:
         note(finding, {"status": "rejected", "run_id": run.id, "reason": run.failure_reason, "at": now.isoformat()})
-    session.flush()
+    rows.flush(session)
 
 
 # --- FAILED and expired ----------------------------------------------------------------------------------------------
@@ -257,8 +256,8 @@ def after_failure(
     session: Session, run: BenchmarkRun, *, clients: Clients, settings: Settings, now: datetime
 ) -> BenchmarkRun | None:
     """Retry a failed or expired run while attempts remain; after the last one, note it on the finding."""
-    session.flush()
-    finding = session.get(Finding, run.finding_id)
+    rows.flush(session)
+    finding = rows.get(session, Finding, run.finding_id)
     if finding is None:
         return None
     decision = next_attempt(
@@ -348,9 +347,9 @@ def reprice(session: Session, finding: Finding, *, now: datetime) -> MeasuredEco
     priced = price_run(session, finding, target, baseline)
     target.measured = priced.model_dump(mode="json")
     if priced.verdict != "inconclusive":
-        session.add(_recommendation(finding, target, priced, now))
+        rows.add(session, _recommendation(finding, target, priced, now))
     mark_finding(finding, target.id, priced, now)
-    session.flush()
+    rows.flush(session)
     return priced
 
 
@@ -462,16 +461,13 @@ def reapply_measurements(session: Session, finding_ids: Sequence[str] | None = N
 
     Only while the finding still recommends the measured target; returns how many findings changed.
     """
-    stmt = select(Recommendation).where(Recommendation.source == BENCHMARK_SOURCE)
-    if finding_ids is not None:
-        stmt = stmt.where(Recommendation.finding_id.in_(list(finding_ids)))
     latest: dict[str, Recommendation] = {}
-    for rec in session.scalars(stmt.order_by(Recommendation.created_at, Recommendation.id)):
+    for rec in benchmark_store.recommendations_from(session, BENCHMARK_SOURCE, finding_ids=finding_ids):
         latest[rec.finding_id] = rec
     changed = 0
     for finding_id, rec in latest.items():
-        finding = session.get(Finding, finding_id)
-        run = session.get(BenchmarkRun, rec.benchmark_run_id) if rec.benchmark_run_id else None
+        finding = rows.get(session, Finding, finding_id)
+        run = benchmark_store.get_run(session, rec.benchmark_run_id) if rec.benchmark_run_id else None
         if finding is None or run is None or not run.measured:
             continue
         if (finding.evidence or {}).get(BENCHMARK_EVIDENCE_KEY, {}).get("run_id") == run.id:
@@ -480,7 +476,7 @@ def reapply_measurements(session: Session, finding_ids: Sequence[str] | None = N
             continue  # the rules now recommend something else: a new benchmark will price that
         mark_finding(finding, run.id, MeasuredEconomics.model_validate(run.measured), rec.created_at)
         changed += 1
-    session.flush()
+    rows.flush(session)
     return changed
 
 

@@ -14,13 +14,14 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 from pydantic import BaseModel, ConfigDict
-from sqlalchemy import select
-from sqlalchemy.orm import Session
 
 from chipwise.act.benchmarks.jobs import JobDefinitions, JobLabels, job_definition_name, job_name, submit_job
 from chipwise.catalog import get_catalog
 from chipwise.models.benchmark import ACTIVE_STATUSES, BenchmarkParameters, BenchmarkRole, result_uri
 from chipwise.settings import Settings
+from chipwise.store import Session
+from chipwise.store.repositories import benchmarks as benchmark_store
+from chipwise.store.repositories import rows
 from chipwise.store.tables import BenchmarkRun
 
 if TYPE_CHECKING:
@@ -107,27 +108,24 @@ def submit_run(
         submitted_at=now,
         expires_at=now + timedelta(hours=settings.benchmark_expiry_hours),
     )
-    savepoint = session.begin_nested()
-    session.add(run)
-    session.flush()
-    try:
-        instance = get_catalog().require(params.instance_type)
-        run.job_definition = definitions.arn_for(instance, planned.role)
-        run.job_id = submit_job(
-            batch,
-            queue=planned.job_queue,
-            definition_arn=run.job_definition,
-            parameters=params,
-            labels=planned.labels,
-        )
-    except (ClientError, BotoCoreError) as exc:
-        if _transient(exc):
-            savepoint.rollback()
-            raise SubmissionDeferred(f"submission deferred: {exc}") from exc
-        run.status, run.finished_at, run.expires_at = "failed", now, None
-        run.failure_reason = f"submission failed: {exc}"
-    savepoint.commit()
-    session.flush()
+    with rows.savepoint(session):  # a deferred submission (raised out of it) stores nothing
+        rows.add(session, run, flush=True)
+        try:
+            instance = get_catalog().require(params.instance_type)
+            run.job_definition = definitions.arn_for(instance, planned.role)
+            run.job_id = submit_job(
+                batch,
+                queue=planned.job_queue,
+                definition_arn=run.job_definition,
+                parameters=params,
+                labels=planned.labels,
+            )
+        except (ClientError, BotoCoreError) as exc:
+            if _transient(exc):
+                raise SubmissionDeferred(f"submission deferred: {exc}") from exc
+            run.status, run.finished_at, run.expires_at = "failed", now, None
+            run.failure_reason = f"submission failed: {exc}"
+    rows.flush(session)
     return run
 
 
@@ -152,20 +150,14 @@ def _transient(exc: ClientError | BotoCoreError) -> bool:
 
 def runs_for(session: Session, finding_id: str, target_instance_type: str | None = None) -> list[BenchmarkRun]:
     """A finding's runs (for one target type when given), oldest attempt first."""
-    stmt = select(BenchmarkRun).where(BenchmarkRun.finding_id == finding_id)
-    if target_instance_type is not None:
-        stmt = stmt.where(BenchmarkRun.target_instance_type == target_instance_type)
-    return list(session.scalars(stmt.order_by(BenchmarkRun.attempt, BenchmarkRun.submitted_at)))
+    return benchmark_store.runs_for(session, finding_id, target_instance_type)
 
 
 def runs_by_finding(session: Session, finding_ids: Iterable[str]) -> dict[str, list[BenchmarkRun]]:
     """Runs of many findings in one query, oldest attempt first."""
     ids = list(finding_ids)
     out: dict[str, list[BenchmarkRun]] = {i: [] for i in ids}
-    if not ids:
-        return out
-    stmt = select(BenchmarkRun).where(BenchmarkRun.finding_id.in_(ids)).order_by(BenchmarkRun.attempt)
-    for run in session.scalars(stmt):
+    for run in benchmark_store.runs_of_findings(session, ids):
         out[run.finding_id].append(run)
     return out
 
@@ -177,17 +169,16 @@ def latest(runs: Sequence[BenchmarkRun], target_instance_type: str) -> Benchmark
 
 def stale_runs(session: Session, now: datetime) -> list[BenchmarkRun]:
     """Active runs past their expiry time."""
-    stmt = select(BenchmarkRun).where(BenchmarkRun.status.in_(ACTIVE_STATUSES), BenchmarkRun.expires_at <= now)
-    return list(session.scalars(stmt.order_by(BenchmarkRun.submitted_at)))
+    return benchmark_store.stale_runs(session, ACTIVE_STATUSES, now)
 
 
 def find_run(session: Session, run_id: str | None, job_id: str) -> BenchmarkRun | None:
     """A run by its id (from the job's tags), else by its Batch job id."""
     if run_id:
-        run = session.get(BenchmarkRun, run_id)
+        run = benchmark_store.get_run(session, run_id)
         if run is not None:
             return run
-    return session.scalars(select(BenchmarkRun).where(BenchmarkRun.job_id == job_id)).first()
+    return benchmark_store.run_of_job(session, job_id)
 
 
 def list_runs(
@@ -199,16 +190,7 @@ def list_runs(
     limit: int = 100,
 ) -> list[BenchmarkRun]:
     """Newest first, for ``chipwise benchmarks list``."""
-    from chipwise.store.tables import Finding
-
-    stmt = select(BenchmarkRun)
-    if account_id:
-        stmt = stmt.join(Finding, Finding.id == BenchmarkRun.finding_id).where(Finding.account_id == account_id)
-    if status:
-        stmt = stmt.where(BenchmarkRun.status == status)
-    if finding_id:
-        stmt = stmt.where(BenchmarkRun.finding_id == finding_id)
-    return list(session.scalars(stmt.order_by(BenchmarkRun.submitted_at.desc()).limit(limit)))
+    return benchmark_store.list_runs(session, account_id=account_id, status=status, finding_id=finding_id, limit=limit)
 
 
 def is_rejected(run: BenchmarkRun) -> bool:

@@ -11,9 +11,6 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any, Literal
 
-from sqlalchemy import select
-from sqlalchemy.orm import Session
-
 from chipwise.act.benchmarks.repricing import SECONDS_PER_HOUR, Current, Demand, RepricingPolicy, Target, Unit
 from chipwise.catalog import Catalog, get_assumptions, get_model_families
 from chipwise.collect.hints import usable_model_id
@@ -23,6 +20,9 @@ from chipwise.models.common import SERVING_KINDS
 from chipwise.models.evidence import FindingEvidence
 from chipwise.models.neuron import INSTANCE_RUNTIME_TAG
 from chipwise.models.resources import EndpointDetails, TrainingJobDetails, WorkloadHints, parse_details, parse_hints
+from chipwise.store import Session
+from chipwise.store.repositories import benchmarks as benchmark_store
+from chipwise.store.repositories.inventory import ResourceRepository
 from chipwise.store.tables import Finding, MetricRollup, NeuronRollup, Resource
 
 WorkloadKind = Literal["inference", "training"]
@@ -236,22 +236,12 @@ def load_telemetry(session: Session, resource: Resource | None) -> Telemetry:
     if resource is None:
         return NO_TELEMETRY
     if resource.kind in SERVING_KINDS:
-        stmt = select(MetricRollup).where(
-            MetricRollup.resource_id == resource.id,
-            MetricRollup.namespace == SAGEMAKER_NAMESPACE,
-            MetricRollup.metric.in_((INVOCATIONS, MODEL_LATENCY)),
-        )
-        return Telemetry(metrics=list(session.scalars(stmt)))
+        metrics = (INVOCATIONS, MODEL_LATENCY)
+        return Telemetry(metrics=benchmark_store.metric_rollups(session, resource.id, SAGEMAKER_NAMESPACE, metrics))
     if resource.kind == "ec2_instance":
         instance_id = resource.arn.rsplit("/", 1)[-1]
-        rows = session.scalars(
-            select(NeuronRollup).where(
-                NeuronRollup.account_id == resource.account_id,
-                NeuronRollup.instance_id == instance_id,
-                NeuronRollup.runtime_tag == INSTANCE_RUNTIME_TAG,
-            )
-        )
-        return Telemetry(neuron=list(rows))
+        neuron = benchmark_store.neuron_rollups(session, resource.account_id, instance_id, INSTANCE_RUNTIME_TAG)
+        return Telemetry(neuron=neuron)
     return NO_TELEMETRY
 
 
@@ -262,7 +252,7 @@ def observe(session: Session, finding: Finding) -> BenchmarkWorkload:
 
 
 def resource_of(session: Session, finding: Finding) -> Resource | None:
-    return session.scalars(select(Resource).where(Resource.arn == finding.resource_arn)).first()
+    return ResourceRepository(session).by_arn(finding.resource_arn)
 
 
 # --- money in and out ---------------------------------------------------------------------------------------------

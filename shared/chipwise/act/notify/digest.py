@@ -18,8 +18,6 @@ from decimal import Decimal
 from typing import Any
 
 from pydantic import EmailStr, TypeAdapter, ValidationError
-from sqlalchemy import select
-from sqlalchemy.orm import Session
 
 from chipwise.models.findings import FindingDocument
 from chipwise.models.resources import WorkloadHints, parse_hints
@@ -37,9 +35,12 @@ from chipwise.presentation import (
     suppress_command,
     target_label,
 )
+from chipwise.store import Session
+from chipwise.store.repositories import digests as digest_store
+from chipwise.store.repositories import rows as rows_store
 from chipwise.store.repositories.findings import finding_document
 from chipwise.store.repositories.realised import RealisedSavingRepository
-from chipwise.store.tables import Account, Finding, Recommendation, Resource
+from chipwise.store.tables import Account, Finding, Recommendation
 
 OWNER_TAGS = ("chipwise:owner", "owner", "Owner", "OWNER")
 NOTIFY_TAG = "chipwise:notify"  # "yes" opts a resource's owners in to email; "off" opts them out
@@ -341,51 +342,31 @@ class Alert:
 
 def account_ids_with_findings(session: Session) -> list[str]:
     """Accounts that have any finding (the digest loop's accounts)."""
-    return list(session.scalars(select(Finding.account_id).distinct().order_by(Finding.account_id)))
+    return digest_store.account_ids_with_findings(session)
 
 
 def _owners_by_arn(
     session: Session, arns: Iterable[str], *, opt_in_by_default: bool = False
 ) -> dict[str, tuple[str, ...]]:
     """The owner addresses of each resource whose owners opted in to email (see :func:`owners_opted_in`)."""
-    wanted = list(set(arns))
     owners: dict[str, tuple[str, ...]] = {}
-    for start in range(0, len(wanted), 500):
-        chunk = wanted[start : start + 500]
-        rows = session.execute(select(Resource.arn, Resource.tags, Resource.hints).where(Resource.arn.in_(chunk)))
-        for arn, tags, hints in rows:
-            if owners_opted_in(tags or {}, opt_in_by_default=opt_in_by_default):
-                owners[arn] = owner_emails(tags or {}, parse_hints(hints))
+    for arn, tags, hints in digest_store.resource_owner_fields(session, arns):
+        if owners_opted_in(tags, opt_in_by_default=opt_in_by_default):
+            owners[arn] = owner_emails(tags, parse_hints(hints))
     return owners
 
 
 def load_snapshot(session: Session, account_id: str, *, since: datetime, owner_opt_in: bool = False) -> AccountSnapshot:
     """Open findings, findings resolved after ``since`` and benchmark results recorded after ``since``."""
-    rows = list(
-        session.scalars(
-            select(Finding).where(
-                Finding.account_id == account_id,
-                (Finding.status == "open") | ((Finding.status == "resolved") & (Finding.resolved_at > since)),
-            )
-        )
-    )
-    benchmarks = session.execute(
-        select(Recommendation, Finding)
-        .join(Finding, Finding.id == Recommendation.finding_id)
-        .where(
-            Finding.account_id == account_id,
-            Recommendation.source == "benchmark",
-            Recommendation.created_at > since,
-        )
-        .order_by(Recommendation.created_at)
-    ).all()
+    rows = digest_store.open_or_resolved_since(session, account_id, since)
+    benchmarks = digest_store.recommendations_since(session, account_id, "benchmark", since)
     findings = {row.id: row for row in rows} | {finding.id: finding for _, finding in benchmarks}
     owners = _owners_by_arn(session, (f.resource_arn for f in findings.values()), opt_in_by_default=owner_opt_in)
     lines = {
         fid: FindingLine.from_document(finding_document(f), owners.get(f.resource_arn, ()))
         for fid, f in findings.items()
     }
-    account = session.get(Account, account_id)
+    account = rows_store.get(session, Account, account_id)
     return AccountSnapshot(
         account_id=account_id,
         account_name=account.name if account else None,

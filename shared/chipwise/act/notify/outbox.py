@@ -19,13 +19,12 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, EmailStr, Field, ValidationError
-from sqlalchemy import func, select, update
-from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.orm import Session, sessionmaker
 
 from chipwise.clock import utcnow
 from chipwise.errors import InvalidInput
 from chipwise.observability import logger
+from chipwise.store import Session, SessionFactory, reading, transaction
+from chipwise.store.repositories import messaging as messaging_store
 from chipwise.store.tables import OutboxMessage
 
 Channel = Literal["email", "slack"]
@@ -151,26 +150,12 @@ def enqueue(
         "created_at": when,
         "next_attempt_at": when,
     }
-    dialect = session.get_bind().dialect.name
-    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
-    stmt = (
-        insert(OutboxMessage)
-        .values(values)
-        .on_conflict_do_nothing(index_elements=["dedupe_key"])
-        .returning(OutboxMessage.id)
-    )
-    new_id = session.execute(stmt).scalar_one_or_none()
-    return None if new_id is None else session.get(OutboxMessage, new_id)
+    return messaging_store.insert_outbox(session, values)
 
 
 def existing_keys(session: Session, keys: Collection[str]) -> set[str]:
     """Which of ``keys`` are already in the outbox (for dry runs and to skip rendering)."""
-    found: set[str] = set()
-    ordered = list(keys)
-    for start in range(0, len(ordered), 500):
-        chunk = ordered[start : start + 500]
-        found.update(session.scalars(select(OutboxMessage.dedupe_key).where(OutboxMessage.dedupe_key.in_(chunk))))
-    return found
+    return messaging_store.outbox_keys(session, keys)
 
 
 # --- senders -----------------------------------------------------------------------------------------------
@@ -227,44 +212,17 @@ def due_ids(
     session: Session, *, now: datetime, channels: Collection[str], limit: int, ids: Collection[int] | None = None
 ) -> list[int]:
     """Pending rows whose time has come, oldest first."""
-    stmt = (
-        select(OutboxMessage.id)
-        .where(
-            OutboxMessage.status == "pending",
-            OutboxMessage.next_attempt_at <= now,
-            OutboxMessage.channel.in_(list(channels)),
-        )
-        .order_by(OutboxMessage.next_attempt_at, OutboxMessage.id)
-        .limit(limit)
-    )
-    if ids is not None:
-        stmt = stmt.where(OutboxMessage.id.in_(list(ids)))
-    return list(session.scalars(stmt))
+    return messaging_store.due_outbox_ids(session, now=now, channels=channels, limit=limit, ids=ids)
 
 
-def _claim(session_factory: sessionmaker[Session], message_id: int, now: datetime) -> OutboxMessage | None:
+def _claim(session_factory: SessionFactory, message_id: int, now: datetime) -> OutboxMessage | None:
     """Take the row for this drain (None when another drain took it first)."""
-    with session_factory.begin() as session:
-        result = session.execute(
-            update(OutboxMessage)
-            .where(
-                OutboxMessage.id == message_id,
-                OutboxMessage.status == "pending",
-                OutboxMessage.next_attempt_at <= now,
-            )
-            .values(attempts=OutboxMessage.attempts + 1, next_attempt_at=now + LEASE)
-            .execution_options(synchronize_session=False)
-        )
-        if result.rowcount != 1:  # type: ignore[attr-defined]
-            return None
-        message = session.get(OutboxMessage, message_id)
-        if message is not None:
-            session.expunge(message)
-        return message
+    with transaction(session_factory) as session:
+        return messaging_store.claim_outbox(session, message_id, now, LEASE)
 
 
 def _record(
-    session_factory: sessionmaker[Session],
+    session_factory: SessionFactory,
     message: OutboxMessage,
     now: datetime,
     error: SendError | None,
@@ -274,8 +232,8 @@ def _record(
     give_up_after: timedelta,
 ) -> str:
     """Write the outcome of one send; returns the new status (sent, pending or failed)."""
-    with session_factory.begin() as session:
-        row = session.get(OutboxMessage, message.id)
+    with transaction(session_factory) as session:
+        row = messaging_store.get_outbox(session, message.id)
         if row is None:  # deleted while we were sending: nothing to record
             return "sent" if error is None else "failed"
         if error is None:
@@ -297,14 +255,11 @@ def _aware(value: datetime) -> datetime:
 
 def undelivered(session: Session, *, now: datetime, older_than: timedelta) -> int:
     """Pending or failed messages queued more than ``older_than`` ago: the figure an alarm watches."""
-    stmt = select(func.count()).where(
-        OutboxMessage.status.in_(["pending", "failed"]), OutboxMessage.created_at < now - older_than
-    )
-    return int(session.scalar(stmt) or 0)
+    return messaging_store.count_undelivered(session, now - older_than)
 
 
 def drain(
-    session_factory: sessionmaker[Session],
+    session_factory: SessionFactory,
     *,
     now: datetime | None = None,
     senders: Mapping[str, Sender],
@@ -324,7 +279,7 @@ def drain(
     """
     when = now or utcnow()
     report = DrainReport()
-    with session_factory() as session:
+    with reading(session_factory) as session:
         candidates = due_ids(session, now=when, channels=list(senders), limit=limit, ids=ids)
     for message_id in candidates:
         message = _claim(session_factory, message_id, when)
@@ -385,32 +340,13 @@ class OutboxStatus:
 
 
 def outbox_status(session: Session, *, limit: int = 50) -> OutboxStatus:
-    rows = session.execute(
-        select(OutboxMessage.channel, OutboxMessage.status, func.count()).group_by(
-            OutboxMessage.channel, OutboxMessage.status
-        )
-    )
-    counts = {(channel, status): int(n) for channel, status, n in rows}
-
-    def _rows(status: str, order: Any) -> list[OutboxMessage]:
-        stmt = select(OutboxMessage).where(OutboxMessage.status == status).order_by(order).limit(limit)
-        return list(session.scalars(stmt))
-
     return OutboxStatus(
-        counts=counts,
-        failed=_rows("failed", OutboxMessage.id.desc()),
-        pending=_rows("pending", OutboxMessage.next_attempt_at),
+        counts=messaging_store.outbox_counts(session),
+        failed=messaging_store.outbox_rows(session, "failed", order="newest", limit=limit),
+        pending=messaging_store.outbox_rows(session, "pending", order="next_attempt", limit=limit),
     )
 
 
 def requeue_failed(session: Session, ids: Collection[int] | None = None, *, now: datetime | None = None) -> int:
     """Give failed rows (all, or ``ids``) a fresh set of attempts: for after the cause was fixed."""
-    stmt = (
-        update(OutboxMessage)
-        .where(OutboxMessage.status == "failed")
-        .values(status="pending", attempts=0, next_attempt_at=now or utcnow())
-        .execution_options(synchronize_session=False)
-    )
-    if ids is not None:
-        stmt = stmt.where(OutboxMessage.id.in_(list(ids)))
-    return int(session.execute(stmt).rowcount)  # type: ignore[attr-defined]
+    return messaging_store.requeue_failed(session, now or utcnow(), ids)

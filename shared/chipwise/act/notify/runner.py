@@ -20,8 +20,6 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.parser import parse
 from pydantic import RootModel, ValidationError
-from sqlalchemy import func, select
-from sqlalchemy.orm import Session, sessionmaker
 
 from chipwise.act.notify import slack as slack_blocks
 from chipwise.act.notify.digest import (
@@ -52,7 +50,10 @@ from chipwise.models.events import ScanCompletedEvent, ScheduledEvent, describe_
 from chipwise.observability import logger
 from chipwise.render import money, render
 from chipwise.settings import Settings
-from chipwise.store.session import get_session_factory
+from chipwise.store import Session, SessionFactory, get_session_factory, transaction
+from chipwise.store.repositories import digests as digest_store
+from chipwise.store.repositories import messaging as messaging_store
+from chipwise.store.repositories import rows as rows_store
 from chipwise.store.tables import OutboxMessage
 
 FIRST_DIGEST_LOOKBACK = timedelta(days=1)  # "since the last digest" when there has never been one
@@ -118,16 +119,12 @@ def slack_recipient(settings: Settings) -> str:
 
 
 def last_digest_at(session: Session, account_id: str) -> datetime | None:
-    stmt = select(func.max(OutboxMessage.created_at)).where(
-        OutboxMessage.kind == "digest", OutboxMessage.account_id == account_id
-    )
-    return session.scalar(stmt)
+    return digest_store.last_queued_at(session, "digest", account_id)
 
 
 def digest_sent_on(session: Session, account_id: str, day: str) -> bool:
     prefix = f"digest:{account_id}:{day}:"
-    stmt = select(OutboxMessage.id).where(OutboxMessage.dedupe_key.startswith(prefix, autoescape=True)).limit(1)
-    return session.scalar(stmt) is not None
+    return digest_store.outbox_key_with_prefix(session, prefix)
 
 
 # --- rendering ---------------------------------------------------------------------------------------------
@@ -359,7 +356,7 @@ def run_notify(
     now: datetime | None = None,
     dry_run: bool = False,
     senders: Mapping[str, Sender] | None = None,
-    session_factory: sessionmaker[Session] | None = None,
+    session_factory: SessionFactory | None = None,
     accounts: Iterable[str] | None = None,
     digests: bool = True,
     alerts: bool = True,
@@ -370,7 +367,7 @@ def run_notify(
     factory = session_factory or get_session_factory(settings.database_url)
     slack_enabled = bool(settings.slack_webhook_secret_name) if senders is None else "slack" in senders
     report = NotifyReport(dry_run=dry_run)
-    with factory.begin() as session:
+    with transaction(factory) as session:
         report.planned = plan_notifications(
             session,
             now=when,
@@ -384,9 +381,8 @@ def run_notify(
         if dry_run:  # also list what is already waiting in the outbox, then write nothing
             channels = ["email", "slack"] if slack_enabled else ["email"]
             due = due_ids(session, now=when, channels=channels, limit=500)
-            report.due = [m for m in (session.get(OutboxMessage, i) for i in due) if m is not None]
-            session.expunge_all()  # keep the loaded rows readable after the rollback
-            session.rollback()
+            report.due = [m for m in (messaging_store.get_outbox(session, i) for i in due) if m is not None]
+            rows_store.discard(session)  # keeps the loaded rows readable
             return report
         report.enqueued = enqueue_planned(session, report.planned, now=when)
     report.drained = drain(

@@ -19,9 +19,6 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import select
-from sqlalchemy.orm import Session
-
 from chipwise.act.report.charts import Bar, HeatMap, Trend, bars, heat_map, trend
 from chipwise.act.report.naming import report_filename
 from chipwise.economics import per_month, usd
@@ -43,8 +40,12 @@ from chipwise.presentation import (
     suppress_command,
 )
 from chipwise.render import render
+from chipwise.store import Session
+from chipwise.store.repositories import usage as usage_store
+from chipwise.store.repositories.accounts import ScanRepository
 from chipwise.store.repositories.findings import OPEN, WITHDRAWN, FindingRepository, finding_document
-from chipwise.store.tables import MetricRollup, NeuronRollup, Resource, Scan
+from chipwise.store.repositories.inventory import ResourceRepository
+from chipwise.store.tables import Resource, Scan
 
 HEAT_MAPS = 4  # top findings drawn as heat-maps
 MIN_SCAN_PREFIX = 6
@@ -118,24 +119,18 @@ def find_scan(
 ) -> Scan:
     """The scan to report: by id (or a prefix of six characters or more), else the latest finished one."""
     if scan_id:
-        scan = session.get(Scan, scan_id)
+        scans = ScanRepository(session)
+        scan = scans.get(scan_id)
         if scan is None and len(scan_id) >= MIN_SCAN_PREFIX:
-            matches = list(session.scalars(select(Scan).where(Scan.id.startswith(scan_id, autoescape=True)).limit(2)))
+            matches = scans.with_id_prefix(scan_id, limit=2)
             if len(matches) > 1:
                 raise InvalidInput(f"{scan_id!r} matches several scans: give more of the id")
             scan = matches[0] if matches else None
         if scan is None:
             raise NotFound(f"no scan {scan_id!r}: `chipwise report` without --scan reports the latest")
         return scan
-    stmt = select(Scan).where(Scan.status.in_(("succeeded", "partial")), Scan.document.is_not(None))
-    if account_id:
-        stmt = stmt.where(Scan.account_id == account_id)
-    if region:
-        stmt = stmt.where(Scan.region == region)
     # latest by the window (a scan run with an explicit ``now``, as the demo does, starts at wall-clock time)
-    scan = session.scalars(
-        stmt.order_by(Scan.window_end.desc(), Scan.started_at.desc(), Scan.id.desc()).limit(1)
-    ).first()
+    scan = ScanRepository(session).latest_finished(account_id, region)
     if scan is None:
         raise NotFound("no finished scan in the store: run `chipwise scan` (or `make demo`) first")
     return scan
@@ -157,19 +152,8 @@ def _spend(document: ScanDocument | None) -> tuple[Decimal | None, Decimal | Non
 
 
 def _trend_rows(session: Session, scan: Scan) -> list[TrendRow]:
-    stmt = (
-        select(Scan)
-        .where(
-            Scan.account_id == scan.account_id,
-            Scan.region == scan.region,
-            Scan.status.in_(("succeeded", "partial")),
-            Scan.window_end <= scan.window_end,
-            Scan.document.is_not(None),
-        )
-        .order_by(Scan.window_end, Scan.started_at, Scan.id)
-    )
     rows = []
-    for past in session.scalars(stmt):
+    for past in ScanRepository(session).finished_until(scan.account_id, scan.region, scan.window_end):
         document = _document(past)
         if document is None:
             continue
@@ -186,35 +170,17 @@ def _hourly(
     if resource is None:
         return None
     for namespace, metric, label in UTILISATION_SOURCES:
-        stmt = select(MetricRollup.hour, MetricRollup.average).where(
-            MetricRollup.resource_id == resource.id,
-            MetricRollup.namespace == namespace,
-            MetricRollup.metric == metric,
-            MetricRollup.hour >= start,
-            MetricRollup.hour < end,
-            MetricRollup.average.is_not(None),
-        )
         values: dict[datetime, list[float]] = defaultdict(list)
-        for hour, average in session.execute(stmt):
-            if average is not None:
-                values[_utc(hour)].append(float(average))
+        for hour, average in usage_store.metric_averages(session, resource.id, namespace, metric, start, end):
+            values[_utc(hour)].append(float(average))
         if values:
             return {hour: sum(v) / len(v) for hour, v in values.items()}, label
     instance = resource.arn.rsplit("/", 1)[-1]
-    neuron = session.execute(
-        select(NeuronRollup.hour, NeuronRollup.neuroncore_utilization_avg).where(
-            NeuronRollup.account_id == resource.account_id,
-            NeuronRollup.instance_id == instance,
-            NeuronRollup.hour >= start,
-            NeuronRollup.hour < end,
-            NeuronRollup.neuroncore_utilization_avg.is_not(None),
-        )
-    ).all()
+    neuron = usage_store.neuroncore_utilisation(session, resource.account_id, instance, start, end)
     if neuron:
         merged: dict[datetime, list[float]] = defaultdict(list)
         for hour, value in neuron:
-            if value is not None:
-                merged[_utc(hour)].append(float(value))
+            merged[_utc(hour)].append(float(value))
         series = {hour: sum(v) / len(v) for hour, v in merged.items()}
         return series, "NeuronCore utilisation (neuron-monitor reports)"
     return None
@@ -270,9 +236,7 @@ def build_report(session: Session, scan: Scan, *, now: datetime) -> ReportView:
     window_end = document.window.end if document else scan.window_end
     start = datetime.combine(window_start, time(0), tzinfo=UTC)
     end = datetime.combine(window_end, time(0), tzinfo=UTC)
-    resources = {
-        r.arn: r for r in session.scalars(select(Resource).where(Resource.arn.in_([d.resource_id for d in documents])))
-    }
+    resources = ResourceRepository(session).by_arns(d.resource_id for d in documents)
     drawn: list[FindingView] = []
     for index, view in enumerate(views):
         if index < HEAT_MAPS and view.counted:

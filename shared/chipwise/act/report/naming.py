@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import select
-from sqlalchemy.orm import Session
-
+from chipwise.store import Session
+from chipwise.store.repositories.accounts import ScanRepository
 from chipwise.store.tables import Scan
 
 
@@ -17,13 +16,7 @@ def report_filename(account_id: str, region: str, started_at: datetime) -> str:
 
 def latest_scan(session: Session, account_id: str) -> Scan | None:
     """The account's most recent finished scan (any region), or None."""
-    stmt = (
-        select(Scan)
-        .where(Scan.account_id == account_id, Scan.status.in_(("succeeded", "partial")))
-        .order_by(Scan.window_end.desc(), Scan.started_at.desc(), Scan.id.desc())
-        .limit(1)
-    )
-    return session.scalars(stmt).first()
+    return ScanRepository(session).latest_finished(account_id, with_document=False)
 
 
 def report_link(session: Session, account_id: str, base_url: str | None) -> str | None:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import date, datetime
 
-from sqlalchemy import select
+from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from chipwise.store.tables import Account, Scan
+
+FINISHED = ("succeeded", "partial")  # a scan that wrote its document
 
 
 class AccountRepository:
@@ -49,4 +51,80 @@ class ScanRepository:
 
     def finished_since(self, since: datetime) -> list[Scan]:
         stmt = select(Scan).where(Scan.finished_at >= since).order_by(Scan.finished_at)
+        return list(self.session.scalars(stmt))
+
+    def mark_abandoned(self, account_id: str, region: str, started_before: datetime, at: datetime) -> int:
+        """Scans of the account and region still ``running`` that started before ``started_before``: marked
+        ``abandoned`` (finished ``at``); how many."""
+        result = self.session.execute(
+            update(Scan)
+            .where(
+                Scan.account_id == account_id,
+                Scan.region == region,
+                Scan.status == "running",
+                Scan.started_at < started_before,
+            )
+            .values(status="abandoned", finished_at=at)
+            .execution_options(synchronize_session=False)
+        )
+        return int(result.rowcount or 0)  # type: ignore[attr-defined]
+
+    def with_id_prefix(self, prefix: str, limit: int = 2) -> list[Scan]:
+        """Up to ``limit`` scans whose id starts with ``prefix``."""
+        stmt = select(Scan).where(Scan.id.startswith(prefix, autoescape=True)).limit(limit)
+        return list(self.session.scalars(stmt))
+
+    def latest_finished(
+        self,
+        account_id: str | None = None,
+        region: str | None = None,
+        *,
+        with_document: bool = True,
+        started_since: datetime | None = None,
+    ) -> Scan | None:
+        """The latest succeeded or partial scan (by its window, then its start; with a document unless told),
+        of an account and region when given, started at or after ``started_since`` when given."""
+        stmt = select(Scan).where(Scan.status.in_(FINISHED))
+        if with_document:
+            stmt = stmt.where(Scan.document.is_not(None))
+        if account_id:
+            stmt = stmt.where(Scan.account_id == account_id)
+        if region:
+            stmt = stmt.where(Scan.region == region)
+        if started_since is not None:
+            stmt = stmt.where(Scan.started_at >= started_since)
+        order = (Scan.window_end.desc(), Scan.started_at.desc(), Scan.id.desc())
+        return self.session.scalars(stmt.order_by(*order).limit(1)).first()
+
+    def latest_started_since(self, account_id: str, region: str, since: datetime) -> Scan | None:
+        """The latest-started finished scan with a document of the account and region started at or after
+        ``since``."""
+        stmt = (
+            select(Scan)
+            .where(
+                Scan.account_id == account_id,
+                Scan.region == region,
+                Scan.status.in_(FINISHED),
+                Scan.started_at >= since,
+                Scan.document.is_not(None),
+            )
+            .order_by(Scan.started_at.desc())
+            .limit(1)
+        )
+        return self.session.scalars(stmt).first()
+
+    def finished_until(self, account_id: str, region: str, window_end: date) -> list[Scan]:
+        """Finished scans with a document of the account and region whose window ends by ``window_end``, oldest
+        first (a trend)."""
+        stmt = (
+            select(Scan)
+            .where(
+                Scan.account_id == account_id,
+                Scan.region == region,
+                Scan.status.in_(FINISHED),
+                Scan.window_end <= window_end,
+                Scan.document.is_not(None),
+            )
+            .order_by(Scan.window_end, Scan.started_at, Scan.id)
+        )
         return list(self.session.scalars(stmt))

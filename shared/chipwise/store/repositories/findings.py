@@ -24,7 +24,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import Table, bindparam, insert, select, update
+from sqlalchemy import Table, bindparam, func, insert, select, update
 from sqlalchemy.orm import Session
 
 from chipwise.errors import InvalidInput, NotFound
@@ -191,6 +191,10 @@ class FindingRepository:
             Finding.estimated_monthly_savings_usd.desc(), Finding.rule_id, Finding.resource_name, Finding.id
         ).execution_options(populate_existing=True)
         return list(self.session.scalars(stmt))
+
+    def count(self) -> int:
+        """How many findings the store holds, whatever their status."""
+        return int(self.session.scalar(select(func.count()).select_from(Finding)) or 0)
 
     def get(self, finding_id: str) -> Finding:
         """A finding by id or by an unambiguous prefix of it (at least six characters)."""

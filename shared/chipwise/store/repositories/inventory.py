@@ -20,7 +20,7 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import or_, select, update
 from sqlalchemy.orm import Session
 
 from chipwise.models.records import CollectedResource
@@ -109,6 +109,22 @@ class ResourceRepository:
             )
         return len(gone)
 
+    def live_on_platforms(
+        self, account_id: str, platforms: Iterable[str], ended_states: Iterable[str]
+    ) -> list[Resource]:
+        """An account's resources on ``platforms`` whose state is not one of ``ended_states``, by platform and
+        name."""
+        stmt = (
+            select(Resource)
+            .where(
+                Resource.account_id == account_id,
+                Resource.platform.in_(list(platforms)),
+                or_(Resource.state.is_(None), Resource.state.not_in(list(ended_states))),
+            )
+            .order_by(Resource.platform, Resource.name)
+        )
+        return list(self.session.scalars(stmt))
+
     def list(
         self, account_id: str, region: str | None = None, kinds: Iterable[str] | None = None, include_gone: bool = False
     ) -> list[Resource]:
@@ -123,6 +139,13 @@ class ResourceRepository:
 
     def by_arn(self, arn: str) -> Resource | None:
         return self.session.scalars(select(Resource).where(Resource.arn == arn)).first()
+
+    def by_arns(self, arns: Iterable[str]) -> dict[str, Resource]:
+        """The resources of ``arns`` by ARN (those the store does not hold left out)."""
+        wanted = list(set(arns))
+        if not wanted:
+            return {}
+        return {r.arn: r for r in self.session.scalars(select(Resource).where(Resource.arn.in_(wanted)))}
 
     def by_instance_id(self, instance_id: str) -> Resource | None:
         """The EC2 instance with this id (whatever account or region it is in)."""

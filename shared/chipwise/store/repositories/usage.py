@@ -89,6 +89,61 @@ def cost_records(
     return list(session.scalars(stmt.order_by(CostRecord.day, CostRecord.usage_type)))
 
 
+def cost_day_range(session: Session, account_id: str, since: date | None = None) -> tuple[date | None, date | None]:
+    """The first and last days with cost records of an account (from ``since`` when given)."""
+    stmt = select(func.min(CostRecord.day), func.max(CostRecord.day)).where(CostRecord.account_id == account_id)
+    if since is not None:
+        stmt = stmt.where(CostRecord.day >= since)
+    first, last = session.execute(stmt).one()
+    return first, last
+
+
+def cost_by_instance_type(session: Session, account_id: str, start: date, end: date) -> list[tuple[str, Decimal]]:
+    """An account's amortized cost per instance type over [start, end) (lines without an instance type left
+    out)."""
+    rows = session.execute(
+        select(CostRecord.instance_type, func.sum(CostRecord.amortized_cost))
+        .where(
+            CostRecord.account_id == account_id,
+            CostRecord.day >= start,
+            CostRecord.day < end,
+            CostRecord.instance_type.is_not(None),
+        )
+        .group_by(CostRecord.instance_type)
+    )
+    return [(str(instance_type), Decimal(str(total))) for instance_type, total in rows]
+
+
+def metric_averages(
+    session: Session, resource_id: int, namespace: str, metric: str, start: datetime, end: datetime
+) -> list[tuple[datetime, float]]:
+    """(hour, average) of a resource's rollups of one metric in ``[start, end)``, hours without an average left
+    out."""
+    stmt = select(MetricRollup.hour, MetricRollup.average).where(
+        MetricRollup.resource_id == resource_id,
+        MetricRollup.namespace == namespace,
+        MetricRollup.metric == metric,
+        MetricRollup.hour >= start,
+        MetricRollup.hour < end,
+        MetricRollup.average.is_not(None),
+    )
+    return [(hour, average) for hour, average in session.execute(stmt) if average is not None]
+
+
+def neuroncore_utilisation(
+    session: Session, account_id: str, instance_id: str, start: datetime, end: datetime
+) -> list[tuple[datetime, float]]:
+    """(hour, NeuronCore utilisation average) of an instance's neuron-monitor rollups in ``[start, end)``."""
+    stmt = select(NeuronRollup.hour, NeuronRollup.neuroncore_utilization_avg).where(
+        NeuronRollup.account_id == account_id,
+        NeuronRollup.instance_id == instance_id,
+        NeuronRollup.hour >= start,
+        NeuronRollup.hour < end,
+        NeuronRollup.neuroncore_utilization_avg.is_not(None),
+    )
+    return [(hour, value) for hour, value in session.execute(stmt) if value is not None]
+
+
 def instance_hour_kinds() -> list[str]:
     """The ``usage_kind`` values that are instance hours (the account's own rates come only from these)."""
     return get_usage_kinds().names("instance_hours")

@@ -1,0 +1,57 @@
+"""Engines (one per database URL) and the reachability check: what sessions and the schema check both use."""
+
+from __future__ import annotations
+
+import warnings
+from functools import lru_cache
+from typing import Any
+
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError, OperationalError
+
+from chipwise.errors import ConfigError, StoreUnavailable
+
+warnings.filterwarnings("ignore", message=r"Dialect sqlite\+pysqlite does \*not\* support Decimal")
+
+
+def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.close()
+
+
+@lru_cache(maxsize=8)
+def get_engine(url: str) -> Engine:
+    """One engine per database URL (SQLite file by default, PostgreSQL in production)."""
+    try:
+        parsed = make_url(url)
+    except ArgumentError as exc:
+        raise ConfigError(f"invalid setting database_url (CHIPWISE_DATABASE_URL): {url!r} is not a URL") from exc
+    if parsed.get_backend_name() == "sqlite":
+        engine = create_engine(parsed, connect_args={"timeout": 30})
+        event.listen(engine, "connect", _sqlite_pragmas)
+        return engine
+    if parsed.get_backend_name() == "postgresql" and parsed.drivername == "postgresql":
+        parsed = parsed.set(drivername="postgresql+psycopg")
+    return create_engine(parsed, pool_pre_ping=True)
+
+
+def describe_url(url: str) -> str:
+    """The URL with any password hidden, for messages."""
+    return make_url(url).render_as_string(hide_password=True)
+
+
+def check_connection(url: str) -> None:
+    """Raise StoreUnavailable with a one-line fix when the database cannot be reached."""
+    try:
+        with get_engine(url).connect():
+            pass
+    except OperationalError as exc:
+        reason = str(exc.orig).strip().splitlines()[0] if exc.orig else str(exc)
+        raise StoreUnavailable(
+            f"cannot reach the database at {describe_url(url)}: {reason} "
+            "(check CHIPWISE_DATABASE_URL and that the server is running)"
+        ) from exc
