@@ -32,7 +32,7 @@ def resizing_meta(*, id: str, title: str, severity: Severity, rationale: str, ap
 
 
 @dataclass(frozen=True)
-class Target:
+class SizedTarget:
     """A sized Neuron target for a resource: what it must hold and carry (headroom included) and the fit."""
 
     need: Need
@@ -57,7 +57,7 @@ class MigrationRule(Rule[S]):
         cores: Decimal | None = None,
         chips: Decimal | None = None,
         a10g_units: Decimal | None = None,
-    ) -> Target | None:
+    ) -> SizedTarget | None:
         """The cheapest priced target among ``families`` (SageMaker types for an endpoint) that holds the model
         (``memory_gib`` x the memory headroom) and carries the busy ``cores``, ``chips`` or ``a10g_units`` (x the
         core headroom); None when nothing fits. The caller checks :meth:`worth_reporting` on its saving."""
@@ -74,4 +74,4 @@ class MigrationRule(Rule[S]):
         fit = sizing.cheapest_fit(targets, ctx.catalog, profile.region, need, economics)
         if fit is None or monthly is None:
             return None
-        return Target(need=need, fit=fit, saving=monthly - fit.monthly_usd)
+        return SizedTarget(need=need, fit=fit, saving=monthly - fit.monthly_usd)

@@ -34,7 +34,7 @@ from chipwise.rules.base import (
     money,
 )
 from chipwise.rules.base import rounded as r
-from chipwise.rules.migration import MigrationRule, Target, resizing_meta
+from chipwise.rules.migration import MigrationRule, SizedTarget, resizing_meta
 from chipwise.rules.registry import register
 from chipwise.rules.sizing import HUNDRED, ModelSize, family_guessed, model_family, model_size, rate_confidence
 from chipwise.rules.tokens import token_evidence
@@ -155,7 +155,7 @@ class GpuInferencePortable(MigrationRule[GpuInferencePortableParams]):
             ),
         )
 
-    def _best_case(self, sizing: _Sizing, target: Target, profile: ResourceProfile, ctx: RuleContext) -> Fit:
+    def _best_case(self, sizing: _Sizing, target: SizedTarget, profile: ResourceProfile, ctx: RuleContext) -> Fit:
         """The same target family sized at the high end of the throughput ratio (the saving's upper bound). The
         estimate itself uses the data file's representative value, which is also the range's low end."""
         fit = target.fit
