@@ -17,6 +17,13 @@ _ACRONYMS = {"gpu": "GPU", "cpu": "CPU", "ec2": "EC2", "eks": "EKS", "sagemaker"
 _VERBS = {"enable_telemetry": "Enable telemetry"}
 
 
+def plural(count: int | Decimal, singular: str, plural_form: str | None = None) -> str:
+    """A count with its noun: ``1 finding``, ``3 findings``, ``1 fix``/``2 fixes`` (give the irregular form), and
+    ``0.5 instances`` (only exactly one is singular)."""
+    number = f"{count.normalize():f}" if isinstance(count, Decimal) else f"{count:,}"
+    return f"{number} {singular if count == 1 else plural_form or singular + 's'}"
+
+
 def rule_label(rule_id: str) -> str:
     """A readable name for a rule id: ``gpu_inference_portable`` → "GPU inference portable"."""
     words = [_ACRONYMS.get(w, w) for w in rule_id.split("_") if w]

@@ -36,6 +36,7 @@ from chipwise.presentation import (
     current_capacity,
     headline,
     next_step,
+    plural,
     rank,
     rule_label,
     saving_facts,
@@ -43,6 +44,7 @@ from chipwise.presentation import (
     suppress_command,
 )
 from chipwise.render import render
+from chipwise.store.repositories.accounts import ScanRepository
 from chipwise.store.repositories.findings import OPEN, WITHDRAWN, FindingRepository, finding_document
 from chipwise.store.tables import MetricRollup, NeuronRollup, Resource, Scan
 
@@ -137,8 +139,17 @@ def find_scan(
         stmt.order_by(Scan.window_end.desc(), Scan.started_at.desc(), Scan.id.desc()).limit(1)
     ).first()
     if scan is None:
-        raise NotFound("no finished scan in the store: run `chipwise scan` (or `make demo`) first")
+        raise NotFound(_no_scan_message(ScanRepository(session).finished_places(), account_id, region))
     return scan
+
+
+def _no_scan_message(places: list[tuple[str, str, int]], account_id: str | None, region: str | None) -> str:
+    """Why no scan matched: an empty store, or the filters (naming the scans the store does have)."""
+    if not places:
+        return "no finished scan in the store: run `chipwise scan` (or `make demo`) first"
+    wanted = " in ".join(part for part in (account_id and f"account {account_id}", region) if part)
+    held = ", ".join(f"{account} in {where} ({plural(n, 'scan')})" for account, where, n in places)
+    return f"no finished scan of {wanted}; the store has {held}: pass one of those to --account / --region"
 
 
 def _document(scan: Scan) -> ScanDocument | None:
