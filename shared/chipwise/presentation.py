@@ -205,6 +205,14 @@ def console_url(resource_arn: str, region: str, resource_kind: str) -> str:
     return f"https://console.aws.amazon.com/go/view?arn={quote(resource_arn, safe='')}"
 
 
+def suppress_step(finding_id: str) -> str:
+    """How someone who reads Chipwise's mail or Slack (not its command line) gets a finding hidden."""
+    return f"ask the person who runs Chipwise to suppress finding {short_id(finding_id)} until a date, with a reason"
+
+
+REPORT_STEP = "ask the person who runs Chipwise for the latest HTML report"
+
+
 def suppress_command(finding_id: str) -> str:
     """The command that hides a finding (the user fills in the date and the reason)."""
     return f'chipwise findings suppress {short_id(finding_id)} --until YYYY-MM-DD --reason "…"'

@@ -144,3 +144,9 @@ def test_help_names_placeholders_not_python_types(
     text = capsys.readouterr().out
     assert placeholder in text
     assert not re.search(r"<(str|int|path|list\[str\]|float range)>", text), text
+
+
+def test_the_drafts_folder_with_customer_financials_is_git_ignored() -> None:
+    # `chipwise drafts` writes ./chipwise-drafts/<account>/ (spend, savings, company facts): never committed
+    gitignore = Path(__file__).resolve().parents[3] / ".gitignore"
+    assert "chipwise-drafts/" in gitignore.read_text().splitlines()

@@ -38,12 +38,12 @@ from chipwise.presentation import (
     next_step,
     plural,
     rank,
-    rule_label,
     saving_facts,
     short_id,
     suppress_command,
 )
 from chipwise.render import render
+from chipwise.rules.registry import rule_title
 from chipwise.store.repositories.accounts import ScanRepository
 from chipwise.store.repositories.findings import OPEN, WITHDRAWN, FindingRepository, finding_document
 from chipwise.store.tables import MetricRollup, NeuronRollup, Resource, Scan
@@ -258,7 +258,7 @@ def _finding_view(d: FindingDocument) -> FindingView:
     return FindingView(
         document=d,
         short_id=short_id(d.finding_id),
-        rule_label=rule_label(d.rule_id),
+        rule_label=rule_title(d.rule_id),
         saving=usd(best_saving(d)),
         measured=measured,
         counted=counts_in_totals(d),
@@ -300,7 +300,7 @@ def build_report(session: Session, scan: Scan, *, now: datetime) -> ReportView:
         by_rule[d.rule_id].append(d)
     rule_items = sorted(
         (
-            (rule_label(rule), sum((best_saving(d) for d in items), Decimal(0)), f"{len(items)} finding(s)")
+            (rule_title(rule), sum((best_saving(d) for d in items), Decimal(0)), plural(len(items), "finding"))
             for rule, items in by_rule.items()
             if sum((best_saving(d) for d in items), Decimal(0)) > 0  # a rule with nothing to save draws no bar
         ),
