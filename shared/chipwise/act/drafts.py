@@ -27,9 +27,9 @@ from sqlalchemy.orm import Session
 
 from chipwise.act.notify.digest import FindingLine, by_savings, headline_of, load_snapshot
 from chipwise.act.notify.outbox import enqueue
-from chipwise.catalog import CompanyStage, platform_of
+from chipwise.catalog import CompanyStage, get_catalog, platform_of
 from chipwise.clock import utcnow
-from chipwise.economics import HOURS_PER_MONTH, cents
+from chipwise.economics import HOURS_PER_MONTH, cents, monthly_cost
 from chipwise.errors import NotFound
 from chipwise.plan.ace import opportunity_document
 from chipwise.plan.credits import CompanyProfile, CreditMatch, match_programs
@@ -80,6 +80,7 @@ class DraftWorkload:
     platform: str
     stage: str | None
     model: str | None
+    monthly_cost_usd: Decimal | None = None  # on-demand run-rate from the catalog (None: an inference component)
 
     @property
     def capacity(self) -> str:
@@ -104,6 +105,14 @@ class AccountFigures:
     measured_monthly_savings_usd: Decimal
     top_findings: list[FindingLine]
     migrations: list[FindingLine] = field(default_factory=list)
+
+    @property
+    def who(self) -> str:
+        """The company and its account, once: "Acme AI (AWS account 123456789012)", or "AWS account 123456789012"
+        when the company name is not known (never "AWS account X (AWS account X)")."""
+        if self.account_id in self.company:
+            return self.company
+        return f"{self.company} (AWS account {self.account_id})"
 
     @property
     def monthly_after_usd(self) -> Decimal:
@@ -146,6 +155,20 @@ def _spend(
     return first, end, dict(by_platform)
 
 
+def _monthly_cost(resource: Resource) -> Decimal | None:
+    """A workload's on-demand run-rate a month (catalog price in its region × its instances); None for an
+    inference component (its count is copies on its endpoint's instances) or an unpriced type."""
+    if resource.kind == "sagemaker_inference_component" or not resource.instance_type:
+        return None
+    price = get_catalog().price(resource.instance_type, resource.region)
+    return None if price is None else monthly_cost(price, resource.instance_count)
+
+
+def by_spend(workloads: list[DraftWorkload]) -> list[DraftWorkload]:
+    """Largest monthly spend first (the examples a referral names), unpriced ones last, then by name."""
+    return sorted(workloads, key=lambda w: (w.monthly_cost_usd is None, -(w.monthly_cost_usd or 0), w.name))
+
+
 def _workloads(session: Session, account_id: str) -> list[DraftWorkload]:
     rows = session.scalars(
         select(Resource)
@@ -156,20 +179,23 @@ def _workloads(session: Session, account_id: str) -> list[DraftWorkload]:
         )
         .order_by(Resource.platform, Resource.name)
     )
-    return [
-        DraftWorkload(
-            name=r.name,
-            kind=r.kind,
-            region=r.region,
-            instance_type=r.instance_type,
-            instance_count=r.instance_count,
-            platform=r.platform,
-            stage=(r.hints or {}).get("workload"),
-            model=(r.hints or {}).get("hf_model_id") or (r.hints or {}).get("model_family"),
-        )
-        for r in rows
-        if r.kind != "batch_job_queue"
-    ]
+    return by_spend(
+        [
+            DraftWorkload(
+                name=r.name,
+                kind=r.kind,
+                region=r.region,
+                instance_type=r.instance_type,
+                instance_count=r.instance_count,
+                platform=r.platform,
+                stage=(r.hints or {}).get("workload"),
+                model=(r.hints or {}).get("hf_model_id") or (r.hints or {}).get("model_family"),
+                monthly_cost_usd=_monthly_cost(r),
+            )
+            for r in rows
+            if r.kind != "batch_job_queue"
+        ]
+    )
 
 
 def account_figures(session: Session, account_id: str, *, company: str | None, lookback_days: int) -> AccountFigures:
@@ -264,7 +290,13 @@ def _figures_doc(figures: AccountFigures) -> dict[str, Any]:
         "monthly_savings_usd": _money_doc(figures.monthly_savings_usd),
         "measured_monthly_savings_usd": _money_doc(figures.measured_monthly_savings_usd),
         "monthly_after_usd": _money_doc(figures.monthly_after_usd),
-        "workloads": [asdict(w) for w in figures.workloads],
+        "workloads": [
+            {
+                **asdict(w),
+                "monthly_cost_usd": None if w.monthly_cost_usd is None else _money_doc(w.monthly_cost_usd),
+            }
+            for w in figures.workloads
+        ],
         "top_findings": [
             {
                 "finding_id": f.finding_id,
@@ -345,7 +377,7 @@ def build_account_drafts(figures: AccountFigures, facts: CompanyFacts, *, contac
     credits = DraftContent(
         kind=CREDITS_KIND,
         subject_key=subject_key,
-        title=f"Credits application draft: {figures.company} ({figures.account_id})",
+        title=f"Credits application draft: {figures.who}",
         body=render("drafts/credits_application.md.j2", **context),
         document={
             "kind": CREDITS_KIND,
@@ -380,7 +412,7 @@ def build_account_drafts(figures: AccountFigures, facts: CompanyFacts, *, contac
     referral = DraftContent(
         kind=REFERRAL_KIND,
         subject_key=subject_key,
-        title=f"Partner referral draft: {figures.company} ({figures.account_id})",
+        title=f"Partner referral draft: {figures.who}",
         body=email_body,
         document={
             "kind": REFERRAL_KIND,
@@ -465,7 +497,7 @@ def enqueue_review(
         kind="draft",
         recipient=advisory_email,
         dedupe_key=key,
-        subject=f"Drafts for review: {drafts.figures.company} ({drafts.figures.account_id})",
+        subject=f"Drafts for review: {drafts.figures.who}",
         payload={
             "html": render("email/drafts_review.html.j2", **context),
             "text": render("email/drafts_review.txt.j2", **context),
