@@ -53,6 +53,14 @@ def usd(value: Decimal | int | float | str, places: int = 2) -> str:
     return f"{sign}${abs(amount):,.{places}f}"
 
 
+def usd_per_hour(rate: Decimal) -> str:
+    """An hourly rate as price lists print it: at most four decimal places, trailing zeros trimmed down to the
+    cents ("$21.9576/h", "$1.006/h", "$0.40/h"), so the monthly figures next to it can be checked by hand."""
+    text = usd(rate, 4)
+    whole, _, decimals = text.partition(".")
+    return f"{whole}.{decimals[:2]}{decimals[2:].rstrip('0')}/h"
+
+
 def monthly_cost(hourly_rate: Decimal, count: int | Decimal = 1) -> Decimal:
     """``count`` instances at ``hourly_rate`` for 730 hours, to the cent."""
     return cents(hourly_rate * Decimal(count) * HOURS_PER_MONTH)

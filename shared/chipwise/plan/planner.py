@@ -22,7 +22,7 @@ from decimal import Decimal
 from typing import Any
 
 from chipwise.catalog import Source, get_credit_programs, platform_of
-from chipwise.economics import break_even_months, cents, cost_per_million_observed, round_money
+from chipwise.economics import break_even_months, cents, cost_per_million_observed, round_money, usd_per_hour
 from chipwise.models.common import Confidence
 from chipwise.plan.ace import opportunity_document
 from chipwise.plan.context import ZERO, Context, plain, short_name
@@ -93,7 +93,7 @@ def _describe_current(inp: Inputs) -> str:
     model = short_name(inp.family) if inp.family.id != "custom" else f"{w.model_family} (custom architecture)"
     what = f"{'Training' if w.stage == 'training' else 'Serving'} {model}{size}"
     today = (
-        f"{inp.count} × {inp.current.name} at ${plain(inp.current_price)}/h for {plain(inp.hours)} h "
+        f"{inp.count} × {inp.current.name} at {usd_per_hour(inp.current_price)} for {plain(inp.hours)} h "
         f"costs {money(inp.current_cost)}"
     )
     if w.one_off:

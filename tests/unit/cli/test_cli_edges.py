@@ -150,3 +150,22 @@ def test_the_drafts_folder_with_customer_financials_is_git_ignored() -> None:
     # `chipwise drafts` writes ./chipwise-drafts/<account>/ (spend, savings, company facts): never committed
     gitignore = Path(__file__).resolve().parents[3] / ".gitignore"
     assert "chipwise-drafts/" in gitignore.read_text().splitlines()
+
+
+def test_hourly_rates_read_as_price_lists_print_them() -> None:
+    from decimal import Decimal
+
+    from chipwise.economics import usd_per_hour
+
+    assert usd_per_hour(Decimal("21.957642")) == "$21.9576/h"
+    assert usd_per_hour(Decimal("1.006")) == "$1.006/h"
+    assert usd_per_hour(Decimal("0.4")) == "$0.40/h"
+    assert usd_per_hour(Decimal("1515")) == "$1,515.00/h"
+
+
+def test_the_plan_shows_no_hourly_rate_with_six_decimals(capsys: pytest.CaptureFixture[str]) -> None:
+    intake = Path(__file__).resolve().parents[3] / "devkit" / "chipwise_devkit" / "demo" / "intake.json"
+    assert main(["plan", "--input", str(intake), "--format", "md"]) == 0
+    plan = capsys.readouterr().out
+    assert "2 × p4d.24xlarge at $21.9576/h for 160 h" in plan
+    assert not re.search(r"\$\d[\d,]*\.\d{5,}/h", plan)
