@@ -77,6 +77,28 @@ def scheduled_saving(hourly_rate: Decimal, count: int | Decimal, hours_off_per_w
     return cents(hourly_rate * Decimal(count) * weekly_to_monthly(hours_off_per_week))
 
 
+def cold_start_cost(
+    hourly_rate: Decimal, count: int | Decimal, scale_ups_per_week: int, minutes_early: Decimal
+) -> Decimal:
+    """What a schedule's scale-ups cost a month: ``count`` instances started ``minutes_early`` before the work,
+    ``scale_ups_per_week`` times a week, at ``hourly_rate``, to the cent."""
+    return cents(hourly_rate * Decimal(count) * weekly_to_monthly(scale_ups_per_week) * minutes_early / 60)
+
+
+def net_scheduled_saving(
+    hourly_rate: Decimal,
+    count: int | Decimal,
+    hours_off_per_week: Decimal | int | float,
+    scale_ups_per_week: int,
+    minutes_early: Decimal,
+) -> tuple[Decimal, Decimal, Decimal]:
+    """(gross saving, cold-start cost, net saving) a month of switching capacity off on a schedule: the hours off
+    less the minutes each scale-up starts early, all to the cent."""
+    gross = scheduled_saving(hourly_rate, count, hours_off_per_week)
+    cold = cold_start_cost(hourly_rate, count, scale_ups_per_week, minutes_early)
+    return gross, cold, gross - cold
+
+
 def daily_to_monthly(amount_per_day: Decimal) -> Decimal:
     """A daily amount as a 730-hour month (× 730 ÷ 24), to the cent."""
     return cents(amount_per_day * HOURS_PER_MONTH / HOURS_PER_DAY)

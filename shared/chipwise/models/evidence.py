@@ -128,6 +128,7 @@ class FindingEvidence(BaseModel):
     weeks_observed: Number | None = None
     cold_start_minutes: Number | None = None
     cold_start_monthly_usd: Number | None = None
+    gross_monthly_savings_usd: Number | None = None  # the hours off before the cold starts (the saving is net)
     scale_to_zero: str | None = None
     # Cost per million generated tokens (serving endpoints that publish their tokens; see chipwise.rules.tokens)
     token_data: str | None = None
