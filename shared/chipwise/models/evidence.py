@@ -116,6 +116,7 @@ class FindingEvidence(BaseModel):
     copies: Number | None = None
     accelerators_per_copy: Number | None = None
     billed_instances: Number | None = None
+    saving_realised: str | None = None  # an inference component: its saving is cash when whole instances go
     # Off-hours capacity (accelerator_off_hours): the weekly pattern and the schedule it allows
     activity_signal: str | None = None
     activity_threshold: Number | None = None
