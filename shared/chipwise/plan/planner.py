@@ -33,6 +33,7 @@ from chipwise.plan.intake import IntakeRequest, WorkloadIn
 from chipwise.plan.options import Findings, Verdict, decide
 from chipwise.plan.serving import serving_candidates
 from chipwise.plan.training import training_candidates
+from chipwise.presentation import plural
 from chipwise.render import money
 
 # --- one workload --------------------------------------------------------------------------------------------------
@@ -355,7 +356,8 @@ def _business_problem(intake: IntakeRequest, plans: list[WorkloadPlan], sums: Pl
     moves = [f"{p.name} to {p.recommended_platform}" for p in plans if moved(p)]
     return (
         f"{intake.company.name} spends about {money(sums.current_monthly_cost_usd)} a month on AI accelerator "
-        f"capacity across {len(plans)} workload(s). Chipwise's plan estimates {money(sums.monthly_savings_usd)} a "
+        f"capacity across {plural(len(plans), 'workload')}. Chipwise's plan estimates "
+        f"{money(sums.monthly_savings_usd)} a "
         f"month saved by moving {', '.join(moves) or 'nothing yet'}, with a one-time porting effort of about "
         f"{money(sums.porting_cost_usd)}. The customer needs help with the Neuron port, a benchmark and credits."
     )

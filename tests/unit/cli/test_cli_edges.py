@@ -169,3 +169,34 @@ def test_the_plan_shows_no_hourly_rate_with_six_decimals(capsys: pytest.CaptureF
     plan = capsys.readouterr().out
     assert "2 × p4d.24xlarge at $21.9576/h for 160 h" in plan
     assert not re.search(r"\$\d[\d,]*\.\d{5,}/h", plan)
+
+
+def test_no_message_hedges_its_plural_with_parentheses() -> None:
+    # "1 instance(s)", "2 fix(es)": every count is worded with presentation.plural (or a template's own if)
+    root = Path(__file__).resolve().parents[3]
+    sources = [
+        *(root / "shared" / "chipwise").rglob("*.py"),
+        *(root / "devkit" / "chipwise_devkit" / "demo").rglob("*.py"),
+        *(root / "templates").rglob("*.j2"),
+    ]
+    hedged = re.compile(r"[a-z]\((s|es|ies)\)")
+    found = [
+        f"{p.relative_to(root)}:{n}"
+        for p in sources
+        for n, line in enumerate(p.read_text().splitlines(), 1)
+        if hedged.search(line)
+    ]
+    assert found == []
+
+
+def test_plural_words_a_count() -> None:
+    from decimal import Decimal
+
+    from chipwise.presentation import plural
+
+    assert [plural(1, "finding"), plural(3, "finding"), plural(2, "fix", "fixes")] == [
+        "1 finding",
+        "3 findings",
+        "2 fixes",
+    ]
+    assert [plural(Decimal("0.5"), "instance"), plural(Decimal("1.0"), "instance")] == ["0.5 instances", "1 instance"]

@@ -10,7 +10,7 @@ from decimal import Decimal
 
 from chipwise.economics import usd
 from chipwise.models.findings import FindingDocument
-from chipwise.presentation import best_saving, counts_in_totals, headline, next_step, ranked
+from chipwise.presentation import best_saving, counts_in_totals, headline, next_step, plural, ranked
 from chipwise.store import session_scope
 from chipwise.store.repositories.findings import OPEN, WITHDRAWN, FindingRepository, finding_document
 from chipwise.store.repositories.realised import RealisedSavingRepository
@@ -82,7 +82,10 @@ def realised_section(rows: Sequence[RealisedSaving]) -> str:
         )
     measured = [r for r in rows if r.realised_monthly_savings_usd is not None]
     total = sum((r.realised_monthly_savings_usd or Decimal(0) for r in measured), Decimal(0))
-    lines += ["", f"Realised to date: {usd(total)}/month from {len(measured)} measured fix(es)."]
+    lines += [
+        "",
+        f"Realised to date: {usd(total)}/month from {plural(len(measured), 'measured fix', 'measured fixes')}.",
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -100,7 +103,7 @@ def _run(ctx: DemoContext) -> None:
             (
                 "Realised",
                 f"{usd(sum((r.realised_monthly_savings_usd or Decimal(0) for r in measured), Decimal(0)))}/month "
-                f"realised by {len(measured)} fix(es) measured in Cost Explorer ("
+                f"realised by {plural(len(measured), 'fix', 'fixes')} measured in Cost Explorer ("
                 + ", ".join(
                     f"{r.resource_name}: {usd(r.realised_monthly_savings_usd or Decimal(0))} of "
                     f"{usd(r.estimated_monthly_savings_usd)} estimated"
