@@ -155,10 +155,17 @@ def _spend(
     return first, end, dict(by_platform)
 
 
-def _monthly_cost(resource: Resource) -> Decimal | None:
-    """A workload's on-demand run-rate a month (catalog price in its region × its instances); None for an
-    inference component (its count is copies on its endpoint's instances) or an unpriced type."""
-    if resource.kind == "sagemaker_inference_component" or not resource.instance_type:
+ALWAYS_ON = ("ec2_instance", "sagemaker_endpoint")  # kinds billed around the clock while they run
+
+
+def _monthly_cost(resource: Resource, costed: dict[str, Decimal]) -> Decimal | None:
+    """A workload's monthly cost: its finding's (priced at the account's effective rate and share) where it has
+    one, else the on-demand run-rate of an always-on instance or endpoint (catalog price in its region × its
+    instances × 730 h); None for what runs part-time or shares instances (a training job, an inference
+    component) or an unpriced type."""
+    if resource.arn in costed:
+        return costed[resource.arn]
+    if resource.kind not in ALWAYS_ON or not resource.instance_type:
         return None
     price = get_catalog().price(resource.instance_type, resource.region)
     return None if price is None else monthly_cost(price, resource.instance_count)
@@ -169,7 +176,7 @@ def by_spend(workloads: list[DraftWorkload]) -> list[DraftWorkload]:
     return sorted(workloads, key=lambda w: (w.monthly_cost_usd is None, -(w.monthly_cost_usd or 0), w.name))
 
 
-def _workloads(session: Session, account_id: str) -> list[DraftWorkload]:
+def _workloads(session: Session, account_id: str, costed: dict[str, Decimal]) -> list[DraftWorkload]:
     rows = session.scalars(
         select(Resource)
         .where(
@@ -190,7 +197,7 @@ def _workloads(session: Session, account_id: str) -> list[DraftWorkload]:
                 platform=r.platform,
                 stage=(r.hints or {}).get("workload"),
                 model=(r.hints or {}).get("hf_model_id") or (r.hints or {}).get("model_family"),
-                monthly_cost_usd=_monthly_cost(r),
+                monthly_cost_usd=_monthly_cost(r, costed),
             )
             for r in rows
             if r.kind != "batch_job_queue"
@@ -218,7 +225,7 @@ def account_figures(session: Session, account_id: str, *, company: str | None, l
         accelerator_spend_usd=cents(total),
         monthly_accelerator_spend_usd=cents(total * monthly_factor),
         monthly_by_platform={p: cents(v * monthly_factor) for p, v in sorted(by_platform.items())},
-        workloads=_workloads(session, account_id),
+        workloads=_workloads(session, account_id, {f.resource_id: cents(f.monthly_cost_usd) for f in ranked}),
         open_findings=len(ranked),
         monthly_savings_usd=totals.total_usd,
         measured_monthly_savings_usd=totals.measured_usd,

@@ -170,24 +170,24 @@ def test_an_account_without_costs_still_gets_honest_drafts(session_factory: sess
 def test_the_referral_names_the_largest_workloads_by_spend_not_by_name(
     session_factory: sessionmaker[Session],
 ) -> None:
-    # Given the estate: train-llama-trn1 on 1 × ml.trn1.32xlarge ($28.497/h × 730 = $20,802.81 a month),
-    # chat-mistral-g5 on 4 × ml.g5.2xlarge (4 × $1.515 × 730 = $4,423.80), three on 1 × ml.g5.2xlarge or
-    # ml.inf2.xlarge ($1,105.95, $722.70)
+    # Given the estate: chat-mistral-g5 costs $4,406.28 a month and bert-ner-g6 $1,300 (their findings' figures),
+    # old-endpoint (its finding resolved) runs 1 × ml.g5.2xlarge always on ($1.515/h × 730 = $1,105.95),
+    # search-idle-inf2 $554.80 (its finding), and train-llama-trn1 is a training job (part-time: no run-rate)
     with session_factory.begin() as session:
         _account_with_costs(session)
         result = prepare_account_drafts(session, "123456789012", Settings(), now=NOW)
     figures = result.drafts.figures
-    # Then the workloads run largest spend first (equal spends by name), and the referral's examples are the top 3
+    # Then the workloads run largest spend first, unknown last, and the referral's examples are the top 3
     assert [(w.name, w.monthly_cost_usd) for w in figures.workloads] == [
-        ("train-llama-trn1", Decimal("20802.81")),
-        ("chat-mistral-g5", Decimal("4423.80")),
-        ("bert-ner-g6", Decimal("1105.95")),
+        ("chat-mistral-g5", Decimal("4406.28")),
+        ("bert-ner-g6", Decimal("1300.00")),
         ("old-endpoint", Decimal("1105.95")),
-        ("search-idle-inf2", Decimal("722.70")),
+        ("search-idle-inf2", Decimal("554.80")),
+        ("train-llama-trn1", None),
     ]
     assert (
-        "including train-llama-trn1 (ml.trn1.32xlarge, about $20,803 a month), chat-mistral-g5 "
-        "(ml.g5.2xlarge ×4, about $4,424 a month), bert-ner-g6 (ml.g5.2xlarge, about $1,106 a month)."
+        "including chat-mistral-g5 (ml.g5.2xlarge ×4, about $4,406 a month), bert-ner-g6 (ml.g5.2xlarge, about "
+        "$1,300 a month), old-endpoint (ml.g5.2xlarge, about $1,106 a month)."
     ) in result.drafts.referral.body
 
 
