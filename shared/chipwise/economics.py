@@ -53,6 +53,14 @@ def usd(value: Decimal | int | float | str, places: int = 2) -> str:
     return f"{sign}${abs(amount):,.{places}f}"
 
 
+def usd_per_hour(rate: Decimal) -> str:
+    """An hourly rate as price lists print it: at most four decimal places, trailing zeros trimmed down to the
+    cents ("$21.9576/h", "$1.006/h", "$0.40/h"), so the monthly figures next to it can be checked by hand."""
+    text = usd(rate, 4)
+    whole, _, decimals = text.partition(".")
+    return f"{whole}.{decimals[:2]}{decimals[2:].rstrip('0')}/h"
+
+
 def monthly_cost(hourly_rate: Decimal, count: int | Decimal = 1) -> Decimal:
     """``count`` instances at ``hourly_rate`` for 730 hours, to the cent."""
     return cents(hourly_rate * Decimal(count) * HOURS_PER_MONTH)
@@ -67,6 +75,28 @@ def scheduled_saving(hourly_rate: Decimal, count: int | Decimal, hours_off_per_w
     """What ``count`` instances at ``hourly_rate`` stop costing a month when switched off ``hours_off_per_week``
     hours every week, to the cent."""
     return cents(hourly_rate * Decimal(count) * weekly_to_monthly(hours_off_per_week))
+
+
+def cold_start_cost(
+    hourly_rate: Decimal, count: int | Decimal, scale_ups_per_week: int, minutes_early: Decimal
+) -> Decimal:
+    """What a schedule's scale-ups cost a month: ``count`` instances started ``minutes_early`` before the work,
+    ``scale_ups_per_week`` times a week, at ``hourly_rate``, to the cent."""
+    return cents(hourly_rate * Decimal(count) * weekly_to_monthly(scale_ups_per_week) * minutes_early / 60)
+
+
+def net_scheduled_saving(
+    hourly_rate: Decimal,
+    count: int | Decimal,
+    hours_off_per_week: Decimal | int | float,
+    scale_ups_per_week: int,
+    minutes_early: Decimal,
+) -> tuple[Decimal, Decimal, Decimal]:
+    """(gross saving, cold-start cost, net saving) a month of switching capacity off on a schedule: the hours off
+    less the minutes each scale-up starts early, all to the cent."""
+    gross = scheduled_saving(hourly_rate, count, hours_off_per_week)
+    cold = cold_start_cost(hourly_rate, count, scale_ups_per_week, minutes_early)
+    return gross, cold, gross - cold
 
 
 def daily_to_monthly(amount_per_day: Decimal) -> Decimal:

@@ -17,6 +17,13 @@ _ACRONYMS = {"gpu": "GPU", "cpu": "CPU", "ec2": "EC2", "eks": "EKS", "sagemaker"
 _VERBS = {"enable_telemetry": "Enable telemetry"}
 
 
+def plural(count: int | Decimal, singular: str, plural_form: str | None = None) -> str:
+    """A count with its noun: ``1 finding``, ``3 findings``, ``1 fix``/``2 fixes`` (give the irregular form), and
+    ``0.5 instances`` (only exactly one is singular)."""
+    number = f"{count.normalize():f}" if isinstance(count, Decimal) else f"{count:,}"
+    return f"{number} {singular if count == 1 else plural_form or singular + 's'}"
+
+
 def rule_label(rule_id: str) -> str:
     """A readable name for a rule id: ``gpu_inference_portable`` → "GPU inference portable"."""
     words = [_ACRONYMS.get(w, w) for w in rule_id.split("_") if w]
@@ -196,6 +203,14 @@ def console_url(resource_arn: str, region: str, resource_kind: str) -> str:
     if resource_kind == "batch_compute_environment":
         return f"{base}/batch/home?region={region}#compute-environments/detail/{quote(resource_arn, safe='')}"
     return f"https://console.aws.amazon.com/go/view?arn={quote(resource_arn, safe='')}"
+
+
+def suppress_step(finding_id: str) -> str:
+    """How someone who reads Chipwise's mail or Slack (not its command line) gets a finding hidden."""
+    return f"ask the person who runs Chipwise to suppress finding {short_id(finding_id)} until a date, with a reason"
+
+
+REPORT_STEP = "ask the person who runs Chipwise for the latest HTML report"
 
 
 def suppress_command(finding_id: str) -> str:

@@ -261,13 +261,26 @@ def normalise_database_url(url: str) -> str:
     raise ValueError(f"{kind}:// databases are not supported: use {_SUPPORTED_DATABASES}")
 
 
+def _toml_settings() -> tuple[str, set[str]]:
+    """The settings file's name and the top-level settings it sets (none when it is absent or unreadable)."""
+    path = Path(os.environ.get(CONFIG_FILE_ENV, "chipwise.toml"))
+    try:
+        return str(path), set(tomllib.loads(path.read_text(encoding="utf-8")))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return str(path), set()
+
+
 def describe_validation_error(exc: ValidationError) -> str:
-    """One line naming each bad setting and its environment variable."""
+    """One line naming each bad setting and where it came from: its environment variable, the settings file, or
+    (the region only) the standard AWS environment."""
+    toml_path, in_toml = _toml_settings()
     parts = []
     for error in exc.errors():
         path = ".".join(str(p) for p in error["loc"])
         env = "CHIPWISE_" + "__".join(str(p) for p in error["loc"]).upper()
-        if path == "region" and not os.environ.get(env):
+        if not os.environ.get(env) and str(error["loc"][0]) in in_toml:
+            env = f"{path} in {toml_path}"
+        elif path == "region" and not os.environ.get(env):
             env = "from the AWS environment: AWS_REGION, AWS_DEFAULT_REGION or the profile"
         parts.append(f"{path} ({env}): {error['msg']}")
     return "invalid setting " + "; ".join(parts)

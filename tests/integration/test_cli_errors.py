@@ -202,3 +202,29 @@ def test_neuron_agent_says_why(tmp_path: Path, args: list[str], needle: str) -> 
 def test_unknown_filter_value(tmp_path: Path) -> None:
     done = chipwise(tmp_path, "findings", "--rule", "nonexistent", env=base_env(tmp_path))
     assert_one_clear_failure(done, "nonexistent", "chipwise rules")
+
+
+def test_a_bad_region_in_chipwise_toml_names_the_file_not_the_aws_environment(tmp_path: Path) -> None:
+    (tmp_path / "chipwise.toml").write_text('region = "mars-1"\n')
+    done = chipwise(tmp_path, "findings", env=base_env(tmp_path))
+    message = assert_one_clear_failure(done, "region in chipwise.toml")
+    assert "AWS environment" not in message
+
+
+def test_a_missing_sqlite_folder_says_the_folder_does_not_exist(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'no-such-folder' / 'chipwise.db'}"
+    done = chipwise(tmp_path, "findings", env=base_env(tmp_path, CHIPWISE_DATABASE_URL=url))
+    message = assert_one_clear_failure(done, "does not exist", str(tmp_path / "no-such-folder"))
+    assert "server is running" not in message
+
+
+def test_catalog_refresh_without_credentials_starts_with_the_error(tmp_path: Path) -> None:
+    done = chipwise(tmp_path, "catalog", "refresh", env=base_env(tmp_path))
+    assert_one_clear_failure(done, "credentials")
+    assert done.stderr.startswith("chipwise: "), repr(done.stderr[:40])
+
+
+def test_catalog_show_of_an_unknown_region_fails(tmp_path: Path) -> None:
+    done = chipwise(tmp_path, "catalog", "show", "--region", "mars-1", env=base_env(tmp_path))
+    assert_one_clear_failure(done, "mars-1", "chipwise catalog regions")
+    assert "n/a" not in done.stdout

@@ -179,9 +179,9 @@ def test_accounts_commands_show_and_queue_the_scans(
     assert {r["account_id"] for r in listed} >= set(organization)
     assert all("external_id" not in r for r in listed)  # the secret is not printed
     assert main(["accounts", "dispatch", "--dry-run"]) == 0
-    assert "would queue 4 scan(s)" in capsys.readouterr().out
+    assert "would queue 4 scans" in capsys.readouterr().out
     assert main(["accounts", "dispatch"]) == 0
-    assert "queued 4 scan(s)" in capsys.readouterr().out
+    assert "queued 4 scans" in capsys.readouterr().out
 
 
 def test_a_replayed_schedule_queues_and_scans_nothing_twice(

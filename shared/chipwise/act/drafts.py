@@ -24,9 +24,9 @@ from typing import Any
 
 from chipwise.act.notify.digest import FindingLine, by_savings, headline_of, load_snapshot
 from chipwise.act.notify.outbox import enqueue
-from chipwise.catalog import CompanyStage, platform_of
+from chipwise.catalog import CompanyStage, get_catalog, platform_of
 from chipwise.clock import utcnow
-from chipwise.economics import HOURS_PER_MONTH, cents
+from chipwise.economics import HOURS_PER_MONTH, cents, monthly_cost
 from chipwise.errors import NotFound
 from chipwise.plan.ace import opportunity_document
 from chipwise.plan.credits import CompanyProfile, CreditMatch, match_programs
@@ -38,7 +38,7 @@ from chipwise.store.repositories import messaging as messaging_store
 from chipwise.store.repositories import rows as rows_store
 from chipwise.store.repositories import usage as usage_store
 from chipwise.store.repositories.inventory import ResourceRepository
-from chipwise.store.tables import Account, Draft, OutboxMessage
+from chipwise.store.tables import Account, Draft, OutboxMessage, Resource
 
 ACCELERATORS = ("inferentia", "trainium", "nvidia")
 CREDITS_KIND = "credits_application"
@@ -81,6 +81,7 @@ class DraftWorkload:
     platform: str
     stage: str | None
     model: str | None
+    monthly_cost_usd: Decimal | None = None  # on-demand run-rate from the catalog (None: an inference component)
 
     @property
     def capacity(self) -> str:
@@ -105,6 +106,14 @@ class AccountFigures:
     measured_monthly_savings_usd: Decimal
     top_findings: list[FindingLine]
     migrations: list[FindingLine] = field(default_factory=list)
+
+    @property
+    def who(self) -> str:
+        """The company and its account, once: "Acme AI (AWS account 123456789012)", or "AWS account 123456789012"
+        when the company name is not known (never "AWS account X (AWS account X)")."""
+        if self.account_id in self.company:
+            return self.company
+        return f"{self.company} (AWS account {self.account_id})"
 
     @property
     def monthly_after_usd(self) -> Decimal:
@@ -135,22 +144,46 @@ def _spend(
     return first, end, dict(by_platform)
 
 
-def _workloads(session: Session, account_id: str) -> list[DraftWorkload]:
+ALWAYS_ON = ("ec2_instance", "sagemaker_endpoint")  # kinds billed around the clock while they run
+
+
+def _monthly_cost(resource: Resource, costed: dict[str, Decimal]) -> Decimal | None:
+    """A workload's monthly cost: its finding's (priced at the account's effective rate and share) where it has
+    one, else the on-demand run-rate of an always-on instance or endpoint (catalog price in its region × its
+    instances × 730 h); None for what runs part-time or shares instances (a training job, an inference
+    component) or an unpriced type."""
+    if resource.arn in costed:
+        return costed[resource.arn]
+    if resource.kind not in ALWAYS_ON or not resource.instance_type:
+        return None
+    price = get_catalog().price(resource.instance_type, resource.region)
+    return None if price is None else monthly_cost(price, resource.instance_count)
+
+
+def by_spend(workloads: list[DraftWorkload]) -> list[DraftWorkload]:
+    """Largest monthly spend first (the examples a referral names), unpriced ones last, then by name."""
+    return sorted(workloads, key=lambda w: (w.monthly_cost_usd is None, -(w.monthly_cost_usd or 0), w.name))
+
+
+def _workloads(session: Session, account_id: str, costed: dict[str, Decimal]) -> list[DraftWorkload]:
     rows = ResourceRepository(session).live_on_platforms(account_id, ACCELERATORS, ("terminated", "deleted", "Deleted"))
-    return [
-        DraftWorkload(
-            name=r.name,
-            kind=r.kind,
-            region=r.region,
-            instance_type=r.instance_type,
-            instance_count=r.instance_count,
-            platform=r.platform,
-            stage=(r.hints or {}).get("workload"),
-            model=(r.hints or {}).get("hf_model_id") or (r.hints or {}).get("model_family"),
-        )
-        for r in rows
-        if r.kind != "batch_job_queue"
-    ]
+    return by_spend(
+        [
+            DraftWorkload(
+                name=r.name,
+                kind=r.kind,
+                region=r.region,
+                instance_type=r.instance_type,
+                instance_count=r.instance_count,
+                platform=r.platform,
+                stage=(r.hints or {}).get("workload"),
+                model=(r.hints or {}).get("hf_model_id") or (r.hints or {}).get("model_family"),
+                monthly_cost_usd=_monthly_cost(r, costed),
+            )
+            for r in rows
+            if r.kind != "batch_job_queue"
+        ]
+    )
 
 
 def account_figures(session: Session, account_id: str, *, company: str | None, lookback_days: int) -> AccountFigures:
@@ -173,7 +206,7 @@ def account_figures(session: Session, account_id: str, *, company: str | None, l
         accelerator_spend_usd=cents(total),
         monthly_accelerator_spend_usd=cents(total * monthly_factor),
         monthly_by_platform={p: cents(v * monthly_factor) for p, v in sorted(by_platform.items())},
-        workloads=_workloads(session, account_id),
+        workloads=_workloads(session, account_id, {f.resource_id: cents(f.monthly_cost_usd) for f in ranked}),
         open_findings=len(ranked),
         monthly_savings_usd=totals.total_usd,
         measured_monthly_savings_usd=totals.measured_usd,
@@ -245,7 +278,13 @@ def _figures_doc(figures: AccountFigures) -> dict[str, Any]:
         "monthly_savings_usd": _money_doc(figures.monthly_savings_usd),
         "measured_monthly_savings_usd": _money_doc(figures.measured_monthly_savings_usd),
         "monthly_after_usd": _money_doc(figures.monthly_after_usd),
-        "workloads": [asdict(w) for w in figures.workloads],
+        "workloads": [
+            {
+                **asdict(w),
+                "monthly_cost_usd": None if w.monthly_cost_usd is None else _money_doc(w.monthly_cost_usd),
+            }
+            for w in figures.workloads
+        ],
         "top_findings": [
             {
                 "finding_id": f.finding_id,
@@ -326,7 +365,7 @@ def build_account_drafts(figures: AccountFigures, facts: CompanyFacts, *, contac
     credits = DraftContent(
         kind=CREDITS_KIND,
         subject_key=subject_key,
-        title=f"Credits application draft: {figures.company} ({figures.account_id})",
+        title=f"Credits application draft: {figures.who}",
         body=render("drafts/credits_application.md.j2", **context),
         document={
             "kind": CREDITS_KIND,
@@ -361,7 +400,7 @@ def build_account_drafts(figures: AccountFigures, facts: CompanyFacts, *, contac
     referral = DraftContent(
         kind=REFERRAL_KIND,
         subject_key=subject_key,
-        title=f"Partner referral draft: {figures.company} ({figures.account_id})",
+        title=f"Partner referral draft: {figures.who}",
         body=email_body,
         document={
             "kind": REFERRAL_KIND,
@@ -435,7 +474,7 @@ def enqueue_review(
         kind="draft",
         recipient=advisory_email,
         dedupe_key=key,
-        subject=f"Drafts for review: {drafts.figures.company} ({drafts.figures.account_id})",
+        subject=f"Drafts for review: {drafts.figures.who}",
         payload={
             "html": render("email/drafts_review.html.j2", **context),
             "text": render("email/drafts_review.txt.j2", **context),

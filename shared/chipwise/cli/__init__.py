@@ -19,6 +19,7 @@ from rich.console import Console
 from rich.text import Text
 
 from chipwise.cli._errors import explain, redact, take_debug_flag, unexpected
+from chipwise.cli._help import polish
 from chipwise.errors import ConfigError
 
 PLUGIN_GROUP = "chipwise.cli"
@@ -51,6 +52,7 @@ def _register_commands() -> None:
         entry.load()(app)
     if "demo" not in plugged:
         app.command("demo", help="The demo (needs the development kit: run `make demo`).")(_demo_unavailable)
+    polish(app)
     _registered = True
 
 

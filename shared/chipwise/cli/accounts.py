@@ -8,6 +8,7 @@ from rich.table import Table
 from chipwise.aws import aws_context
 from chipwise.cli.common import out, print_json, settings
 from chipwise.pipeline.fanout import dispatch_scans, member_accounts, scan_requests
+from chipwise.presentation import plural
 
 accounts_app = typer.Typer(help="The accounts a scheduled scan covers; fan the scans out.", no_args_is_help=True)
 
@@ -21,7 +22,7 @@ def list_command(json_output: bool = typer.Option(False, "--json", help="Print t
     if json_output:
         print_json([r.model_dump(mode="json") for r in requests])
         return
-    table = Table(title=f"{len(requests)} scan(s)", title_justify="left")
+    table = Table(title=plural(len(requests), "scan"), title_justify="left")
     for column in ("account", "region", "role"):
         table.add_column(column)
     for r in requests:
@@ -37,7 +38,7 @@ def dispatch_command(
     config = settings()
     report = dispatch_scans(aws_context(config.region), config, dry_run=dry_run)
     verb = "would queue" if dry_run else "queued"
-    out.print(f"{verb} {len(report.requests) if dry_run else report.sent} scan(s)")
+    out.print(f"{verb} {plural(len(report.requests) if dry_run else report.sent, 'scan')}")
     for failure in report.failed:
         out.print(f"[red]failed[/] {failure}")
 

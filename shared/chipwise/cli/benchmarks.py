@@ -14,6 +14,7 @@ from chipwise.act.benchmarks.runs import list_runs, run_summary
 from chipwise.cli.common import err, out, print_json, settings, store_session
 from chipwise.errors import InvalidInput, NotFound
 from chipwise.models.benchmark import BenchmarkParameters, RunStatus
+from chipwise.presentation import plural, short_id
 from chipwise.render import money
 from chipwise.store import Session
 from chipwise.store.repositories import benchmarks as benchmark_store
@@ -81,11 +82,12 @@ def _print_report(report: BenchmarkDispatchReport) -> None:
         for column in ("finding", "resource", "role", "reason"):
             skipped.add_column(column, overflow="fold")
         for s in report.skipped:
-            skipped.add_row(s.finding_id[:8], s.resource_name, s.role, s.reason)
+            skipped.add_row(short_id(s.finding_id), s.resource_name, s.role, s.reason)
         out.print(skipped)
     if report.sweep and (report.sweep.expired or report.sweep.caught_up):
         err.print(
-            f"{len(report.sweep.expired)} stale runs expired, {len(report.sweep.caught_up)} missed results recorded"
+            f"{plural(len(report.sweep.expired), 'stale run')} expired, "
+            f"{plural(len(report.sweep.caught_up), 'missed result')} recorded"
         )
 
 
@@ -121,8 +123,8 @@ def list_command(
     for row in rows:
         style = _STATUS_STYLE.get(row["status"], "white")
         table.add_row(
-            row["run_id"],
-            row["finding_id"][:8],
+            short_id(row["run_id"]),
+            short_id(row["finding_id"]),
             row["role"],
             row["target_instance_type"],
             str(row["attempt"]),
@@ -159,7 +161,7 @@ def find_run(session: Session, run_id: str) -> BenchmarkRun:
 
 @benchmarks_app.command("show")
 def show_command(
-    run_id: str = typer.Argument(..., help="The run id (from `chipwise benchmarks list`)."),
+    run_id: str = typer.Argument(..., help="The run id (the 8 characters `chipwise benchmarks list` shows)."),
     as_json: bool = typer.Option(False, "--json", help="Machine-readable output on stdout."),
 ) -> None:
     """One run: its job, parameters, measurements and what they did to the recommendation."""

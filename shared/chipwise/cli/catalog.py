@@ -61,6 +61,12 @@ def show_command(
 ) -> None:
     """List instance types with accelerators, NeuronCores, memory, $/hour and the price's source."""
     catalog = get_catalog()
+    region = region.strip().lower()
+    if catalog.regions.get(region) is None and region not in catalog.document.regional_prices:
+        raise InvalidInput(
+            f"--region {region!r} is not a region the catalog prices: `chipwise catalog regions` lists the "
+            f"{len(catalog.regions.all())} it knows"
+        )
     rows = _rows(catalog, family, sagemaker)
     table = Table(title=f"Chipwise catalog ({region}, on-demand Linux, as of {catalog.as_of})", title_justify="left")
     table.add_column("type", no_wrap=True)
@@ -106,6 +112,21 @@ def show_command(
         )
 
 
+@app.command("regions")
+def regions_command() -> None:
+    """List the regions the catalog prices: code, Price List location, multiplier against us-east-1, source."""
+    catalog = get_catalog()
+    table = Table(title=f"{len(catalog.regions.all())} regions (prices against {catalog.region})", title_justify="left")
+    for column in ("region", "location", "multiplier", "source"):
+        table.add_column(column)
+    for item in sorted(catalog.regions.all(), key=lambda r: r.code):
+        multiplier = "1" if item.code == catalog.region else item.multiplier
+        table.add_row(
+            item.code, item.location, "unknown" if multiplier is None else f"{multiplier}", item.source or "–"
+        )
+    out.print(table)
+
+
 def _summary(result: RefreshResult) -> None:
     for region in result.regions:
         missing = result.missing.get(region, [])
@@ -130,15 +151,21 @@ def refresh_command(
     ),
 ) -> None:
     """Rebuild the catalog's prices from the AWS Price List API (needs pricing:GetProducts)."""
-    with progress() as bar:
-        tasks: dict[str, TaskID] = {}
+    bar = progress()  # started at the first price, so a failure before it prints nothing but the error
+    tasks: dict[str, TaskID] = {}
 
-        def report(region: str, done: int, total: int) -> None:
-            if region not in tasks:
-                tasks[region] = bar.add_task(f"prices {region}", total=total)
-            bar.update(tasks[region], completed=done)
+    def report(region: str, done: int, total: int) -> None:
+        if not tasks:
+            bar.start()
+        if region not in tasks:
+            tasks[region] = bar.add_task(f"prices {region}", total=total)
+        bar.update(tasks[region], completed=done)
 
+    try:
         result = refresh_catalog(output, regions=regions, progress=report)
+    finally:
+        if tasks:
+            bar.stop()
     _summary(result)
 
 

@@ -18,8 +18,8 @@ PIPED_WIDTH = 200  # columns of a table written to a pipe or file: wide enough t
 
 
 class _StdoutConsole(Console):
-    """stdout: the terminal's width; piped or redirected (and no COLUMNS), a wide page so tables keep words whole.
-    Decided at each print, not at import (the same process may print to a terminal and to a capture)."""
+    """stdout or stderr: the terminal's width; piped or redirected (and no COLUMNS), a wide page so tables keep
+    words whole. Decided at each print, not at import (the same process may print to a terminal and to a capture)."""
 
     @property
     def size(self) -> ConsoleDimensions:
@@ -36,14 +36,14 @@ class _StdoutConsole(Console):
         self._width, self._height = new_size
 
 
-def _stdout_console() -> Console:
-    console = _StdoutConsole()
+def _stdout_console(stderr: bool = False) -> Console:
+    console = _StdoutConsole(stderr=stderr)
     console._width = None  # COLUMNS is read at each print (the property above), not frozen at import
     return console
 
 
 out = _stdout_console()  # data (tables, JSON) goes to stdout
-err = Console(stderr=True)  # progress and messages go to stderr
+err = _stdout_console(stderr=True)  # progress and messages go to stderr (the demo's findings table too)
 
 
 def settings() -> Settings:

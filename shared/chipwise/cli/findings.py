@@ -18,7 +18,7 @@ from rich.text import Text
 from chipwise.cli.common import err, out, print_json, settings, store_session
 from chipwise.clock import utcnow
 from chipwise.economics import parse_day, parse_utc, usd
-from chipwise.errors import InvalidInput
+from chipwise.errors import InvalidInput, NotFound
 from chipwise.models.common import is_account_id
 from chipwise.models.findings import FindingDocument
 from chipwise.pipeline.evaluate import evaluate_account
@@ -29,14 +29,17 @@ from chipwise.presentation import (
     console_url,
     headline,
     next_step,
+    plural,
     ranked,
-    rule_label,
     short_id,
     target_label,
 )
 from chipwise.presentation import suppress_command as suppress_hint
 from chipwise.rules import registry
 from chipwise.rules.policy import Policy
+from chipwise.rules.registry import rule_title
+from chipwise.store import Session
+from chipwise.store.repositories.accounts import AccountRepository
 from chipwise.store.repositories.findings import FindingRepository, finding_document
 from chipwise.store.repositories.realised import RealisedSavingRepository
 
@@ -128,6 +131,8 @@ def findings_command(
     check_filters(rule, region, account, output)
     statuses = _statuses(status)
     with store_session() as session:
+        if account is not None:
+            check_account(session, account)
         rows = FindingRepository(session).find(
             account_id=account,
             region=region,
@@ -143,9 +148,17 @@ def findings_command(
     if output == "csv":
         write_csv(documents, sys.stdout)
         return
-    out.print(findings_table(documents, title=f"{len(documents)} {status} finding(s)"))
+    out.print(findings_table(documents, title=f"{plural(len(documents), f'{status} finding')}"))
     if not documents and total == 0:
         err.print(empty_store_hint(settings().database_url), highlight=False, markup=False, soft_wrap=True)
+
+
+def check_account(session: Session, account: str) -> None:
+    """An account the store does not know is an error naming the ones it does (not a silently empty list)."""
+    known = AccountRepository(session).known_ids()
+    if account not in known:
+        held = f"it holds {', '.join(known)}" if known else "it holds no account yet: run `chipwise scan` first"
+        raise NotFound(f"no account {account} in the store: {held}")
 
 
 def write_csv(documents: list[FindingDocument], stream: IO[str]) -> None:
@@ -184,7 +197,10 @@ DEMO_STORE = Path("chipwise-demo") / "chipwise-demo.db"
 def empty_store_hint(database_url: str) -> str:
     """What to do when the store has no findings at all: read the demo's store, or fill this one."""
     if DEMO_STORE.is_file() and DEMO_STORE.name not in database_url:
-        return f"the store is empty; the demo's findings are in its own store: {demo_findings_command()}"
+        return (
+            "the store is empty: run `chipwise scan` (AWS credentials needed) to fill it; the demo's findings are "
+            f"in its own store: {demo_findings_command()}"
+        )
     return (
         "the store is empty: run `chipwise scan` (AWS credentials needed) to fill it, or `make demo` "
         "(no AWS needed) and read the demo's store"
@@ -284,7 +300,7 @@ def show_command(
 def print_finding(document: FindingDocument, suppression: dict[str, Any], link: str) -> None:
     """One finding as a person acts on it: where it is, what it costs, how to hide it, and its evidence."""
     d = document
-    out.print(Text.assemble((d.rule_id, "bold"), " on ", d.resource_name, f" ({d.finding_id})"))
+    out.print(Text.assemble((rule_title(d.rule_id), "bold"), " on ", d.resource_name, f" ({d.finding_id})"))
     out.print(Text(d.summary))
     facts = Table(show_header=False, box=None, pad_edge=False)
     facts.add_column("field", style="dim", no_wrap=True)
@@ -408,7 +424,7 @@ def realised_command(
     out.print(f"realised to date: {usd(measured)} a month")
     for r in rules:
         ratio = "" if r.accuracy is None else f", {r.accuracy:.0%} of the estimate"
-        out.print(f"  {rule_label(r.rule_id)}: {r.measured} measured, {r.pending} pending{ratio}")
+        out.print(f"  {rule_title(r.rule_id)}: {r.measured} measured, {r.pending} pending{ratio}")
 
 
 @findings_app.command("suppress")
@@ -420,28 +436,51 @@ def suppress_command(
     """Hide a finding until a date; after it, the next scan reopens it if the condition still holds."""
     with store_session() as session:
         finding = FindingRepository(session).suppress(finding_id, until=parse_until(until), reason=reason, now=utcnow())
-        label = f"{finding.rule_id} on {finding.resource_name}"
+        label = f"{rule_title(finding.rule_id)} on {finding.resource_name}"
         ends = finding.suppressed_until
-    out.print(f"suppressed {label} until {ends.isoformat() if ends else '?'}", highlight=False)
+    out.print(f"suppressed {label} {until_words(until, ends)}", highlight=False)
+
+
+def until_words(typed: str, ends: datetime | None) -> str:
+    """The end of a suppression as the user gave it: a date is the last day hidden ("through 2026-12-31, UTC"),
+    not the instant after it; a time is shown as stored."""
+    try:
+        day = parse_day(typed)
+    except ValueError:
+        return f"until {ends.isoformat() if ends else typed}"
+    return f"through {day.isoformat()} (UTC); the next scan after it reopens it if the condition still holds"
 
 
 @findings_app.command("evaluate")
 def evaluate_command(
-    account: str = typer.Option(..., "--account", help="Account whose stored data to evaluate."),
+    account: str | None = typer.Option(
+        None, "--account", help="Account whose stored data to evaluate (default: every account in the store)."
+    ),
     region: str | None = typer.Option(None, "--region", help="Region (default: the home region)."),
     config: Path | None = typer.Option(None, "--config", help="Policy file with [rules.<rule_id>] thresholds."),
     json_output: bool = typer.Option(False, "--json", help="Print the open findings (JSON) on stdout."),
 ) -> None:
     """Run the rules again on what the store holds (no AWS calls): try a policy without rescanning."""
+    if account is not None and not is_account_id(account):
+        raise InvalidInput(f"--account {account!r} is not a 12-digit AWS account id")
     policy = load_policy(config)
+    documents: list[FindingDocument] = []
     with store_session() as session:
-        documents = evaluate_account(
-            session, account_id=account, region=region or settings().region, now=utcnow(), policy=policy
-        )
+        if account is not None:
+            check_account(session, account)
+        accounts = [account] if account is not None else AccountRepository(session).known_ids()
+        if not accounts:
+            raise NotFound("the store holds no account yet: run `chipwise scan` (or `make demo`) first")
+        for account_id in accounts:
+            documents += evaluate_account(
+                session, account_id=account_id, region=region or settings().region, now=utcnow(), policy=policy
+            )
+    documents = ranked(documents)
     if json_output:
         print_json([d.model_dump(mode="json") for d in documents])
         return
-    out.print(findings_table(documents, title=f"{len(documents)} open finding(s) for {account}"))
+    scope = f"account {accounts[0]}" if len(accounts) == 1 else plural(len(accounts), "account")
+    out.print(findings_table(documents, title=f"{plural(len(documents), 'open finding')} for {scope}"))
 
 
 def rules_command(

@@ -9,6 +9,7 @@ from rich.table import Table
 
 from chipwise.cli.common import err, out, print_json, settings, store_session
 from chipwise.errors import UpstreamError
+from chipwise.presentation import plural
 from chipwise.store import ensure_schema
 from chipwise.store.tables import OutboxMessage
 
@@ -48,7 +49,7 @@ def notify_command(
         print_json(report.as_dict())
         return
     verb = "Would send" if dry_run else "Enqueued"
-    table = Table(title=f"{verb}: {len(report.planned)} new message(s)", title_justify="left")
+    table = Table(title=f"{verb}: {plural(len(report.planned), 'new message')}", title_justify="left")
     for column in ("channel", "kind", "recipient", "subject / text"):
         table.add_column(column, overflow="fold")
     for p in report.planned:
@@ -56,7 +57,7 @@ def notify_command(
     out.print(table)
     if dry_run:
         if report.due:
-            out.print(f"and {len(report.due)} message(s) already waiting in the outbox:")
+            out.print(f"and {plural(len(report.due), 'message')} already waiting in the outbox:")
             for m in report.due:
                 out.print(f"  #{m.id} {m.channel} {m.kind} → {m.recipient}: {_preview(m.subject, m.payload)}")
         out.print("[dim]dry run: nothing was written or sent[/]")
@@ -70,7 +71,7 @@ def notify_command(
         err.print(f"  #{message_id}: {error}", highlight=False, markup=False)
     if drained.failed or drained.retrying:
         raise UpstreamError(
-            f"{len(drained.failed) + len(drained.retrying)} message(s) could not be sent "
+            f"{plural(len(drained.failed) + len(drained.retrying), 'message')} could not be sent "
             "(`chipwise notify status` shows why; failed ones go again after `chipwise notify retry`)"
         )
 
@@ -151,7 +152,7 @@ def retry_command(
 
     with store_session() as session:
         count = requeue_failed(session, ids or None)
-    out.print(f"{count} failed message(s) queued again")
+    out.print(f"{plural(count, 'failed message')} queued again")
 
 
 def register(app: typer.Typer) -> None:

@@ -19,6 +19,7 @@ from chipwise.intake.service import new_plan_id
 from chipwise.plan.document import PlanDocument
 from chipwise.plan.intake import IntakeRequest, field_errors
 from chipwise.plan.planner import build_plan
+from chipwise.presentation import plural
 from chipwise.render import money
 
 
@@ -68,7 +69,7 @@ def plan(
         output.write_text(text, encoding="utf-8")
     where = f", written to {output}" if output else ""
     err.print(
-        f"plan for [bold]{escape(document.company)}[/]: {len(document.workloads)} workload(s), "
+        f"plan for [bold]{escape(document.company)}[/]: {plural(len(document.workloads), 'workload')}, "
         f"{money(document.total_monthly_savings_usd)} a month to save{escape(where)}",
         highlight=False,
     )

@@ -9,6 +9,9 @@ import typer
 from chipwise.act.report.build import build_report, find_scan, write_report
 from chipwise.cli.common import err, out, store_session
 from chipwise.clock import utcnow
+from chipwise.errors import InvalidInput
+from chipwise.models.common import is_account_id
+from chipwise.presentation import plural
 
 
 def report_command(
@@ -19,11 +22,13 @@ def report_command(
 ) -> None:
     """Write the HTML report of a scan: totals (measured apart from estimated), waste by rule, the trend across
     scans, utilisation heat-maps of the top findings, and every finding's evidence. No script, nothing fetched."""
+    if account is not None and not is_account_id(account):
+        raise InvalidInput(f"--account {account!r} is not a 12-digit AWS account id")
     with store_session() as session:
         found = find_scan(session, scan_id=scan, account_id=account, region=region)
         view = build_report(session, found, now=utcnow())
     path = write_report(view, output_dir)
-    err.print(f"{len(view.findings)} finding(s), {view.scans} scan(s) in the trend", highlight=False)
+    err.print(f"{plural(len(view.findings), 'finding')}, {plural(view.scans, 'scan')} in the trend", highlight=False)
     out.print(str(path), highlight=False, markup=False, soft_wrap=True)
 
 

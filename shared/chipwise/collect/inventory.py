@@ -35,6 +35,7 @@ from chipwise.models.resources import (
     component_resource_arn,
     variant_arn,
 )
+from chipwise.presentation import plural
 
 # How long a SageMaker training job may run (its MaxRuntimeInSeconds ceiling): older jobs cannot overlap.
 MAX_TRAINING_DAYS = 28
@@ -377,8 +378,8 @@ def component_reservation(
     reserved = Decimal(component.copies) * component.accelerators_required / Decimal(accelerators_per_instance)
     basis = (
         f"{label}: {component.copies} cop{'y' if component.copies == 1 else 'ies'} x "
-        f"{component.accelerators_required.normalize():f} GPU(s) / "
-        f"{accelerators_per_instance} GPUs per {instance_type} = {reserved.normalize():f} instance(s) reserved"
+        f"{plural(component.accelerators_required, 'GPU')} / "
+        f"{accelerators_per_instance} GPUs per {instance_type} = {plural(reserved, 'instance')} reserved"
     )
     return reserved, basis
 
@@ -562,7 +563,7 @@ def _within_variant(
     if reserved <= count:
         return components
     reason = (
-        f"share unknown: the inference components reserve {reserved.normalize():f} instance(s) but the variant "
+        f"share unknown: the inference components reserve {plural(reserved, 'instance')} but the variant "
         f"runs {count} x {instance_type} (copies waiting for capacity)"
     )
     return [
@@ -586,7 +587,7 @@ def unreserved_capacity(
     names = ", ".join(c.name for c in known)
     basis = (
         f"inference components ({names}) reserve {reserved.normalize():f} of {count} x {instance_type}: this "
-        f"resource's cost is the {remaining.normalize():f} instance(s) no component reserves"
+        f"resource's cost is the {plural(remaining, 'instance')} no component reserves"
     )
     unknown = [c.name for c in components if c.instances_reserved is None]
     if unknown:

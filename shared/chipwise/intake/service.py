@@ -41,6 +41,7 @@ from chipwise.observability import logger
 from chipwise.plan.document import PlanDocument
 from chipwise.plan.intake import IntakeRequest
 from chipwise.plan.planner import build_plan
+from chipwise.presentation import plural
 from chipwise.settings import Settings, get_settings
 from chipwise.store import Session, guarded_scope
 from chipwise.store.repositories import intake as intake_store
@@ -425,7 +426,7 @@ def queue_advisory_digest(session: Session, now: datetime) -> bool:
         kind=DIGEST_KIND,
         recipient=settings.advisory_email,
         dedupe_key=f"intake-digest:{day_start.date().isoformat()}",
-        subject=f"[Chipwise] Intake digest for {day_start.date().isoformat()}: {len(entries)} new plan(s)",
+        subject=f"[Chipwise] Intake digest for {day_start.date().isoformat()}: {plural(len(entries), 'new plan')}",
         payload={"html": html, "text": text},
         now=now,
     )

@@ -302,7 +302,7 @@ def size_for_slo(
         concurrency=best.concurrency,
         capacity_requests_per_second=best.requests_per_second,
         instances=instances,
-        reason=f"{instances} instance(s) at concurrency {best.concurrency} carry the peak "
+        reason=f"{instances} instance{'' if instances == 1 else 's'} at concurrency {best.concurrency} carry the peak "
         f"{peak_requests_per_second} requests/s at p95 {best.latency_p95_ms} ms (target {latency_target_ms} ms)",
     )
 

@@ -116,6 +116,7 @@ class FindingEvidence(BaseModel):
     copies: Number | None = None
     accelerators_per_copy: Number | None = None
     billed_instances: Number | None = None
+    saving_realised: str | None = None  # an inference component: its saving is cash when whole instances go
     # Off-hours capacity (accelerator_off_hours): the weekly pattern and the schedule it allows
     activity_signal: str | None = None
     activity_threshold: Number | None = None
@@ -128,6 +129,7 @@ class FindingEvidence(BaseModel):
     weeks_observed: Number | None = None
     cold_start_minutes: Number | None = None
     cold_start_monthly_usd: Number | None = None
+    gross_monthly_savings_usd: Number | None = None  # the hours off before the cold starts (the saving is net)
     scale_to_zero: str | None = None
     # Cost per million generated tokens (serving endpoints that publish their tokens; see chipwise.rules.tokens)
     token_data: str | None = None

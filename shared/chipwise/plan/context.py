@@ -19,7 +19,7 @@ from chipwise.catalog import (
     get_catalog,
     get_model_families,
 )
-from chipwise.economics import porting_cost
+from chipwise.economics import porting_cost, usd_per_hour
 from chipwise.models.common import Effort
 from chipwise.plan.document import FigureSource
 from chipwise.plan.figures import PlannerData, get_planner_data
@@ -107,7 +107,7 @@ class Context:
         price = self.catalog.price(instance.name, self.region)
         source = self.catalog.source_of(instance)
         if price is not None and source is not None:
-            self.ledger.add(f"{instance.name} on-demand price, {self.region}", f"${plain(price)}/h", source)
+            self.ledger.add(f"{instance.name} on-demand price, {self.region}", usd_per_hour(price), source)
         return price
 
     @property

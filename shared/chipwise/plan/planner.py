@@ -24,7 +24,7 @@ from typing import Any
 from chipwise.analyse import sizing
 from chipwise.analyse.sizing import Stack
 from chipwise.catalog import Source, get_credit_programs, get_neuron_software, platform_of
-from chipwise.economics import break_even_months, cents, cost_per_million_observed, round_money
+from chipwise.economics import break_even_months, cents, cost_per_million_observed, round_money, usd_per_hour
 from chipwise.models.common import Confidence
 from chipwise.plan.ace import opportunity_document
 from chipwise.plan.checks import conflicts
@@ -36,6 +36,7 @@ from chipwise.plan.intake import IntakeRequest, WorkloadIn
 from chipwise.plan.options import Findings, SharedPort, Verdict, decide
 from chipwise.plan.serving import serving_candidates
 from chipwise.plan.training import training_candidates
+from chipwise.presentation import plural
 from chipwise.render import money
 
 # --- one workload --------------------------------------------------------------------------------------------------
@@ -99,7 +100,7 @@ def _describe_current(inp: Inputs) -> str:
     model = short_name(inp.family) if inp.family.id != "custom" else f"{w.model_family} (custom architecture)"
     what = f"{'Training' if w.stage == 'training' else 'Serving'} {model}{size}"
     today = (
-        f"{inp.count} × {inp.current.name} at ${plain(inp.current_price)}/h for {plain(inp.hours)} h "
+        f"{inp.count} × {inp.current.name} at {usd_per_hour(inp.current_price)} for {plain(inp.hours)} h "
         f"costs {money(inp.current_cost)}"
     )
     if w.one_off:
@@ -386,7 +387,8 @@ def _business_problem(intake: IntakeRequest, plans: list[WorkloadPlan], sums: Pl
     moves = [f"{p.name} to {p.recommended_platform}" for p in plans if moved(p)]
     return (
         f"{intake.company.name} spends about {money(sums.current_monthly_cost_usd)} a month on AI accelerator "
-        f"capacity across {len(plans)} workload(s). Chipwise's plan estimates {money(sums.monthly_savings_usd)} a "
+        f"capacity across {plural(len(plans), 'workload')}. Chipwise's plan estimates "
+        f"{money(sums.monthly_savings_usd)} a "
         f"month saved by moving {', '.join(moves) or 'nothing yet'}, with a one-time porting effort of about "
         f"{money(sums.porting_cost_usd)}. The customer needs help with the Neuron port, a benchmark and credits."
     )

@@ -23,6 +23,7 @@ from chipwise.models.evidence import FindingEvidence
 from chipwise.models.findings import EvidenceValue as EvidenceValue
 from chipwise.models.findings import FindingDraft as FindingDraft
 from chipwise.models.findings import RecommendationDoc
+from chipwise.presentation import plural
 
 Severity = Literal["low", "medium", "high"]
 _CONFIDENCE_ORDER: tuple[Confidence, ...] = ("low", "medium", "high")
@@ -175,7 +176,7 @@ def capacity(profile: ResourceProfile) -> str:
     whole = f"{profile.instance_count} × {profile.instance_type}"
     billed = profile.billed_count
     if profile.component_name:
-        reserved = "an unknown share" if billed is None else f"{billed.normalize():f} instance(s)"
+        reserved = "an unknown share" if billed is None else plural(billed, "instance")
         copies = f"{profile.instance_count} cop{'y' if profile.instance_count == 1 else 'ies'}"
         return f"{copies} on {profile.instance_type}, {reserved} reserved"
     if profile.billed_instances is not None and billed is not None:
@@ -192,7 +193,7 @@ def idle_step(profile: ResourceProfile, action: str) -> str:
         return (
             f"delete inference component {profile.component_name} (or set its copy count to 0) and let endpoint "
             f"{profile.endpoint_name} release the instances it frees (managed instance scaling, or a lower instance "
-            "count)"
+            f"count); {whole_instances_note(profile)}"
         )
     if profile.kind == "sagemaker_endpoint" and profile.billed_instances is not None:
         return (
@@ -201,6 +202,20 @@ def idle_step(profile: ResourceProfile, action: str) -> str:
     if profile.variant_name and profile.endpoint_name:
         return f"remove variant {profile.variant_name} from endpoint {profile.endpoint_name} (a new endpoint config)"
     return f"{action} it"
+
+
+def whole_instances_note(profile: ResourceProfile) -> str:
+    """When an inference component's saving becomes cash: the endpoint bills whole instances, so the share the
+    component reserves is saved only when the endpoint runs on fewer of them (a fraction frees nothing by itself)."""
+    billed = profile.billed_count
+    endpoint = profile.endpoint_name or "its endpoint"
+    note = f"the saving is realised when {endpoint} releases whole instances"
+    if billed is not None and billed != billed.to_integral_value():
+        note += (
+            f" (it reserves {plural(billed, 'instance')}: the fraction is cash only once the other components' "
+            "copies fit on fewer instances)"
+        )
+    return note
 
 
 def identity_evidence(profile: ResourceProfile) -> dict[str, EvidenceValue]:
@@ -212,6 +227,7 @@ def identity_evidence(profile: ResourceProfile) -> dict[str, EvidenceValue]:
         "endpoint_name": profile.endpoint_name if profile.variant_name or profile.component_name else None,
         "inference_component": profile.component_name,
         "billed_instances": rounded(profile.billed_instances, 4) if profile.billed_instances is not None else None,
+        "saving_realised": whole_instances_note(profile) if profile.component_name else None,
         "cost_basis": profile.cost_basis,
         "model_id_basis": hints.sources.get("model_id"),
         "model_family_basis": hints.sources.get("model_family"),

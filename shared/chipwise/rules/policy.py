@@ -62,7 +62,8 @@ def policy_from_mapping(overrides: Mapping[str, Any], origin: str = "policy") ->
     rules = registry()
     unknown = sorted(set(overrides) - set(rules.ids()))
     if unknown:
-        raise ConfigError(f"{origin}: unknown rule(s) {', '.join(unknown)}; `chipwise rules` lists the rule ids")
+        named = f"rule{'' if len(unknown) == 1 else 's'} {', '.join(unknown)}"
+        raise ConfigError(f"{origin}: unknown {named}; `chipwise rules` lists the rule ids")
     params: dict[str, RuleParams] = {}
     for cls in rules.all():
         given = overrides.get(cls.meta.id) or {}

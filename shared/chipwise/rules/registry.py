@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 from typing import Any, TypeVar
 
+from chipwise.presentation import rule_label
 from chipwise.rules.base import Rule
 
 R = TypeVar("R", bound=type[Rule[Any]])
@@ -61,3 +62,10 @@ def registry() -> Registry:
     importlib.import_module("chipwise.rules.builtin")
     REGISTRY.check()
     return REGISTRY
+
+
+def rule_title(rule_id: str) -> str:
+    """A rule's human title ("Idle Inferentia endpoint or instance"), for every surface that names a rule; an id
+    no rule has any more reads as words."""
+    found = registry().get(rule_id)
+    return found.meta.title if found is not None else rule_label(rule_id)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import warnings
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine, create_engine, event
@@ -44,8 +45,24 @@ def describe_url(url: str) -> str:
     return make_url(url).render_as_string(hide_password=True)
 
 
+def sqlite_folder(url: str) -> Path | None:
+    """The folder a SQLite file URL puts its database in (None: not SQLite, or in memory)."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() != "sqlite" or parsed.database in (None, "", ":memory:"):
+        return None
+    if parsed.database.startswith("file:"):  # a URI filename: SQLite resolves it
+        return None
+    return Path(parsed.database).parent
+
+
 def check_connection(url: str) -> None:
     """Raise StoreUnavailable with a one-line fix when the database cannot be reached."""
+    folder = sqlite_folder(url)
+    if folder is not None and not folder.is_dir():
+        raise StoreUnavailable(
+            f"the folder of the SQLite store {describe_url(url)} does not exist: create {folder} "
+            "or point CHIPWISE_DATABASE_URL elsewhere"
+        )
     try:
         with get_engine(url).connect():
             pass

@@ -132,7 +132,7 @@ def test_each_inference_component_is_judged_on_its_own_share_and_series(
     )
     assert chat.id == f"{ENDPOINT_ARN}/inference-component/mistral-chat"
     assert chat.hints["hf_model_id"] == "mistralai/Mistral-7B-Instruct-v0.3"
-    assert "2 copies x 2 GPU(s) / 4 GPUs per ml.g5.12xlarge = 1 instance(s) reserved" in (chat.cost_basis or "")
+    assert "2 copies x 2 GPUs / 4 GPUs per ml.g5.12xlarge = 1 instance reserved" in (chat.cost_basis or "")
     with session_factory() as session:
         row = session.scalars(select(Resource).where(Resource.name == f"{ENDPOINT}/summarise-old")).one()
         details = parse_details(row.kind, row.details)

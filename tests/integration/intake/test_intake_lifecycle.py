@@ -175,7 +175,7 @@ def test_the_advisory_team_gets_one_digest_a_day(use_db: str) -> None:
     assert len(digests) == 1
     digest = digests[0]
     assert digest.recipient == "advisory@example.com"
-    assert digest.subject == "[Chipwise] Intake digest for 2026-11-24: 3 new plan(s)"
+    assert digest.subject == "[Chipwise] Intake digest for 2026-11-24: 3 new plans"
     assert digest.payload["html"].count("Open the plan") == 3 and "Today AI" not in digest.payload["html"]
     assert "evil.example" not in digest.payload["html"] and "partner referral" in digest.payload["html"]
     # and no per-submission email went to the advisory team

@@ -42,5 +42,5 @@ def test_the_notify_stage_writes_its_artifacts(
     subjects = [m["subject"] for m in aws.sent_emails()]
     assert len(subjects) == ctx.results["notify"]["emails"] == 4  # 3 digests, 1 drafts review
     labels = dict(ctx.summary)
-    assert "4 email(s) read back from the emulator's SES" in labels["Notifications"]
+    assert "4 emails read back from the emulator's SES" in labels["Notifications"]
     assert "nothing submitted" in labels["Drafts"]

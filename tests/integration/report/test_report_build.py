@@ -72,6 +72,16 @@ def test_the_report_of_the_latest_scan(two_scans: str) -> None:
     assert hrefs and all(re.match(r"https://([a-z0-9-]+\.)?console\.aws\.amazon\.com/", h) for h in hrefs)
 
 
+def test_report_of_an_account_without_scans_names_the_scans_the_store_has(
+    two_scans: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["report", "--account", "111111111111", "-o", str(tmp_path)]) == 1
+    message = capsys.readouterr().err
+    assert "no finished scan of account 111111111111" in message
+    assert "the store has 123456789012 in us-east-1 (2 scans)" in message
+    assert main(["report", "--account", "123456789012", "-o", str(tmp_path)]) == 0
+
+
 def test_chipwise_report_writes_one_file_per_scan(
     two_scans: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -185,7 +185,7 @@ def test_realised_lists_each_measured_fix_and_each_rules_accuracy(
     # Then the fix is listed next to its estimate, and the rule's accuracy is 630 / 700 = 90 %
     assert "old-endpoint" in out and "$700.00" in out and "$630.00" in out and "3 · 4" in out
     assert "realised to date: $630.00 a month" in out
-    assert "Inferentia idle: 1 measured, 0 pending, 90% of the estimate" in out
+    assert "Idle Inferentia endpoint or instance: 1 measured, 0 pending, 90% of the estimate" in out
 
 
 def test_realised_on_a_store_without_measurements_says_when_they_come(

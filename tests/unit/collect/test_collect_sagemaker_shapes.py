@@ -202,7 +202,7 @@ def test_an_inference_component_endpoint_gets_its_model_from_the_component() -> 
     (placed,) = found.details.inference_components
     assert placed.instances_reserved == Decimal("0.5")
     assert placed.cost_basis == (
-        "inference component mistral-ic: 2 copies x 1 GPU(s) / 4 GPUs per ml.g5.12xlarge = 0.5 instance(s) reserved"
+        "inference component mistral-ic: 2 copies x 1 GPU / 4 GPUs per ml.g5.12xlarge = 0.5 instances reserved"
     )
     # And the component is a resource of its own: a child of the endpoint's ARN, on the variant's instance type,
     # its copies as its count, its share as what it costs; the variant pays for the 1.5 instances nobody reserves
@@ -223,7 +223,7 @@ def test_an_inference_component_endpoint_gets_its_model_from_the_component() -> 
     assert found.details.billed_instances == Decimal("1.5")
     assert found.details.cost_basis == (
         "inference components (mistral-ic) reserve 0.5 of 2 x ml.g5.12xlarge: this resource's cost is the 1.5 "
-        "instance(s) no component reserves"
+        "instances no component reserves"
     )
     # And the stored JSON reads back into the same details
     stored = as_resource.details.model_dump(mode="json")
@@ -304,7 +304,7 @@ def test_components_reserving_more_than_the_variant_runs_have_no_share() -> None
     variant, greedy = endpoint_resources(SHARED_ENDPOINT, _shared_config("ml.g5.12xlarge"), {}, _models(), components)
     assert isinstance(variant.details, EndpointDetails) and variant.details.billed_instances is None
     assert isinstance(greedy.details, InferenceComponentDetails) and greedy.details.billed_instances is None
-    assert "reserve 3 instance(s) but the variant runs 2 x ml.g5.12xlarge" in (greedy.details.cost_basis or "")
+    assert "reserve 3 instances but the variant runs 2 x ml.g5.12xlarge" in (greedy.details.cost_basis or "")
 
 
 def test_each_variant_of_an_ab_endpoint_gets_only_its_own_components() -> None:

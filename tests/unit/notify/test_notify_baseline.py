@@ -100,14 +100,17 @@ def test_first_scan_sends_one_baseline_digest_per_channel_and_no_alert(
     email, slack = messages if messages[0].channel == "email" else messages[::-1]
     assert "baseline" in email.payload["text"] and "No alerts were sent" in email.payload["text"]
     assert "baseline" in json.dumps(slack.payload)
-    # ...and each names every finding's id and console link, and the suppress command
+    # ...and each names every finding's id and console link, and how a reader has one hidden (no CLI command)
     for finding in findings:
         link = console_url(finding.resource_arn, finding.region, finding.resource_kind)
         for message in (email, slack):
             body = _text(message)
             assert short_id(finding.id) in body
             assert link in body or link.replace("&", "&amp;") in body
-    assert "chipwise findings suppress" in email.payload["text"] and "chipwise findings suppress" in _text(slack)
+    for message in (email, slack):
+        body = _text(message)
+        assert "to suppress finding" in body or "to suppress it by the finding's id" in body
+        assert "chipwise findings" not in body and "chipwise report" not in body
 
 
 def test_a_second_scan_with_two_new_findings_sends_two_alerts(
@@ -131,13 +134,14 @@ def test_a_second_scan_with_two_new_findings_sends_two_alerts(
         ("alert", "slack", "slack:chipwise/slack"),
         ("alert", "slack", "slack:chipwise/slack"),
     ]
-    # ...each with its finding's id, the instance's console page, and the suppress command
+    # ...each with its finding's id, the instance's console page, and how to have it hidden (no CLI command)
     for alert in alerts:
         body = _text(alert)
         (finding_id,) = [fid for fid in new_ids if fid in body]
         instance = new_ids[finding_id].resource_arn.rsplit("/", 1)[-1]
         assert EC2_LINK + instance in body
-        assert f"chipwise findings suppress {short_id(finding_id)}" in body
+        assert f"to suppress finding {short_id(finding_id)} until a date" in body
+        assert "chipwise findings" not in body
     # ...Slack's alerts carry the console link as a button
     for alert in (a for a in alerts if a.channel == "slack"):
         buttons = [e for b in alert.payload["blocks"] if b["type"] == "actions" for e in b["elements"]]
@@ -161,7 +165,7 @@ def test_alerts_are_capped_per_run_and_the_rest_wait_for_the_digest(
     # Then five are alerted, and the digest says two more are in it
     assert len([m for m in messages if m.kind == "alert"]) == 5
     digest = next(m for m in messages if m.kind == "digest")
-    assert "2 more new finding(s) above the alert threshold are listed here" in digest.payload["text"]
+    assert "2 more new findings are above the alert threshold, listed here" in digest.payload["text"]
     # ...and a later run alerts none of them again (the digest told about the other two)
     again = _run(db_url, session_factory, later + timedelta(hours=1), alert_max_per_run=5)
     assert [m for m in again if m.kind == "alert"] == []

@@ -81,7 +81,7 @@ def test_status_shows_failed_messages_and_retry_requeues_them(
     assert "SES Nope" in capsys.readouterr().out
     # ...and `retry` gives it a fresh set of attempts
     assert main(["notify", "retry"]) == 0
-    assert "1 failed message(s) queued again" in capsys.readouterr().out
+    assert "1 failed message queued again" in capsys.readouterr().out
     with session_factory() as session:
         assert session.scalars(select(OutboxMessage.status).order_by(OutboxMessage.id)).all() == ["sent", "pending"]
 

@@ -13,10 +13,10 @@ from chipwise.act.notify.digest import (
     build_digest,
     load_snapshot,
     owner_emails,
-    rule_label,
     waste_by_rule,
 )
 from chipwise.models.resources import WorkloadHints
+from chipwise.rules.registry import rule_title
 
 SINCE = NOW - timedelta(days=1)
 
@@ -38,10 +38,10 @@ def test_owner_emails_come_from_owner_tags_and_hints() -> None:
     assert owner_emails({"owner": "platform-team"}, WorkloadHints()) == ()
 
 
-def test_rule_labels_are_readable() -> None:
-    assert rule_label("gpu_inference_portable") == "GPU inference portable"
-    assert rule_label("inferentia_idle") == "Inferentia idle"
-    assert rule_label("trainium_serving_inference") == "Trainium serving inference"
+def test_rules_are_named_by_their_titles_not_their_ids() -> None:
+    assert rule_title("gpu_inference_portable") == "GPU inference portable to Inferentia"
+    assert rule_title("inferentia_idle") == "Idle Inferentia endpoint or instance"
+    assert rule_title("a_retired_rule") == "A retired rule"  # an id no rule has any more still reads as words
 
 
 def test_digest_figures_and_changes(session: Session) -> None:

@@ -15,7 +15,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from chipwise.act.drafts import CompanyFacts, account_figures, prepare_account_drafts, write_files
 from chipwise.errors import NotFound
 from chipwise.settings import Settings
-from chipwise.store.tables import Draft, OutboxMessage
+from chipwise.store.tables import Account, Draft, OutboxMessage
 
 LAST_DAY = NOW.date() - timedelta(days=1)
 
@@ -165,3 +165,40 @@ def test_an_account_without_costs_still_gets_honest_drafts(session_factory: sess
     # Then the spend is zero and said to be missing, not invented
     assert result.drafts.figures.monthly_accelerator_spend_usd == Decimal("0.00")
     assert "no Cost Explorer records yet" in result.drafts.credits.body
+
+
+def test_the_referral_names_the_largest_workloads_by_spend_not_by_name(
+    session_factory: sessionmaker[Session],
+) -> None:
+    # Given the estate: chat-mistral-g5 costs $4,406.28 a month and bert-ner-g6 $1,300 (their findings' figures),
+    # old-endpoint (its finding resolved) runs 1 × ml.g5.2xlarge always on ($1.515/h × 730 = $1,105.95),
+    # search-idle-inf2 $554.80 (its finding), and train-llama-trn1 is a training job (part-time: no run-rate)
+    with session_factory.begin() as session:
+        _account_with_costs(session)
+        result = prepare_account_drafts(session, "123456789012", Settings(), now=NOW)
+    figures = result.drafts.figures
+    # Then the workloads run largest spend first, unknown last, and the referral's examples are the top 3
+    assert [(w.name, w.monthly_cost_usd) for w in figures.workloads] == [
+        ("chat-mistral-g5", Decimal("4406.28")),
+        ("bert-ner-g6", Decimal("1300.00")),
+        ("old-endpoint", Decimal("1105.95")),
+        ("search-idle-inf2", Decimal("554.80")),
+        ("train-llama-trn1", None),
+    ]
+    assert (
+        "including chat-mistral-g5 (ml.g5.2xlarge ×4, about $4,406 a month), bert-ner-g6 (ml.g5.2xlarge, about "
+        "$1,300 a month), old-endpoint (ml.g5.2xlarge, about $1,106 a month)."
+    ) in result.drafts.referral.body
+
+
+def test_an_unnamed_company_is_its_account_once(session_factory: sessionmaker[Session]) -> None:
+    # Given an account Chipwise knows by its id only (no name, no company given)
+    with session_factory.begin() as session:
+        estate(session)
+        session.get(Account, "123456789012").name = None  # type: ignore[union-attr]
+        result = prepare_account_drafts(session, "123456789012", Settings(), now=NOW)
+    drafts = result.drafts
+    # Then the drafts say "AWS account 123456789012" once, never "AWS account X (AWS account X)"
+    for text in (drafts.referral.body, drafts.credits.body, drafts.referral.title, drafts.credits.title):
+        assert "(AWS account 123456789012)" not in text and "123456789012 (123456789012)" not in text
+    assert "We would like to refer AWS account 123456789012 to you" in drafts.referral.body

@@ -99,7 +99,8 @@ def test_alert_message_shape() -> None:
     (console,) = payload["blocks"][2]["elements"]
     assert console["type"] == "button" and console["url"] == snapshot.open[0].console_url
     assert "f-chat" in payload["blocks"][1]["text"]["text"]  # the finding id
-    assert "chipwise findings suppress f-chat" in payload["blocks"][1]["text"]["text"]
+    assert "to suppress finding f-chat until a date" in payload["blocks"][1]["text"]["text"]
+    assert "chipwise " not in json.dumps(payload)  # a Slack reader has no CLI: no command to run
     assert payload["blocks"][0]["text"]["text"] == "Chipwise alert · $2,401 a month"
     assert "Migrate → inf2.xlarge ×2" in payload["blocks"][1]["text"]["text"]
     assert payload["text"].startswith("Chipwise alert: $2,401 a month on chat")

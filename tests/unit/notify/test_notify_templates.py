@@ -216,4 +216,30 @@ def test_the_slack_digest_shows_what_fixes_realised() -> None:
     text = render("slack/digest_summary.mrkdwn.j2", digest=build_digest(snap, now=NOW))
     # Then it says what was realised and how close the estimate was: 722.70 / 803.00 = 90 %
     assert "Realised to date: *$723/mo* saved by fixes measured in Cost Explorer" in text
-    assert "saved by fixes measured in Cost Explorer · Inferentia idle: 90 % of its estimate" in text
+    assert (
+        "saved by fixes measured in Cost Explorer · Idle Inferentia endpoint or instance: 90 % of its estimate" in text
+    )
+
+
+@pytest.mark.parametrize("template", [t for t in TEMPLATES if t.startswith(("email/digest", "email/alert", "slack/"))])
+def test_mail_and_slack_readers_get_links_and_steps_not_cli_commands(template: str) -> None:
+    # Given a digest with no published report (the case that used to say "run `chipwise report`")
+    text = render(template, **context_for(template))
+    # Then no command is addressed to a reader who has no CLI
+    assert "chipwise findings" not in text and "chipwise report" not in text and "--until" not in text
+
+
+def test_the_slack_messages_carry_no_cli_command() -> None:
+    from chipwise.act.notify.slack import alert_message, digest_message
+
+    snap = snapshot()
+    digest = build_digest(snap, now=NOW)
+    payloads = [
+        digest_message(digest),
+        alert_message(build_alert(snap, snap.open[0], now=NOW, threshold_usd=Decimal(1))),
+    ]
+    for payload in payloads:
+        body = str(payload)
+        assert "chipwise findings" not in body and "`chipwise report`" not in body
+    assert "ask the person who runs Chipwise for the latest HTML report" in str(payloads[0])
+    assert "Idle Inferentia endpoint or instance" in str(payloads[0])  # rules by their titles, not ids

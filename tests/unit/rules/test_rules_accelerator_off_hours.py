@@ -54,12 +54,13 @@ def test_a_weekday_nine_to_seven_endpoint_is_scheduled_off_nights_and_weekends()
     # When the rule runs
     draft = RULE.evaluate(bot, ctx())
     # Then it is on 5 x 10 = 50 h a week and off 168 - 50 = 118 h: four 14-h nights (19:00 -> 09:00) and the
-    # 62-h weekend (Fri 19:00 -> Mon 09:00); saving 118 x 730 / 168 x 2.10 = $1,076.75 a month; 5 scale-ups a
-    # week, each 10 minutes early: 5 x 730 / 168 x 2.10 x 10 / 60 = $7.60 a month of cold starts
+    # 62-h weekend (Fri 19:00 -> Mon 09:00); the hours off save 118 x 730 / 168 x 2.10 = $1,076.75 a month; 5
+    # scale-ups a week, each 10 minutes early: 5 x 730 / 168 x 2.10 x 10 / 60 = $7.60 a month of cold starts; the
+    # saving shown is net of them: 1,076.75 - 7.60 = $1,069.15
     assert draft is not None
     assert draft.recommendation.action == "schedule"
     assert draft.monthly_cost_usd == Decimal("1533.00")
-    assert draft.estimated_monthly_savings_usd == Decimal("1076.75")
+    assert draft.estimated_monthly_savings_usd == Decimal("1069.15")
     ev = draft.evidence
     assert ev.off_hours_per_week == 118
     assert ev.on_hours_per_week == 50
@@ -73,6 +74,8 @@ def test_a_weekday_nine_to_seven_endpoint_is_scheduled_off_nights_and_weekends()
     assert ev.weeks_observed == 2.0
     assert ev.cold_start_minutes == 10.0
     assert ev.cold_start_monthly_usd == 7.6
+    assert ev.gross_monthly_savings_usd == 1076.75
+    assert "to save $1,069.15/month, net: the hours off save $1,076.75, less 5 scale-ups a week" in draft.summary
     assert ev.scale_to_zero == "inference_components_min_0"
     assert draft.confidence == "high"
     assert "scale it to zero" in draft.summary
@@ -83,9 +86,11 @@ def test_an_instance_is_read_from_its_busiest_neuroncore() -> None:
     util = weekly_series(lambda h: 60.0 if office_hours(h) else 0.5)
     box = profile("batch-box", instance_type="inf2.8xlarge", count=2, rate="1.97", neuron_util=util)
     draft = RULE.evaluate(box, ctx())
-    # Then 118 x 730 / 168 x 1.97 x 2 = 339,391.6 / 168 = $2,020.19 a month, stopped and started on a schedule
+    # Then the hours off save 118 x 730 / 168 x 1.97 x 2 = 339,391.6 / 168 = $2,020.19 a month, less 5 cold
+    # starts a week of 10 minutes: 5 x 730 / 168 x 1.97 x 2 x 10 / 60 = 14,381 / 1,008 = $14.27: $2,005.92 net
     assert draft is not None
-    assert draft.estimated_monthly_savings_usd == Decimal("2020.19")
+    assert draft.estimated_monthly_savings_usd == Decimal("2005.92")
+    assert draft.evidence.cold_start_monthly_usd == 14.27
     assert draft.evidence.activity_signal == "neuroncore_utilization"
     assert draft.evidence.scale_to_zero == "instance_stop_start"
     assert "stop and start" in draft.summary

@@ -102,7 +102,7 @@ def test_findings_table_shows_the_savings(findings: dict[str, str], capsys: pyte
     out = capsys.readouterr().out
     assert (
         "16,029.08" in out
-        and "3 open finding(s)" in out
+        and "3 open findings" in out
         and "savings: $22,069.08 a month: $0.00 measured, $22,069.08 estimated" in out
     )
 
@@ -111,7 +111,7 @@ def test_suppress_hides_a_finding_until_a_date(findings: dict[str, str], capsys:
     # When the idle finding is suppressed by an id prefix
     until = (utcnow() + timedelta(days=30)).date().isoformat()
     assert main(["findings", "suppress", findings["idle"][:8], "--until", until, "--reason", "kept for a demo"]) == 0
-    assert "suppressed gpu_idle on idle" in capsys.readouterr().out
+    assert "suppressed Idle GPU instance or endpoint on idle through " in capsys.readouterr().out
     # Then the open list no longer has it and --status suppressed does
     assert main(["findings", "--json"]) == 0
     assert [d["resource_name"] for d in _json(capsys)] == ["train", "small"]

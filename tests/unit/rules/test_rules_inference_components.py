@@ -69,7 +69,8 @@ def test_an_idle_component_is_deleted_for_its_share_of_the_variant() -> None:
     assert draft.resource_kind == "sagemaker_inference_component"
     assert draft.recommendation.action == "delete"
     assert "delete inference component big (or set its copy count to 0)" in draft.summary
-    assert "(2 copies on ml.g5.12xlarge, 1 instance(s) reserved)" in draft.summary
+    assert "(2 copies on ml.g5.12xlarge, 1 instance reserved)" in draft.summary
+    assert "the saving is realised when shared-gpu releases whole instances" in draft.summary
     evidence = draft.evidence
     assert (evidence.inference_component, evidence.endpoint_name, evidence.variant_name) == (
         "big",
@@ -77,6 +78,7 @@ def test_an_idle_component_is_deleted_for_its_share_of_the_variant() -> None:
         "AllTraffic",
     )
     assert evidence.billed_instances == 1.0
+    assert evidence.saving_realised == "the saving is realised when shared-gpu releases whole instances"
     assert (evidence.copies, evidence.instance_count) == (2, None)  # its count is its copies, not instances
     assert evidence.gpu_source == IC_GPU
     assert evidence.invocations_in_window == 0
@@ -145,3 +147,18 @@ def test_a_variant_whose_components_were_not_read_gets_no_figure() -> None:
     unread = replace(shared_variant(None, gpu_util=flat(1.0)), billed_unknown=True)
     assert unread.monthly_cost is None and unread.shares_instances
     assert IDLE.evaluate(unread, ctx()) is None
+
+
+def test_a_half_instance_saving_says_the_cash_comes_in_whole_instances() -> None:
+    # Given small, idle: 1 copy x 2 GPUs = 0.5 of an ml.g5.12xlarge reserved, 0.5 x $7.09 x 730 = $2,587.85 a month
+    small = component("small", 1, "0.5", gpu_util=flat(0.2))
+    draft = IDLE.evaluate(small, ctx())
+    assert draft is not None and draft.estimated_monthly_savings_usd == Decimal("2587.85")
+    # Then the next step and the evidence say that half an instance is cash only when the endpoint sheds a whole one
+    note = (
+        "the saving is realised when shared-gpu releases whole instances (it reserves 0.5 instances: the fraction "
+        "is cash only once the other components' copies fit on fewer instances)"
+    )
+    assert note in draft.summary
+    assert draft.evidence.saving_realised == note
+    assert "1 copy on ml.g5.12xlarge, 0.5 instances reserved" in draft.summary

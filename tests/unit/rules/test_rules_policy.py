@@ -62,7 +62,7 @@ def test_an_environment_variable_sets_one_threshold(monkeypatch: pytest.MonkeyPa
 @pytest.mark.parametrize(
     ("overrides", "message"),
     [
-        ({"gpu_idel": {"min_idle_days": 3}}, "unknown rule(s) gpu_idel"),
+        ({"gpu_idel": {"min_idle_days": 3}}, "unknown rule gpu_idel"),
         ({"gpu_idle": {"min_idle_dayz": 3}}, "rules.gpu_idle.min_idle_dayz: unknown threshold"),
         ({"gpu_idle": {"min_idle_days": "soon"}}, "rules.gpu_idle.min_idle_days"),
         ({"gpu_idle": {"min_idle_days": 0}}, "greater than or equal to 1"),

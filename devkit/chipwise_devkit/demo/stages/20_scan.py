@@ -14,6 +14,7 @@ from chipwise.aws import AwsContext, aws_context
 from chipwise.models.neuron import NeuronIngestResult
 from chipwise.pipeline.neuron_ingest import ingest_prefix
 from chipwise.pipeline.scan import run_scan
+from chipwise.presentation import plural
 from chipwise.settings import get_settings
 from chipwise.store import get_session_factory
 from chipwise_devkit.demo.account import demo_resources
@@ -40,7 +41,7 @@ def _neuron_summary(results: list[NeuronIngestResult]) -> str:
         "instances"
     )
     if malformed:
-        text += f"; {len(malformed)} malformed line(s) skipped ({', '.join(malformed[:3])})"
+        text += f"; {plural(len(malformed), 'malformed line')} skipped ({', '.join(malformed[:3])})"
     return text
 
 

@@ -11,6 +11,7 @@ from chipwise.economics import usd
 from chipwise.models.findings import FindingDocument
 from chipwise.presentation import headline
 from chipwise.rules import registry
+from chipwise.rules.registry import rule_title
 from chipwise.store import session_scope
 from chipwise.store.repositories.findings import FindingRepository, finding_document
 from chipwise_devkit.demo.account import ground_truth
@@ -56,11 +57,11 @@ def _run(ctx: DemoContext) -> None:
             "Findings",
             f"{len(found)} open before benchmarks, {usd(totals.estimated_usd)}/month estimated"
             + (
-                f"; top: {top.rule_id} on {top.resource_name} (${top.estimated_monthly_savings_usd:,.2f})"
+                f"; top: {rule_title(top.rule_id)} on {top.resource_name} ({usd(top.estimated_monthly_savings_usd)})"
                 if top
                 else ""
             )
-            + f"; ground truth: {'precision and recall 1.0 for every rule' if perfect else 'MISMATCH, see report.md'}",
+            + f"; ground truth: {'precision and recall 1.0 for every rule' if perfect else 'MISMATCH, see below'}",
         )
     )
 

@@ -36,6 +36,7 @@ from chipwise.catalog import InstanceType, get_assumptions, get_catalog
 from chipwise.clock import utcnow
 from chipwise.models.benchmark import BenchmarkParameters, BenchmarkResult, Measurement, split_s3_uri
 from chipwise.render import money
+from chipwise.rules.registry import rule_title
 from chipwise.settings import Settings, get_settings
 from chipwise.store import session_scope
 from chipwise.store.tables import BenchmarkRun, Finding, Recommendation
@@ -322,7 +323,7 @@ def render_markdown(rows: list[dict[str, Any]], report: BenchmarkDispatchReport)
         retried = f" (after {row['attempts'] - 1} failed attempt)" if row["attempts"] > 1 else ""
         cells = [
             f.resource_name,
-            f.rule_id,
+            rule_title(f.rule_id),
             m.get("priced_as") or f.recommendation.get("target_instance_type"),
             money(f.estimated_monthly_savings_usd),
             money(Decimal(saving)) if saving is not None else "-",
@@ -335,7 +336,7 @@ def render_markdown(rows: list[dict[str, Any]], report: BenchmarkDispatchReport)
         lines.append("| " + " | ".join(str(c) for c in cells) + " |")
     if report.skipped:
         lines += ["", "Not benchmarked:", ""]
-        lines += [f"- {s.resource_name} ({s.rule_id}, {s.role}): {s.reason}" for s in report.skipped]
+        lines += [f"- {s.resource_name} ({rule_title(s.rule_id)}, {s.role}): {s.reason}" for s in report.skipped]
     return "\n".join(lines) + "\n"
 
 

@@ -14,6 +14,7 @@ from chipwise.act.notify.outbox import drain
 from chipwise.act.notify.runner import run_notify
 from chipwise.act.notify.slack import SlackWebhookSender, resolve_webhook_url
 from chipwise.aws import aws_context
+from chipwise.presentation import plural
 from chipwise.render import money
 from chipwise.settings import Settings, get_settings
 from chipwise.store.session import get_session_factory
@@ -85,9 +86,9 @@ def _run(ctx: DemoContext) -> None:
     ctx.summary.append(
         (
             "Notifications",
-            f"{len(mail)} email(s) read back from the emulator's SES (the account's first run: the baseline "
+            f"{plural(len(mail), 'email')} read back from the emulator's SES (the account's first run: the baseline "
             "digest and no alert; then the drafts review), "
-            f"{len(slack_bodies)} Slack message(s) to a local webhook, {len(report.drained.failed)} failed; "
+            f"{plural(len(slack_bodies), 'Slack message')} to a local webhook, {len(report.drained.failed)} failed; "
             + (f"wrote {', '.join(written)}" if written else "no findings, so no digest"),
         )
     )

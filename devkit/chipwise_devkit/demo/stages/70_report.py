@@ -1,5 +1,8 @@
 """The last stage: ``findings.json``, ``report.md`` and the headline, written after every stage that can change a
-finding (benchmarks confirm or withdraw, notify reads the same totals), so every artifact shows one total."""
+finding (benchmarks confirm or withdraw, notify reads the same totals), so every artifact shows one total.
+
+``report.md`` is the findings report a customer would read: rules by their titles, and no grading against the
+demo's own ground truth (that check is the demo's, in ``summary.md``)."""
 
 from __future__ import annotations
 
@@ -10,7 +13,8 @@ from decimal import Decimal
 
 from chipwise.economics import usd
 from chipwise.models.findings import FindingDocument
-from chipwise.presentation import best_saving, counts_in_totals, headline, next_step, ranked
+from chipwise.presentation import best_saving, counts_in_totals, headline, next_step, plural, ranked
+from chipwise.rules.registry import rule_title
 from chipwise.store import session_scope
 from chipwise.store.repositories.findings import OPEN, WITHDRAWN, FindingRepository, finding_document
 from chipwise.store.repositories.realised import RealisedSavingRepository
@@ -25,8 +29,8 @@ def _findings(ctx: DemoContext) -> list[FindingDocument]:
         return ranked(finding_document(row) for row in rows)
 
 
-def report(found: Sequence[FindingDocument], scores: Mapping[str, tuple[float, float]]) -> str:
-    """``report.md``: the savings by rule, every finding with its next step, and the check against ground truth."""
+def report(found: Sequence[FindingDocument]) -> str:
+    """``report.md``: the savings by rule and every finding with its next step and why."""
     totals = headline(found)
     counted = [d for d in found if counts_in_totals(d)]
     by_rule: dict[str, list[FindingDocument]] = defaultdict(list)
@@ -42,7 +46,7 @@ def report(found: Sequence[FindingDocument], scores: Mapping[str, tuple[float, f
     ]
     for rule_id, items in sorted(by_rule.items(), key=lambda kv: -sum(best_saving(d) for d in kv[1])):
         rule_saving = sum((best_saving(d) for d in items), Decimal(0))
-        lines.append(f"| {rule_id} | {len(items)} | {usd(rule_saving)} |")
+        lines.append(f"| {rule_title(rule_id)} | {len(items)} | {usd(rule_saving)} |")
     lines += ["", "## Findings: measured savings first, then estimates, largest first", ""]
     lines += ["| resource | rule | now | saving / month | next step | confidence | effort | break-even |"]
     lines += ["| --- | --- | --- | ---: | --- | --- | --- | ---: |"]
@@ -55,14 +59,19 @@ def report(found: Sequence[FindingDocument], scores: Mapping[str, tuple[float, f
         elif not counts_in_totals(d):
             saving_cell += f" ({d.recommendation.excluded_from_totals}, not counted)"
         lines.append(
-            f"| {d.resource_name} | {d.rule_id} | {d.instance_count} × {d.instance_type} "
+            f"| {d.resource_name} | {rule_title(d.rule_id)} | {d.instance_count} × {d.instance_type} "
             f"| {saving_cell} | {step} | {d.confidence} | {d.effort} | {months} |"
         )
     lines += ["", "## Why", ""]
-    lines += [f"- **{d.resource_name}** ({d.rule_id}): {d.summary}" for d in found]
-    lines += ["", "## Against the demo's ground truth", "", "| rule | precision | recall |", "| --- | ---: | ---: |"]
-    lines += [f"| {rule} | {p:.2f} | {r:.2f} |" for rule, (p, r) in scores.items()]
+    lines += [f"- **{d.resource_name}** ({rule_title(d.rule_id)}): {d.summary}" for d in found]
     return "\n".join(lines) + "\n"
+
+
+def grading(scores: Mapping[str, tuple[float, float]]) -> list[str]:
+    """The demo's check of its own findings against its ground truth: for ``summary.md``, never the report."""
+    lines = ["## The demo's findings against its ground truth", "", "| rule | precision | recall |"]
+    lines += ["| --- | ---: | ---: |", *(f"| {rule} | {p:.2f} | {r:.2f} |" for rule, (p, r) in scores.items())]
+    return [*lines, ""]
 
 
 def realised_section(rows: Sequence[RealisedSaving]) -> str:
@@ -77,12 +86,16 @@ def realised_section(rows: Sequence[RealisedSaving]) -> str:
         realised = usd(row.realised_monthly_savings_usd) if row.realised_monthly_savings_usd is not None else "pending"
         ratio = f"{row.accuracy:.0%}" if row.accuracy is not None else ""
         lines.append(
-            f"| {row.resource_name} | {row.rule_id} | {row.cause} | {usd(row.estimated_monthly_savings_usd)} | "
+            f"| {row.resource_name} | {rule_title(row.rule_id)} | {row.cause} | "
+            f"{usd(row.estimated_monthly_savings_usd)} | "
             f"{realised} | {ratio} | {row.before_days} / {row.after_days} |"
         )
     measured = [r for r in rows if r.realised_monthly_savings_usd is not None]
     total = sum((r.realised_monthly_savings_usd or Decimal(0) for r in measured), Decimal(0))
-    lines += ["", f"Realised to date: {usd(total)}/month from {len(measured)} measured fix(es)."]
+    lines += [
+        "",
+        f"Realised to date: {usd(total)}/month from {plural(len(measured), 'measured fix', 'measured fixes')}.",
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -94,13 +107,15 @@ def _run(ctx: DemoContext) -> None:
         realised = RealisedSavingRepository(session).listed(ctx.account_id)
         section = realised_section(realised)
         measured = [r for r in realised if r.realised_monthly_savings_usd is not None]
-    ctx.write("report.md", report(found, scores) + section)
+    ctx.write("report.md", report(found) + section)
+    if scores:
+        ctx.results["summary_sections"] = [*ctx.results.get("summary_sections", []), *grading(scores)]
     if measured:
         ctx.summary.append(
             (
                 "Realised",
                 f"{usd(sum((r.realised_monthly_savings_usd or Decimal(0) for r in measured), Decimal(0)))}/month "
-                f"realised by {len(measured)} fix(es) measured in Cost Explorer ("
+                f"realised by {plural(len(measured), 'fix', 'fixes')} measured in Cost Explorer ("
                 + ", ".join(
                     f"{r.resource_name}: {usd(r.realised_monthly_savings_usd or Decimal(0))} of "
                     f"{usd(r.estimated_monthly_savings_usd)} estimated"

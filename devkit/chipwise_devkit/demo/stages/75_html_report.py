@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from chipwise.act.report.build import build_report, find_scan, render_report
 from chipwise.clock import utcnow
+from chipwise.presentation import plural
 from chipwise.store import session_scope
 from chipwise_devkit.demo.runner import DemoContext, Stage
 
@@ -17,8 +18,8 @@ def _run(ctx: DemoContext) -> None:
     ctx.summary.append(
         (
             "HTML report",
-            f"{view.filename}: totals, waste by rule, {heat_maps} utilisation heat-map(s), the trend over "
-            f"{view.scans} scan(s), {len(view.findings)} findings with their evidence",
+            f"{view.filename}: totals, waste by rule, {plural(heat_maps, 'utilisation heat-map')}, the trend over "
+            f"{plural(view.scans, 'scan')}, {plural(len(view.findings), 'finding')} with their evidence",
         )
     )
 

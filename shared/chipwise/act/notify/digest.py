@@ -22,6 +22,7 @@ from pydantic import EmailStr, TypeAdapter, ValidationError
 from chipwise.models.findings import FindingDocument
 from chipwise.models.resources import WorkloadHints, parse_hints
 from chipwise.presentation import (
+    REPORT_STEP,
     Headline,
     SavingFacts,
     best_saving,
@@ -30,11 +31,12 @@ from chipwise.presentation import (
     headline,
     next_step_words,
     rank,
-    rule_label,
     short_id,
     suppress_command,
+    suppress_step,
     target_label,
 )
+from chipwise.rules.registry import rule_title
 from chipwise.store import Session
 from chipwise.store.repositories import digests as digest_store
 from chipwise.store.repositories import rows as rows_store
@@ -121,7 +123,7 @@ class FindingLine:
         return cls(
             finding_id=doc.finding_id,
             rule_id=doc.rule_id,
-            rule_label=rule_label(doc.rule_id),
+            rule_label=rule_title(doc.rule_id),
             account_id=doc.account_id,
             region=doc.region,
             resource_id=doc.resource_id,
@@ -151,7 +153,14 @@ class FindingLine:
 
     @property
     def suppress_command(self) -> str:
+        """The CLI command that hides it (for CLI output only: mail and Slack readers get :attr:`suppress_step`)."""
         return suppress_command(self.finding_id)
+
+    @property
+    def suppress_step(self) -> str:
+        """How a reader of an email or Slack message has it hidden: no command to run, the person who runs
+        Chipwise does it."""
+        return suppress_step(self.finding_id)
 
     @property
     def counted(self) -> bool:
@@ -237,7 +246,7 @@ def realised_by_rule(lines: Iterable[RealisedLine]) -> list[RuleAccuracyLine]:
         accuracy = (realised / estimated).quantize(Decimal("0.001")) if measured and estimated > 0 else None
         found.append(
             RuleAccuracyLine(
-                rule_id, rule_label(rule_id), len(measured), len(items) - len(measured), estimated, realised, accuracy
+                rule_id, rule_title(rule_id), len(measured), len(items) - len(measured), estimated, realised, accuracy
             )
         )
     return found
@@ -313,7 +322,7 @@ class Digest:
         return realised_by_rule(self.realised)
 
     baseline: bool = False  # the account's first digest: everything found so far, no alerts sent
-    report_link: str | None = None  # the HTML scan report (None: the digest names `chipwise report`)
+    report_link: str | None = None  # the HTML scan report (None: the digest says whom to ask for it)
     alerts_held: int = 0  # new findings above the alert threshold not alerted (over alert_max_per_run)
 
     @property
@@ -324,6 +333,11 @@ class Digest:
     @property
     def changes(self) -> int:
         return len(self.new) + len(self.resolved) + len(self.benchmarked)
+
+    @property
+    def report_step(self) -> str:
+        """Where a reader finds the report when none is published (no command: mail readers have no CLI)."""
+        return REPORT_STEP
 
 
 @dataclass(frozen=True)
@@ -383,7 +397,7 @@ def _realised(session: Session, account_id: str) -> tuple[RealisedLine, ...]:
     return tuple(
         RealisedLine(
             rule_id=r.rule_id,
-            rule_label=rule_label(r.rule_id),
+            rule_label=rule_title(r.rule_id),
             resource_name=r.resource_name,
             cause=r.cause,
             estimated_savings_usd=r.estimated_monthly_savings_usd,
@@ -436,7 +450,7 @@ def waste_by_rule(lines: Sequence[FindingLine]) -> list[RuleBar]:
         return []
     largest = ranked[0][1]
     return [
-        RuleBar(rule, rule_label(rule), counts[rule], total, max(1, int((total * 100 / largest).to_integral_value())))
+        RuleBar(rule, rule_title(rule), counts[rule], total, max(1, int((total * 100 / largest).to_integral_value())))
         for rule, total in ranked
     ]
 

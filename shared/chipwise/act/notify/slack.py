@@ -82,7 +82,7 @@ def context(text: str) -> dict[str, Any]:
 
 DIVIDER: dict[str, Any] = {"type": "divider"}
 BUTTON_TEXT_MAX = 75
-SUPPRESS_ANY = 'chipwise findings suppress ID --until YYYY-MM-DD --reason "…"'
+SUPPRESS_ANY = "ask the person who runs Chipwise to suppress it by the finding's id (shown above), until a date"
 BUTTON_URL_MAX = 3000
 
 
@@ -144,9 +144,9 @@ def digest_message(digest: Digest) -> dict[str, Any]:
         blocks += [section(f"*{title}*\n" + pack_lines(lines, limit=GROUP_TEXT)) for title, lines in changes]
     if digest.report_link:
         blocks.append(actions(button("Open the scan report", digest.report_link, "report")))
-    report = "" if digest.report_link else " · visual report: `chipwise report`"
+    report = "" if digest.report_link else f" · visual report: {digest.report_step}"
     blocks.append(context(f"Generated {digest.generated_at:%Y-%m-%d %H:%M} UTC · monthly = 730 h{report}"))
-    blocks.append(context(f"To silence a finding: `{SUPPRESS_ANY}` (the finding's id as shown above)"))
+    blocks.append(context(f"To hide a finding for a while: {SUPPRESS_ANY}"))
     if digest.baseline:
         blocks.insert(
             2, context("First scan of this account: this digest is the baseline; no alerts were sent for it.")
@@ -174,9 +174,7 @@ def alert_message(alert: Alert) -> dict[str, Any]:
             if f.console_url
             else []
         ),
-        context(
-            f"Rule {f.rule_id} · first seen {f.first_seen:%Y-%m-%d %H:%M} UTC · `chipwise findings show {f.short_id}`"
-        ),
+        context(f"{f.rule_label} · first seen {f.first_seen:%Y-%m-%d %H:%M} UTC · finding `{f.short_id}`"),
     ]
     return _message(render("slack/alert_fallback.txt.j2", alert=alert), blocks)
 

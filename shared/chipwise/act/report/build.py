@@ -33,13 +33,14 @@ from chipwise.presentation import (
     current_capacity,
     headline,
     next_step,
+    plural,
     rank,
-    rule_label,
     saving_facts,
     short_id,
     suppress_command,
 )
 from chipwise.render import render
+from chipwise.rules.registry import rule_title
 from chipwise.store import Session
 from chipwise.store.repositories import usage as usage_store
 from chipwise.store.repositories.accounts import ScanRepository
@@ -132,8 +133,17 @@ def find_scan(
     # latest by the window (a scan run with an explicit ``now``, as the demo does, starts at wall-clock time)
     scan = ScanRepository(session).latest_finished(account_id, region)
     if scan is None:
-        raise NotFound("no finished scan in the store: run `chipwise scan` (or `make demo`) first")
+        raise NotFound(_no_scan_message(ScanRepository(session).finished_places(), account_id, region))
     return scan
+
+
+def _no_scan_message(places: list[tuple[str, str, int]], account_id: str | None, region: str | None) -> str:
+    """Why no scan matched: an empty store, or the filters (naming the scans the store does have)."""
+    if not places:
+        return "no finished scan in the store: run `chipwise scan` (or `make demo`) first"
+    wanted = " in ".join(part for part in (account_id and f"account {account_id}", region) if part)
+    held = ", ".join(f"{account} in {where} ({plural(n, 'scan')})" for account, where, n in places)
+    return f"no finished scan of {wanted}; the store has {held}: pass one of those to --account / --region"
 
 
 def _document(scan: Scan) -> ScanDocument | None:
@@ -213,7 +223,7 @@ def _finding_view(d: FindingDocument) -> FindingView:
     return FindingView(
         document=d,
         short_id=short_id(d.finding_id),
-        rule_label=rule_label(d.rule_id),
+        rule_label=rule_title(d.rule_id),
         saving=usd(best_saving(d)),
         measured=measured,
         counted=counts_in_totals(d),
@@ -253,7 +263,7 @@ def build_report(session: Session, scan: Scan, *, now: datetime) -> ReportView:
         by_rule[d.rule_id].append(d)
     rule_items = sorted(
         (
-            (rule_label(rule), sum((best_saving(d) for d in items), Decimal(0)), f"{len(items)} finding(s)")
+            (rule_title(rule), sum((best_saving(d) for d in items), Decimal(0)), plural(len(items), "finding"))
             for rule, items in by_rule.items()
             if sum((best_saving(d) for d in items), Decimal(0)) > 0  # a rule with nothing to save draws no bar
         ),

@@ -28,8 +28,9 @@ from pydantic import Field
 from chipwise.analyse.profiles import ResourceProfile
 from chipwise.analyse.series import SeriesStats
 from chipwise.analyse.weekly import WeeklyPattern, weekly_pattern
-from chipwise.economics import cents, scheduled_saving, weekly_to_monthly
+from chipwise.economics import net_scheduled_saving
 from chipwise.models.common import Confidence
+from chipwise.presentation import plural
 from chipwise.rules.base import (
     EvidenceValue,
     FindingDraft,
@@ -47,7 +48,6 @@ from chipwise.rules.sizing import rate_confidence
 from chipwise.rules.traffic import ANY_ACTIVITY, traffic_known
 
 KINDS = ("sagemaker_endpoint", "ec2_instance")
-MINUTES_PER_HOUR = Decimal(60)
 
 
 class AcceleratorOffHoursParams(SavingParams):
@@ -111,12 +111,13 @@ class AcceleratorOffHours(Rule[AcceleratorOffHoursParams]):
             return None  # no off hours, or no on hours at all (that is the idle rules' finding)
         if pattern.off_hours_per_week < p.min_off_hours_per_week or pattern.regularity < p.min_regularity:
             return None
-        saving = scheduled_saving(rate, profile.instance_count, pattern.off_hours_per_week)
-        if saving < p.min_monthly_savings_usd:
-            return None
         cold = ctx.assumptions.capacity_cold_start_minutes.value
         scale_ups = len(pattern.off_stretches)
-        cold_cost = cents(rate * profile.instance_count * weekly_to_monthly(scale_ups) * cold / MINUTES_PER_HOUR)
+        gross, cold_cost, saving = net_scheduled_saving(
+            rate, profile.instance_count, pattern.off_hours_per_week, scale_ups, cold
+        )  # the saving shown is net of the cold starts it states
+        if saving < p.min_monthly_savings_usd:
+            return None
         endpoint = profile.kind == "sagemaker_endpoint"
         how = (
             "scale it to zero on a schedule (inference components with MinInstanceCount 0 and scheduled scaling)"
@@ -132,10 +133,13 @@ class AcceleratorOffHours(Rule[AcceleratorOffHoursParams]):
                 confidence=self._confidence(profile, pattern),
                 summary=f"{profile.name} ({profile.instance_count} × {profile.instance_type}) works "
                 f"{pattern.schedule()} and was idle the other {pattern.off_hours_per_week} hours of every week "
-                f"({pattern.regularity:.0%} of its working hours were busy): {how} to save {money(saving)}/month; "
-                f"{scale_ups} scale-up(s) a week, each starting about {cold} minutes early "
-                f"(about {money(cold_cost)}/month).",
-                evidence=self._evidence(profile, pattern, signal, threshold, cold, cold_cost, endpoint),
+                f"({pattern.regularity:.0%} of its working hours were busy): {how} to save {money(saving)}/month, "
+                f"net: the hours off save {money(gross)}, less {plural(scale_ups, 'scale-up')} a week, each "
+                f"starting about {cold} minutes early (about {money(cold_cost)}/month).",
+                evidence={
+                    **self._evidence(profile, pattern, signal, threshold, cold, cold_cost, endpoint),
+                    "gross_monthly_savings_usd": r(gross),
+                },
                 signals_used=(signal,),
                 effort="days",
             ),

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import builtins
 from datetime import date, datetime
 
-from sqlalchemy import select, update
+from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
-from chipwise.store.tables import Account, Scan
+from chipwise.store.tables import Account, Finding, Scan
 
 FINISHED = ("succeeded", "partial")  # a scan that wrote its document
 
@@ -30,6 +31,13 @@ class AccountRepository:
     def list(self) -> list[Account]:
         return list(self.session.scalars(select(Account).order_by(Account.account_id)))
 
+    def known_ids(self) -> builtins.list[str]:
+        """Every account the store knows: registered, scanned, or with findings (sorted)."""
+        ids = set(self.session.scalars(select(Account.account_id)))
+        ids.update(self.session.scalars(select(Scan.account_id).distinct()))
+        ids.update(self.session.scalars(select(Finding.account_id).distinct()))
+        return sorted(ids)
+
 
 class ScanRepository:
     def __init__(self, session: Session) -> None:
@@ -48,6 +56,16 @@ class ScanRepository:
         if account_id:
             stmt = stmt.where(Scan.account_id == account_id)
         return self.session.scalars(stmt).first()
+
+    def finished_places(self) -> list[tuple[str, str, int]]:
+        """(account, region, number of finished scans) for every place the store has a finished scan of."""
+        stmt = (
+            select(Scan.account_id, Scan.region, func.count())
+            .where(Scan.status.in_(FINISHED), Scan.document.is_not(None))
+            .group_by(Scan.account_id, Scan.region)
+            .order_by(Scan.account_id, Scan.region)
+        )
+        return [(str(a), str(r), int(n)) for a, r, n in self.session.execute(stmt)]
 
     def finished_since(self, since: datetime) -> list[Scan]:
         stmt = select(Scan).where(Scan.finished_at >= since).order_by(Scan.finished_at)
