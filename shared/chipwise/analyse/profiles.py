@@ -25,6 +25,7 @@ from typing import Any, Literal, Protocol
 from chipwise.analyse.series import HOUR, SeriesStats, summarise
 from chipwise.catalog import Catalog
 from chipwise.economics import monthly_cost, parse_utc, utc
+from chipwise.models.common import Action
 from chipwise.models.resources import (
     BatchEnvironmentDetails,
     EndpointDetails,
@@ -62,6 +63,13 @@ NEURON_CORE_AVG: MetricKey = ("Chipwise/Neuron", "NeuronCoreUtilizationAvg")
 NEURON_MEMORY: MetricKey = ("Chipwise/Neuron", "NeuronDeviceMemoryUsed")
 NEURON_EXECUTIONS: MetricKey = ("Chipwise/Neuron", "ExecutionsCompleted")
 EKS_NEURONCORE: MetricKey = ("ContainerInsights", "node_neuroncore_utilization")
+# NVIDIA GPUs of EKS nodes (Container Insights with enhanced observability): busiest GPU %, frame buffer used %,
+# power in watts, and the GPUs the node's running pods hold (Kubernetes requests) out of the GPUs it has.
+EKS_GPU: MetricKey = ("ContainerInsights", "node_gpu_utilization")
+EKS_GPU_MEMORY: MetricKey = ("ContainerInsights", "node_gpu_memory_utilization")
+EKS_GPU_POWER: MetricKey = ("ContainerInsights", "node_gpu_power_draw")
+EKS_GPU_REQUESTED: MetricKey = ("ContainerInsights", "node_gpu_usage_total")
+EKS_GPU_LIMIT: MetricKey = ("ContainerInsights", "node_gpu_limit")
 TRAINING_CPU: MetricKey = ("/aws/sagemaker/TrainingJobs", "CPUUtilization")
 TRAINING_GPU: MetricKey = ("/aws/sagemaker/TrainingJobs", "GPUUtilization")
 NEURON_MONITOR: MetricKey = ("neuron-monitor", "neuroncore_utilization")  # coverage of the S3 reports
@@ -85,13 +93,32 @@ READ_METRICS: tuple[MetricKey, ...] = (
     NEURON_MEMORY,
     NEURON_EXECUTIONS,
     EKS_NEURONCORE,
+    EKS_GPU,
+    EKS_GPU_MEMORY,
+    EKS_GPU_POWER,
+    EKS_GPU_REQUESTED,
+    EKS_GPU_LIMIT,
     TRAINING_CPU,
     TRAINING_GPU,
     GENERATED_TOKENS,
 )
 # The activity series a weekly pattern is read from (accelerator_off_hours): their values are kept by hour of week.
 WEEKLY_METRICS: frozenset[MetricKey] = frozenset(
-    {INVOCATIONS, NEURON_CORE, EKS_NEURONCORE, CWAGENT_GPU, SM_GPU, IC_GPU}
+    {INVOCATIONS, NEURON_CORE, EKS_NEURONCORE, CWAGENT_GPU, EKS_GPU, SM_GPU, IC_GPU}
+)
+# Where a signal comes from when several sources publish it: the first in this order that has data answers. One
+# list for every signal (README "Metric sources"): Chipwise's own agent (neuron-monitor reports in S3, then
+# ``chipwise neuron-agent`` in Chipwise/Neuron), the CloudWatch agent (CWAgent), Container Insights, then what
+# SageMaker publishes itself; AWS/EC2 (CPU only) comes last.
+METRIC_SOURCE_ORDER: tuple[str, ...] = (
+    "neuron-monitor",
+    "Chipwise/Neuron",
+    "CWAgent",
+    "ContainerInsights",
+    "/aws/sagemaker/Endpoints",
+    "/aws/sagemaker/InferenceComponents",
+    "/aws/sagemaker/TrainingJobs",
+    "AWS/EC2",
 )
 NEURON_COVERAGE: frozenset[MetricKey] = frozenset({NEURON_CORE, EKS_NEURONCORE, NEURON_MONITOR})
 LIVE_STATES = frozenset(
@@ -142,6 +169,9 @@ class Signals:
     latency_us: SeriesStats | None = None
     cpu_source: str | None = None
     generated_tokens: SeriesStats | None = None  # tokens generated per hour, where the server publishes them
+    gpu_power_watts: SeriesStats | None = None  # EKS nodes: busiest GPU's power draw (Container Insights)
+    gpus_requested: SeriesStats | None = None  # EKS nodes: GPUs the running pods hold (node_gpu_usage_total)
+    gpu_limit: SeriesStats | None = None  # EKS nodes: GPUs the node has (node_gpu_limit)
 
     @property
     def sources(self) -> dict[str, str]:
@@ -154,6 +184,7 @@ class Signals:
             "invocations": "AWS/SageMaker" if self.invocations is not None else None,
             "latency": "AWS/SageMaker" if self.latency_us is not None else None,
             "gpu_memory_util": self.gpu_memory_source if self.gpu_memory_util is not None else None,
+            "gpus_requested": "ContainerInsights" if self.gpus_requested is not None else None,
         }
         return {k: v for k, v in found.items() if v}
 
@@ -194,6 +225,8 @@ class ResourceProfile:
     billed_instances: Decimal | None = None
     component_name: str | None = None  # an inference component: its name (``name`` is ``<endpoint>/<component>``)
     billed_unknown: bool = False  # a variant whose components could not be read: its own share is unknown
+    # A kind whose activity AWS does not expose (a notebook instance): (reason, fix, action) for rule cannot_judge.
+    activity_unknown: tuple[str, str, Action] | None = None
 
     @property
     def window_hours(self) -> float:
@@ -488,24 +521,15 @@ def _profile(
 def _signals(metrics: Mapping[MetricKey, SeriesStats], reports: _NeuronSeries | None) -> Signals:
     neuron_util, neuron_source = _first(
         (reports.util if reports else None, "neuron-monitor"),
-        (metrics.get(NEURON_CORE), "Chipwise/Neuron"),
-        (metrics.get(EKS_NEURONCORE), "ContainerInsights"),
+        (metrics.get(NEURON_CORE), NEURON_CORE[0]),
+        (metrics.get(EKS_NEURONCORE), EKS_NEURONCORE[0]),
     )
     gpu_util, gpu_source = _first(
-        (metrics.get(CWAGENT_GPU), "CWAgent"),
-        (metrics.get(SM_GPU), "/aws/sagemaker/Endpoints"),
-        (metrics.get(IC_GPU), "/aws/sagemaker/InferenceComponents"),
-        (metrics.get(TRAINING_GPU), "/aws/sagemaker/TrainingJobs"),
+        *((metrics.get(key), key[0]) for key in (CWAGENT_GPU, EKS_GPU, SM_GPU, IC_GPU, TRAINING_GPU))
     )
-    cpu_util, cpu_source = _first(
-        (metrics.get(EC2_CPU), "AWS/EC2"),
-        (metrics.get(SM_CPU), "/aws/sagemaker/Endpoints"),
-        (metrics.get(IC_CPU), "/aws/sagemaker/InferenceComponents"),
-        (metrics.get(TRAINING_CPU), "/aws/sagemaker/TrainingJobs"),
-    )
+    cpu_util, cpu_source = _first(*((metrics.get(key), key[0]) for key in (EC2_CPU, SM_CPU, IC_CPU, TRAINING_CPU)))
     gpu_memory_util, gpu_memory_source = _first(
-        (metrics.get(SM_GPU_MEMORY), "/aws/sagemaker/Endpoints"),
-        (metrics.get(IC_GPU_MEMORY), "/aws/sagemaker/InferenceComponents"),
+        *((metrics.get(key), key[0]) for key in (EKS_GPU_MEMORY, SM_GPU_MEMORY, IC_GPU_MEMORY))
     )
     return Signals(
         neuron_util=neuron_util,
@@ -523,11 +547,20 @@ def _signals(metrics: Mapping[MetricKey, SeriesStats], reports: _NeuronSeries | 
         latency_us=metrics.get(MODEL_LATENCY),
         cpu_source=cpu_source,
         generated_tokens=metrics.get(GENERATED_TOKENS),
+        gpu_power_watts=metrics.get(EKS_GPU_POWER),
+        gpus_requested=metrics.get(EKS_GPU_REQUESTED),
+        gpu_limit=metrics.get(EKS_GPU_LIMIT),
     )
 
 
+def source_rank(source: str) -> int:
+    """Where ``source`` stands in :data:`METRIC_SOURCE_ORDER` (a source not in it comes after every listed one)."""
+    return METRIC_SOURCE_ORDER.index(source) if source in METRIC_SOURCE_ORDER else len(METRIC_SOURCE_ORDER)
+
+
 def _first(*candidates: tuple[SeriesStats | None, str]) -> tuple[SeriesStats | None, str | None]:
-    for stats, source in candidates:
+    """The candidate with data from the source first in :data:`METRIC_SOURCE_ORDER`."""
+    for stats, source in sorted(candidates, key=lambda c: source_rank(c[1])):
         if stats is not None:
             return stats, source
     return None, None

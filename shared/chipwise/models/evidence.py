@@ -128,6 +128,14 @@ class FindingEvidence(BaseModel):
     weeks_observed: Number | None = None
     cold_start_minutes: Number | None = None
     cold_start_monthly_usd: Number | None = None
+    # Trustworthy telemetry and kinds without activity (issue 25): the verdict when Chipwise cannot judge, its
+    # reason and fix; the second signals an idle GPU verdict was checked against (EKS nodes: Container Insights).
+    verdict: str | None = None
+    reason: str | None = None
+    fix: str | None = None
+    gpu_memory_max_pct: Number | None = None
+    gpus_requested_max: Number | None = None
+    gpu_power_max_watts: Number | None = None
     scale_to_zero: str | None = None
     # Cost per million generated tokens (serving endpoints that publish their tokens; see chipwise.rules.tokens)
     token_data: str | None = None
