@@ -118,3 +118,23 @@ def test_an_idle_endpoint_holding_its_model_in_memory_is_still_idle() -> None:
     # Then requests are its second signal and they agree: idle
     assert IDLE.evaluate(endpoint, ctx()) is not None
     assert CANNOT.evaluate(endpoint, ctx()) is None
+
+
+def test_an_inference_component_on_inferentia_says_its_share_is_undocumented() -> None:
+    # Given a live inference component on ml.inf2.xlarge whose share could not be computed (no billed instances)
+    component = profile(
+        "ep/ic",
+        kind="sagemaker_inference_component",
+        instance_type="ml.inf2.xlarge",
+        component_name="ic",
+        endpoint_name="ep",
+        invocations=flat(10.0),
+    )
+    assert component.billed_count is None
+    # When the rule runs
+    draft = CANNOT.evaluate(component, ctx())
+    # Then it cannot be judged, and the reason says what the API reference leaves undocumented; no cost is claimed
+    assert draft is not None and draft.evidence.reason is not None
+    assert "NumberOfAcceleratorDevicesRequired" in draft.evidence.reason
+    assert "devices or NeuronCores" in draft.evidence.reason
+    assert draft.monthly_cost_usd == draft.estimated_monthly_savings_usd == Decimal("0.00")

@@ -5,6 +5,10 @@ Two cases, both claiming no saving:
 - **Contradictory telemetry**: a GPU that reads idle while another signal says busy (requests still arriving, GPU
   memory held, pods holding GPUs; see :mod:`chipwise.rules.signals`). Fix: check the GPU metrics exporter (DCGM) and
   the workload before stopping anything.
+- **Share undocumented**: an inference component on Inferentia or Trainium. The SageMaker API reference
+  (InferenceComponentComputeResourceRequirements) says only "Accelerators include GPUs and AWS Inferentia" for
+  ``NumberOfAcceleratorDevicesRequired``: whether a Neuron instance counts devices or NeuronCores is not documented,
+  so its share of the variant (its cost) is not computed and the outcome says so.
 - **No activity exposed**: a resource of a kind AWS publishes no activity metric for (a SageMaker notebook
   instance on an accelerator type). Fix: what the resource's details name (a lifecycle configuration that shuts
   the instance down when idle).
@@ -24,6 +28,16 @@ from chipwise.rules.base import FindingDraft, Outcome, Rule, RuleContext, RuleMe
 from chipwise.rules.base import rounded as r
 from chipwise.rules.registry import register
 from chipwise.rules.signals import read_gpu_idle
+
+
+NEURON_SHARE_UNDOCUMENTED = (
+    "its share of the variant is unknown: the SageMaker API reference (InferenceComponentComputeResourceRequirements) "
+    "documents NumberOfAcceleratorDevicesRequired only as 'accelerators include GPUs and AWS Inferentia', not "
+    "whether an Inferentia or Trainium instance counts devices or NeuronCores"
+)
+NEURON_SHARE_FIX = (
+    "judge the endpoint variant as a whole (its cost and Neuron metrics), or give each component a variant of its own"
+)
 
 
 class CannotJudgeParams(RuleParams):
@@ -55,6 +69,13 @@ class CannotJudge(Rule[CannotJudgeParams]):
                 return None
             reason, fix, action = profile.activity_unknown
             return self._outcome(profile, monthly, reason, fix, action, ())
+        if (
+            profile.kind == "sagemaker_inference_component"
+            and profile.neuron
+            and profile.live
+            and profile.billed_count is None
+        ):
+            return self._outcome(profile, monthly, NEURON_SHARE_UNDOCUMENTED, NEURON_SHARE_FIX, "enable_telemetry", ())
         p = self.params
         reading = read_gpu_idle(
             profile,
