@@ -29,7 +29,6 @@ from chipwise.rules.base import rounded as r
 from chipwise.rules.registry import register
 from chipwise.rules.signals import read_gpu_idle
 
-
 NEURON_SHARE_UNDOCUMENTED = (
     "its share of the variant is unknown: the SageMaker API reference (InferenceComponentComputeResourceRequirements) "
     "documents NumberOfAcceleratorDevicesRequired only as 'accelerators include GPUs and AWS Inferentia', not "
