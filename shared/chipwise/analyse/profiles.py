@@ -28,9 +28,12 @@ from chipwise.economics import monthly_cost, parse_utc, utc
 from chipwise.models.common import Action
 from chipwise.models.resources import (
     BatchEnvironmentDetails,
+    CapacityReservationDetails,
     EndpointDetails,
+    HyperPodClusterDetails,
     InferenceComponentDetails,
     InstanceDetails,
+    NotebookInstanceDetails,
     TrainingJobDetails,
     WorkloadHints,
     parse_details,
@@ -122,7 +125,7 @@ METRIC_SOURCE_ORDER: tuple[str, ...] = (
 )
 NEURON_COVERAGE: frozenset[MetricKey] = frozenset({NEURON_CORE, EKS_NEURONCORE, NEURON_MONITOR})
 LIVE_STATES = frozenset(
-    {"running", "InService", "Updating", "SystemUpdating", "UpdateRollbackFailed", "InProgress", "ENABLED"}
+    {"running", "InService", "Updating", "SystemUpdating", "UpdateRollbackFailed", "InProgress", "ENABLED", "active"}
 )
 NEURON_PLATFORMS = frozenset({"inferentia", "trainium"})
 
@@ -227,6 +230,14 @@ class ResourceProfile:
     billed_unknown: bool = False  # a variant whose components could not be read: its own share is unknown
     # A kind whose activity AWS does not expose (a notebook instance): (reason, fix, action) for rule cannot_judge.
     activity_unknown: tuple[str, str, Action] | None = None
+    # Capacity held whether used or not (issue 25): a capacity reservation's instances nothing runs in (Total -
+    # used), whether it is a Capacity Block (fee paid up front) and when its term ends; a Batch compute
+    # environment's minimum vCPUs and the vCPUs of one instance of its type.
+    unused_instances: int | None = None
+    capacity_block: bool = False
+    commitment_ends: datetime | None = None
+    min_vcpus: int | None = None
+    vcpu_per_instance: int | None = None
 
     @property
     def window_hours(self) -> float:
@@ -515,7 +526,48 @@ def _profile(
         billed_instances=serving.billed_instances if serving else None,
         component_name=details.component.name if isinstance(details, InferenceComponentDetails) else None,
         billed_unknown=details.billed_unknown if isinstance(details, EndpointDetails) else False,
+        activity_unknown=_activity_unknown(details),
+        unused_instances=(
+            details.total_instances - details.used_instances
+            if isinstance(details, CapacityReservationDetails)
+            else None
+        ),
+        capacity_block=isinstance(details, CapacityReservationDetails) and details.capacity_block,
+        commitment_ends=details.end_date if isinstance(details, CapacityReservationDetails) else None,
+        min_vcpus=details.min_vcpus if isinstance(details, BatchEnvironmentDetails) else None,
+        vcpu_per_instance=_vcpu(details),
     )
+
+
+NOTEBOOK_NO_ACTIVITY = (
+    "SageMaker publishes no activity metric for a notebook instance: whether anyone uses it cannot be read"
+)
+NOTEBOOK_FIX = "a lifecycle configuration that stops the notebook instance when idle (idle shutdown)"
+HYPERPOD_NO_ACTIVITY = (
+    "Chipwise reads no HyperPod node utilisation yet: whether its instance groups are used cannot be read"
+)
+HYPERPOD_FIX = (
+    "enable Container Insights on the cluster (HyperPod publishes node_gpu_utilization by ClusterId) and scale "
+    "idle instance groups down"
+)
+
+
+def _activity_unknown(details: Any) -> tuple[str, str, Action] | None:
+    """Why a resource of a kind without activity data cannot be judged, the fix, and its action."""
+    if isinstance(details, NotebookInstanceDetails):
+        fix = NOTEBOOK_FIX
+        if details.lifecycle_config:
+            fix = f"check that lifecycle configuration {details.lifecycle_config} stops it when idle ({NOTEBOOK_FIX})"
+        return NOTEBOOK_NO_ACTIVITY, fix, "schedule"
+    if isinstance(details, HyperPodClusterDetails):
+        return HYPERPOD_NO_ACTIVITY, HYPERPOD_FIX, "enable_telemetry"
+    return None
+
+
+def _vcpu(details: Any) -> int | None:
+    catalog = getattr(details, "catalog", None) or {}
+    vcpu = catalog.get("vcpu")
+    return int(vcpu) if vcpu else None
 
 
 def _signals(metrics: Mapping[MetricKey, SeriesStats], reports: _NeuronSeries | None) -> Signals:

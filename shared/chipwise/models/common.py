@@ -23,6 +23,9 @@ ResourceKind = Literal[
     "batch_compute_environment",
     "batch_job_queue",
     "batch_job",
+    "sagemaker_notebook_instance",
+    "ec2_capacity_reservation",
+    "sagemaker_hyperpod_cluster",
 ]
 # The kinds that serve requests on a SageMaker endpoint: the endpoint (or one variant) and an inference component.
 SERVING_KINDS: tuple[str, ...] = ("sagemaker_endpoint", "sagemaker_inference_component")

@@ -136,6 +136,13 @@ class FindingEvidence(BaseModel):
     gpu_memory_max_pct: Number | None = None
     gpus_requested_max: Number | None = None
     gpu_power_max_watts: Number | None = None
+    # Capacity held whether used or not (capacity_held_idle): reservations, Capacity Blocks, Batch minimum vCPUs
+    used_instances: Number | None = None
+    unused_instances: Number | None = None
+    capacity_block: bool | None = None
+    commitment_ends: str | None = None
+    min_vcpus: Number | None = None
+    held_instances: Number | None = None
     scale_to_zero: str | None = None
     # Cost per million generated tokens (serving endpoints that publish their tokens; see chipwise.rules.tokens)
     token_data: str | None = None

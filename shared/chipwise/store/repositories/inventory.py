@@ -36,6 +36,9 @@ LIVE_KINDS = (
     "sagemaker_endpoint",
     "sagemaker_inference_component",
     "batch_compute_environment",
+    "sagemaker_notebook_instance",
+    "sagemaker_hyperpod_cluster",
+    "ec2_capacity_reservation",
 )
 _UPDATED = (
     "account_id",
