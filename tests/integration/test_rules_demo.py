@@ -162,9 +162,9 @@ def test_the_demo_stage_shows_and_writes_the_findings_top_savings_first(demo: De
     written = json.loads((tmp_path / "findings.json").read_text())
     ranked = sorted(shared, key=lambda d: rank(saving_facts(d)))  # set-apart savings (a quote, committed) last
     assert [f["finding_id"] for f in written] == [f.finding_id for f in ranked]
-    assert {f.finding_id for f in ranked[-2:]} == {
-        f.finding_id for f in shared if f.recommendation.excluded_from_totals is not None
-    }
+    set_apart = {f.finding_id for f in shared if f.recommendation.excluded_from_totals is not None}
+    assert len(set_apart) == 3  # two quotes and the Capacity Block's committed share
+    assert {f.finding_id for f in ranked[-len(set_apart) :]} == set_apart
     report = (tmp_path / "report.md").read_text()
     assert "| gpu_idle | 1.00 | 1.00 |" in report and "measured savings first, then estimates" in report
     assert dict(ctx.summary)["Headline"].startswith("$")

@@ -45,7 +45,7 @@ class CannotJudgeParams(RuleParams):
     min_telemetry_share: float = Field(0.5, ge=0, le=1, description="As gpu_idle's telemetry share.")
     max_gpu_memory_used_pct: float = Field(10.0, gt=0, le=100, description="As gpu_idle's GPU memory threshold.")
     min_run_days: float = Field(
-        1, ge=0, le=63, description="Days a resource without activity data must have run before it is reported."
+        0, ge=0, le=63, description="Days a resource without activity data must have run before it is reported."
     )
 
 
