@@ -82,9 +82,12 @@ def test_a_withdrawn_finding_is_withdrawn_everywhere(demo: Path, findings: list[
 def test_findings_out_of_the_totals_say_why(findings: list[FindingDocument], totals: Headline) -> None:
     quote = [f for f in findings if f.recommendation.excluded_from_totals == "quote_needed"]
     committed = [f for f in findings if f.recommendation.excluded_from_totals == "committed"]
-    assert (len(quote), len(committed)) == (totals.quote_needed, totals.committed) == (1, 1)
+    assert (len(quote), len(committed)) == (totals.quote_needed, totals.committed) == (1, 2)
     assert "quote" in quote[0].summary
-    assert "does not cut the bill while the commitment runs" in committed[0].summary
+    (savings_plan,) = [f for f in committed if f.rule_id != "capacity_held_idle"]
+    (block,) = [f for f in committed if f.rule_id == "capacity_held_idle"]
+    assert "does not cut the bill while the commitment runs" in savings_plan.summary
+    assert "Capacity Block's fee is paid up front" in block.summary and "committed until" in block.summary
     # every migration names the Neuron software it assumes
     for finding in findings:
         if finding.recommendation.action == "migrate" and finding.recommendation.target_platform != "bedrock":
