@@ -38,6 +38,7 @@ STAR_RESOURCE_ACTIONS = {
     "sagemaker:ListEndpoints",
     "sagemaker:ListNotebookInstances",
     "sagemaker:ListClusters",
+    "bedrock:ListProvisionedModelThroughputs",
     "sagemaker:DescribeCluster",
     "sagemaker:ListTrainingJobs",
     "sagemaker:DescribeEndpoint",

@@ -8,6 +8,7 @@
    and an endpoint config's variant may name no model, as one for inference components does
    (:mod:`chipwise_devkit.emulator.inference_components`).
 5. EC2 has capacity reservations and Capacity Blocks (:mod:`chipwise_devkit.emulator.capacity_reservations`).
+6. Bedrock has Provisioned Throughput (:mod:`chipwise_devkit.emulator.bedrock_provisioned`).
 """
 
 from __future__ import annotations
@@ -45,11 +46,18 @@ def install() -> None:
     with _lock:
         if _installed:
             return
-        from chipwise_devkit.emulator import capacity_reservations, fast_cloudwatch, faults, inference_components
+        from chipwise_devkit.emulator import (
+            bedrock_provisioned,
+            capacity_reservations,
+            fast_cloudwatch,
+            faults,
+            inference_components,
+        )
 
         install_sagemaker()
         inference_components.install()
         capacity_reservations.install()
+        bedrock_provisioned.install()
         fast_cloudwatch.install()
         faults.install()
         _installed = True

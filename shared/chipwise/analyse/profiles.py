@@ -34,6 +34,7 @@ from chipwise.models.resources import (
     InferenceComponentDetails,
     InstanceDetails,
     NotebookInstanceDetails,
+    ProvisionedThroughputDetails,
     TrainingJobDetails,
     WorkloadHints,
     parse_details,
@@ -77,8 +78,9 @@ TRAINING_CPU: MetricKey = ("/aws/sagemaker/TrainingJobs", "CPUUtilization")
 TRAINING_GPU: MetricKey = ("/aws/sagemaker/TrainingJobs", "GPUUtilization")
 NEURON_MONITOR: MetricKey = ("neuron-monitor", "neuroncore_utilization")  # coverage of the S3 reports
 GENERATED_TOKENS: MetricKey = ("Chipwise/Serving", "GeneratedTokens")  # tokens generated per hour (serving)
+BEDROCK_INVOCATIONS: MetricKey = ("AWS/Bedrock", "Invocations")  # Provisioned Throughput, by ModelId
 
-SUM_METRICS: frozenset[MetricKey] = frozenset({INVOCATIONS, NEURON_EXECUTIONS, GENERATED_TOKENS})
+SUM_METRICS: frozenset[MetricKey] = frozenset({INVOCATIONS, NEURON_EXECUTIONS, GENERATED_TOKENS, BEDROCK_INVOCATIONS})
 AVERAGE_METRICS: frozenset[MetricKey] = frozenset({MODEL_LATENCY})
 READ_METRICS: tuple[MetricKey, ...] = (
     INVOCATIONS,
@@ -104,6 +106,7 @@ READ_METRICS: tuple[MetricKey, ...] = (
     TRAINING_CPU,
     TRAINING_GPU,
     GENERATED_TOKENS,
+    BEDROCK_INVOCATIONS,
 )
 # The activity series a weekly pattern is read from (accelerator_off_hours): their values are kept by hour of week.
 WEEKLY_METRICS: frozenset[MetricKey] = frozenset(
@@ -175,6 +178,7 @@ class Signals:
     gpu_power_watts: SeriesStats | None = None  # EKS nodes: busiest GPU's power draw (Container Insights)
     gpus_requested: SeriesStats | None = None  # EKS nodes: GPUs the running pods hold (node_gpu_usage_total)
     gpu_limit: SeriesStats | None = None  # EKS nodes: GPUs the node has (node_gpu_limit)
+    bedrock_invocations: SeriesStats | None = None  # Provisioned Throughput: invocations per hour (AWS/Bedrock)
 
     @property
     def sources(self) -> dict[str, str]:
@@ -238,6 +242,7 @@ class ResourceProfile:
     commitment_ends: datetime | None = None
     min_vcpus: int | None = None
     vcpu_per_instance: int | None = None
+    commitment_term: str | None = None  # Bedrock Provisioned Throughput: OneMonth / SixMonths (None: no commitment)
 
     @property
     def window_hours(self) -> float:
@@ -526,14 +531,15 @@ def _profile(
         billed_instances=serving.billed_instances if serving else None,
         component_name=details.component.name if isinstance(details, InferenceComponentDetails) else None,
         billed_unknown=details.billed_unknown if isinstance(details, EndpointDetails) else False,
-        activity_unknown=_activity_unknown(details),
+        activity_unknown=_activity_unknown(details, coverage),
         unused_instances=(
             details.total_instances - details.used_instances
             if isinstance(details, CapacityReservationDetails)
             else None
         ),
         capacity_block=isinstance(details, CapacityReservationDetails) and details.capacity_block,
-        commitment_ends=details.end_date if isinstance(details, CapacityReservationDetails) else None,
+        commitment_ends=_commitment_ends(details),
+        commitment_term=details.commitment_duration if isinstance(details, ProvisionedThroughputDetails) else None,
         min_vcpus=details.min_vcpus if isinstance(details, BatchEnvironmentDetails) else None,
         vcpu_per_instance=_vcpu(details),
     )
@@ -552,8 +558,19 @@ HYPERPOD_FIX = (
 )
 
 
-def _activity_unknown(details: Any) -> tuple[str, str, Action] | None:
+def _commitment_ends(details: Any) -> datetime | None:
+    if isinstance(details, CapacityReservationDetails):
+        return details.end_date
+    if isinstance(details, ProvisionedThroughputDetails):
+        return details.commitment_expiration
+    return None
+
+
+def _activity_unknown(details: Any, coverage: Mapping[MetricKey, Coverage]) -> tuple[str, str, Action] | None:
     """Why a resource of a kind without activity data cannot be judged, the fix, and its action."""
+    if isinstance(details, ProvisionedThroughputDetails) and BEDROCK_INVOCATIONS not in coverage:
+        reason = "its AWS/Bedrock invocations were not read this scan (the metrics stage did not reach it)"
+        return reason, "scan again with cloudwatch:GetMetricData allowed", "enable_telemetry"
     if isinstance(details, NotebookInstanceDetails):
         fix = NOTEBOOK_FIX
         if details.lifecycle_config:
@@ -602,6 +619,7 @@ def _signals(metrics: Mapping[MetricKey, SeriesStats], reports: _NeuronSeries | 
         gpu_power_watts=metrics.get(EKS_GPU_POWER),
         gpus_requested=metrics.get(EKS_GPU_REQUESTED),
         gpu_limit=metrics.get(EKS_GPU_LIMIT),
+        bedrock_invocations=metrics.get(BEDROCK_INVOCATIONS),
     )
 
 

@@ -35,6 +35,7 @@ from chipwise.models.resources import (
     InferenceComponentDetails,
     InstanceDetails,
     NotebookInstanceDetails,
+    ProvisionedThroughputDetails,
     TrainingJobDetails,
     component_resource_arn,
     variant_arn,
@@ -989,6 +990,41 @@ def collect_capacity_reservations(
                 launched_at=reservation.get("StartDate") or reservation.get("CreateDate"),
                 tags=tags,
                 hints=workload_hints(tags=tags, kind="ec2_capacity_reservation"),
+                details=details,
+            )
+        )
+    return found
+
+
+def collect_provisioned_throughputs(aws: AwsContext) -> list[CollectedResource]:
+    """Amazon Bedrock Provisioned Throughput (ListProvisionedModelThroughputs; its summary has every field read)."""
+    bedrock = aws.client("bedrock")
+    summaries: list[dict[str, Any]] = []
+    for page in bedrock.get_paginator("list_provisioned_model_throughputs").paginate():
+        summaries.extend(dict(s) for s in page.get("provisionedModelSummaries", []))
+    found: list[CollectedResource] = []
+    for summary in summaries:
+        details = ProvisionedThroughputDetails(
+            model_arn=summary.get("modelArn"),
+            foundation_model_arn=summary.get("foundationModelArn"),
+            model_units=int(summary.get("modelUnits") or 0),
+            desired_model_units=summary.get("desiredModelUnits"),
+            status=summary.get("status"),
+            commitment_duration=summary.get("commitmentDuration"),
+            commitment_expiration=summary.get("commitmentExpirationTime"),
+        )
+        found.append(
+            CollectedResource(
+                arn=str(summary["provisionedModelArn"]),
+                kind="bedrock_provisioned_throughput",
+                name=str(summary.get("provisionedModelName") or summary["provisionedModelArn"]),
+                instance_type=None,
+                instance_count=details.model_units,
+                platform="other",
+                state=summary.get("status"),
+                unknown_instance_type=False,
+                launched_at=summary.get("creationTime"),
+                hints=workload_hints(tags={}, kind="bedrock_provisioned_throughput"),
                 details=details,
             )
         )

@@ -110,6 +110,8 @@ EKS_GPU_NODE_SPECS = (EKS_GPU_REQUESTED, EKS_GPU_LIMIT)
 # CloudWatch; absent hours are unknown (never zero), so cost per token is only stated where it is published.
 SERVING_NAMESPACE = "Chipwise/Serving"
 SERVING_TOKENS = MetricSpec(SERVING_NAMESPACE, "GeneratedTokens", ("Sum",))
+# Bedrock Provisioned Throughput, per ModelId = the provisioned model's ARN (hours without invocations publish none).
+BEDROCK_INVOCATIONS = MetricSpec("AWS/Bedrock", "Invocations", ("Sum",), zero_when_absent=True)
 # SageMaker training jobs, per Host = <job>/algo-<n>.
 TRAINING_CPU = MetricSpec("/aws/sagemaker/TrainingJobs", "CPUUtilization")
 TRAINING_GPU = MetricSpec("/aws/sagemaker/TrainingJobs", "GPUUtilization")
@@ -322,6 +324,8 @@ def plan_targets(resources: Iterable[CollectedResource], discovered: Discovered)
             targets.extend(_instance_targets(resource, discovered, owners))
         elif resource.kind == "sagemaker_training_job":
             targets.extend(_training_targets(resource))
+        elif resource.kind == "bedrock_provisioned_throughput":
+            targets.append(MetricTarget(resource.arn, BEDROCK_INVOCATIONS, (_dims(ModelId=resource.arn),)))
     return targets
 
 

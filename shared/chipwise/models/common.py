@@ -26,6 +26,7 @@ ResourceKind = Literal[
     "sagemaker_notebook_instance",
     "ec2_capacity_reservation",
     "sagemaker_hyperpod_cluster",
+    "bedrock_provisioned_throughput",
 ]
 # The kinds that serve requests on a SageMaker endpoint: the endpoint (or one variant) and an inference component.
 SERVING_KINDS: tuple[str, ...] = ("sagemaker_endpoint", "sagemaker_inference_component")

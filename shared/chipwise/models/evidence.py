@@ -143,6 +143,8 @@ class FindingEvidence(BaseModel):
     commitment_ends: str | None = None
     min_vcpus: Number | None = None
     held_instances: Number | None = None
+    model_units: Number | None = None
+    commitment_term: str | None = None
     scale_to_zero: str | None = None
     # Cost per million generated tokens (serving endpoints that publish their tokens; see chipwise.rules.tokens)
     token_data: str | None = None

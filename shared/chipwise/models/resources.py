@@ -227,6 +227,20 @@ class HyperPodClusterDetails(_StoredJson):
     catalog: dict[str, Any] = Field(default_factory=dict)
 
 
+class ProvisionedThroughputDetails(_StoredJson):
+    """Amazon Bedrock Provisioned Throughput (ListProvisionedModelThroughputs): model units billed per hour whether
+    used or not; with a commitment (``OneMonth``/``SixMonths``) billed until ``commitment_expiration``. Its
+    invocations are published in AWS/Bedrock by ``ModelId`` = the provisioned model's ARN."""
+
+    model_arn: str | None = None
+    foundation_model_arn: str | None = None
+    model_units: int = 0
+    desired_model_units: int | None = None
+    status: str | None = None
+    commitment_duration: str | None = None
+    commitment_expiration: datetime | None = None
+
+
 class NoDetails(_StoredJson):
     """A resource kind that records nothing beyond its columns."""
 
@@ -240,6 +254,7 @@ ResourceDetails = (
     | NotebookInstanceDetails
     | CapacityReservationDetails
     | HyperPodClusterDetails
+    | ProvisionedThroughputDetails
     | NoDetails
 )
 
@@ -252,6 +267,7 @@ DETAILS_BY_KIND: dict[str, type[ResourceDetails]] = {
     "sagemaker_notebook_instance": NotebookInstanceDetails,
     "ec2_capacity_reservation": CapacityReservationDetails,
     "sagemaker_hyperpod_cluster": HyperPodClusterDetails,
+    "bedrock_provisioned_throughput": ProvisionedThroughputDetails,
 }
 
 

@@ -123,6 +123,10 @@ def _capacity_reservations(aws: AwsContext, account_id: str, _window_start: date
     return Inventory(resources=resources, problems=list(types.problems))
 
 
+def _bedrock(aws: AwsContext, _account_id: str, _window_start: datetime) -> Inventory:
+    return Inventory(resources=inventory.collect_provisioned_throughputs(aws))
+
+
 # Inventory sources: (error source name, the kinds it yields, collector). A listing AWS refuses fails its source
 # only (a scan error: the scan ends partial), the other sources go on.
 INVENTORY_SOURCES: tuple[tuple[str, tuple[str, ...], Collector], ...] = (
@@ -133,6 +137,7 @@ INVENTORY_SOURCES: tuple[tuple[str, tuple[str, ...], Collector], ...] = (
     ("inventory.sagemaker_notebooks", ("sagemaker_notebook_instance",), _notebooks),
     ("inventory.sagemaker_hyperpod", ("sagemaker_hyperpod_cluster",), _hyperpod),
     ("inventory.ec2_capacity_reservations", ("ec2_capacity_reservation",), _capacity_reservations),
+    ("inventory.bedrock_provisioned_throughput", ("bedrock_provisioned_throughput",), _bedrock),
 )
 
 

@@ -23,7 +23,7 @@ from chipwise.models.scan import ScanDocument
 from chipwise.pipeline.scan import run_scan
 from chipwise.store import get_session_factory
 from chipwise.store.tables import Finding
-from chipwise_devkit.emulator import Emulator
+from chipwise_devkit.emulator import Emulator, MetricPoint
 
 REGION = "us-east-1"
 ACCOUNT = "123456789012"
@@ -242,3 +242,51 @@ def test_a_refused_listing_of_a_new_kind_is_a_scan_error_and_the_rest_goes_on(aw
     errors = {e.source: e.code for e in document.errors if e.source != "rules"}
     assert errors == {"inventory.ec2_capacity_reservations": "UnauthorizedOperation"}
     assert {r.name for r in document.resources} == {"research-nb"}
+
+
+def _provisioned(name: str, commitment: str | None = None) -> str:
+    bedrock = _client("bedrock")
+    extra = {"commitmentDuration": commitment} if commitment else {}
+    return str(
+        bedrock.create_provisioned_model_throughput(
+            modelUnits=2, provisionedModelName=name, modelId="meta.llama3-1-70b-instruct-v1:0", **extra
+        )["provisionedModelArn"]
+    )
+
+
+def test_bedrock_provisioned_throughput_without_invocations_is_idle_and_says_when_its_term_ends(
+    aws: Emulator, sqlite_url: str
+) -> None:
+    # Given two provisioned models of 2 model units: one on a one-month commitment nobody invokes, one invoked
+    # every hour (AWS/Bedrock Invocations by ModelId = its ARN)
+    _provisioned("idle-pt", "OneMonth")
+    busy = _provisioned("busy-pt")
+    end = _now().replace(minute=0, second=0, microsecond=0)
+    aws.seed_metrics(
+        MetricPoint("AWS/Bedrock", "Invocations", {"ModelId": busy}, end - timedelta(hours=h), 40.0, "Count")
+        for h in range(1, LOOKBACK_DAYS * 24)
+    )
+    # When scanned
+    document = _scan(sqlite_url)
+    found = _findings(sqlite_url)
+    # Then the idle one is found: no invocation in 8 days, its commitment's end named; its model-unit price is not
+    # in the verified data, so it asks for a quote (no figure, out of the totals); the busy one has no finding
+    assert {r.name for r in document.resources if r.kind == "bedrock_provisioned_throughput"} == {"idle-pt", "busy-pt"}
+    idle = found[("idle-pt", "capacity_held_idle")]
+    assert idle.evidence["model_units"] == 2 and idle.evidence["commitment_term"] == "OneMonth"
+    assert idle.recommendation["excluded_from_totals"] == "quote_needed"
+    assert "commitment bills until" in idle.summary and idle.evidence["commitment_ends"]
+    assert idle.estimated_monthly_savings_usd == Decimal("0.00")
+    assert not [k for k in found if k[0] == "busy-pt"]
+
+
+def test_bedrock_provisioned_throughput_whose_invocations_were_not_read_cannot_be_judged(
+    aws: Emulator, sqlite_url: str
+) -> None:
+    _provisioned("unread-pt")
+    aws.inject_fault("cloudwatch", "GetMetricData", "AccessDenied", "not authorized")
+    _scan(sqlite_url)
+    found = _findings(sqlite_url)
+    outcome = found[("unread-pt", "cannot_judge")]
+    assert "not read" in outcome.evidence["reason"] and "GetMetricData" in outcome.evidence["fix"]
+    assert ("unread-pt", "capacity_held_idle") not in found

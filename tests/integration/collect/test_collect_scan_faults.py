@@ -89,11 +89,12 @@ def test_no_inventory_at_all_is_a_failed_scan(aws: Emulator, sqlite_url: str) ->
         ("sagemaker", "ListNotebookInstances"),
         ("sagemaker", "ListClusters"),
         ("ec2", "DescribeCapacityReservations"),
+        ("bedrock", "ListProvisionedModelThroughputs"),
     ):
         aws.inject_fault(service, operation, "UnauthorizedOperation", "denied")
     document = _scan(sqlite_url)
     assert document.status == "failed"
-    assert len([e for e in document.errors if e.source.startswith("inventory.")]) == 7
+    assert len([e for e in document.errors if e.source.startswith("inventory.")]) == 8
 
 
 def test_a_missing_event_bus_is_recorded(aws: Emulator, sqlite_url: str, monkeypatch: pytest.MonkeyPatch) -> None:

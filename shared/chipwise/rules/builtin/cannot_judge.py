@@ -105,6 +105,7 @@ class CannotJudge(Rule[CannotJudgeParams]):
         used: tuple[str, ...],
     ) -> FindingDraft:
         signals = profile.signals
+        what = capacity(profile) if profile.instance_type else f"{profile.instance_count} unit(s)"
         return self.draft(
             profile,
             Outcome(
@@ -112,7 +113,7 @@ class CannotJudge(Rule[CannotJudgeParams]):
                 saving=Decimal(0),
                 action=action,
                 confidence="high",
-                summary=f"{profile.name} ({capacity(profile)}) cannot be judged: {reason}. Fix: {fix}.",
+                summary=f"{profile.name} ({what}) cannot be judged: {reason}. Fix: {fix}.",
                 evidence={
                     "verdict": "cannot_judge",
                     "reason": reason,

@@ -10,16 +10,24 @@
   creation time): the instances the minimum holds (minvCpus / the type's vCPUs, rounded up) are the waste. Saving:
   set ``minvCpus`` to 0.
 
+- **Bedrock Provisioned Throughput**: model units billed per hour whether used or not; no invocation in AWS/Bedrock
+  (``ModelId`` = the provisioned model's ARN) over the window (at least ``min_idle_days``) is idle. Without a
+  commitment: delete it; with one (``OneMonth``/``SixMonths``): it bills until ``commitmentExpirationTime``, which
+  the outcome names (do not renew; delete it then). No figure is claimed: the hourly price of a model unit is not
+  in Chipwise's verified price data (``bedrock-prices-verified.csv`` holds on-demand token prices only; AWS shows
+  model-unit prices in the Bedrock console), so the finding asks for a quote and stays out of the totals.
+
 The rate is the account's effective rate for the type (Cost Explorer), else the catalog's on-demand price.
 """
 
 from __future__ import annotations
 
 import math
+from decimal import Decimal
 
 from pydantic import Field
 
-from chipwise.analyse.profiles import ResourceProfile
+from chipwise.analyse.profiles import BEDROCK_INVOCATIONS, ResourceProfile
 from chipwise.economics import monthly_cost
 from chipwise.rules.base import (
     EvidenceValue,
@@ -55,6 +63,8 @@ class CapacityHeldIdle(Rule[CapacityHeldIdleParams]):
     params_model = CapacityHeldIdleParams
 
     def evaluate(self, profile: ResourceProfile, ctx: RuleContext) -> FindingDraft | None:
+        if profile.kind == "bedrock_provisioned_throughput" and profile.state == "InService":
+            return self._provisioned(profile)
         if not profile.live or profile.platform == "cpu" or profile.cost.hourly_rate is None:
             return None
         if profile.kind == "ec2_capacity_reservation":
@@ -129,6 +139,42 @@ class CapacityHeldIdle(Rule[CapacityHeldIdleParams]):
                 },
                 signals_used=("batch_jobs",),
                 target_count=0,
+            ),
+        )
+
+    def _provisioned(self, profile: ResourceProfile) -> FindingDraft | None:
+        covered = profile.coverage.get(BEDROCK_INVOCATIONS)
+        invocations = profile.signals.bedrock_invocations
+        if covered is None or not covered.exists or profile.window_hours < self.params.min_idle_days * 24:
+            return None  # not read (rule cannot_judge says so) or a window shorter than the idle period
+        if invocations is not None and invocations.total > 0:
+            return None
+        days = profile.window_hours / 24
+        units = f"{profile.instance_count} model unit{'s' if profile.instance_count != 1 else ''}"
+        if profile.commitment_term and profile.commitment_ends:
+            ends = profile.commitment_ends.date().isoformat()
+            step = f"its {profile.commitment_term} commitment bills until {ends}: do not renew it and delete it then"
+        else:
+            step = "it has no commitment: delete it"
+        return self.draft(
+            profile,
+            Outcome(
+                monthly_cost=Decimal(0),
+                saving=Decimal(0),
+                action="delete",
+                confidence="high",
+                summary=f"{profile.name} ({units}) had no invocation in {days:.0f} days; {step}. Its price per "
+                "model unit is not in Chipwise's verified price data: ask AWS for it (Bedrock console) to size the "
+                "saving.",
+                evidence={
+                    "invocations_in_window": 0,
+                    "model_units": profile.instance_count,
+                    "commitment_ends": profile.commitment_ends.isoformat() if profile.commitment_ends else None,
+                    "commitment_term": profile.commitment_term,
+                    "window_days": round(days, 1),
+                },
+                signals_used=("invocations",),
+                excluded_from_totals="quote_needed",
             ),
         )
 

@@ -39,6 +39,7 @@ LIVE_KINDS = (
     "sagemaker_notebook_instance",
     "sagemaker_hyperpod_cluster",
     "ec2_capacity_reservation",
+    "bedrock_provisioned_throughput",
 )
 _UPDATED = (
     "account_id",
