@@ -47,6 +47,7 @@ Kind = Literal[
     "sagemaker_notebook_instance",
     "sagemaker_hyperpod_cluster",
     "ec2_capacity_reservation",
+    "bedrock_provisioned_throughput",
 ]
 
 
@@ -599,6 +600,15 @@ def _issue25_kinds() -> list[DemoResource]:
             expected=("capacity_held_idle",),
             capacity_block=True,
             note="a Capacity Block no instance was launched into: its fee is committed until the block ends",
+        ),
+        DemoResource(
+            "support-llama-70b-pt",
+            "bedrock_provisioned_throughput",
+            "meta.llama3-1-70b-instruct-v1:0",
+            count=2,
+            expected=("capacity_held_idle",),
+            note="2 model units on a one-month commitment nobody invokes: idle; the term's end is named, the "
+            "model-unit price is not in the verified data (a quote is asked)",
         ),
     ]
 

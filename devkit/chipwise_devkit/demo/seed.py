@@ -170,6 +170,16 @@ def _create_one(aws: AwsContext, res: DemoResource, seeded: SeededAccount, netwo
     if res.kind == "ec2_capacity_reservation":
         seeded.arns[res.name] = _create_capacity_reservation(aws, res, seeded.now)
         return []
+    if res.kind == "bedrock_provisioned_throughput":
+        seeded.arns[res.name] = str(
+            aws.client("bedrock").create_provisioned_model_throughput(
+                modelUnits=res.count,
+                provisionedModelName=res.name,
+                modelId=res.instance_type,
+                commitmentDuration="OneMonth",
+            )["provisionedModelArn"]
+        )
+        return []
     seeded.arns[res.name] = _create_compute_environment(aws, res, network)
     return []
 
