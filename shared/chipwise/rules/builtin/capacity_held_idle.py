@@ -164,8 +164,8 @@ class CapacityHeldIdle(Rule[CapacityHeldIdleParams]):
                 action="delete",
                 confidence="high",
                 summary=f"{profile.name} ({units}) had no invocation in {days:.0f} days; {step}. Its price per "
-                "model unit is not in Chipwise's verified price data: ask AWS for a quote (Bedrock console) to size the "
-                "saving.",
+                "model unit is not in Chipwise's verified price data: ask AWS for a quote (Bedrock console) to "
+                "size the saving.",
                 evidence={
                     "invocations_in_window": 0,
                     "model_units": profile.instance_count,
