@@ -39,6 +39,8 @@ STAR_RESOURCE_ACTIONS = {
     "sagemaker:ListNotebookInstances",
     "sagemaker:ListClusters",
     "bedrock:ListProvisionedModelThroughputs",
+    "sagemaker:ListApps",
+    "sagemaker:DescribeApp",
     "sagemaker:DescribeCluster",
     "sagemaker:ListTrainingJobs",
     "sagemaker:DescribeEndpoint",

@@ -9,6 +9,7 @@
    (:mod:`chipwise_devkit.emulator.inference_components`).
 5. EC2 has capacity reservations and Capacity Blocks (:mod:`chipwise_devkit.emulator.capacity_reservations`).
 6. Bedrock has Provisioned Throughput (:mod:`chipwise_devkit.emulator.bedrock_provisioned`).
+7. SageMaker has Studio apps (:mod:`chipwise_devkit.emulator.studio_apps`).
 """
 
 from __future__ import annotations
@@ -52,12 +53,14 @@ def install() -> None:
             fast_cloudwatch,
             faults,
             inference_components,
+            studio_apps,
         )
 
         install_sagemaker()
         inference_components.install()
         capacity_reservations.install()
         bedrock_provisioned.install()
+        studio_apps.install()
         fast_cloudwatch.install()
         faults.install()
         _installed = True

@@ -35,6 +35,7 @@ from chipwise.models.resources import (
     InstanceDetails,
     NotebookInstanceDetails,
     ProvisionedThroughputDetails,
+    StudioAppDetails,
     TrainingJobDetails,
     WorkloadHints,
     parse_details,
@@ -242,6 +243,7 @@ class ResourceProfile:
     commitment_ends: datetime | None = None
     min_vcpus: int | None = None
     vcpu_per_instance: int | None = None
+    last_user_activity: datetime | None = None  # Studio apps: LastUserActivityTimestamp
     commitment_term: str | None = None  # Bedrock Provisioned Throughput: OneMonth / SixMonths (None: no commitment)
 
     @property
@@ -540,6 +542,11 @@ def _profile(
         capacity_block=isinstance(details, CapacityReservationDetails) and details.capacity_block,
         commitment_ends=_commitment_ends(details),
         commitment_term=details.commitment_duration if isinstance(details, ProvisionedThroughputDetails) else None,
+        last_user_activity=(
+            utc(details.last_user_activity)
+            if isinstance(details, StudioAppDetails) and details.last_user_activity
+            else None
+        ),
         min_vcpus=details.min_vcpus if isinstance(details, BatchEnvironmentDetails) else None,
         vcpu_per_instance=_vcpu(details),
     )
@@ -549,6 +556,8 @@ NOTEBOOK_NO_ACTIVITY = (
     "SageMaker publishes no activity metric for a notebook instance: whether anyone uses it cannot be read"
 )
 NOTEBOOK_FIX = "a lifecycle configuration that stops the notebook instance when idle (idle shutdown)"
+STUDIO_NO_ACTIVITY = "Studio recorded no user activity for this app (DescribeApp has no LastUserActivityTimestamp)"
+STUDIO_FIX = "idle shutdown for the domain's apps (Studio's idle settings or a lifecycle configuration)"
 HYPERPOD_NO_ACTIVITY = (
     "Chipwise reads no HyperPod node utilisation yet: whether its instance groups are used cannot be read"
 )
@@ -576,6 +585,8 @@ def _activity_unknown(details: Any, coverage: Mapping[MetricKey, Coverage]) -> t
         if details.lifecycle_config:
             fix = f"check that lifecycle configuration {details.lifecycle_config} stops it when idle ({NOTEBOOK_FIX})"
         return NOTEBOOK_NO_ACTIVITY, fix, "schedule"
+    if isinstance(details, StudioAppDetails) and details.last_user_activity is None:
+        return STUDIO_NO_ACTIVITY, STUDIO_FIX, "schedule"
     if isinstance(details, HyperPodClusterDetails):
         return HYPERPOD_NO_ACTIVITY, HYPERPOD_FIX, "enable_telemetry"
     return None

@@ -36,6 +36,7 @@ from chipwise.models.resources import (
     InstanceDetails,
     NotebookInstanceDetails,
     ProvisionedThroughputDetails,
+    StudioAppDetails,
     TrainingJobDetails,
     component_resource_arn,
     variant_arn,
@@ -1029,3 +1030,62 @@ def collect_provisioned_throughputs(aws: AwsContext) -> list[CollectedResource]:
             )
         )
     return found
+
+
+def collect_studio_apps(aws: AwsContext, types: TypeFactsReader | None = None) -> Inventory:
+    """Studio apps (ListApps) on accelerator types that are InService, each described for its ARN and the user
+    activity Studio records (DescribeApp ``LastUserActivityTimestamp``); an app that cannot be described is a
+    problem of its own, the others go on."""
+    sm = aws.client("sagemaker")
+    listed: list[dict[str, Any]] = []
+    for page in sm.get_paginator("list_apps").paginate():
+        listed.extend(dict(a) for a in page.get("Apps", []))
+    types = types or TypeFactsReader(aws)
+    wanted = [a for a in listed if a.get("Status") == "InService" and (a.get("ResourceSpec") or {}).get("InstanceType")]
+    types.prefetch(str(a["ResourceSpec"]["InstanceType"]) for a in wanted)
+    result = Inventory()
+    for app in wanted:
+        instance_type = str(app["ResourceSpec"]["InstanceType"])
+        typ = types.facts(instance_type)
+        if typ.platform == "cpu":
+            continue
+        owner = {"UserProfileName": app["UserProfileName"]} if app.get("UserProfileName") else {}
+        if app.get("SpaceName"):
+            owner = {"SpaceName": app["SpaceName"]}
+        key = {"DomainId": app["DomainId"], "AppType": app["AppType"], "AppName": app["AppName"], **owner}
+        name = f"{app['DomainId']}/{app.get('SpaceName') or app.get('UserProfileName')}/{app['AppName']}"
+        try:
+            described: dict[str, Any] = dict(sm.describe_app(**key))
+        except ClientError as exc:
+            if not _gone(exc):  # its ARN and activity are DescribeApp's: not recorded this scan
+                result.problems.append(ResourceProblem("", name, _error_code(exc), _message(exc), recorded=False))
+            continue
+        arn = str(described["AppArn"])
+        details = StudioAppDetails(
+            domain_id=str(app["DomainId"]),
+            user_profile=app.get("UserProfileName"),
+            space_name=app.get("SpaceName"),
+            app_type=app.get("AppType"),
+            app_name=str(app["AppName"]),
+            status=app.get("Status"),
+            last_user_activity=described.get("LastUserActivityTimestamp"),
+            lifecycle_config_arn=(app.get("ResourceSpec") or {}).get("LifecycleConfigArn"),
+            catalog=typ.facts,
+        )
+        result.resources.append(
+            CollectedResource(
+                arn=arn,
+                kind="sagemaker_studio_app",
+                name=name,
+                instance_type=instance_type,
+                instance_count=1,
+                platform=typ.platform,
+                state=app.get("Status"),
+                unknown_instance_type=typ.unknown,
+                launched_at=app.get("CreationTime"),
+                hints=workload_hints(tags={}, kind="sagemaker_studio_app"),
+                details=details,
+            )
+        )
+    result.problems.extend(types.problems)
+    return result

@@ -27,6 +27,7 @@ ResourceKind = Literal[
     "ec2_capacity_reservation",
     "sagemaker_hyperpod_cluster",
     "bedrock_provisioned_throughput",
+    "sagemaker_studio_app",
 ]
 # The kinds that serve requests on a SageMaker endpoint: the endpoint (or one variant) and an inference component.
 SERVING_KINDS: tuple[str, ...] = ("sagemaker_endpoint", "sagemaker_inference_component")

@@ -241,6 +241,21 @@ class ProvisionedThroughputDetails(_StoredJson):
     commitment_expiration: datetime | None = None
 
 
+class StudioAppDetails(_StoredJson):
+    """A SageMaker Studio app (ListApps, DescribeApp) on an accelerator type: a space's or user profile's app that
+    bills per hour while InService. Its activity is what Studio records: ``LastUserActivityTimestamp``."""
+
+    domain_id: str
+    user_profile: str | None = None
+    space_name: str | None = None
+    app_type: str | None = None
+    app_name: str
+    status: str | None = None
+    last_user_activity: datetime | None = None
+    lifecycle_config_arn: str | None = None
+    catalog: dict[str, Any] = Field(default_factory=dict)
+
+
 class NoDetails(_StoredJson):
     """A resource kind that records nothing beyond its columns."""
 
@@ -255,6 +270,7 @@ ResourceDetails = (
     | CapacityReservationDetails
     | HyperPodClusterDetails
     | ProvisionedThroughputDetails
+    | StudioAppDetails
     | NoDetails
 )
 
@@ -268,6 +284,7 @@ DETAILS_BY_KIND: dict[str, type[ResourceDetails]] = {
     "ec2_capacity_reservation": CapacityReservationDetails,
     "sagemaker_hyperpod_cluster": HyperPodClusterDetails,
     "bedrock_provisioned_throughput": ProvisionedThroughputDetails,
+    "sagemaker_studio_app": StudioAppDetails,
 }
 
 

@@ -123,6 +123,10 @@ def _capacity_reservations(aws: AwsContext, account_id: str, _window_start: date
     return Inventory(resources=resources, problems=list(types.problems))
 
 
+def _studio(aws: AwsContext, _account_id: str, _window_start: datetime) -> Inventory:
+    return inventory.collect_studio_apps(aws)
+
+
 def _bedrock(aws: AwsContext, _account_id: str, _window_start: datetime) -> Inventory:
     return Inventory(resources=inventory.collect_provisioned_throughputs(aws))
 
@@ -138,6 +142,7 @@ INVENTORY_SOURCES: tuple[tuple[str, tuple[str, ...], Collector], ...] = (
     ("inventory.sagemaker_hyperpod", ("sagemaker_hyperpod_cluster",), _hyperpod),
     ("inventory.ec2_capacity_reservations", ("ec2_capacity_reservation",), _capacity_reservations),
     ("inventory.bedrock_provisioned_throughput", ("bedrock_provisioned_throughput",), _bedrock),
+    ("inventory.sagemaker_studio_apps", ("sagemaker_studio_app",), _studio),
 )
 
 

@@ -24,6 +24,7 @@ from chipwise.pipeline.scan import run_scan
 from chipwise.store import get_session_factory
 from chipwise.store.tables import Finding
 from chipwise_devkit.emulator import Emulator, MetricPoint
+from chipwise_devkit.emulator.studio_apps import set_last_user_activity
 
 REGION = "us-east-1"
 ACCOUNT = "123456789012"
@@ -290,3 +291,42 @@ def test_bedrock_provisioned_throughput_whose_invocations_were_not_read_cannot_b
     outcome = found[("unread-pt", "cannot_judge")]
     assert "not read" in outcome.evidence["reason"] and "GetMetricData" in outcome.evidence["fix"]
     assert ("unread-pt", "capacity_held_idle") not in found
+
+
+def _studio_app(space: str, instance_type: str = "ml.g5.xlarge") -> str:
+    return str(
+        _client("sagemaker").create_app(
+            DomainId="d-research",
+            SpaceName=space,
+            AppType="JupyterLab",
+            AppName="default",
+            ResourceSpec={"InstanceType": instance_type},
+        )["AppArn"]
+    )
+
+
+def test_studio_apps_idle_busy_and_without_activity(aws: Emulator, sqlite_url: str) -> None:
+    # Given three JupyterLab apps on ml.g5.xlarge: one whose last user activity was 9 days ago, one used an hour
+    # ago, one with no activity recorded; and one on a CPU type (not Chipwise's business)
+    idle, busy = _studio_app("alice"), _studio_app("bob")
+    _studio_app("carol")
+    _studio_app("dave", "ml.t3.medium")
+    set_last_user_activity(ACCOUNT, REGION, idle, _now() - timedelta(days=9))
+    set_last_user_activity(ACCOUNT, REGION, busy, _now() - timedelta(hours=1))
+    # When scanned
+    document = _scan(sqlite_url)
+    found = _findings(sqlite_url)
+    # Then the idle one is waste at the catalog's ml.g5.xlarge rate x 730; the busy one has nothing; the one with
+    # no recorded activity cannot be judged, with idle shutdown as the fix
+    assert {r.name for r in document.resources if r.kind == "sagemaker_studio_app"} == {
+        "d-research/alice/default",
+        "d-research/bob/default",
+        "d-research/carol/default",
+    }
+    waste = found[("d-research/alice/default", "capacity_held_idle")]
+    assert waste.estimated_monthly_savings_usd == (_price("ml.g5.xlarge") * 730).quantize(Decimal("0.01"))
+    assert waste.evidence["idle_days"] == 9.0
+    assert not [k for k in found if k[0] == "d-research/bob/default"]
+    unknown = found[("d-research/carol/default", "cannot_judge")]
+    assert "idle shutdown" in unknown.evidence["fix"]
+    assert ("d-research/carol/default", "capacity_held_idle") not in found

@@ -17,6 +17,10 @@
   in Chipwise's verified price data (``bedrock-prices-verified.csv`` holds on-demand token prices only; AWS shows
   model-unit prices in the Bedrock console), so the finding asks for a quote and stays out of the totals.
 
+- **SageMaker Studio apps** on accelerator types, InService, whose last user activity (DescribeApp
+  ``LastUserActivityTimestamp``) is older than ``min_idle_days``: the whole instance is the waste. Saving: delete
+  the app (and turn on idle shutdown). An app with no recorded activity is rule ``cannot_judge``'s.
+
 The rate is the account's effective rate for the type (Cost Explorer), else the catalog's on-demand price.
 """
 
@@ -71,7 +75,32 @@ class CapacityHeldIdle(Rule[CapacityHeldIdleParams]):
             return self._reservation(profile)
         if profile.kind == "batch_compute_environment":
             return self._batch(profile)
+        if profile.kind == "sagemaker_studio_app":
+            return self._studio(profile)
         return None
+
+    def _studio(self, profile: ResourceProfile) -> FindingDraft | None:
+        last, rate = profile.last_user_activity, profile.cost.hourly_rate
+        if last is None or rate is None:
+            return None
+        quiet_days = (profile.window_end - last).total_seconds() / 86400
+        if quiet_days < self.params.min_idle_days:
+            return None
+        monthly = monthly_cost(rate, 1)
+        return self.draft(
+            profile,
+            Outcome(
+                monthly_cost=monthly,
+                saving=monthly,
+                action="delete",
+                confidence="high",
+                summary=f"{profile.name} (a Studio app on {profile.instance_type}) has had no user activity for "
+                f"{quiet_days:.0f} days: delete the app (its space keeps the files) and turn on idle shutdown to "
+                f"save {money(monthly)}/month.",
+                evidence={"idle_days": round(quiet_days, 1), **cost_evidence(profile)},
+                signals_used=("last_user_activity",),
+            ),
+        )
 
     def _reservation(self, profile: ResourceProfile) -> FindingDraft | None:
         unused = profile.unused_instances or 0

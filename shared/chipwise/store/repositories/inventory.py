@@ -40,6 +40,7 @@ LIVE_KINDS = (
     "sagemaker_hyperpod_cluster",
     "ec2_capacity_reservation",
     "bedrock_provisioned_throughput",
+    "sagemaker_studio_app",
 )
 _UPDATED = (
     "account_id",
