@@ -48,6 +48,7 @@ Kind = Literal[
     "sagemaker_hyperpod_cluster",
     "ec2_capacity_reservation",
     "bedrock_provisioned_throughput",
+    "sagemaker_studio_app",
 ]
 
 
@@ -113,6 +114,7 @@ class DemoResource:
     gpu_memory_used: Series | None = None
     gpus_requested: Series | None = None
     min_vcpus: int = 0  # a Batch compute environment's minvCpus
+    idle_days: int = 0  # a Studio app: days since its last user activity
     capacity_block: bool = False  # a capacity reservation bought as a Capacity Block
 
 
@@ -600,6 +602,14 @@ def _issue25_kinds() -> list[DemoResource]:
             expected=("capacity_held_idle",),
             capacity_block=True,
             note="a Capacity Block no instance was launched into: its fee is committed until the block ends",
+        ),
+        DemoResource(
+            "d-demo/vision-lab/default",
+            "sagemaker_studio_app",
+            "ml.g5.2xlarge",
+            expected=("capacity_held_idle",),
+            idle_days=10,
+            note="a JupyterLab app on a GPU nobody has opened for 10 days: delete it, turn on idle shutdown",
         ),
         DemoResource(
             "support-llama-70b-pt",

@@ -170,6 +170,9 @@ def _create_one(aws: AwsContext, res: DemoResource, seeded: SeededAccount, netwo
     if res.kind == "ec2_capacity_reservation":
         seeded.arns[res.name] = _create_capacity_reservation(aws, res, seeded.now)
         return []
+    if res.kind == "sagemaker_studio_app":
+        seeded.arns[res.name] = _create_studio_app(aws, res, seeded.now)
+        return []
     if res.kind == "bedrock_provisioned_throughput":
         seeded.arns[res.name] = str(
             aws.client("bedrock").create_provisioned_model_throughput(
@@ -182,6 +185,23 @@ def _create_one(aws: AwsContext, res: DemoResource, seeded: SeededAccount, netwo
         return []
     seeded.arns[res.name] = _create_compute_environment(aws, res, network)
     return []
+
+
+def _create_studio_app(aws: AwsContext, res: DemoResource, now: datetime) -> str:
+    from chipwise_devkit.emulator.studio_apps import set_last_user_activity
+
+    domain, space, app = res.name.split("/")
+    arn = str(
+        aws.client("sagemaker").create_app(
+            DomainId=domain,
+            SpaceName=space,
+            AppType="JupyterLab",
+            AppName=app,
+            ResourceSpec={"InstanceType": cast("Any", res.instance_type)},
+        )["AppArn"]
+    )
+    set_last_user_activity(DEMO_ACCOUNT_ID, aws.region, arn, now - timedelta(days=res.idle_days))
+    return arn
 
 
 def _create_notebook(aws: AwsContext, res: DemoResource) -> str:
