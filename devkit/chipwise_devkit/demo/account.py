@@ -1,8 +1,10 @@
 """The demo account: a realistic AI-accelerator estate seeded into the AWS emulator.
 
-39 resources and 2 inference components — busy and idle Inferentia endpoints, Trainium capacity serving inference,
+48 resources and 2 inference components — busy and idle Inferentia endpoints, Trainium capacity serving inference,
 GPU training and inference on Llama/BERT-class models, a GPU endpoint shared by inference components, a
-custom-CUDA training job, EKS Neuron nodes and CPU noise — with
+custom-CUDA training job, EKS Neuron nodes, EKS GPU nodes seen through Container Insights only, a GPU notebook
+instance and Studio app, a HyperPod cluster, an unused capacity reservation and Capacity Block, a Batch warm pool,
+a Bedrock Provisioned Throughput, and CPU noise — with
 15 days of hourly CloudWatch metrics (daily cycles, quiet weekends, spikes), neuron-monitor reports in S3
 and Cost Explorer results priced from the catalog, consistent with the inventory.
 
