@@ -15,6 +15,8 @@ RULES = {
     "spiky_inference_bedrock",
     "neuron_telemetry_missing",
     "accelerator_off_hours",
+    "cannot_judge",
+    "capacity_held_idle",
 }
 
 

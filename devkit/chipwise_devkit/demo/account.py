@@ -1,8 +1,10 @@
 """The demo account: a realistic AI-accelerator estate seeded into the AWS emulator.
 
-39 resources and 2 inference components — busy and idle Inferentia endpoints, Trainium capacity serving inference,
+48 resources and 2 inference components — busy and idle Inferentia endpoints, Trainium capacity serving inference,
 GPU training and inference on Llama/BERT-class models, a GPU endpoint shared by inference components, a
-custom-CUDA training job, EKS Neuron nodes and CPU noise — with
+custom-CUDA training job, EKS Neuron nodes, EKS GPU nodes seen through Container Insights only, a GPU notebook
+instance and Studio app, a HyperPod cluster, an unused capacity reservation and Capacity Block, a Batch warm pool,
+a Bedrock Provisioned Throughput, and CPU noise — with
 15 days of hourly CloudWatch metrics (daily cycles, quiet weekends, spikes), neuron-monitor reports in S3
 and Cost Explorer results priced from the catalog, consistent with the inventory.
 
@@ -39,7 +41,17 @@ NEURONX_TRAINING = f"{ECR_DLC}/pytorch-training-neuronx:2.1.2-neuronx-py310-sdk2
 CUSTOM_IMAGE = f"{DEMO_ACCOUNT_ID}.dkr.ecr.us-east-1.amazonaws.com"
 LMI_GPU = f"{ECR_DLC}/djl-inference:0.31.0-lmi13.0.0-cu124"
 
-Kind = Literal["ec2_instance", "sagemaker_endpoint", "sagemaker_training_job", "batch_compute_environment"]
+Kind = Literal[
+    "ec2_instance",
+    "sagemaker_endpoint",
+    "sagemaker_training_job",
+    "batch_compute_environment",
+    "sagemaker_notebook_instance",
+    "sagemaker_hyperpod_cluster",
+    "ec2_capacity_reservation",
+    "bedrock_provisioned_throughput",
+    "sagemaker_studio_app",
+]
 
 
 @dataclass(frozen=True)
@@ -98,6 +110,14 @@ class DemoResource:
     note: str = ""
     retired_hours_ago: int = 0  # deleted this long before now, between the demo's daily scans (billed until then)
     components: tuple[DemoComponent, ...] = ()  # an endpoint for inference components: its variant names no model
+    # An EKS GPU node seen through Container Insights only (no CloudWatch agent): its frame buffer used (%) and the
+    # GPUs its running pods hold, besides ``gpu`` (node_gpu_utilization).
+    container_insights: bool = False
+    gpu_memory_used: Series | None = None
+    gpus_requested: Series | None = None
+    min_vcpus: int = 0  # a Batch compute environment's minvCpus
+    idle_days: int = 0  # a Studio app: days since its last user activity
+    capacity_block: bool = False  # a capacity reservation bought as a Capacity Block
 
 
 def _endpoints() -> list[DemoResource]:
@@ -516,12 +536,105 @@ def _batch() -> list[DemoResource]:
     return [
         DemoResource("gpu-batch-ce", "batch_compute_environment", "g5.12xlarge", note="inventory only"),
         DemoResource("cpu-batch-ce", "batch_compute_environment", "c6i.4xlarge", note="inventory only"),
+        DemoResource(
+            "trn1-batch-warm-pool",
+            "batch_compute_environment",
+            "trn1.32xlarge",
+            expected=("capacity_held_idle",),
+            min_vcpus=128,
+            note="minvCpus 128 keeps one trn1.32xlarge running; its queue ran no job in the window",
+        ),
+    ]
+
+
+def _issue25_kinds() -> list[DemoResource]:
+    """EKS GPU nodes seen only through Container Insights, and one resource of each kind issue 25 added."""
+    return [
+        DemoResource(
+            "eks-g6-node-idle",
+            "ec2_instance",
+            "g6.xlarge",
+            expected=("gpu_idle",),
+            eks_cluster="inference-prod",
+            container_insights=True,
+            gpu=Flat(0.3, 0.2),
+            gpu_memory_used=Flat(0.5, 0.3),
+            gpus_requested=Flat(0.0),
+            note="an EKS GPU node nothing is scheduled on: idle in Container Insights only, memory and pods agree",
+        ),
+        DemoResource(
+            "eks-g6-node-busy-reads-zero",
+            "ec2_instance",
+            "g6.xlarge",
+            expected=("cannot_judge",),
+            eks_cluster="inference-prod",
+            container_insights=True,
+            gpu=Flat(0.0),
+            gpu_memory_used=Steady(71.0),
+            gpus_requested=Flat(1.0),
+            note="GPU utilisation reads 0 while a pod holds the GPU and 71 % of its memory: not idle, cannot judge",
+        ),
+        DemoResource(
+            "research-notebook-g5",
+            "sagemaker_notebook_instance",
+            "ml.g5.xlarge",
+            expected=("cannot_judge",),
+            note="a notebook instance on a GPU: SageMaker exposes no activity; the fix is an idle-shutdown script",
+        ),
+        DemoResource(
+            "hyperpod-pretrain",
+            "sagemaker_hyperpod_cluster",
+            "ml.trn1.32xlarge",
+            count=2,
+            expected=("cannot_judge",),
+            note="a HyperPod cluster of 2 x ml.trn1.32xlarge: no node utilisation read, cannot judge",
+        ),
+        DemoResource(
+            "g6e-reservation-unused",
+            "ec2_capacity_reservation",
+            "g6e.12xlarge",
+            count=2,
+            expected=("capacity_held_idle",),
+            note="an open On-Demand Capacity Reservation nothing runs in: billed at the on-demand rate",
+        ),
+        DemoResource(
+            "p5-capacity-block",
+            "ec2_capacity_reservation",
+            "p5.48xlarge",
+            expected=("capacity_held_idle",),
+            capacity_block=True,
+            note="a Capacity Block no instance was launched into: its fee is committed until the block ends",
+        ),
+        DemoResource(
+            "d-demo/vision-lab/default",
+            "sagemaker_studio_app",
+            "ml.g5.2xlarge",
+            expected=("capacity_held_idle",),
+            idle_days=10,
+            note="a JupyterLab app on a GPU nobody has opened for 10 days: delete it, turn on idle shutdown",
+        ),
+        DemoResource(
+            "support-llama-70b-pt",
+            "bedrock_provisioned_throughput",
+            "meta.llama3-1-70b-instruct-v1:0",
+            count=2,
+            expected=("capacity_held_idle",),
+            note="2 model units on a one-month commitment nobody invokes: idle; the term's end is named, the "
+            "model-unit price is not in the verified data (a quote is asked)",
+        ),
     ]
 
 
 def demo_resources() -> list[DemoResource]:
     """Every resource of the demo account, in seeding order."""
-    return [*_endpoints(), *_neuron_instances(), *_gpu_and_cpu_instances(), *_training_jobs(), *_batch()]
+    return [
+        *_endpoints(),
+        *_neuron_instances(),
+        *_gpu_and_cpu_instances(),
+        *_training_jobs(),
+        *_batch(),
+        *_issue25_kinds(),
+    ]
 
 
 def demo_subjects() -> dict[str, tuple[str, ...]]:

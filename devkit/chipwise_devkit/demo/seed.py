@@ -161,8 +161,105 @@ def _create_one(aws: AwsContext, res: DemoResource, seeded: SeededAccount, netwo
     if res.kind == "sagemaker_training_job":
         seeded.arns[res.name] = _create_training_job(aws, res)
         return _training_points(res, stamps)
+    if res.kind == "sagemaker_notebook_instance":
+        seeded.arns[res.name] = _create_notebook(aws, res)
+        return []
+    if res.kind == "sagemaker_hyperpod_cluster":
+        seeded.arns[res.name] = _create_hyperpod_cluster(aws, res)
+        return []
+    if res.kind == "ec2_capacity_reservation":
+        seeded.arns[res.name] = _create_capacity_reservation(aws, res, seeded.now)
+        return []
+    if res.kind == "sagemaker_studio_app":
+        seeded.arns[res.name] = _create_studio_app(aws, res, seeded.now)
+        return []
+    if res.kind == "bedrock_provisioned_throughput":
+        seeded.arns[res.name] = str(
+            aws.client("bedrock").create_provisioned_model_throughput(
+                modelUnits=res.count,
+                provisionedModelName=res.name,
+                modelId=res.instance_type,
+                commitmentDuration="OneMonth",
+            )["provisionedModelArn"]
+        )
+        return []
     seeded.arns[res.name] = _create_compute_environment(aws, res, network)
     return []
+
+
+def _create_studio_app(aws: AwsContext, res: DemoResource, now: datetime) -> str:
+    from chipwise_devkit.emulator.studio_apps import set_last_user_activity
+
+    domain, space, app = res.name.split("/")
+    arn = str(
+        aws.client("sagemaker").create_app(
+            DomainId=domain,
+            SpaceName=space,
+            AppType="JupyterLab",
+            AppName=app,
+            ResourceSpec={"InstanceType": cast("Any", res.instance_type)},
+        )["AppArn"]
+    )
+    set_last_user_activity(DEMO_ACCOUNT_ID, aws.region, arn, now - timedelta(days=res.idle_days))
+    return arn
+
+
+def _create_notebook(aws: AwsContext, res: DemoResource) -> str:
+    return aws.client("sagemaker").create_notebook_instance(
+        NotebookInstanceName=res.name,
+        InstanceType=cast("Any", res.instance_type),
+        RoleArn=f"arn:aws:iam::{DEMO_ACCOUNT_ID}:role/sagemaker",
+    )["NotebookInstanceArn"]
+
+
+def _create_hyperpod_cluster(aws: AwsContext, res: DemoResource) -> str:
+    lifecycle = {"SourceS3Uri": "s3://sagemaker-demo-hyperpod/lifecycle/", "OnCreate": "on_create.sh"}
+    role = f"arn:aws:iam::{DEMO_ACCOUNT_ID}:role/sagemaker"
+    groups: list[Any] = [
+        {
+            "InstanceGroupName": "controller",
+            "InstanceType": "ml.m5.xlarge",
+            "InstanceCount": 1,
+            "LifeCycleConfig": lifecycle,
+            "ExecutionRole": role,
+            "ThreadsPerCore": 1,
+        },
+        {
+            "InstanceGroupName": "workers",
+            "InstanceType": res.instance_type,
+            "InstanceCount": res.count,
+            "LifeCycleConfig": lifecycle,
+            "ExecutionRole": role,
+            "ThreadsPerCore": 1,
+        },
+    ]
+    return aws.client("sagemaker").create_cluster(ClusterName=res.name, InstanceGroups=groups)["ClusterArn"]
+
+
+def _create_capacity_reservation(aws: AwsContext, res: DemoResource, now: datetime) -> str:
+    ec2: Any = aws.client("ec2")
+    tags = [{"ResourceType": "capacity-reservation", "Tags": [{"Key": "Name", "Value": res.name}]}]
+    if res.capacity_block:
+        offering = ec2.describe_capacity_block_offerings(
+            InstanceType=res.instance_type,
+            InstanceCount=res.count,
+            CapacityDurationHours=14 * 24,
+            StartDateRange=now - timedelta(days=3),
+        )["CapacityBlockOfferings"][0]
+        bought = ec2.purchase_capacity_block(
+            CapacityBlockOfferingId=offering["CapacityBlockOfferingId"],
+            InstancePlatform="Linux/UNIX",
+            TagSpecifications=tags,
+        )
+        return str(bought["CapacityReservation"]["CapacityReservationArn"])
+    created = ec2.create_capacity_reservation(
+        InstanceType=res.instance_type,
+        InstancePlatform="Linux/UNIX",
+        AvailabilityZone=f"{aws.region}a",
+        InstanceCount=res.count,
+        TagSpecifications=tags,
+    )
+    return str(created["CapacityReservation"]["CapacityReservationArn"])
 
 
 def _tags(tags: dict[str, str]) -> list[TagTypeDef]:
@@ -252,7 +349,7 @@ def _create_compute_environment(aws: AwsContext, res: DemoResource, network: Net
         state="ENABLED",
         computeResources={
             "type": "EC2",
-            "minvCpus": 0,
+            "minvCpus": res.min_vcpus,
             "maxvCpus": 256,
             "instanceTypes": [res.instance_type],
             "subnets": [network.subnet],
@@ -356,6 +453,8 @@ def gpu_dimensions(instance_id: str, index: int, gpu_name: str) -> dict[str, str
 def _instance_points(res: DemoResource, instance_id: str, stamps: list[datetime]) -> list[Point]:
     rng = _rng(res.name)
     pts = _series_points("AWS/EC2", "CPUUtilization", {"InstanceId": instance_id}, stamps, res.cpu(stamps, rng))
+    if res.gpu is not None and res.container_insights and res.eks_cluster:
+        return pts + _container_insights_gpu_points(res, instance_id, stamps, rng)
     if res.gpu is not None:
         facts = get_catalog().get(res.instance_type)
         gpu_name = f"NVIDIA {facts.accelerator}" if facts and facts.accelerator else "NVIDIA GPU"
@@ -370,6 +469,30 @@ def _instance_points(res: DemoResource, instance_id: str, stamps: list[datetime]
         dims = {"ClusterName": res.eks_cluster, "InstanceId": instance_id, "NodeName": f"ip-10-20-1-{len(pts) % 250}"}
         util = res.neuron.utilization(stamps, rng)
         pts += _series_points("ContainerInsights", "node_neuroncore_utilization", dims, stamps, util)
+    return pts
+
+
+def _container_insights_gpu_points(
+    res: DemoResource, instance_id: str, stamps: list[datetime], rng: random.Random
+) -> list[Point]:
+    """What Container Insights with enhanced observability publishes for an EKS GPU node: node_gpu_* per GpuDevice
+    ([ClusterName, InstanceId, InstanceType, NodeName, GpuDevice]) and the node's GPUs held by pods and GPUs it has
+    ([ClusterName, InstanceId, NodeName])."""
+    assert res.gpu is not None and res.eks_cluster is not None
+    node = {"ClusterName": res.eks_cluster, "InstanceId": instance_id, "NodeName": f"ip-10-20-2-{len(res.name)}"}
+    pts: list[Point] = []
+    util = res.gpu(stamps, rng)
+    memory = (res.gpu_memory_used or Flat(0.0))(stamps, rng)
+    for index in range(_accelerators(res)):
+        device = {**node, "InstanceType": res.instance_type, "GpuDevice": f"nvidia{index}"}
+        pts += _series_points("ContainerInsights", "node_gpu_utilization", device, stamps, util, "Percent")
+        pts += _series_points("ContainerInsights", "node_gpu_memory_utilization", device, stamps, memory, "Percent")
+        power = [22.0 + u * 0.5 for u in util]
+        pts += _series_points("ContainerInsights", "node_gpu_power_draw", device, stamps, power)
+    requested = (res.gpus_requested or Flat(0.0))(stamps, rng)
+    pts += _series_points("ContainerInsights", "node_gpu_usage_total", node, stamps, requested, "Count")
+    limit = [float(_accelerators(res))] * len(stamps)
+    pts += _series_points("ContainerInsights", "node_gpu_limit", node, stamps, limit, "Count")
     return pts
 
 
@@ -575,8 +698,8 @@ def cost_and_usage_pages(seeded: SeededAccount) -> list[dict[str, Any]]:
     days = [today - timedelta(days=COST_DAYS - i) for i in range(COST_DAYS)]
     groups: dict[date, dict[tuple[str, str], list[Decimal]]] = {d: {} for d in days}
     for res in demo_resources():
-        if res.kind == "batch_compute_environment":
-            continue
+        if res.kind not in ("ec2_instance", "sagemaker_endpoint", "sagemaker_training_job"):
+            continue  # held capacity, notebooks and clusters: priced at the rate of their type (catalog)
         key = _usage_type(res)
         price = billed_rate(res.instance_type, catalog)
         for day, hours in _hours_per_day(res, seeded.now, days).items():

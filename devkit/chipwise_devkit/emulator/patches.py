@@ -7,6 +7,9 @@
 4. SageMaker has inference components (Create, Describe, List, Delete, UpdateInferenceComponentRuntimeConfig),
    and an endpoint config's variant may name no model, as one for inference components does
    (:mod:`chipwise_devkit.emulator.inference_components`).
+5. EC2 has capacity reservations and Capacity Blocks (:mod:`chipwise_devkit.emulator.capacity_reservations`).
+6. Bedrock has Provisioned Throughput (:mod:`chipwise_devkit.emulator.bedrock_provisioned`).
+7. SageMaker has Studio apps (:mod:`chipwise_devkit.emulator.studio_apps`).
 """
 
 from __future__ import annotations
@@ -44,10 +47,20 @@ def install() -> None:
     with _lock:
         if _installed:
             return
-        from chipwise_devkit.emulator import fast_cloudwatch, faults, inference_components
+        from chipwise_devkit.emulator import (
+            bedrock_provisioned,
+            capacity_reservations,
+            fast_cloudwatch,
+            faults,
+            inference_components,
+            studio_apps,
+        )
 
         install_sagemaker()
         inference_components.install()
+        capacity_reservations.install()
+        bedrock_provisioned.install()
+        studio_apps.install()
         fast_cloudwatch.install()
         faults.install()
         _installed = True

@@ -25,11 +25,17 @@ from typing import Any, Literal, Protocol
 from chipwise.analyse.series import HOUR, SeriesStats, summarise
 from chipwise.catalog import Catalog
 from chipwise.economics import monthly_cost, parse_utc, utc
+from chipwise.models.common import Action
 from chipwise.models.resources import (
     BatchEnvironmentDetails,
+    CapacityReservationDetails,
     EndpointDetails,
+    HyperPodClusterDetails,
     InferenceComponentDetails,
     InstanceDetails,
+    NotebookInstanceDetails,
+    ProvisionedThroughputDetails,
+    StudioAppDetails,
     TrainingJobDetails,
     WorkloadHints,
     parse_details,
@@ -62,12 +68,20 @@ NEURON_CORE_AVG: MetricKey = ("Chipwise/Neuron", "NeuronCoreUtilizationAvg")
 NEURON_MEMORY: MetricKey = ("Chipwise/Neuron", "NeuronDeviceMemoryUsed")
 NEURON_EXECUTIONS: MetricKey = ("Chipwise/Neuron", "ExecutionsCompleted")
 EKS_NEURONCORE: MetricKey = ("ContainerInsights", "node_neuroncore_utilization")
+# NVIDIA GPUs of EKS nodes (Container Insights with enhanced observability): busiest GPU %, frame buffer used %,
+# power in watts, and the GPUs the node's running pods hold (Kubernetes requests) out of the GPUs it has.
+EKS_GPU: MetricKey = ("ContainerInsights", "node_gpu_utilization")
+EKS_GPU_MEMORY: MetricKey = ("ContainerInsights", "node_gpu_memory_utilization")
+EKS_GPU_POWER: MetricKey = ("ContainerInsights", "node_gpu_power_draw")
+EKS_GPU_REQUESTED: MetricKey = ("ContainerInsights", "node_gpu_usage_total")
+EKS_GPU_LIMIT: MetricKey = ("ContainerInsights", "node_gpu_limit")
 TRAINING_CPU: MetricKey = ("/aws/sagemaker/TrainingJobs", "CPUUtilization")
 TRAINING_GPU: MetricKey = ("/aws/sagemaker/TrainingJobs", "GPUUtilization")
 NEURON_MONITOR: MetricKey = ("neuron-monitor", "neuroncore_utilization")  # coverage of the S3 reports
 GENERATED_TOKENS: MetricKey = ("Chipwise/Serving", "GeneratedTokens")  # tokens generated per hour (serving)
+BEDROCK_INVOCATIONS: MetricKey = ("AWS/Bedrock", "Invocations")  # Provisioned Throughput, by ModelId
 
-SUM_METRICS: frozenset[MetricKey] = frozenset({INVOCATIONS, NEURON_EXECUTIONS, GENERATED_TOKENS})
+SUM_METRICS: frozenset[MetricKey] = frozenset({INVOCATIONS, NEURON_EXECUTIONS, GENERATED_TOKENS, BEDROCK_INVOCATIONS})
 AVERAGE_METRICS: frozenset[MetricKey] = frozenset({MODEL_LATENCY})
 READ_METRICS: tuple[MetricKey, ...] = (
     INVOCATIONS,
@@ -85,17 +99,37 @@ READ_METRICS: tuple[MetricKey, ...] = (
     NEURON_MEMORY,
     NEURON_EXECUTIONS,
     EKS_NEURONCORE,
+    EKS_GPU,
+    EKS_GPU_MEMORY,
+    EKS_GPU_POWER,
+    EKS_GPU_REQUESTED,
+    EKS_GPU_LIMIT,
     TRAINING_CPU,
     TRAINING_GPU,
     GENERATED_TOKENS,
+    BEDROCK_INVOCATIONS,
 )
 # The activity series a weekly pattern is read from (accelerator_off_hours): their values are kept by hour of week.
 WEEKLY_METRICS: frozenset[MetricKey] = frozenset(
-    {INVOCATIONS, NEURON_CORE, EKS_NEURONCORE, CWAGENT_GPU, SM_GPU, IC_GPU}
+    {INVOCATIONS, NEURON_CORE, EKS_NEURONCORE, CWAGENT_GPU, EKS_GPU, SM_GPU, IC_GPU}
+)
+# Where a signal comes from when several sources publish it: the first in this order that has data answers. One
+# list for every signal (README "Metric sources"): Chipwise's own agent (neuron-monitor reports in S3, then
+# ``chipwise neuron-agent`` in Chipwise/Neuron), the CloudWatch agent (CWAgent), Container Insights, then what
+# SageMaker publishes itself; AWS/EC2 (CPU only) comes last.
+METRIC_SOURCE_ORDER: tuple[str, ...] = (
+    "neuron-monitor",
+    "Chipwise/Neuron",
+    "CWAgent",
+    "ContainerInsights",
+    "/aws/sagemaker/Endpoints",
+    "/aws/sagemaker/InferenceComponents",
+    "/aws/sagemaker/TrainingJobs",
+    "AWS/EC2",
 )
 NEURON_COVERAGE: frozenset[MetricKey] = frozenset({NEURON_CORE, EKS_NEURONCORE, NEURON_MONITOR})
 LIVE_STATES = frozenset(
-    {"running", "InService", "Updating", "SystemUpdating", "UpdateRollbackFailed", "InProgress", "ENABLED"}
+    {"running", "InService", "Updating", "SystemUpdating", "UpdateRollbackFailed", "InProgress", "ENABLED", "active"}
 )
 NEURON_PLATFORMS = frozenset({"inferentia", "trainium"})
 
@@ -142,6 +176,10 @@ class Signals:
     latency_us: SeriesStats | None = None
     cpu_source: str | None = None
     generated_tokens: SeriesStats | None = None  # tokens generated per hour, where the server publishes them
+    gpu_power_watts: SeriesStats | None = None  # EKS nodes: busiest GPU's power draw (Container Insights)
+    gpus_requested: SeriesStats | None = None  # EKS nodes: GPUs the running pods hold (node_gpu_usage_total)
+    gpu_limit: SeriesStats | None = None  # EKS nodes: GPUs the node has (node_gpu_limit)
+    bedrock_invocations: SeriesStats | None = None  # Provisioned Throughput: invocations per hour (AWS/Bedrock)
 
     @property
     def sources(self) -> dict[str, str]:
@@ -154,6 +192,7 @@ class Signals:
             "invocations": "AWS/SageMaker" if self.invocations is not None else None,
             "latency": "AWS/SageMaker" if self.latency_us is not None else None,
             "gpu_memory_util": self.gpu_memory_source if self.gpu_memory_util is not None else None,
+            "gpus_requested": "ContainerInsights" if self.gpus_requested is not None else None,
         }
         return {k: v for k, v in found.items() if v}
 
@@ -194,6 +233,18 @@ class ResourceProfile:
     billed_instances: Decimal | None = None
     component_name: str | None = None  # an inference component: its name (``name`` is ``<endpoint>/<component>``)
     billed_unknown: bool = False  # a variant whose components could not be read: its own share is unknown
+    # A kind whose activity AWS does not expose (a notebook instance): (reason, fix, action) for rule cannot_judge.
+    activity_unknown: tuple[str, str, Action] | None = None
+    # Capacity held whether used or not (issue 25): a capacity reservation's instances nothing runs in (Total -
+    # used), whether it is a Capacity Block (fee paid up front) and when its term ends; a Batch compute
+    # environment's minimum vCPUs and the vCPUs of one instance of its type.
+    unused_instances: int | None = None
+    capacity_block: bool = False
+    commitment_ends: datetime | None = None
+    min_vcpus: int | None = None
+    vcpu_per_instance: int | None = None
+    last_user_activity: datetime | None = None  # Studio apps: LastUserActivityTimestamp
+    commitment_term: str | None = None  # Bedrock Provisioned Throughput: OneMonth / SixMonths (None: no commitment)
 
     @property
     def window_hours(self) -> float:
@@ -482,30 +533,83 @@ def _profile(
         billed_instances=serving.billed_instances if serving else None,
         component_name=details.component.name if isinstance(details, InferenceComponentDetails) else None,
         billed_unknown=details.billed_unknown if isinstance(details, EndpointDetails) else False,
+        activity_unknown=_activity_unknown(details, coverage),
+        unused_instances=(
+            details.total_instances - details.used_instances
+            if isinstance(details, CapacityReservationDetails)
+            else None
+        ),
+        capacity_block=isinstance(details, CapacityReservationDetails) and details.capacity_block,
+        commitment_ends=_commitment_ends(details),
+        commitment_term=details.commitment_duration if isinstance(details, ProvisionedThroughputDetails) else None,
+        last_user_activity=(
+            utc(details.last_user_activity)
+            if isinstance(details, StudioAppDetails) and details.last_user_activity
+            else None
+        ),
+        min_vcpus=details.min_vcpus if isinstance(details, BatchEnvironmentDetails) else None,
+        vcpu_per_instance=_vcpu(details),
     )
+
+
+NOTEBOOK_NO_ACTIVITY = (
+    "SageMaker publishes no activity metric for a notebook instance: whether anyone uses it cannot be read"
+)
+NOTEBOOK_FIX = "a lifecycle configuration that stops the notebook instance when idle (idle shutdown)"
+STUDIO_NO_ACTIVITY = "Studio recorded no user activity for this app (DescribeApp has no LastUserActivityTimestamp)"
+STUDIO_FIX = "idle shutdown for the domain's apps (Studio's idle settings or a lifecycle configuration)"
+HYPERPOD_NO_ACTIVITY = (
+    "Chipwise reads no HyperPod node utilisation yet: whether its instance groups are used cannot be read"
+)
+HYPERPOD_FIX = (
+    "enable Container Insights on the cluster (HyperPod publishes node_gpu_utilization by ClusterId) and scale "
+    "idle instance groups down"
+)
+
+
+def _commitment_ends(details: Any) -> datetime | None:
+    if isinstance(details, CapacityReservationDetails):
+        return details.end_date
+    if isinstance(details, ProvisionedThroughputDetails):
+        return details.commitment_expiration
+    return None
+
+
+def _activity_unknown(details: Any, coverage: Mapping[MetricKey, Coverage]) -> tuple[str, str, Action] | None:
+    """Why a resource of a kind without activity data cannot be judged, the fix, and its action."""
+    if isinstance(details, ProvisionedThroughputDetails) and BEDROCK_INVOCATIONS not in coverage:
+        reason = "its AWS/Bedrock invocations were not read this scan (the metrics stage did not reach it)"
+        return reason, "scan again with cloudwatch:GetMetricData allowed", "enable_telemetry"
+    if isinstance(details, NotebookInstanceDetails):
+        fix = NOTEBOOK_FIX
+        if details.lifecycle_config:
+            fix = f"check that lifecycle configuration {details.lifecycle_config} stops it when idle ({NOTEBOOK_FIX})"
+        return NOTEBOOK_NO_ACTIVITY, fix, "schedule"
+    if isinstance(details, StudioAppDetails) and details.last_user_activity is None:
+        return STUDIO_NO_ACTIVITY, STUDIO_FIX, "schedule"
+    if isinstance(details, HyperPodClusterDetails):
+        return HYPERPOD_NO_ACTIVITY, HYPERPOD_FIX, "enable_telemetry"
+    return None
+
+
+def _vcpu(details: Any) -> int | None:
+    catalog = getattr(details, "catalog", None) or {}
+    vcpu = catalog.get("vcpu")
+    return int(vcpu) if vcpu else None
 
 
 def _signals(metrics: Mapping[MetricKey, SeriesStats], reports: _NeuronSeries | None) -> Signals:
     neuron_util, neuron_source = _first(
         (reports.util if reports else None, "neuron-monitor"),
-        (metrics.get(NEURON_CORE), "Chipwise/Neuron"),
-        (metrics.get(EKS_NEURONCORE), "ContainerInsights"),
+        (metrics.get(NEURON_CORE), NEURON_CORE[0]),
+        (metrics.get(EKS_NEURONCORE), EKS_NEURONCORE[0]),
     )
     gpu_util, gpu_source = _first(
-        (metrics.get(CWAGENT_GPU), "CWAgent"),
-        (metrics.get(SM_GPU), "/aws/sagemaker/Endpoints"),
-        (metrics.get(IC_GPU), "/aws/sagemaker/InferenceComponents"),
-        (metrics.get(TRAINING_GPU), "/aws/sagemaker/TrainingJobs"),
+        *((metrics.get(key), key[0]) for key in (CWAGENT_GPU, EKS_GPU, SM_GPU, IC_GPU, TRAINING_GPU))
     )
-    cpu_util, cpu_source = _first(
-        (metrics.get(EC2_CPU), "AWS/EC2"),
-        (metrics.get(SM_CPU), "/aws/sagemaker/Endpoints"),
-        (metrics.get(IC_CPU), "/aws/sagemaker/InferenceComponents"),
-        (metrics.get(TRAINING_CPU), "/aws/sagemaker/TrainingJobs"),
-    )
+    cpu_util, cpu_source = _first(*((metrics.get(key), key[0]) for key in (EC2_CPU, SM_CPU, IC_CPU, TRAINING_CPU)))
     gpu_memory_util, gpu_memory_source = _first(
-        (metrics.get(SM_GPU_MEMORY), "/aws/sagemaker/Endpoints"),
-        (metrics.get(IC_GPU_MEMORY), "/aws/sagemaker/InferenceComponents"),
+        *((metrics.get(key), key[0]) for key in (EKS_GPU_MEMORY, SM_GPU_MEMORY, IC_GPU_MEMORY))
     )
     return Signals(
         neuron_util=neuron_util,
@@ -523,11 +627,21 @@ def _signals(metrics: Mapping[MetricKey, SeriesStats], reports: _NeuronSeries | 
         latency_us=metrics.get(MODEL_LATENCY),
         cpu_source=cpu_source,
         generated_tokens=metrics.get(GENERATED_TOKENS),
+        gpu_power_watts=metrics.get(EKS_GPU_POWER),
+        gpus_requested=metrics.get(EKS_GPU_REQUESTED),
+        gpu_limit=metrics.get(EKS_GPU_LIMIT),
+        bedrock_invocations=metrics.get(BEDROCK_INVOCATIONS),
     )
 
 
+def source_rank(source: str) -> int:
+    """Where ``source`` stands in :data:`METRIC_SOURCE_ORDER` (a source not in it comes after every listed one)."""
+    return METRIC_SOURCE_ORDER.index(source) if source in METRIC_SOURCE_ORDER else len(METRIC_SOURCE_ORDER)
+
+
 def _first(*candidates: tuple[SeriesStats | None, str]) -> tuple[SeriesStats | None, str | None]:
-    for stats, source in candidates:
+    """The candidate with data from the source first in :data:`METRIC_SOURCE_ORDER`."""
+    for stats, source in sorted(candidates, key=lambda c: source_rank(c[1])):
         if stats is not None:
             return stats, source
     return None, None

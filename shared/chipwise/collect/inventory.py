@@ -26,11 +26,17 @@ from chipwise.models.records import CollectedResource, Inventory, ResourceProble
 from chipwise.models.resources import (
     BatchEnvironmentDetails,
     BatchJobQueue,
+    CapacityReservationDetails,
     EndpointDetails,
     EndpointVariant,
+    HyperPodClusterDetails,
+    HyperPodInstanceGroup,
     InferenceComponent,
     InferenceComponentDetails,
     InstanceDetails,
+    NotebookInstanceDetails,
+    ProvisionedThroughputDetails,
+    StudioAppDetails,
     TrainingJobDetails,
     component_resource_arn,
     variant_arn,
@@ -827,3 +833,260 @@ def _batch_type_facts(name: str, reader: TypeFactsReader | None = None) -> TypeF
         return (reader or TypeFactsReader(None)).facts(name)
     platform = get_catalog().platform_of_family(name)
     return TypeFacts(platform or "cpu", platform is None and name != "optimal", {})
+
+
+# --- SageMaker notebook instances, HyperPod clusters; EC2 capacity reservations (issue 25) ------------------------
+
+
+def collect_notebook_instances(aws: AwsContext, types: TypeFactsReader | None = None) -> list[CollectedResource]:
+    """Notebook instances on accelerator types (ListNotebookInstances; its summary has everything Chipwise reads).
+    SageMaker publishes no activity metric for a notebook instance; a stopped one bills only its volume."""
+    sm = aws.client("sagemaker")
+    summaries: list[dict[str, Any]] = []
+    for page in sm.get_paginator("list_notebook_instances").paginate():
+        summaries.extend(dict(n) for n in page.get("NotebookInstances", []))
+    types = types or TypeFactsReader(aws)
+    types.prefetch(str(n.get("InstanceType") or "") for n in summaries)
+    found: list[CollectedResource] = []
+    for summary in summaries:
+        instance_type = str(summary.get("InstanceType") or "")
+        typ = types.facts(instance_type)
+        if typ.platform == "cpu":
+            continue
+        name = str(summary["NotebookInstanceName"])
+        details = NotebookInstanceDetails(
+            status=summary.get("NotebookInstanceStatus"),
+            lifecycle_config=summary.get("NotebookInstanceLifecycleConfigName"),
+            catalog=typ.facts,
+        )
+        found.append(
+            CollectedResource(
+                arn=str(summary["NotebookInstanceArn"]),
+                kind="sagemaker_notebook_instance",
+                name=name,
+                instance_type=instance_type,
+                instance_count=1,
+                platform=typ.platform,
+                state=summary.get("NotebookInstanceStatus"),
+                unknown_instance_type=typ.unknown,
+                launched_at=summary.get("CreationTime"),
+                hints=workload_hints(tags={}, kind="sagemaker_notebook_instance"),
+                details=details,
+            )
+        )
+    return found
+
+
+def collect_hyperpod_clusters(aws: AwsContext, types: TypeFactsReader | None = None) -> Inventory:
+    """HyperPod clusters (ListClusters, DescribeCluster) with their instance groups; a cluster that cannot be
+    described is a problem of its own, the others go on. The resource's type and count are its accelerated
+    groups' (the first accelerated group's type; the count summed over the groups of that type)."""
+    sm = aws.client("sagemaker")
+    types = types or TypeFactsReader(aws)
+    result = Inventory()
+    for page in sm.get_paginator("list_clusters").paginate():
+        for summary in page.get("ClusterSummaries", []):
+            name, arn = str(summary["ClusterName"]), str(summary.get("ClusterArn") or "")
+            result.listed_arns.add(arn)
+            try:
+                cluster: dict[str, Any] = dict(sm.describe_cluster(ClusterName=name))
+            except ClientError as exc:
+                if _gone(exc):
+                    result.listed_arns.discard(arn)
+                    continue
+                result.problems.append(ResourceProblem(arn, name, _error_code(exc), _message(exc), recorded=False))
+                continue
+            result.resources.append(_hyperpod_resource(cluster, types))
+    result.problems.extend(types.problems)
+    return result
+
+
+def _hyperpod_resource(cluster: Mapping[str, Any], types: TypeFactsReader) -> CollectedResource:
+    groups = [
+        HyperPodInstanceGroup(
+            name=str(g.get("InstanceGroupName", "")),
+            instance_type=g.get("InstanceType"),
+            current_count=int(g.get("CurrentCount") or 0),
+            target_count=int(g.get("TargetCount") or 0),
+        )
+        for g in cluster.get("InstanceGroups") or []
+    ]
+    types.prefetch(g.instance_type for g in groups)
+    accelerated = [g for g in groups if g.instance_type and types.facts(g.instance_type).platform != "cpu"]
+    instance_type = accelerated[0].instance_type if accelerated else (groups[0].instance_type if groups else None)
+    typ = types.facts(instance_type)
+    count = sum(g.current_count for g in groups if g.instance_type == instance_type)
+    orchestrator = cluster.get("Orchestrator") or {}
+    return CollectedResource(
+        arn=str(cluster["ClusterArn"]),
+        kind="sagemaker_hyperpod_cluster",
+        name=str(cluster["ClusterName"]),
+        instance_type=instance_type,
+        instance_count=count,
+        platform=typ.platform,
+        state=cluster.get("ClusterStatus"),
+        unknown_instance_type=typ.unknown,
+        launched_at=cluster.get("CreationTime"),
+        hints=workload_hints(tags={}, kind="sagemaker_hyperpod_cluster"),
+        details=HyperPodClusterDetails(
+            status=cluster.get("ClusterStatus"),
+            orchestrator="eks" if orchestrator.get("Eks") else "slurm",
+            instance_groups=groups,
+            catalog=typ.facts,
+        ),
+    )
+
+
+CAPACITY_RESERVATION_STATES = ("active",)  # the state that bills (scheduled blocks have not started)
+
+
+def collect_capacity_reservations(
+    aws: AwsContext, account_id: str, types: TypeFactsReader | None = None
+) -> list[CollectedResource]:
+    """Active On-Demand Capacity Reservations and Capacity Blocks of accelerator types
+    (DescribeCapacityReservations, ``ReservationType`` ``default`` or ``capacity-block``)."""
+    ec2 = aws.client("ec2")
+    listed: list[dict[str, Any]] = []
+    pages = ec2.get_paginator("describe_capacity_reservations").paginate(
+        Filters=[{"Name": "state", "Values": list(CAPACITY_RESERVATION_STATES)}]
+    )
+    for page in pages:
+        listed.extend(dict(r) for r in page.get("CapacityReservations", []))
+    types = types or TypeFactsReader(aws)
+    types.prefetch(str(r.get("InstanceType") or "") for r in listed)
+    found: list[CollectedResource] = []
+    for reservation in listed:
+        if reservation.get("State") not in CAPACITY_RESERVATION_STATES:
+            continue
+        instance_type = str(reservation.get("InstanceType") or "")
+        typ = types.facts(instance_type)
+        if typ.platform == "cpu":
+            continue
+        reservation_id = str(reservation["CapacityReservationId"])
+        owner = str(reservation.get("OwnerId") or account_id)
+        tags = _tags(reservation.get("Tags"))
+        details = CapacityReservationDetails(
+            reservation_id=reservation_id,
+            reservation_type=str(reservation.get("ReservationType") or "default"),
+            total_instances=int(reservation.get("TotalInstanceCount") or 0),
+            available_instances=int(reservation.get("AvailableInstanceCount") or 0),
+            start_date=reservation.get("StartDate"),
+            end_date=reservation.get("EndDate"),
+            end_date_type=reservation.get("EndDateType"),
+            instance_match_criteria=reservation.get("InstanceMatchCriteria"),
+            catalog=typ.facts,
+        )
+        found.append(
+            CollectedResource(
+                arn=str(
+                    reservation.get("CapacityReservationArn")
+                    or f"arn:aws:ec2:{aws.region}:{owner}:capacity-reservation/{reservation_id}"
+                ),
+                kind="ec2_capacity_reservation",
+                name=tags.get("Name") or reservation_id,
+                instance_type=instance_type,
+                instance_count=details.total_instances,
+                platform=typ.platform,
+                state=reservation.get("State"),
+                unknown_instance_type=typ.unknown,
+                launched_at=reservation.get("StartDate") or reservation.get("CreateDate"),
+                tags=tags,
+                hints=workload_hints(tags=tags, kind="ec2_capacity_reservation"),
+                details=details,
+            )
+        )
+    return found
+
+
+def collect_provisioned_throughputs(aws: AwsContext) -> list[CollectedResource]:
+    """Amazon Bedrock Provisioned Throughput (ListProvisionedModelThroughputs; its summary has every field read)."""
+    bedrock = aws.client("bedrock")
+    summaries: list[dict[str, Any]] = []
+    for page in bedrock.get_paginator("list_provisioned_model_throughputs").paginate():
+        summaries.extend(dict(summary) for summary in page.get("provisionedModelSummaries", []))
+    found: list[CollectedResource] = []
+    for summary in summaries:
+        details = ProvisionedThroughputDetails(
+            model_arn=summary.get("modelArn"),
+            foundation_model_arn=summary.get("foundationModelArn"),
+            model_units=int(summary.get("modelUnits") or 0),
+            desired_model_units=summary.get("desiredModelUnits"),
+            status=summary.get("status"),
+            commitment_duration=summary.get("commitmentDuration"),
+            commitment_expiration=summary.get("commitmentExpirationTime"),
+        )
+        found.append(
+            CollectedResource(
+                arn=str(summary["provisionedModelArn"]),
+                kind="bedrock_provisioned_throughput",
+                name=str(summary.get("provisionedModelName") or summary["provisionedModelArn"]),
+                instance_type=None,
+                instance_count=details.model_units,
+                platform="other",
+                state=summary.get("status"),
+                unknown_instance_type=False,
+                launched_at=summary.get("creationTime"),
+                hints=workload_hints(tags={}, kind="bedrock_provisioned_throughput"),
+                details=details,
+            )
+        )
+    return found
+
+
+def collect_studio_apps(aws: AwsContext, types: TypeFactsReader | None = None) -> Inventory:
+    """Studio apps (ListApps) on accelerator types that are InService, each described for its ARN and the user
+    activity Studio records (DescribeApp ``LastUserActivityTimestamp``); an app that cannot be described is a
+    problem of its own, the others go on."""
+    sm = aws.client("sagemaker")
+    listed: list[dict[str, Any]] = []
+    for page in sm.get_paginator("list_apps").paginate():
+        listed.extend(dict(a) for a in page.get("Apps", []))
+    types = types or TypeFactsReader(aws)
+    wanted = [a for a in listed if a.get("Status") == "InService" and (a.get("ResourceSpec") or {}).get("InstanceType")]
+    types.prefetch(str(a["ResourceSpec"]["InstanceType"]) for a in wanted)
+    result = Inventory()
+    for app in wanted:
+        instance_type = str(app["ResourceSpec"]["InstanceType"])
+        typ = types.facts(instance_type)
+        if typ.platform == "cpu":
+            continue
+        owner = {"UserProfileName": app["UserProfileName"]} if app.get("UserProfileName") else {}
+        if app.get("SpaceName"):
+            owner = {"SpaceName": app["SpaceName"]}
+        key = {"DomainId": app["DomainId"], "AppType": app["AppType"], "AppName": app["AppName"], **owner}
+        name = f"{app['DomainId']}/{app.get('SpaceName') or app.get('UserProfileName')}/{app['AppName']}"
+        try:
+            described: dict[str, Any] = dict(sm.describe_app(**key))
+        except ClientError as exc:
+            if not _gone(exc):  # its ARN and activity are DescribeApp's: not recorded this scan
+                result.problems.append(ResourceProblem("", name, _error_code(exc), _message(exc), recorded=False))
+            continue
+        arn = str(described["AppArn"])
+        details = StudioAppDetails(
+            domain_id=str(app["DomainId"]),
+            user_profile=app.get("UserProfileName"),
+            space_name=app.get("SpaceName"),
+            app_type=app.get("AppType"),
+            app_name=str(app["AppName"]),
+            status=app.get("Status"),
+            last_user_activity=described.get("LastUserActivityTimestamp"),
+            lifecycle_config_arn=(app.get("ResourceSpec") or {}).get("LifecycleConfigArn"),
+            catalog=typ.facts,
+        )
+        result.resources.append(
+            CollectedResource(
+                arn=arn,
+                kind="sagemaker_studio_app",
+                name=name,
+                instance_type=instance_type,
+                instance_count=1,
+                platform=typ.platform,
+                state=app.get("Status"),
+                unknown_instance_type=typ.unknown,
+                launched_at=app.get("CreationTime"),
+                hints=workload_hints(tags={}, kind="sagemaker_studio_app"),
+                details=details,
+            )
+        )
+    result.problems.extend(types.problems)
+    return result

@@ -90,11 +90,28 @@ NEURON_CORE_AVG = MetricSpec(NEURON_NAMESPACE, "NeuronCoreUtilizationAvg", ("Ave
 NEURON_DEVICE_MEMORY = MetricSpec(NEURON_NAMESPACE, "NeuronDeviceMemoryUsed", ("Maximum",))
 NEURON_EXECUTIONS = MetricSpec(NEURON_NAMESPACE, "ExecutionsCompleted", ("Sum",))
 EKS_NEURONCORE = MetricSpec("ContainerInsights", "node_neuroncore_utilization", combine="max")
+# NVIDIA GPUs of EKS nodes: Container Insights with enhanced observability (CloudWatch agent >= 1.300034.0, the
+# CloudWatch Observability EKS add-on >= v1.3.0-eksbuild.1). Documented dimension sets of the node_gpu_* metrics:
+# [ClusterName], [ClusterName, InstanceId, NodeName] and, per GPU, [ClusterName, InstanceId, InstanceType, NodeName,
+# GpuDevice]. The per-GPU series are read when listed (the busiest GPU, as for the CloudWatch agent), else the node's.
+# pod_gpu_* / container_gpu_* carry no InstanceId or NodeName (their sets are ClusterName, Namespace, PodName,
+# FullPodName, ContainerName, GpuDevice), so a pod's series cannot be attributed to one node from CloudWatch alone.
+EKS_GPU = MetricSpec("ContainerInsights", "node_gpu_utilization", combine="max")
+EKS_GPU_MEMORY = MetricSpec("ContainerInsights", "node_gpu_memory_utilization", combine="max")
+EKS_GPU_POWER = MetricSpec("ContainerInsights", "node_gpu_power_draw", combine="max")
+EKS_GPU_SPECS = (EKS_GPU, EKS_GPU_MEMORY, EKS_GPU_POWER)
+# The node's GPUs its running pods hold (Kubernetes requests) and the GPUs it has, by [ClusterName, InstanceId,
+# NodeName] only: the share of the node its workloads hold (the pod series name no node, see above).
+EKS_GPU_REQUESTED = MetricSpec("ContainerInsights", "node_gpu_usage_total", ("Average", "Maximum"))
+EKS_GPU_LIMIT = MetricSpec("ContainerInsights", "node_gpu_limit", ("Maximum",))
+EKS_GPU_NODE_SPECS = (EKS_GPU_REQUESTED, EKS_GPU_LIMIT)
 # Tokens a serving endpoint generated per hour, per EndpointName + VariantName: published by whatever reads the
 # server's own counters (vLLM ``vllm:generation_tokens_total``, TGI ``tgi_request_generated_tokens``, LMI) into
 # CloudWatch; absent hours are unknown (never zero), so cost per token is only stated where it is published.
 SERVING_NAMESPACE = "Chipwise/Serving"
 SERVING_TOKENS = MetricSpec(SERVING_NAMESPACE, "GeneratedTokens", ("Sum",))
+# Bedrock Provisioned Throughput, per ModelId = the provisioned model's ARN (hours without invocations publish none).
+BEDROCK_INVOCATIONS = MetricSpec("AWS/Bedrock", "Invocations", ("Sum",), zero_when_absent=True)
 # SageMaker training jobs, per Host = <job>/algo-<n>.
 TRAINING_CPU = MetricSpec("/aws/sagemaker/TrainingJobs", "CPUUtilization")
 TRAINING_GPU = MetricSpec("/aws/sagemaker/TrainingJobs", "GPUUtilization")
@@ -105,6 +122,7 @@ ENDPOINT_INSTANCE_SPECS = (SM_CPU, SM_MEMORY)
 COMPONENT_SPECS = (SM_INVOCATIONS, SM_MODEL_LATENCY, IC_CPU)
 COMPONENT_GPU_SPECS = (IC_GPU, IC_GPU_MEMORY)
 EKS_NODE_DIMENSIONS = frozenset({"ClusterName", "InstanceId", "NodeName"})
+EKS_GPU_DEVICE_DIMENSIONS = frozenset({"ClusterName", "InstanceId", "InstanceType", "NodeName", "GpuDevice"})
 
 Dimensions = tuple[tuple[str, str], ...]
 HourKey = int | datetime  # epoch seconds of the hour (as read), or the hour itself
@@ -131,6 +149,7 @@ class Discovered:
     gpu_series: dict[str, list[Dimensions]] = field(default_factory=dict)
     eks_series: dict[str, list[Dimensions]] = field(default_factory=dict)
     gpu_series_by_host: dict[str, list[Dimensions]] = field(default_factory=dict)
+    eks_gpu_series: dict[str, list[Dimensions]] = field(default_factory=dict)  # Container Insights node_gpu_*
 
 
 @dataclass
@@ -147,14 +166,23 @@ RollupSink = Callable[[list[HourlyRollup], list[SeriesCoverage]], None]
 # --- which metrics for which resource ---------------------------------------------------------------------------
 
 
+def _eks_node(resource: CollectedResource) -> bool:
+    return isinstance(resource.details, InstanceDetails) and bool(resource.details.eks_cluster)
+
+
 def needs_discovery(resources: Iterable[CollectedResource]) -> tuple[bool, bool]:
     """(GPU instances to find CloudWatch-agent series for, EKS Neuron nodes to find Container Insights series for)."""
     gpu = eks = False
     for r in resources:
         if r.kind == "ec2_instance":
             gpu = gpu or r.platform == "nvidia"
-            eks = eks or (_is_neuron(r) and isinstance(r.details, InstanceDetails) and bool(r.details.eks_cluster))
+            eks = eks or (_is_neuron(r) and _eks_node(r))
     return gpu, eks
+
+
+def needs_eks_gpu_discovery(resources: Iterable[CollectedResource]) -> bool:
+    """Whether an EKS node has NVIDIA GPUs (its Container Insights node_gpu_* series are to be found)."""
+    return any(r.kind == "ec2_instance" and r.platform == "nvidia" and _eks_node(r) for r in resources)
 
 
 def discover_series(aws: AwsContext, resources: Sequence[CollectedResource]) -> Discovered:
@@ -165,7 +193,22 @@ def discover_series(aws: AwsContext, resources: Sequence[CollectedResource]) -> 
         found.gpu_series, found.gpu_series_by_host = _list_agent_series(aws, CWAGENT_GPU)
     if want_eks:
         found.eks_series = _list_series(aws, EKS_NEURONCORE, lambda dims: {k for k, _ in dims} == EKS_NODE_DIMENSIONS)
+    if needs_eks_gpu_discovery(resources):
+        found.eks_gpu_series = eks_gpu_series(_list_series(aws, EKS_GPU, _eks_gpu_dimensions))
     return found
+
+
+def _eks_gpu_dimensions(dims: Dimensions) -> bool:
+    return {k for k, _ in dims} in (EKS_NODE_DIMENSIONS, EKS_GPU_DEVICE_DIMENSIONS)
+
+
+def eks_gpu_series(listed: Mapping[str, list[Dimensions]]) -> dict[str, list[Dimensions]]:
+    """Per instance, its per-GPU series (``GpuDevice``) when Container Insights lists them, else its node series."""
+    chosen: dict[str, list[Dimensions]] = {}
+    for instance, series in listed.items():
+        per_gpu = [dims for dims in series if "GpuDevice" in dict(dims)]
+        chosen[instance] = per_gpu or list(series)
+    return chosen
 
 
 def _list_series(aws: AwsContext, spec: MetricSpec, keep: Callable[[Dimensions], bool]) -> dict[str, list[Dimensions]]:
@@ -281,6 +324,8 @@ def plan_targets(resources: Iterable[CollectedResource], discovered: Discovered)
             targets.extend(_instance_targets(resource, discovered, owners))
         elif resource.kind == "sagemaker_training_job":
             targets.extend(_training_targets(resource))
+        elif resource.kind == "bedrock_provisioned_throughput":
+            targets.append(MetricTarget(resource.arn, BEDROCK_INVOCATIONS, (_dims(ModelId=resource.arn),)))
     return targets
 
 
@@ -335,6 +380,19 @@ def _instance_targets(
         if eks_cluster:
             nodes = tuple(discovered.eks_series.get(instance_id, []))
             yield MetricTarget(resource.arn, EKS_NEURONCORE, nodes, listed=bool(nodes))
+    if resource.platform == "nvidia" and eks_cluster:
+        # the same series (dimension sets) carry node_gpu_utilization, _memory_utilization and _power_draw
+        gpus = tuple(discovered.eks_gpu_series.get(instance_id, []))
+        for spec in EKS_GPU_SPECS:
+            yield MetricTarget(resource.arn, spec, gpus, listed=bool(gpus) and spec is EKS_GPU)
+        nodes = tuple(sorted({node_dimensions(dims) for dims in gpus}))
+        for spec in EKS_GPU_NODE_SPECS:
+            yield MetricTarget(resource.arn, spec, nodes)
+
+
+def node_dimensions(dims: Dimensions) -> Dimensions:
+    """The node-level dimension set ([ClusterName, InstanceId, NodeName]) of a Container Insights node series."""
+    return tuple((k, v) for k, v in dims if k in EKS_NODE_DIMENSIONS)
 
 
 def _training_targets(resource: CollectedResource) -> Iterator[MetricTarget]:

@@ -23,6 +23,11 @@ ResourceKind = Literal[
     "batch_compute_environment",
     "batch_job_queue",
     "batch_job",
+    "sagemaker_notebook_instance",
+    "ec2_capacity_reservation",
+    "sagemaker_hyperpod_cluster",
+    "bedrock_provisioned_throughput",
+    "sagemaker_studio_app",
 ]
 # The kinds that serve requests on a SageMaker endpoint: the endpoint (or one variant) and an inference component.
 SERVING_KINDS: tuple[str, ...] = ("sagemaker_endpoint", "sagemaker_inference_component")

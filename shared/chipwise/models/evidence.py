@@ -130,6 +130,23 @@ class FindingEvidence(BaseModel):
     cold_start_minutes: Number | None = None
     cold_start_monthly_usd: Number | None = None
     gross_monthly_savings_usd: Number | None = None  # the hours off before the cold starts (the saving is net)
+    # Trustworthy telemetry and kinds without activity (issue 25): the verdict when Chipwise cannot judge, its
+    # reason and fix; the second signals an idle GPU verdict was checked against (EKS nodes: Container Insights).
+    verdict: str | None = None
+    reason: str | None = None
+    fix: str | None = None
+    gpu_memory_max_pct: Number | None = None
+    gpus_requested_max: Number | None = None
+    gpu_power_max_watts: Number | None = None
+    # Capacity held whether used or not (capacity_held_idle): reservations, Capacity Blocks, Batch minimum vCPUs
+    used_instances: Number | None = None
+    unused_instances: Number | None = None
+    capacity_block: bool | None = None
+    commitment_ends: str | None = None
+    min_vcpus: Number | None = None
+    held_instances: Number | None = None
+    model_units: Number | None = None
+    commitment_term: str | None = None
     scale_to_zero: str | None = None
     # Cost per million generated tokens (serving endpoints that publish their tokens; see chipwise.rules.tokens)
     token_data: str | None = None

@@ -177,6 +177,85 @@ class BatchEnvironmentDetails(_StoredJson):
     catalog: dict[str, Any] = Field(default_factory=dict)
 
 
+class NotebookInstanceDetails(_StoredJson):
+    """A SageMaker notebook instance (DescribeNotebookInstance). SageMaker publishes no activity metric for it: its
+    lifecycle configuration (an idle-shutdown script) is what stops it when idle."""
+
+    status: str | None = None
+    lifecycle_config: str | None = None
+    volume_size_gib: int | None = None
+    catalog: dict[str, Any] = Field(default_factory=dict)
+
+
+class CapacityReservationDetails(_StoredJson):
+    """An EC2 On-Demand Capacity Reservation or Capacity Block (DescribeCapacityReservations). Unused capacity of a
+    reservation is billed at the on-demand rate; a Capacity Block's fee is paid up front for its whole term."""
+
+    reservation_id: str
+    reservation_type: str = "default"  # "capacity-block" for a Capacity Block
+    total_instances: int = 0
+    available_instances: int = 0
+    start_date: datetime | None = None
+    end_date: datetime | None = None
+    end_date_type: str | None = None
+    instance_match_criteria: str | None = None
+    catalog: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def used_instances(self) -> int:
+        return max(0, self.total_instances - self.available_instances)
+
+    @property
+    def capacity_block(self) -> bool:
+        return self.reservation_type == "capacity-block"
+
+
+class HyperPodInstanceGroup(_StoredJson):
+    name: str
+    instance_type: str | None = None
+    current_count: int = 0
+    target_count: int = 0
+
+
+class HyperPodClusterDetails(_StoredJson):
+    """A SageMaker HyperPod cluster (DescribeCluster) and its instance groups; the resource's instance type and
+    count are those of its accelerated groups."""
+
+    status: str | None = None
+    orchestrator: str | None = None  # "eks" when orchestrated by an EKS cluster, else Slurm
+    instance_groups: list[HyperPodInstanceGroup] = Field(default_factory=list)
+    catalog: dict[str, Any] = Field(default_factory=dict)
+
+
+class ProvisionedThroughputDetails(_StoredJson):
+    """Amazon Bedrock Provisioned Throughput (ListProvisionedModelThroughputs): model units billed per hour whether
+    used or not; with a commitment (``OneMonth``/``SixMonths``) billed until ``commitment_expiration``. Its
+    invocations are published in AWS/Bedrock by ``ModelId`` = the provisioned model's ARN."""
+
+    model_arn: str | None = None
+    foundation_model_arn: str | None = None
+    model_units: int = 0
+    desired_model_units: int | None = None
+    status: str | None = None
+    commitment_duration: str | None = None
+    commitment_expiration: datetime | None = None
+
+
+class StudioAppDetails(_StoredJson):
+    """A SageMaker Studio app (ListApps, DescribeApp) on an accelerator type: a space's or user profile's app that
+    bills per hour while InService. Its activity is what Studio records: ``LastUserActivityTimestamp``."""
+
+    domain_id: str
+    user_profile: str | None = None
+    space_name: str | None = None
+    app_type: str | None = None
+    app_name: str
+    status: str | None = None
+    last_user_activity: datetime | None = None
+    lifecycle_config_arn: str | None = None
+    catalog: dict[str, Any] = Field(default_factory=dict)
+
+
 class NoDetails(_StoredJson):
     """A resource kind that records nothing beyond its columns."""
 
@@ -187,6 +266,11 @@ ResourceDetails = (
     | InferenceComponentDetails
     | TrainingJobDetails
     | BatchEnvironmentDetails
+    | NotebookInstanceDetails
+    | CapacityReservationDetails
+    | HyperPodClusterDetails
+    | ProvisionedThroughputDetails
+    | StudioAppDetails
     | NoDetails
 )
 
@@ -196,6 +280,11 @@ DETAILS_BY_KIND: dict[str, type[ResourceDetails]] = {
     "sagemaker_inference_component": InferenceComponentDetails,
     "sagemaker_training_job": TrainingJobDetails,
     "batch_compute_environment": BatchEnvironmentDetails,
+    "sagemaker_notebook_instance": NotebookInstanceDetails,
+    "ec2_capacity_reservation": CapacityReservationDetails,
+    "sagemaker_hyperpod_cluster": HyperPodClusterDetails,
+    "bedrock_provisioned_throughput": ProvisionedThroughputDetails,
+    "sagemaker_studio_app": StudioAppDetails,
 }
 
 

@@ -105,12 +105,42 @@ def _batch(aws: AwsContext, _account_id: str, window_start: datetime) -> Invento
     return Inventory(resources=resources, problems=list(types.problems))
 
 
-# Inventory sources: (error source name, the kinds it yields, collector).
+def _notebooks(aws: AwsContext, _account_id: str, _window_start: datetime) -> Inventory:
+    types = inventory.TypeFactsReader(aws)
+    resources = inventory.collect_notebook_instances(aws, types)
+    return Inventory(resources=resources, problems=list(types.problems))
+
+
+def _hyperpod(aws: AwsContext, _account_id: str, _window_start: datetime) -> Inventory:
+    return inventory.collect_hyperpod_clusters(aws)
+
+
+def _capacity_reservations(aws: AwsContext, account_id: str, _window_start: datetime) -> Inventory:
+    types = inventory.TypeFactsReader(aws)
+    resources = inventory.collect_capacity_reservations(aws, account_id, types)
+    return Inventory(resources=resources, problems=list(types.problems))
+
+
+def _studio(aws: AwsContext, _account_id: str, _window_start: datetime) -> Inventory:
+    return inventory.collect_studio_apps(aws)
+
+
+def _bedrock(aws: AwsContext, _account_id: str, _window_start: datetime) -> Inventory:
+    return Inventory(resources=inventory.collect_provisioned_throughputs(aws))
+
+
+# Inventory sources: (error source name, the kinds it yields, collector). A listing AWS refuses fails its source
+# only (a scan error: the scan ends partial), the other sources go on.
 INVENTORY_SOURCES: tuple[tuple[str, tuple[str, ...], Collector], ...] = (
     ("inventory.ec2", ("ec2_instance",), _ec2),
     ("inventory.sagemaker_endpoints", SERVING_KINDS, _endpoints),
     ("inventory.sagemaker_training_jobs", ("sagemaker_training_job",), _training),
     ("inventory.batch", ("batch_compute_environment",), _batch),
+    ("inventory.sagemaker_notebooks", ("sagemaker_notebook_instance",), _notebooks),
+    ("inventory.sagemaker_hyperpod", ("sagemaker_hyperpod_cluster",), _hyperpod),
+    ("inventory.ec2_capacity_reservations", ("ec2_capacity_reservation",), _capacity_reservations),
+    ("inventory.bedrock_provisioned_throughput", ("bedrock_provisioned_throughput",), _bedrock),
+    ("inventory.sagemaker_studio_apps", ("sagemaker_studio_app",), _studio),
 )
 
 

@@ -86,11 +86,16 @@ def test_no_inventory_at_all_is_a_failed_scan(aws: Emulator, sqlite_url: str) ->
         ("sagemaker", "ListEndpoints"),
         ("sagemaker", "ListTrainingJobs"),
         ("batch", "DescribeJobQueues"),
+        ("sagemaker", "ListNotebookInstances"),
+        ("sagemaker", "ListClusters"),
+        ("ec2", "DescribeCapacityReservations"),
+        ("bedrock", "ListProvisionedModelThroughputs"),
+        ("sagemaker", "ListApps"),
     ):
         aws.inject_fault(service, operation, "UnauthorizedOperation", "denied")
     document = _scan(sqlite_url)
     assert document.status == "failed"
-    assert len([e for e in document.errors if e.source.startswith("inventory.")]) == 4
+    assert len([e for e in document.errors if e.source.startswith("inventory.")]) == 9
 
 
 def test_a_missing_event_bus_is_recorded(aws: Emulator, sqlite_url: str, monkeypatch: pytest.MonkeyPatch) -> None:

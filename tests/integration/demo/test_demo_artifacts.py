@@ -88,9 +88,12 @@ def test_a_withdrawn_finding_is_withdrawn_everywhere(demo: Path, findings: list[
 def test_findings_out_of_the_totals_say_why(findings: list[FindingDocument], totals: Headline) -> None:
     quote = [f for f in findings if f.recommendation.excluded_from_totals == "quote_needed"]
     committed = [f for f in findings if f.recommendation.excluded_from_totals == "committed"]
-    assert (len(quote), len(committed)) == (totals.quote_needed, totals.committed) == (1, 1)
-    assert "quote" in quote[0].summary
-    assert "does not cut the bill while the commitment runs" in committed[0].summary
+    assert (len(quote), len(committed)) == (totals.quote_needed, totals.committed) == (2, 2)
+    assert all("quote" in f.summary for f in quote)
+    (savings_plan,) = [f for f in committed if f.rule_id != "capacity_held_idle"]
+    (block,) = [f for f in committed if f.rule_id == "capacity_held_idle"]
+    assert "does not cut the bill while the commitment runs" in savings_plan.summary
+    assert "Capacity Block's fee is paid up front" in block.summary and "committed until" in block.summary
     # every migration names the Neuron software it assumes
     for finding in findings:
         if finding.recommendation.action == "migrate" and finding.recommendation.target_platform != "bedrock":
@@ -149,5 +152,5 @@ def test_the_reports_do_not_grade_themselves_with_the_demos_ground_truth(demo: P
 def test_the_demo_documents_name_rules_by_their_titles(demo: Path) -> None:
     report = (demo / "report.md").read_text(encoding="utf-8")
     assert "| GPU training portable to Trainium |" in report and "| gpu_training_portable |" not in report
-    assert "top: GPU training portable to Trainium on p5-llama-pretrain-node" in (demo / "summary.md").read_text()
+    assert "top: Idle GPU instance or endpoint on p4d-research-idle" in (demo / "summary.md").read_text()
     assert "| gpu_training_portable |" not in (demo / "benchmarks.md").read_text(encoding="utf-8")

@@ -25,8 +25,12 @@ from sqlalchemy.orm import Session
 
 from chipwise.analyse.profiles import (
     CWAGENT_GPU,
+    EKS_GPU,
+    EKS_GPU_MEMORY,
+    EKS_GPU_REQUESTED,
     EKS_NEURONCORE,
     INVOCATIONS,
+    METRIC_SOURCE_ORDER,
     NEURON_CORE,
     NEURON_MONITOR,
     TRAINING_GPU,
@@ -109,6 +113,27 @@ def test_signals_are_read_by_meaning_whatever_their_source(session: Session) -> 
     assert inf.neuron_memory_bytes is not None and inf.neuron_memory_bytes.maximum == 18 * GIB
     assert inf.neuron_executions is not None and inf.neuron_executions.total == 24
     assert p["eks"].signals.neuron_source == "ContainerInsights" and p["eks"].neuron_telemetry == "present"
+
+
+def test_an_eks_gpu_node_reads_container_insights_and_the_cloudwatch_agent_comes_first(session: Session) -> None:
+    # Given an EKS GPU node with Container Insights only, and one with both the CloudWatch agent and Container Insights
+    add_account(session)
+    only = add_resource(session, "ci-only", instance_type="g5.12xlarge", platform="nvidia")
+    both = add_resource(session, "both", instance_type="g5.12xlarge", platform="nvidia")
+    add_rollups(session, rollup_rows(only, EKS_GPU, [0.0, 2.0]))
+    add_rollups(session, rollup_rows(only, EKS_GPU_MEMORY, [1.0, 1.0]))
+    add_rollups(session, rollup_rows(only, EKS_GPU_REQUESTED, [0.0, 0.0]))
+    add_rollups(session, rollup_rows(both, EKS_GPU, [50.0]))
+    add_rollups(session, rollup_rows(both, CWAGENT_GPU, [70.0]))
+    # When the profiles are built
+    p = _profiles(session)
+    # Then the node's GPU, memory and pods' GPUs come from Container Insights; the agent answers first where it runs
+    ci = p["ci-only"].signals
+    assert (ci.gpu_source, ci.gpu_memory_source) == ("ContainerInsights", "ContainerInsights")
+    assert ci.gpu_util is not None and ci.gpu_util.maximum == 2.0
+    assert ci.gpus_requested is not None and ci.gpus_requested.maximum == 0.0
+    assert p["both"].signals.gpu_source == "CWAgent"
+    assert METRIC_SOURCE_ORDER.index("CWAgent") < METRIC_SOURCE_ORDER.index("ContainerInsights")
 
 
 def test_missing_telemetry_is_told_apart_from_unchecked_telemetry(session: Session) -> None:

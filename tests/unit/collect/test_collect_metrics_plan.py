@@ -198,3 +198,42 @@ def test_read_starts_group_targets_by_where_their_last_read_ended() -> None:
     # And a target read up to the end still re-reads its last hour at least (overlap 0)
     (only,) = metrics.read_starts(targets[:1], {0: end}, start, end, timedelta(0))
     assert only[0] == end - timedelta(hours=1)
+
+
+def test_an_eks_gpu_node_reads_container_insights_per_gpu_and_its_node_series() -> None:
+    # Given an EKS GPU node whose Container Insights lists its node series and one series per GPU (the documented
+    # dimension sets [ClusterName, InstanceId, NodeName] and [ClusterName, InstanceId, InstanceType, NodeName,
+    # GpuDevice]), and a node of another instance
+    node = (("ClusterName", "prod"), ("InstanceId", "i-9"), ("NodeName", "ip-10-0-0-9"))
+    per_gpu = [
+        (
+            ("ClusterName", "prod"),
+            ("GpuDevice", f"nvidia{n}"),
+            ("InstanceId", "i-9"),
+            ("InstanceType", "g5.12xlarge"),
+            ("NodeName", "ip-10-0-0-9"),
+        )
+        for n in range(4)
+    ]
+    listed = {"i-9": sorted([node, *per_gpu]), "i-8": [node]}
+    chosen = metrics.eks_gpu_series(listed)
+    gpu = _resource("ec2_instance", "nvidia", "node", instance_id="i-9", eks_cluster="prod")
+    # When planned
+    targets = plan_targets([gpu], Discovered(eks_gpu_series=chosen))
+    # Then utilisation, memory and power come per GPU (the busiest wins), the GPUs pods hold and the node's GPUs
+    # per node, and only the listed utilisation counts as existing without datapoints
+    assert chosen["i-8"] == [node]
+    assert _names(targets) == [
+        ("AWS/EC2", "CPUUtilization", 1),
+        ("CWAgent", "nvidia_smi_utilization_gpu", 0),
+        ("CWAgent", "nvidia_smi_utilization_memory", 0),
+        ("ContainerInsights", "node_gpu_utilization", 4),
+        ("ContainerInsights", "node_gpu_memory_utilization", 4),
+        ("ContainerInsights", "node_gpu_power_draw", 4),
+        ("ContainerInsights", "node_gpu_usage_total", 1),
+        ("ContainerInsights", "node_gpu_limit", 1),
+    ]
+    assert [t.listed for t in targets[3:]] == [True, False, False, False, False]
+    assert targets[-1].series == (node,)
+    assert targets[3].spec.combine == "max"
+    assert metrics.needs_eks_gpu_discovery([gpu]) and not metrics.needs_eks_gpu_discovery([])

@@ -160,7 +160,7 @@ def test_rules_lists_the_registry_with_thresholds_and_policy_overrides(
     assert main(["rules", "--json", "--config", str(policy)]) == 0
     described = {r["id"]: r for r in _json(capsys)}
     # Then every rule is there with its thresholds, and the override is marked
-    assert len(described) == 9
+    assert len(described) == 11
     gpu_idle = described["gpu_idle"]
     assert gpu_idle["params"]["max_gpu_utilization_pct"] == 2.5 and gpu_idle["defaults"]["max_gpu_utilization_pct"] == 5
     assert gpu_idle["overridden"] == ["max_gpu_utilization_pct"]

@@ -15,7 +15,7 @@ from chipwise.settings import get_settings
 
 def test_the_default_policy_enables_every_rule_with_its_defaults() -> None:
     policy = load_policy()
-    assert len(policy.rules()) == 9
+    assert len(policy.rules()) == 11
     assert policy.params("gpu_idle").model_dump()["max_gpu_utilization_pct"] == 5.0
     assert policy.overrides() == {}
 

@@ -51,7 +51,8 @@ def _run(ctx: DemoContext) -> None:
     ctx.console.print(findings_table(found, title=f"{len(found)} findings in {ctx.account_id}, top savings first"))
     totals = headline(found)
     perfect = all(p == 1.0 and r == 1.0 for p, r in scores.values())
-    top = found[0] if found else None
+    counted = [f for f in found if f.recommendation.excluded_from_totals is None]  # committed or quoted: set apart
+    top = counted[0] if counted else None
     ctx.summary.append(
         (
             "Findings",

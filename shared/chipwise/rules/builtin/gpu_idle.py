@@ -2,7 +2,9 @@
 
 The GPU signal is the maximum across the instance's GPUs (CloudWatch agent), so one busy GPU of eight keeps the
 instance busy; SageMaker endpoints publish the sum across GPUs, which is under the threshold only when every GPU is.
-An endpoint that still answers requests is not idle whatever its GPU says (it may be mis-sized, not unused).
+An endpoint that still answers requests is not idle whatever its GPU says; nor is an EKS node whose GPU memory or
+pods' GPU requests say busy (two agreeing signals where two exist: :mod:`chipwise.rules.signals`; the disagreement
+is rule ``cannot_judge``'s outcome).
 An inference component is judged on its own series (GPUUtilizationNormalized, 0-100 % of the GPUs it reserved, and
 its invocations) and its share of the variant's cost; a variant its components share is judged on the capacity
 no component reserves. Without GPU telemetry nothing is called idle. Saving: the whole cost (or share).
@@ -28,9 +30,8 @@ from chipwise.rules.base import (
 )
 from chipwise.rules.base import rounded as r
 from chipwise.rules.registry import register
-from chipwise.rules.traffic import hours_without_traffic, idle_hours, requests
-
-KINDS = (*SERVING_KINDS, "ec2_instance")
+from chipwise.rules.signals import read_gpu_idle
+from chipwise.rules.traffic import requests
 
 
 class GpuIdleParams(RuleParams):
@@ -43,6 +44,12 @@ class GpuIdleParams(RuleParams):
     )
     high_confidence_telemetry_share: float = Field(
         0.9, ge=0, le=1, description="Telemetry share of the idle period that makes the idleness certain."
+    )
+    max_gpu_memory_used_pct: float = Field(
+        10.0,
+        gt=0,
+        le=100,
+        description="GPU memory used (EKS nodes, Container Insights) at or above which the GPU counts as held.",
     )
 
 
@@ -65,20 +72,22 @@ class GpuIdle(Rule[GpuIdleParams]):
     params_model = GpuIdleParams
 
     def evaluate(self, profile: ResourceProfile, ctx: RuleContext) -> FindingDraft | None:
-        if profile.platform != "nvidia" or profile.kind not in KINDS or not profile.live:
-            return None
         monthly = profile.monthly_cost
-        gpu = profile.signals.gpu_util
+        if monthly is None or monthly <= 0:
+            return None
         p = self.params
-        min_hours = p.min_idle_days * 24
-        if monthly is None or monthly <= 0 or gpu is None or gpu.hours < p.min_telemetry_share * min_hours:
+        reading = read_gpu_idle(
+            profile,
+            max_gpu_pct=p.max_gpu_utilization_pct,
+            min_hours=p.min_idle_days * 24,
+            min_telemetry_share=p.min_telemetry_share,
+            max_memory_used_pct=p.max_gpu_memory_used_pct,
+        )
+        if reading is None or reading.disagreement is not None:
             return None
-        idle = idle_hours(profile, gpu, p.max_gpu_utilization_pct)
-        if idle is None or idle < min_hours:
-            return None
-        quiet = hours_without_traffic(profile) if profile.kind in SERVING_KINDS else None
-        if quiet is not None and quiet < min_hours:
-            return None
+        gpu = profile.signals.gpu_util
+        assert gpu is not None
+        idle = reading.idle_hours
         confidence: Confidence = "high" if gpu.hours >= p.high_confidence_telemetry_share * idle else "medium"
         action: Action = "delete" if profile.kind in SERVING_KINDS else "stop"
         traffic = requests(profile)
@@ -100,8 +109,17 @@ class GpuIdle(Rule[GpuIdleParams]):
                     "gpu_source": profile.signals.gpu_source,
                     "invocations_in_window": int(traffic.total) if traffic else None,
                     "cpu_p95_pct": r(profile.signals.cpu_util.p95) if profile.signals.cpu_util else None,
+                    "gpu_memory_max_pct": r(profile.signals.gpu_memory_util.maximum)
+                    if profile.signals.gpu_memory_util and "gpu_memory_used" in reading.second_signals
+                    else None,
+                    "gpus_requested_max": r(profile.signals.gpus_requested.maximum)
+                    if profile.signals.gpus_requested
+                    else None,
+                    "gpu_power_max_watts": r(profile.signals.gpu_power_watts.maximum)
+                    if profile.signals.gpu_power_watts
+                    else None,
                     **cost_evidence(profile),
                 },
-                signals_used=("gpu_utilization", *(("invocations",) if quiet is not None else ())),
+                signals_used=("gpu_utilization", *reading.second_signals),
             ),
         )

@@ -36,6 +36,11 @@ LIVE_KINDS = (
     "sagemaker_endpoint",
     "sagemaker_inference_component",
     "batch_compute_environment",
+    "sagemaker_notebook_instance",
+    "sagemaker_hyperpod_cluster",
+    "ec2_capacity_reservation",
+    "bedrock_provisioned_throughput",
+    "sagemaker_studio_app",
 )
 _UPDATED = (
     "account_id",

@@ -1,0 +1,22 @@
+"""The ``chipwise`` console script. The command line's packages (typer, rich) come with the ``cli`` extra, not with
+the bare package (what Lambda runs): installed without it, the script says in one line which extra to install
+instead of dying with ``ModuleNotFoundError: typer``."""
+
+from __future__ import annotations
+
+import sys
+
+CLI_EXTRA_HINT = "chipwise: the command line needs its extra: pip install 'chipwise[cli]'"
+CLI_PACKAGES = frozenset({"typer", "rich", "click", "shellingham"})
+
+
+def run() -> None:
+    """Run the command line, or say which extra to install (exit 1) when its packages are missing."""
+    try:
+        from chipwise.cli import run as run_cli
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").split(".", 1)[0] not in CLI_PACKAGES:
+            raise
+        sys.stderr.write(CLI_EXTRA_HINT + "\n")
+        sys.exit(1)
+    run_cli()
