@@ -69,6 +69,17 @@ def benchmark_verdict(document: FindingDocument) -> str | None:
     return str(status) if status else None
 
 
+NEEDS_REVIEW = "needs_review"
+
+
+def exclusion(document: FindingDocument) -> str | None:
+    """Why a finding's saving is not counted, or None: the rule's (a price quote, committed hours), or a benchmark
+    whose result failed the plausibility gate (``needs_review``: out of the totals until someone checks it)."""
+    if document.recommendation.excluded_from_totals is not None:
+        return document.recommendation.excluded_from_totals
+    return NEEDS_REVIEW if benchmark_verdict(document) == NEEDS_REVIEW else None
+
+
 @dataclass(frozen=True)
 class Headline:
     """The one set of totals every surface shows (CLI, demo summary and report, findings.json, digest, Slack,
@@ -82,6 +93,7 @@ class Headline:
     quote_needed: int
     committed: int
     withdrawn: int
+    needs_review: int = 0
 
     @property
     def total_usd(self) -> Decimal:
@@ -95,6 +107,10 @@ class Headline:
             for n, label in (
                 (self.quote_needed, "needs a price quote" if self.quote_needed == 1 else "need a price quote"),
                 (self.committed, "on committed hours"),
+                (
+                    self.needs_review,
+                    "measurement needs review" if self.needs_review == 1 else "measurements need review",
+                ),
                 (self.withdrawn, "withdrawn by measurement"),
             )
             if n
@@ -115,7 +131,7 @@ class SavingFacts:
 def saving_facts(document: FindingDocument) -> SavingFacts:
     return SavingFacts(
         status=document.status,
-        excluded_from_totals=document.recommendation.excluded_from_totals,
+        excluded_from_totals=exclusion(document),
         measured=document.measured_monthly_savings_usd is not None,
         saving_usd=best_saving(document),
     )
@@ -136,13 +152,13 @@ def ranked(documents: Iterable[FindingDocument]) -> list[FindingDocument]:
 
 def counts_in_totals(document: FindingDocument) -> bool:
     """An open finding whose saving is a real monthly saving (not a quote to ask for, nor committed hours)."""
-    return document.status == "open" and document.recommendation.excluded_from_totals is None
+    return document.status == "open" and exclusion(document) is None
 
 
 def headline(items: Iterable[FindingDocument | SavingFacts]) -> Headline:
     """Totals over findings, after the last stage that can change them (benchmarks): open findings only."""
     measured = estimated = Decimal(0)
-    counted = n_measured = quote = committed = withdrawn = 0
+    counted = n_measured = quote = committed = withdrawn = review = 0
     for item in items:
         facts = item if isinstance(item, SavingFacts) else saving_facts(item)
         if facts.status == "withdrawn":
@@ -156,13 +172,16 @@ def headline(items: Iterable[FindingDocument | SavingFacts]) -> Headline:
         if facts.excluded_from_totals == "committed":
             committed += 1
             continue
+        if facts.excluded_from_totals == NEEDS_REVIEW:
+            review += 1
+            continue
         counted += 1
         if facts.measured:
             n_measured += 1
             measured += facts.saving_usd
         else:
             estimated += facts.saving_usd
-    return Headline(cents(measured), cents(estimated), counted, n_measured, quote, committed, withdrawn)
+    return Headline(cents(measured), cents(estimated), counted, n_measured, quote, committed, withdrawn, review)
 
 
 def hours_label(hours: Decimal) -> str:

@@ -29,6 +29,7 @@ from chipwise.presentation import (
     best_saving,
     console_url,
     current_capacity,
+    exclusion,
     headline,
     next_step_words,
     rank,
@@ -139,7 +140,7 @@ class FindingLine:
             status=doc.status,
             first_seen=doc.first_seen,
             owners=owners,
-            excluded_from_totals=doc.recommendation.excluded_from_totals,
+            excluded_from_totals=exclusion(doc),
             console_url=console_url(doc.resource_id, doc.region, doc.resource_kind),
         )
 
