@@ -1,14 +1,24 @@
-"""The demo's ledger, end to end through `chipwise demo`: every measurement inside its plausible range."""
+"""The demo's ledger, end to end through `chipwise demo`: every measurement inside its plausible range, the CSV's
+counted rows sum to the headline, the idle p4d ranks first, the HTML report and every surface show the same figures."""
 
 from __future__ import annotations
 
+import csv
+import io
+import json
+import re
 import sqlite3
 import subprocess
 import sys
 from decimal import Decimal
+from html import unescape as html_unescape
 from pathlib import Path
 
 import pytest
+
+from chipwise.economics import usd
+from chipwise.models.findings import FindingDocument
+from chipwise.presentation import Ledger, ledger
 
 CHIPWISE = Path(sys.executable).with_name("chipwise")
 
@@ -44,3 +54,66 @@ def test_every_demo_measurement_is_inside_its_plausible_range(demo: Path) -> Non
             ranged += 1
             assert Decimal(low) <= Decimal(str(fraction)) <= Decimal(high), target
     assert ranged >= 4  # both training runs and both GPU → Inferentia runs with a baseline were held to a range
+
+
+def _csv(demo: Path) -> list[dict[str, str]]:
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(demo.parent),
+        "CHIPWISE_DATABASE_URL": f"sqlite:///{demo}/chipwise-demo.db",
+    }
+    result = subprocess.run(
+        [str(CHIPWISE), "findings", "--format", "csv"], capture_output=True, text=True, env=env, check=True, timeout=120
+    )
+    return list(csv.DictReader(io.StringIO(result.stdout)))
+
+
+@pytest.fixture(scope="module")
+def figures(demo: Path) -> Ledger:
+    found = [FindingDocument.model_validate(d) for d in json.loads((demo / "findings.json").read_text())]
+    return ledger(found)
+
+
+def test_the_csv_counted_rows_sum_to_the_headline_to_the_cent(demo: Path, figures: Ledger) -> None:
+    rows = _csv(demo)
+    counted = [r for r in rows if r["counted"] == "yes"]
+    assert sum((Decimal(r["saving_usd"]) for r in counted), Decimal(0)) == figures.headline.total_usd
+    assert len(counted) == figures.headline.counted
+    # every row not counted says why, in words, and shows no action or confidence it no longer has
+    for r in rows:
+        assert r["group"] in ("quick win", "project", "blocked") and r["basis"] in ("measured", "estimated")
+        if r["counted"] == "no":
+            assert r["excluded_reason"] and "_" not in r["excluded_reason"], r
+            assert (r["action"], r["target"], r["confidence"]) == ("", "", ""), r
+
+
+def test_the_idle_p4d_ranks_first(demo: Path, figures: Ledger) -> None:
+    assert _csv(demo)[0]["resource_name"] == "p4d-research-idle"
+    assert figures.rows[0].document.resource_name == "p4d-research-idle"
+    assert figures.rows[0].group == "quick_win"
+
+
+def test_the_html_report_totals_counts_and_latest_trend_point_equal_the_headline(demo: Path, figures: Ledger) -> None:
+    (page,) = demo.glob("chipwise-report-*.html")
+    html = page.read_text()
+    total = usd(figures.headline.total_usd)
+    assert f'data-figure="total">{total}<' in html
+    assert f"a month, {figures.headline.counted} findings" in html
+    points = re.findall(r'data-trend-savings="([^"]+)" data-trend-counted="(\d+)"', html)
+    assert len(points) == 3
+    assert (Decimal(points[-1][0]), int(points[-1][1])) == (figures.headline.total_usd, figures.headline.counted)
+
+
+def test_the_executive_summary_adds_up_on_every_surface(demo: Path, figures: Ledger) -> None:
+    quick, projects = usd(figures.quick_wins_usd), usd(figures.projects_usd)
+    assert figures.quick_wins_usd + figures.projects_usd == figures.headline.total_usd
+    blocked = f"Blocked: {usd(figures.blocked_usd)} a month, not counted: needs a price quote"
+    surfaces = ["summary.md", "report.md", "digest.txt", "digest.html", "drafts/credits-application.md"]
+    surfaces += ["drafts/partner-referral-email.txt", next(p.name for p in demo.glob("chipwise-report-*.html"))]
+    surfaces += [str(p.relative_to(demo)) for p in (demo / "slack").glob("*digest*.json")]
+    for name in surfaces:
+        text = html_unescape((demo / name).read_text())
+        assert f"Quick wins: {quick} a month" in text, name
+        assert f"Projects: {projects} a month" in text, name
+        assert f"Addressable: {usd(figures.total_usd)} a month" in text, name
+        assert blocked in text, name

@@ -30,11 +30,14 @@ from chipwise.models.findings import FindingDocument
 from chipwise.models.scan import ScanDocument
 from chipwise.presentation import (
     Headline,
+    Ledger,
+    LedgerRow,
     best_saving,
     console_url,
     counts_in_totals,
     current_capacity,
-    headline,
+    ledger,
+    ledger_row,
     next_step,
     rank,
     rule_label,
@@ -44,7 +47,7 @@ from chipwise.presentation import (
 )
 from chipwise.render import render
 from chipwise.store.repositories.findings import OPEN, WITHDRAWN, FindingRepository, finding_document
-from chipwise.store.tables import MetricRollup, NeuronRollup, Resource, Scan
+from chipwise.store.tables import MetricRollup, NeuronRollup, Recommendation, Resource, Scan
 
 HEAT_MAPS = 4  # top findings drawn as heat-maps
 MIN_SCAN_PREFIX = 6
@@ -74,6 +77,7 @@ class FindingView:
     console_url: str
     suppress_command: str
     evidence: list[tuple[str, str]]
+    row: LedgerRow
     capacity: str = ""  # "ml.g5.2xlarge ×4", an inference component's copies
     heat: HeatMap | None = None
     heat_missing: str | None = None
@@ -84,6 +88,7 @@ class TrendRow:
     label: str
     spend_per_month: Decimal | None
     savings: Decimal
+    counted: int = 0  # findings the savings count
 
 
 @dataclass(frozen=True)
@@ -97,6 +102,7 @@ class ReportView:
     window_start: date
     window_end: date
     headline: Headline
+    ledger: Ledger
     spend: Decimal | None  # Cost Explorer, the scan window
     spend_per_month: Decimal | None
     by_rule: list[Bar]
@@ -156,7 +162,23 @@ def _spend(document: ScanDocument | None) -> tuple[Decimal | None, Decimal | Non
     return total, per_month(total, _window_hours(document))
 
 
-def _trend_rows(session: Session, scan: Scan) -> list[TrendRow]:
+def final_figures(document: FindingDocument, outcome: Recommendation | None) -> FindingDocument:
+    """A finding as it stood once its benchmark (if one ran before the next scan) had priced it: the scan document
+    holds the figures before benchmarks, the trend shows each scan's final ones."""
+    if outcome is None or document.measured_monthly_savings_usd is not None or document.status != "open":
+        return document
+    if outcome.withdrawn:
+        return document.model_copy(update={"status": "withdrawn", "measured_monthly_savings_usd": Decimal(0)})
+    if outcome.monthly_savings_usd is None:  # the plausibility gate: needs review, out of the totals
+        evidence = {**document.evidence, "benchmark": {"status": "needs_review", "reason": outcome.reason}}
+        return document.model_copy(update={"evidence": evidence})
+    return document.model_copy(update={"measured_monthly_savings_usd": outcome.monthly_savings_usd})
+
+
+def _trend_rows(session: Session, scan: Scan, latest: Ledger) -> list[TrendRow]:
+    """Spend and the headline of every stored scan up to ``scan``: each scan's final (post-benchmark) figures.
+    The reported scan's point is the report's own ledger (the same headline); an earlier scan's findings get the
+    benchmark outcomes recorded before the next scan started."""
     stmt = (
         select(Scan)
         .where(
@@ -168,14 +190,19 @@ def _trend_rows(session: Session, scan: Scan) -> list[TrendRow]:
         )
         .order_by(Scan.window_end, Scan.started_at, Scan.id)
     )
+    scans = [(past, document) for past in session.scalars(stmt) if (document := _document(past)) is not None]
+    repository = FindingRepository(session)
     rows = []
-    for past in session.scalars(stmt):
-        document = _document(past)
-        if document is None:
-            continue
+    for index, (past, document) in enumerate(scans):
         _, monthly = _spend(document)
         label = f"{document.window.end - timedelta(days=1):%d %b}"
-        rows.append(TrendRow(label, monthly, headline(document.findings).total_usd))
+        if past.id == scan.id:
+            rows.append(TrendRow(label, monthly, latest.total_usd, latest.headline.counted))
+            continue
+        following = scans[index + 1][0].started_at if index + 1 < len(scans) else None
+        outcomes = repository.benchmark_outcomes((d.finding_id for d in document.findings), before=following)
+        final = ledger(final_figures(d, outcomes.get(d.finding_id)) for d in document.findings)
+        rows.append(TrendRow(label, monthly, final.total_usd, final.headline.counted))
     return rows
 
 
@@ -255,6 +282,7 @@ def _finding_view(d: FindingDocument) -> FindingView:
         console_url=console_url(d.resource_id, d.region, d.resource_kind),
         suppress_command=suppress_command(d.finding_id),
         evidence=flatten(d.evidence),
+        row=ledger_row(d),
         capacity=current_capacity(d.instance_type, d.instance_count, d.resource_kind),
     )
 
@@ -264,7 +292,8 @@ def build_report(session: Session, scan: Scan, *, now: datetime) -> ReportView:
     document = _document(scan)
     rows = FindingRepository(session).find(account_id=scan.account_id, region=scan.region, statuses=(OPEN, WITHDRAWN))
     documents = [finding_document(row) for row in rows]
-    documents.sort(key=lambda d: (*rank(saving_facts(d)), d.resource_name))  # measured first, set apart last
+    documents.sort(key=lambda d: (*rank(saving_facts(d)), d.resource_name))  # by 12-month value, set apart last
+    figures = ledger(documents, document.costs if document else None, _window_hours(document) if document else 0)
     views = [_finding_view(d) for d in documents]
     window_start = document.window.start if document else scan.window_start
     window_end = document.window.end if document else scan.window_end
@@ -296,7 +325,7 @@ def build_report(session: Session, scan: Scan, *, now: datetime) -> ReportView:
         key=lambda item: (-item[1], item[0]),
     )
     spend, monthly = _spend(document)
-    trend_rows = _trend_rows(session, scan)
+    trend_rows = _trend_rows(session, scan, figures)
     chart = trend([(r.label, r.spend_per_month, r.savings) for r in trend_rows], lambda v: usd(v, 0))
     return ReportView(
         account_id=scan.account_id,
@@ -307,7 +336,8 @@ def build_report(session: Session, scan: Scan, *, now: datetime) -> ReportView:
         generated_at=now,
         window_start=window_start,
         window_end=window_end,
-        headline=headline(documents),
+        headline=figures.headline,
+        ledger=figures,
         spend=spend,
         spend_per_month=monthly,
         by_rule=bars(rule_items),

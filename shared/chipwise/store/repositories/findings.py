@@ -206,6 +206,22 @@ class FindingRepository:
             raise InvalidInput(f"{finding_id!r} matches several findings: give more of the id")
         return matches[0]
 
+    def benchmark_outcomes(
+        self, finding_ids: Iterable[str], before: datetime | None = None
+    ) -> dict[str, Recommendation]:
+        """The latest benchmark recommendation of each finding, recorded before ``before`` (any time when None)."""
+        wanted = sorted(set(finding_ids))
+        latest: dict[str, Recommendation] = {}
+        for start in range(0, len(wanted), 500):
+            stmt = select(Recommendation).where(
+                Recommendation.source == "benchmark", Recommendation.finding_id.in_(wanted[start : start + 500])
+            )
+            if before is not None:
+                stmt = stmt.where(Recommendation.created_at < before)
+            for rec in self.session.scalars(stmt.order_by(Recommendation.created_at, Recommendation.id)):
+                latest[rec.finding_id] = rec
+        return latest
+
     def history(self, finding_id: str) -> list[Recommendation]:
         stmt = (
             select(Recommendation)
