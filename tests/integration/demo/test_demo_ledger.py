@@ -117,3 +117,51 @@ def test_the_executive_summary_adds_up_on_every_surface(demo: Path, figures: Led
         assert f"Projects: {projects} a month" in text, name
         assert f"Addressable: {usd(figures.total_usd)} a month" in text, name
         assert blocked in text, name
+
+
+def _cli(demo: Path, *args: str) -> str:
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(demo.parent),
+        "CHIPWISE_DATABASE_URL": f"sqlite:///{demo}/chipwise-demo.db",
+    }
+    result = subprocess.run(
+        [str(CHIPWISE), *args], capture_output=True, text=True, env={**env, "COLUMNS": "200"}, check=True, timeout=120
+    )
+    return result.stdout
+
+
+def test_every_accelerated_resource_has_exactly_one_verdict(demo: Path) -> None:
+    verdicts = json.loads(_cli(demo, "resources", "--json"))
+    with sqlite3.connect(demo / "chipwise-demo.db") as db:
+        (document,) = db.execute("select document from scans order by window_end desc limit 1").fetchone()
+    resources = json.loads(document)["resources"]
+    assert sorted(v["resource_id"] for v in verdicts) == sorted(r["id"] for r in resources)  # one each, no more
+    assert {v["verdict"] for v in verdicts} <= {"waste", "efficient", "cannot_judge", "out_of_scope"}
+    by_name = {v["name"]: v for v in verdicts}
+    # a resource with findings is waste, naming them; CPU is out of scope, saying why
+    assert by_name["p4d-research-idle"]["verdict"] == "waste"
+    assert by_name["p4d-research-idle"]["finding_rules"] == ["gpu_idle"]
+    assert (
+        by_name["cpu-batch-ce"]["verdict"] == "out_of_scope"
+        and "not an AI accelerator" in by_name["cpu-batch-ce"]["reason"]
+    )
+    # every verdict says why; cannot_judge names the missing input
+    for v in verdicts:
+        assert v["reason"], v["name"]
+        if v["verdict"] == "cannot_judge":
+            assert v["missing"], v["name"]
+
+
+def test_explain_names_why_each_rule_did_not_fire_on_a_resource_without_findings(demo: Path) -> None:
+    verdict = json.loads(_cli(demo, "findings", "explain", "chat-llama3-8b-inf2", "--json"))
+    assert verdict["verdict"] == "efficient" and not verdict["finding_rules"]
+    rules = json.loads(_cli(demo, "rules", "--json"))
+    assert {o["rule_id"] for o in verdict["outcomes"]} == {r["id"] for r in rules}
+    for outcome in verdict["outcomes"]:
+        assert outcome["outcome"] in ("passed", "lacked_data", "not_applicable"), outcome
+        assert outcome["reason"], outcome
+    gpu_idle = next(o for o in verdict["outcomes"] if o["rule_id"] == "gpu_idle")
+    assert gpu_idle["outcome"] == "not_applicable" and "inferentia" in gpu_idle["reason"]
+    table = _cli(demo, "findings", "explain", "chat-llama3-8b-inf2")
+    assert "does not apply" in table and "checked, passed" in table

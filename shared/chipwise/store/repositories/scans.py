@@ -11,9 +11,12 @@ from chipwise.store.tables import Scan
 FINISHED = ("succeeded", "partial")
 
 
-def latest_scan_document(session: Session, account_id: str, region: str | None = None) -> ScanDocument | None:
-    """The document of the account's latest finished scan (by its window), in ``region`` when given."""
-    stmt = select(Scan).where(Scan.account_id == account_id, Scan.status.in_(FINISHED), Scan.document.is_not(None))
+def latest_scan_document(session: Session, account_id: str | None, region: str | None = None) -> ScanDocument | None:
+    """The document of the latest finished scan (by its window) of the account (any when None), in ``region`` when
+    given."""
+    stmt = select(Scan).where(Scan.status.in_(FINISHED), Scan.document.is_not(None))
+    if account_id is not None:
+        stmt = stmt.where(Scan.account_id == account_id)
     if region is not None:
         stmt = stmt.where(Scan.region == region)
     scan = session.scalars(
