@@ -8,6 +8,7 @@ from decimal import Decimal
 from notify_factories import line
 
 from chipwise.act.notify.digest import by_savings, waste_by_rule
+from chipwise.render import render
 
 
 def test_findings_rank_by_twelve_month_net_value_and_quotes_come_last() -> None:
@@ -47,3 +48,12 @@ def test_rule_bars_add_up_only_what_the_headline_counts() -> None:
     assert [(bar.rule_id, bar.findings, bar.monthly_savings_usd) for bar in bars] == [
         ("gpu_inference_portable", 2, Decimal("2955.30"))
     ]
+
+
+def test_a_line_not_counted_shows_why_and_no_next_step_or_confidence() -> None:
+    quote = line("needs-quote", "9000", excluded_from_totals="quote_needed")
+    counted = line("counted", "900")
+    assert (quote.apart_reason, counted.apart_reason) == ("needs a price quote", "")
+    text = render("slack/finding.mrkdwn.j2", f=quote)
+    assert "not counted: needs a price quote" in text and "confidence" not in text and "Migrate" not in text
+    assert "high confidence" in render("slack/finding.mrkdwn.j2", f=counted)

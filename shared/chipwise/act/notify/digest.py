@@ -25,6 +25,7 @@ from chipwise.models.findings import FindingDocument
 from chipwise.models.resources import WorkloadHints, parse_hints
 from chipwise.models.scan import ScanCosts
 from chipwise.presentation import (
+    EXCLUSION_WORDS,
     Headline,
     SavingFacts,
     best_saving,
@@ -163,6 +164,15 @@ class FindingLine:
     def counted(self) -> bool:
         """Its saving counts in the totals."""
         return self.status == "open" and self.excluded_from_totals is None
+
+    @property
+    def apart_reason(self) -> str:
+        """Why a line not counted is not counted, in words ("" when it counts)."""
+        if self.counted:
+            return ""
+        if self.status == "withdrawn":
+            return EXCLUSION_WORDS["withdrawn"]
+        return EXCLUSION_WORDS.get(self.excluded_from_totals or "", self.excluded_from_totals or self.status)
 
     @property
     def saving_facts(self) -> SavingFacts:
