@@ -165,3 +165,11 @@ def test_explain_names_why_each_rule_did_not_fire_on_a_resource_without_findings
     assert gpu_idle["outcome"] == "not_applicable" and "inferentia" in gpu_idle["reason"]
     table = _cli(demo, "findings", "explain", "chat-llama3-8b-inf2")
     assert "does not apply" in table and "checked, passed" in table
+
+
+def test_the_report_shows_each_rules_prediction_error(demo: Path) -> None:
+    (page,) = demo.glob("chipwise-report-*.html")
+    html = page.read_text()
+    section = html[html.index('id="prediction-error"') : html.index('id="findings"')]
+    assert "GPU training portable" in section and "-26.5 %" in section  # 2,315.12 measured vs 3,148.57 estimated
+    assert "realised" in section and "Inferentia idle" in section

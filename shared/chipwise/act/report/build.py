@@ -13,7 +13,8 @@ A figure the store does not hold is said to be unknown, never guessed.
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
 from pathlib import Path
@@ -46,7 +47,8 @@ from chipwise.presentation import (
     suppress_command,
 )
 from chipwise.render import render
-from chipwise.store.repositories.findings import OPEN, WITHDRAWN, FindingRepository, finding_document
+from chipwise.store.repositories.findings import OPEN, WITHDRAWN, FindingRepository, Prediction, finding_document
+from chipwise.store.repositories.realised import RealisedSavingRepository
 from chipwise.store.tables import MetricRollup, NeuronRollup, Recommendation, Resource, Scan
 
 HEAT_MAPS = 4  # top findings drawn as heat-maps
@@ -92,6 +94,52 @@ class TrendRow:
 
 
 @dataclass(frozen=True)
+class PredictionRow:
+    """One rule's estimates against what was measured (benchmarks) or realised (the bill after the fix), per day:
+    the error is (actual − estimated) ÷ estimated (positive: the rule under-estimated)."""
+
+    rule_label: str
+    kind: str  # "measured" | "realised"
+    day: date
+    findings: int
+    estimated_usd: Decimal
+    actual_usd: Decimal
+
+    @property
+    def error_percent(self) -> Decimal | None:
+        if self.estimated_usd == 0:
+            return None
+        return round((self.actual_usd - self.estimated_usd) * 100 / self.estimated_usd, 1)
+
+
+def prediction_errors(predictions: Sequence[Prediction]) -> list[PredictionRow]:
+    """Each rule's prediction error over time: estimates and actuals summed per rule, kind and day."""
+    groups: dict[tuple[str, str, date], list[Prediction]] = defaultdict(list)
+    for p in predictions:
+        groups[(p.rule_id, p.kind, _utc(p.at).date())].append(p)
+    return [
+        PredictionRow(
+            rule_label(rule),
+            kind,
+            day,
+            len(items),
+            sum((p.estimated_usd for p in items), Decimal(0)),
+            sum((p.actual_usd for p in items), Decimal(0)),
+        )
+        for (rule, kind, day), items in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2]))
+    ]
+
+
+def _predictions(session: Session, account_id: str, region: str) -> list[Prediction]:
+    found = FindingRepository(session).measured_predictions(account_id, region)
+    for r in RealisedSavingRepository(session).listed(account_id):
+        actual = r.realised_monthly_savings_usd
+        if r.region == region and r.status == "measured" and actual is not None:
+            found.append(Prediction(r.rule_id, r.measured_at, r.estimated_monthly_savings_usd, actual, "realised"))
+    return found
+
+
+@dataclass(frozen=True)
 class ReportView:
     account_id: str
     region: str
@@ -110,6 +158,7 @@ class ReportView:
     trend: Trend
     trend_rows: list[TrendRow]
     scans: int
+    predictions: list[PredictionRow] = field(default_factory=list)
 
     @property
     def filename(self) -> str:
@@ -345,6 +394,7 @@ def build_report(session: Session, scan: Scan, *, now: datetime) -> ReportView:
         trend=chart,
         trend_rows=trend_rows,
         scans=len(trend_rows),
+        predictions=prediction_errors(_predictions(session, scan.account_id, scan.region)),
     )
 
 

@@ -71,6 +71,17 @@ class _Existing:
     summary: str
 
 
+@dataclass(frozen=True)
+class Prediction:
+    """One rule's estimate beside what was measured (a benchmark) or realised (the bill after the fix)."""
+
+    rule_id: str
+    at: datetime
+    estimated_usd: Decimal
+    actual_usd: Decimal
+    kind: str  # "measured" | "realised"
+
+
 class FindingRepository:
     def __init__(self, session: Session) -> None:
         self.session = session
@@ -221,6 +232,31 @@ class FindingRepository:
             for rec in self.session.scalars(stmt.order_by(Recommendation.created_at, Recommendation.id)):
                 latest[rec.finding_id] = rec
         return latest
+
+    def measured_predictions(self, account_id: str, region: str) -> list[Prediction]:
+        """Every benchmark measurement of the account's findings in ``region`` with a saving (a result that needs
+        review has none), beside the rule's estimate: (rule, when, estimated, measured)."""
+        stmt = (
+            select(
+                Finding.rule_id,
+                Recommendation.created_at,
+                Finding.estimated_monthly_savings_usd,
+                Recommendation.monthly_savings_usd,
+            )
+            .join(Finding, Finding.id == Recommendation.finding_id)
+            .where(
+                Finding.account_id == account_id,
+                Finding.region == region,
+                Recommendation.source == "benchmark",
+                Recommendation.monthly_savings_usd.is_not(None),
+            )
+            .order_by(Recommendation.created_at)
+        )
+        found: list[Prediction] = []
+        for rule, at, estimated, actual in self.session.execute(stmt):
+            if actual is not None:
+                found.append(Prediction(rule, at, estimated, actual, "measured"))
+        return found
 
     def history(self, finding_id: str) -> list[Recommendation]:
         stmt = (
