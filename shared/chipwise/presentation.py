@@ -6,12 +6,15 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import Decimal
+from typing import cast
 from urllib.parse import quote
 
-from chipwise.economics import cents, round_money, usd
-from chipwise.models.common import SERVING_KINDS
+from chipwise.catalog import get_assumptions
+from chipwise.economics import cents, per_month, round_money, usd
+from chipwise.models.common import SERVING_KINDS, Effort
 from chipwise.models.evidence import FindingEvidence
 from chipwise.models.findings import FindingDocument, RecommendationDoc
+from chipwise.models.scan import ScanCosts
 
 _ACRONYMS = {"gpu": "GPU", "cpu": "CPU", "ec2": "EC2", "eks": "EKS", "sagemaker": "SageMaker"}
 _VERBS = {"enable_telemetry": "Enable telemetry"}
@@ -58,6 +61,11 @@ def next_step_words(action: str, target: str | None) -> str:
     return f"{verb} → {target}" if target else verb
 
 
+def action_words(action: str) -> str:
+    """An action in words: ``enable_telemetry`` → "enable telemetry"."""
+    return _VERBS.get(action, action.replace("_", " ")).lower()
+
+
 def next_step(document: FindingDocument) -> str:
     """A finding's next step in a few words."""
     return next_step_words(document.recommendation.action, target_label(document.recommendation))
@@ -76,6 +84,40 @@ def benchmark_verdict(document: FindingDocument) -> str | None:
     return str(status) if status else None
 
 
+NEEDS_REVIEW = "needs_review"
+CANNOT_JUDGE = "cannot_judge"
+# The finding's next step when a rule could not judge the resource (the input it needs is missing).
+_CANNOT_JUDGE_ACTIONS = frozenset({"enable_telemetry"})
+
+
+def exclusion(document: FindingDocument) -> str | None:
+    """Why a finding's saving is not counted, or None: the rule's (a price quote, committed hours), a benchmark
+    whose result failed the plausibility gate (``needs_review``: out of the totals until someone checks it), or a
+    finding that only says what is missing to judge the resource (``cannot_judge``, e.g. no Neuron telemetry)."""
+    return _exclusion(
+        document.recommendation.excluded_from_totals, document.recommendation.action, benchmark_verdict(document)
+    )
+
+
+def _exclusion(excluded: str | None, action: str, verdict: str | None) -> str | None:
+    if excluded is not None:
+        return excluded
+    if verdict == NEEDS_REVIEW:
+        return NEEDS_REVIEW
+    return CANNOT_JUDGE if action in _CANNOT_JUDGE_ACTIONS else None
+
+
+# Why a row is not counted, in words (CSV, JSON, tables, the executive summary).
+EXCLUSION_WORDS = {
+    "quote_needed": "needs a price quote",
+    "committed": "runs on committed capacity",
+    NEEDS_REVIEW: "measurement needs review",
+    CANNOT_JUDGE: "cannot judge (an input is missing)",
+    "withdrawn": "withdrawn by measurement",
+    "closed": "not open",
+}
+
+
 @dataclass(frozen=True)
 class Headline:
     """The one set of totals every surface shows (CLI, demo summary and report, findings.json, digest, Slack,
@@ -89,6 +131,8 @@ class Headline:
     quote_needed: int
     committed: int
     withdrawn: int
+    needs_review: int = 0
+    cannot_judge: int = 0
 
     @property
     def total_usd(self) -> Decimal:
@@ -102,6 +146,11 @@ class Headline:
             for n, label in (
                 (self.quote_needed, "needs a price quote" if self.quote_needed == 1 else "need a price quote"),
                 (self.committed, "on committed hours"),
+                (
+                    self.needs_review,
+                    "measurement needs review" if self.needs_review == 1 else "measurements need review",
+                ),
+                (self.cannot_judge, "cannot be judged yet"),
                 (self.withdrawn, "withdrawn by measurement"),
             )
             if n
@@ -117,23 +166,44 @@ class SavingFacts:
     excluded_from_totals: str | None
     measured: bool
     saving_usd: Decimal  # the measured saving where a benchmark ran, else the estimate
+    one_time_cost_usd: Decimal = Decimal(0)  # porting, for a migration (a project); 0 for a quick win
+
+    @property
+    def net_value_12m_usd(self) -> Decimal:
+        """What the move is worth over twelve months: saving × 12 − the one-time cost."""
+        return cents(self.saving_usd * MONTHS_OF_VALUE - self.one_time_cost_usd)
+
+
+MONTHS_OF_VALUE = 12
+# Moves with no porting (stop, delete, schedule, scale within the family): quick wins, this week.
+QUICK_WIN_ACTIONS = frozenset({"stop", "delete", "schedule", "rightsize"})
+
+
+def one_time_cost(action: str, effort: str) -> Decimal:
+    """The one-time cost of a move: porting (engineer-weeks for the effort × the loaded weekly cost, both in
+    assumptions.json) for a migration; nothing for a quick win."""
+    if action in QUICK_WIN_ACTIONS or action in _CANNOT_JUDGE_ACTIONS:
+        return Decimal(0)
+    return get_assumptions().porting_cost_usd(cast(Effort, effort))
 
 
 def saving_facts(document: FindingDocument) -> SavingFacts:
     return SavingFacts(
         status=document.status,
-        excluded_from_totals=document.recommendation.excluded_from_totals,
+        excluded_from_totals=exclusion(document),
         measured=document.measured_monthly_savings_usd is not None,
         saving_usd=best_saving(document),
+        one_time_cost_usd=one_time_cost(document.recommendation.action, document.effort),
     )
 
 
-def rank(facts: SavingFacts) -> tuple[int, int, Decimal]:
+def rank(facts: SavingFacts) -> tuple[bool, Decimal, bool]:
     """The order every list of findings follows: counted savings before the ones set apart (a quote, committed
-    hours, withdrawn or closed), measured savings before estimates (a ratio-based estimate ranks below any
-    measurement), then the largest saving first. Use it as a sort key, with a stable tie-break after it."""
+    hours, a measurement to review, withdrawn or closed), then by 12-month net value (saving × 12 − porting), the
+    largest first, measured before estimated at equal value. A quick win (no porting) is therefore never below a
+    project worth less. Use it as a sort key, with a stable tie-break after it."""
     apart = facts.status != "open" or facts.excluded_from_totals is not None
-    return (apart, not facts.measured and not apart, -facts.saving_usd)
+    return (apart, -facts.net_value_12m_usd, not facts.measured)
 
 
 def ranked(documents: Iterable[FindingDocument]) -> list[FindingDocument]:
@@ -143,13 +213,13 @@ def ranked(documents: Iterable[FindingDocument]) -> list[FindingDocument]:
 
 def counts_in_totals(document: FindingDocument) -> bool:
     """An open finding whose saving is a real monthly saving (not a quote to ask for, nor committed hours)."""
-    return document.status == "open" and document.recommendation.excluded_from_totals is None
+    return document.status == "open" and exclusion(document) is None
 
 
 def headline(items: Iterable[FindingDocument | SavingFacts]) -> Headline:
     """Totals over findings, after the last stage that can change them (benchmarks): open findings only."""
     measured = estimated = Decimal(0)
-    counted = n_measured = quote = committed = withdrawn = 0
+    counted = n_measured = quote = committed = withdrawn = review = unjudged = 0
     for item in items:
         facts = item if isinstance(item, SavingFacts) else saving_facts(item)
         if facts.status == "withdrawn":
@@ -163,13 +233,21 @@ def headline(items: Iterable[FindingDocument | SavingFacts]) -> Headline:
         if facts.excluded_from_totals == "committed":
             committed += 1
             continue
+        if facts.excluded_from_totals == NEEDS_REVIEW:
+            review += 1
+            continue
+        if facts.excluded_from_totals == CANNOT_JUDGE:
+            unjudged += 1
+            continue
         counted += 1
         if facts.measured:
             n_measured += 1
             measured += facts.saving_usd
         else:
             estimated += facts.saving_usd
-    return Headline(cents(measured), cents(estimated), counted, n_measured, quote, committed, withdrawn)
+    return Headline(
+        cents(measured), cents(estimated), counted, n_measured, quote, committed, withdrawn, review, unjudged
+    )
 
 
 def hours_label(hours: Decimal) -> str:
@@ -216,3 +294,236 @@ REPORT_STEP = "ask the person who runs Chipwise for the latest HTML report"
 def suppress_command(finding_id: str) -> str:
     """The command that hides a finding (the user fills in the date and the reason)."""
     return f'chipwise findings suppress {short_id(finding_id)} --until YYYY-MM-DD --reason "…"'
+
+
+# --- the ledger: every dollar of a scan accounted for, one set of figures for every surface -------------------------
+
+Group = str  # "quick_win" | "project" | "blocked"
+GROUP_WORDS = {"quick_win": "quick win", "project": "project", "blocked": "blocked"}
+DEFAULT_COST_SOURCE = "Cost Explorer"
+
+
+@dataclass(frozen=True)
+class LedgerRow:
+    """One finding as the ledger counts it: its group, whether it counts, on what basis, and what it is worth."""
+
+    document: FindingDocument
+    group: Group
+    counted: bool
+    basis: str  # "measured" | "estimated"
+    saving_usd: Decimal  # monthly: the measured saving where a benchmark ran, else the estimate
+    one_time_cost_usd: Decimal
+    net_value_12m_usd: Decimal
+    payback_months: Decimal | None  # a project's porting ÷ its monthly saving
+    excluded_reason: str | None  # in words, None when counted
+
+    @property
+    def group_words(self) -> str:
+        return GROUP_WORDS[self.group]
+
+    @property
+    def verdict(self) -> str:
+        """What is true of the row, in words: what it may still show as a next step depends on it."""
+        if self.document.status == "withdrawn":
+            return "withdrawn by measurement"
+        if self.counted:
+            return "measured saving" if self.basis == "measured" else "estimated saving"
+        return self.excluded_reason or "not counted"
+
+    @property
+    def actionable(self) -> bool:
+        """A counted row has a next step, a confidence and (a project) a break-even; a withdrawn, needs-review,
+        unpriced or unjudged row does not: it shows why instead."""
+        return self.counted
+
+
+@dataclass(frozen=True)
+class Spend:
+    """Accelerator and compute spend of the scan window, reconciled: attributed to instance types (what resources
+    ran) plus what could not be attributed, with the reason."""
+
+    source: str
+    window_usd: Decimal
+    monthly_usd: Decimal
+    attributed_usd: Decimal  # the window's instance hours and unused reservations, by instance type
+    unattributed_usd: Decimal
+    unattributed_reasons: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Ledger:
+    """Per scan: spend (source named) = attributed + unattributed; waste = quick wins + projects + blocked; the
+    headline = quick wins + projects. Every surface takes its figures from :func:`ledger`."""
+
+    rows: tuple[LedgerRow, ...]  # in :func:`rank` order
+    headline: Headline
+    spend: Spend | None
+
+    def _sum(self, group: Group) -> Decimal:
+        return cents(sum((r.saving_usd for r in self.rows if r.group == group), Decimal(0)))
+
+    @property
+    def quick_wins_usd(self) -> Decimal:
+        return self._sum("quick_win")
+
+    @property
+    def projects_usd(self) -> Decimal:
+        return self._sum("project")
+
+    @property
+    def blocked_usd(self) -> Decimal:
+        return cents(sum((max(r.saving_usd, Decimal(0)) for r in self.rows if r.group == "blocked"), Decimal(0)))
+
+    @property
+    def total_usd(self) -> Decimal:
+        """The headline: quick wins + projects (equals ``headline.total_usd`` to the cent)."""
+        return self.quick_wins_usd + self.projects_usd
+
+    @property
+    def porting_usd(self) -> Decimal:
+        return cents(sum((r.one_time_cost_usd for r in self.rows if r.group == "project"), Decimal(0)))
+
+    @property
+    def payback_months(self) -> Decimal | None:
+        """All projects together: their porting ÷ their monthly saving."""
+        if self.projects_usd <= 0:
+            return None
+        return round_money(self.porting_usd / self.projects_usd, 1)
+
+    def count(self, group: Group) -> int:
+        return sum(1 for r in self.rows if r.group == group)
+
+    def blocked_reasons(self) -> list[tuple[str, int, Decimal]]:
+        """(why, findings, $ a month) for the blocked rows, the largest first."""
+        by: dict[str, tuple[int, Decimal]] = {}
+        for r in self.rows:
+            if r.group == "blocked":
+                n, total = by.get(r.verdict, (0, Decimal(0)))
+                by[r.verdict] = (n + 1, total + max(r.saving_usd, Decimal(0)))
+        return sorted(((why, n, cents(t)) for why, (n, t) in by.items()), key=lambda x: (-x[2], x[0]))
+
+    @property
+    def addressable_percent(self) -> Decimal | None:
+        """The headline as a share of the monthly spend."""
+        if self.spend is None or self.spend.monthly_usd <= 0:
+            return None
+        return round_money(self.total_usd * 100 / self.spend.monthly_usd, 1)
+
+    def executive_summary(self) -> list[str]:
+        """Five lines: spend, % addressable, quick wins, projects, blocked (with why)."""
+        spend = "Accelerator and compute spend: unknown (no cost data for this scan)"
+        if self.spend is not None:
+            why = f" ({'; '.join(self.spend.unattributed_reasons)})" if self.spend.unattributed_reasons else ""
+            spend = (
+                f"Accelerator and compute spend: {usd(self.spend.monthly_usd)} a month ({self.spend.source}): over the "
+                f"scan window {usd(self.spend.window_usd)} = {usd(self.spend.attributed_usd)} attributed to instance "
+                f"types + {usd(self.spend.unattributed_usd)} not attributed{why}"
+            )
+        share = self.addressable_percent
+        addressable = (
+            f"Addressable: {usd(self.total_usd)} a month, {share} % of spend (quick wins + projects)"
+            if share is not None
+            else f"Addressable: {usd(self.total_usd)} a month (quick wins + projects)"
+        )
+        quick = (
+            f"Quick wins: {usd(self.quick_wins_usd)} a month from {plural(self.count('quick_win'), 'finding')}: stop, "
+            "delete, schedule or scale, no porting, this week"
+        )
+        payback = f", payback {self.payback_months} months" if self.payback_months is not None else ""
+        projects = (
+            f"Projects: {usd(self.projects_usd)} a month from {plural(self.count('project'), 'migration')}, porting "
+            f"{usd(self.porting_usd)} one-time{payback}"
+        )
+        reasons = "; ".join(f"{why} ({n}, {usd(total)})" for why, n, total in self.blocked_reasons()) or "none"
+        blocked = f"Blocked: {usd(self.blocked_usd)} a month, not counted: {reasons}"
+        return [spend, addressable, quick, projects, blocked]
+
+
+def ledger_row(document: FindingDocument) -> LedgerRow:
+    facts = saving_facts(document)
+    counted = document.status == "open" and facts.excluded_from_totals is None
+    action = document.recommendation.action
+    group: Group = "blocked" if not counted else ("quick_win" if action in QUICK_WIN_ACTIONS else "project")
+    if document.status == "withdrawn":
+        reason: str | None = EXCLUSION_WORDS["withdrawn"]
+    elif document.status != "open":
+        reason = EXCLUSION_WORDS["closed"]
+    else:
+        reason = EXCLUSION_WORDS.get(facts.excluded_from_totals or "", facts.excluded_from_totals)
+    payback = (
+        round_money(facts.one_time_cost_usd / facts.saving_usd, 1)
+        if group == "project" and facts.saving_usd > 0
+        else None
+    )
+    return LedgerRow(
+        document=document,
+        group=group,
+        counted=counted,
+        basis="measured" if facts.measured else "estimated",
+        saving_usd=facts.saving_usd,
+        one_time_cost_usd=facts.one_time_cost_usd if group == "project" else Decimal(0),
+        net_value_12m_usd=facts.net_value_12m_usd,
+        payback_months=payback,
+        excluded_reason=None if counted else reason,
+    )
+
+
+def ledger(documents: Iterable[FindingDocument], costs: ScanCosts | None = None, window_hours: int = 0) -> Ledger:
+    """The one set of figures for a scan: its findings (after the benchmarks) grouped, ranked and totalled, and
+    the scan window's spend reconciled. The headline equals quick wins + projects to the cent."""
+    docs = ranked(documents)
+    rows = tuple(ledger_row(d) for d in docs)
+    return Ledger(rows=rows, headline=headline(docs), spend=spend_of(costs, window_hours))
+
+
+def spend_of(costs: ScanCosts | None, window_hours: int) -> Spend | None:
+    """The scan's spend, source named (the bill when the scan document says so, else Cost Explorer): attributed to
+    instance types and unused reservations, the rest not attributed, with the reasons the scan recorded."""
+    if costs is None or window_hours <= 0:
+        return None
+    attributed = sum(costs.by_instance_type.values(), Decimal(0)) + sum(
+        (u.usd for u in costs.unused_reservations), Decimal(0)
+    )
+    attributed = min(attributed, costs.total_usd)
+    reasons = [
+        f"{k.kind}: {k.reason or k.treatment}" for k in costs.kinds if k.treatment in ("ignored", "unknown") and k.usd
+    ]
+    if costs.unknown_usage_types_count:
+        reasons.append(f"{plural(costs.unknown_usage_types_count, 'usage type')} the catalog does not know")
+    source = str(getattr(costs, "source", None) or DEFAULT_COST_SOURCE)
+    return Spend(
+        source=source,
+        window_usd=cents(costs.total_usd),
+        monthly_usd=cents(per_month(costs.total_usd, window_hours)),
+        attributed_usd=cents(attributed),
+        unattributed_usd=cents(costs.total_usd - attributed),
+        unattributed_reasons=tuple(reasons),
+    )
+
+
+OWNER_TAGS = ("chipwise:owner", "owner", "Owner", "OWNER")
+TEAM_TAGS = ("chipwise:team", "team", "Team", "TEAM")
+
+
+def owner_label(tags: dict[str, str] | None) -> str:
+    """Owner and team from a resource's tags: "ana@example.com / ml-platform", one of them, or ""."""
+    tags = tags or {}
+    owner = next((tags[k] for k in OWNER_TAGS if tags.get(k)), "")
+    team = next((tags[k] for k in TEAM_TAGS if tags.get(k)), "")
+    return " / ".join(v for v in (owner, team) if v)
+
+
+def ledger_fields(row: LedgerRow, owner: str = "") -> dict[str, str | bool | None]:
+    """The ledger's columns of one row (CSV, JSON): every enum in words, money as plain numbers."""
+    return {
+        "counted": row.counted,
+        "basis": row.basis,
+        "group": row.group_words,
+        "excluded_reason": row.excluded_reason,
+        "verdict": row.verdict,
+        "owner": owner,
+        "saving_usd": f"{row.saving_usd:.2f}",
+        "one_time_cost_usd": f"{row.one_time_cost_usd:.2f}",
+        "net_value_12m_usd": f"{row.net_value_12m_usd:.2f}",
+        "payback_months": None if row.payback_months is None else f"{row.payback_months}",
+    }

@@ -23,7 +23,7 @@ from chipwise.models.findings import FindingDocument
 from chipwise.models.scan import ScanDocument
 from chipwise.pipeline.neuron_ingest import ingest_prefix
 from chipwise.pipeline.scan import run_scan
-from chipwise.presentation import rank, saving_facts
+from chipwise.presentation import exclusion, rank, saving_facts
 from chipwise.rules import registry
 from chipwise.settings import get_settings
 from chipwise.store import get_session_factory
@@ -164,11 +164,11 @@ def test_the_demo_stage_shows_and_writes_the_findings_top_savings_first(demo: De
     written = json.loads((tmp_path / "findings.json").read_text())
     ranked = sorted(shared, key=lambda d: rank(saving_facts(d)))  # set-apart savings (a quote, committed) last
     assert [f["finding_id"] for f in written] == [f.finding_id for f in ranked]
-    set_apart = {f.finding_id for f in shared if f.recommendation.excluded_from_totals is not None}
-    assert len(set_apart) == 4  # two committed (a Savings Plan, a Capacity Block), two quotes (trn2, Bedrock PT)
-    assert {f.finding_id for f in ranked[-len(set_apart) :]} == set_apart
+    # two committed (a Savings Plan, a Capacity Block), two quotes (trn2, Bedrock PT), four that cannot be judged
+    apart = {f.finding_id for f in shared if exclusion(f) is not None}
+    assert len(apart) == 8 and {f.finding_id for f in ranked[-len(apart) :]} == apart
     report = (tmp_path / "report.md").read_text()
-    assert "measured savings first, then estimates" in report
+    assert "by 12-month net value (saving × 12 − porting)" in report
     assert "ground truth" not in report.lower() and "precision" not in report and "| 1.00 | 1.00 |" not in report
     assert "| Idle GPU instance or endpoint |" in report and "| gpu_idle |" not in report  # titles, not ids
     assert "| gpu_idle | 1.00 | 1.00 |" in ctx.results["summary_sections"]

@@ -30,7 +30,7 @@ from chipwise.economics import HOURS_PER_MONTH, cents, monthly_cost
 from chipwise.errors import NotFound
 from chipwise.plan.ace import opportunity_document
 from chipwise.plan.credits import CompanyProfile, CreditMatch, match_programs
-from chipwise.presentation import current_capacity
+from chipwise.presentation import current_capacity, ledger
 from chipwise.render import money, render
 from chipwise.settings import Settings
 from chipwise.store import Session
@@ -106,6 +106,7 @@ class AccountFigures:
     measured_monthly_savings_usd: Decimal
     top_findings: list[FindingLine]
     migrations: list[FindingLine] = field(default_factory=list)
+    summary: tuple[str, ...] = ()  # the five-line executive summary of the ledger (the digest's, the report's)
 
     @property
     def who(self) -> str:
@@ -210,8 +211,13 @@ def account_figures(session: Session, account_id: str, *, company: str | None, l
         open_findings=len(ranked),
         monthly_savings_usd=totals.total_usd,
         measured_monthly_savings_usd=totals.measured_usd,
-        top_findings=ranked[:TOP_FINDINGS],
-        migrations=[f for f in ranked if f.action == "migrate"],
+        top_findings=[f for f in ranked if f.counted][:TOP_FINDINGS],
+        migrations=[f for f in ranked if f.action == "migrate" and f.counted],
+        summary=tuple(
+            ledger(
+                (f.document for f in ranked if f.document is not None), snapshot.costs, snapshot.window_hours
+            ).executive_summary()
+        ),
     )
 
 

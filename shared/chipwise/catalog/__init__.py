@@ -360,6 +360,7 @@ class Assumptions(_FrozenData):
     worked_examples: WorkedExamples
     porting_effort_by_workload: PortingEffortByWorkload
     capacity_cold_start_minutes: Figure
+    measurement_plausibility_margin: Figure
 
     @model_validator(mode="after")
     def _sources_known(self) -> Assumptions:

@@ -24,11 +24,17 @@ from chipwise.models.findings import FindingDocument
 from chipwise.pipeline.evaluate import evaluate_account
 from chipwise.pipeline.policy import load_policy
 from chipwise.presentation import (
+    Ledger,
+    action_words,
     benchmark_verdict,
     best_saving,
     console_url,
     headline,
+    ledger,
+    ledger_fields,
+    ledger_row,
     next_step,
+    owner_label,
     plural,
     ranked,
     short_id,
@@ -41,6 +47,7 @@ from chipwise.rules.registry import rule_title
 from chipwise.store import Session
 from chipwise.store.repositories.accounts import AccountRepository
 from chipwise.store.repositories.findings import FindingRepository, finding_document
+from chipwise.store.repositories.inventory import ResourceRepository
 from chipwise.store.repositories.realised import RealisedSavingRepository
 
 STATUSES = ("open", "suppressed", "resolved", "withdrawn")
@@ -63,6 +70,17 @@ def _statuses(status: str) -> tuple[str, ...]:
 
 FORMATS = ("table", "json", "csv")
 CSV_COLUMNS = (
+    "rank",
+    "counted",
+    "group",
+    "basis",
+    "saving_usd",
+    "net_value_12m_usd",
+    "one_time_cost_usd",
+    "payback_months",
+    "verdict",
+    "excluded_reason",
+    "owner",
     "finding_id",
     "rule_id",
     "status",
@@ -140,13 +158,23 @@ def findings_command(
             min_savings=Decimal(str(min_savings)) if min_savings is not None else None,
             rule_ids=rule or None,
         )
-        documents = ranked(finding_document(row) for row in rows)
+        figures = ledger(finding_document(row) for row in rows)
+        documents = [r.document for r in figures.rows]
+        owners = {
+            arn: owner_label(tags)
+            for arn, tags in ResourceRepository(session).tags_by_arn(d.resource_id for d in documents).items()
+        }
         total = len(documents) or FindingRepository(session).count()
     if json_output or output == "json":
-        print_json([d.model_dump(mode="json") for d in documents])
+        print_json(
+            [
+                {**r.document.model_dump(mode="json"), **ledger_fields(r, owners.get(r.document.resource_id, ""))}
+                for r in figures.rows
+            ]
+        )
         return
     if output == "csv":
-        write_csv(documents, sys.stdout)
+        write_csv(figures, sys.stdout, owners)
         return
     out.print(findings_table(documents, title=f"{plural(len(documents), f'{status} finding')}"))
     if not documents and total == 0:
@@ -161,13 +189,27 @@ def check_account(session: Session, account: str) -> None:
         raise NotFound(f"no account {account} in the store: {held}")
 
 
-def write_csv(documents: list[FindingDocument], stream: IO[str]) -> None:
-    """The findings as CSV (plain numbers, no currency signs: spreadsheets sum them)."""
+def write_csv(figures: Ledger, stream: IO[str], owners: dict[str, str] | None = None) -> None:
+    """The findings as CSV (plain numbers, no currency signs: spreadsheets sum them), in ledger order. The sum of
+    ``saving_usd`` over the rows with ``counted`` = yes is the headline to the cent; the others say why not."""
     writer = csv.writer(stream, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
-    for d in documents:
+    for index, row in enumerate(figures.rows, start=1):
+        d = row.document
+        fields = ledger_fields(row, (owners or {}).get(d.resource_id, ""))
         writer.writerow(
             [
+                index,
+                "yes" if row.counted else "no",
+                fields["group"],
+                fields["basis"],
+                fields["saving_usd"],
+                fields["net_value_12m_usd"],
+                fields["one_time_cost_usd"],
+                fields["payback_months"] or "",
+                fields["verdict"],
+                fields["excluded_reason"] or "",
+                fields["owner"],
                 d.finding_id,
                 d.rule_id,
                 d.status,
@@ -180,9 +222,9 @@ def write_csv(documents: list[FindingDocument], stream: IO[str]) -> None:
                 f"{d.monthly_cost_usd:.2f}",
                 f"{d.estimated_monthly_savings_usd:.2f}",
                 "" if d.measured_monthly_savings_usd is None else f"{d.measured_monthly_savings_usd:.2f}",
-                d.recommendation.action,
-                target_label(d.recommendation) or "",
-                d.confidence,
+                action_words(d.recommendation.action) if row.actionable else "",
+                (target_label(d.recommendation) or "") if row.actionable else "",
+                d.confidence if row.actionable else "",
                 d.effort,
                 d.first_seen.isoformat(),
                 d.last_seen.isoformat(),
@@ -219,7 +261,7 @@ def findings_table(documents: list[FindingDocument], title: str) -> Table:
     table.add_column("resource · rule · now", ratio=3, overflow="fold")
     table.add_column("saving / month", justify="right", no_wrap=True)
     table.add_column("next step", ratio=2, overflow="fold")
-    table.add_column("confidence · effort", ratio=2)
+    table.add_column("confidence · worth", ratio=2)
     for d in documents:
         table.add_row(*finding_cells(d))
     if documents:
@@ -228,25 +270,35 @@ def findings_table(documents: list[FindingDocument], title: str) -> Table:
 
 
 def _saving_cell(d: FindingDocument) -> str:
+    row = ledger_row(d)
+    apart = "" if row.counted else f"\n[yellow]not counted: {escape(row.verdict)}[/]"
     if d.measured_monthly_savings_usd is None:
-        return f"[bold]{usd(d.estimated_monthly_savings_usd)}[/]\n[dim]of {usd(d.monthly_cost_usd)}[/]"
+        return f"[bold]{usd(d.estimated_monthly_savings_usd)}[/]\n[dim]of {usd(d.monthly_cost_usd)}[/]{apart}"
     verdict = benchmark_verdict(d)
     label = "[red]withdrawn[/]" if verdict == "withdrawn" else "[green]measured[/]"
     return (
         f"[bold]{usd(d.measured_monthly_savings_usd)}[/] {label}\n"
-        f"[dim]est. {usd(d.estimated_monthly_savings_usd)} of {usd(d.monthly_cost_usd)}[/]"
+        f"[dim]est. {usd(d.estimated_monthly_savings_usd)} of {usd(d.monthly_cost_usd)}[/]{apart}"
     )
 
 
 def finding_cells(d: FindingDocument) -> list[str]:
+    """One row: a row not counted says why and shows no next step, confidence or break-even it no longer has."""
+    row = ledger_row(d)
     now = f"{d.instance_count} × {d.instance_type}" if d.instance_type else "-"
-    break_even = "" if d.break_even_months is None else f", break-even {d.break_even_months:g} mo"
+    if not row.actionable:
+        step, judged = f"— ({escape(row.verdict)})", f"[dim]{row.group_words}[/]"
+    else:
+        worth = f"{row.group_words}, 12-mo net {usd(row.net_value_12m_usd, 0)}"
+        payback = "" if row.payback_months is None else f", payback {row.payback_months} mo"
+        step = next_step(d)
+        judged = f"[{CONFIDENCE_COLOUR[d.confidence]}]{d.confidence}[/]\n[dim]{worth}{payback}[/]"
     return [
         short_id(d.finding_id),
-        f"[bold]{escape(d.resource_name)}[/]\n[dim]{d.rule_id}\n{now}[/]",
+        f"[bold]{escape(d.resource_name)}[/]\n[dim]{rule_title(d.rule_id)}\n{now}[/]",
         _saving_cell(d),
-        next_step(d),
-        f"[{CONFIDENCE_COLOUR[d.confidence]}]{d.confidence}[/]\n[dim]{d.effort}{break_even}[/]",
+        step,
+        judged,
     ]
 
 

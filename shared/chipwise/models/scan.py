@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from chipwise.models.common import AccountId, MoneyStr, Platform, ResourceKind
 from chipwise.models.findings import FindingDocument
+from chipwise.models.verdicts import ResourceVerdict
 
 SCAN_COMPLETED_SOURCE = "chipwise"
 SCAN_COMPLETED_DETAIL_TYPE = "ScanCompleted"
@@ -158,3 +159,4 @@ class ScanDocument(BaseModel):
     api_calls: dict[str, int] = {}
     findings: list[FindingDocument] = []
     errors: list[ScanError] = []
+    verdicts: list[ResourceVerdict] = []  # one per resource the rules looked at (issue 24: every dollar accounted for)

@@ -9,9 +9,10 @@ from datetime import datetime
 from chipwise.analyse.profiles import build_profiles
 from chipwise.collect.metrics import metric_window
 from chipwise.models.findings import FindingDocument
+from chipwise.models.verdicts import ResourceVerdict
 from chipwise.observability import logger
 from chipwise.pipeline.policy import load_policy
-from chipwise.rules.engine import default_context, evaluate_profiles
+from chipwise.rules.engine import assess_profiles, default_context
 from chipwise.rules.policy import Policy
 from chipwise.settings import get_settings
 from chipwise.store import Session
@@ -31,13 +32,35 @@ def evaluate_account(
 ) -> list[FindingDocument]:
     """Profile the account's resources in ``region`` over the look-back window ending at ``now``, run every
     enabled rule, apply the findings lifecycle in the store and return the open findings, top savings first."""
+    return assess_account(
+        session,
+        account_id=account_id,
+        region=region,
+        now=now,
+        policy=policy,
+        lookback_days=lookback_days,
+        scan_id=scan_id,
+    )[0]
+
+
+def assess_account(
+    session: Session,
+    *,
+    account_id: str,
+    region: str,
+    now: datetime,
+    policy: Policy | None = None,
+    lookback_days: int | None = None,
+    scan_id: str | None = None,
+) -> tuple[list[FindingDocument], list[ResourceVerdict]]:
+    """:func:`evaluate_account`, and one verdict per resource with each rule's outcome on it."""
     policy = policy or load_policy()
     start, end = metric_window(now, lookback_days or get_settings().lookback_days)
     ctx = default_context(now)
     source = ProfileInputRepository(session, account_id=account_id, region=region)
     profiles = build_profiles(source, start=start, end=end, catalog=ctx.catalog)
     rules = policy.rules()
-    drafts = evaluate_profiles(profiles, rules, ctx)
+    drafts, verdicts = assess_profiles(profiles, rules, ctx)
     repository = FindingRepository(session)
     result = repository.apply(
         account_id=account_id, region=region, drafts=drafts, rule_ids=policy.enabled_ids(), now=now, scan_id=scan_id
@@ -58,4 +81,4 @@ def evaluate_account(
         },
     )
     rows = repository.find(account_id=account_id, region=region, statuses=(OPEN,))
-    return [finding_document(row) for row in rows]
+    return [finding_document(row) for row in rows], verdicts

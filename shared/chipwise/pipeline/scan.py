@@ -53,6 +53,7 @@ from chipwise.models.scan import (
     ScanUnusedReservation,
     ScanWindow,
 )
+from chipwise.models.verdicts import ResourceVerdict
 from chipwise.observability import logger
 from chipwise.settings import get_settings
 from chipwise.store import Session, SessionFactory, get_session_factory, reading, transaction
@@ -164,6 +165,7 @@ class _Run:
     resource_ids: dict[str, int] = field(default_factory=dict)
     inventory_ok: int = 0
     counts: dict[str, Any] = field(default_factory=dict)
+    verdicts: list[ResourceVerdict] = field(default_factory=list)  # one per resource, from the rules
     cpu: dict[str, float] = field(default_factory=dict)
     incremental: bool = True
 
@@ -434,10 +436,10 @@ def _neuron_coverage(session_factory: SessionFactory, run: _Run) -> None:
 
 def _evaluate_rules(session_factory: SessionFactory, run: _Run) -> list[FindingDocument]:
     try:
-        from chipwise.pipeline.evaluate import evaluate_account
+        from chipwise.pipeline.evaluate import assess_account
 
         with transaction(session_factory) as session:
-            findings = evaluate_account(
+            findings, run.verdicts = assess_account(
                 session,
                 account_id=run.account_id,
                 region=run.region,
@@ -478,7 +480,29 @@ def _document(aws: AwsContext, session: Session, run: _Run, findings: Sequence[F
         api_calls=aws.counter.snapshot(),
         findings=list(findings),
         errors=list(run.errors),
+        verdicts=_every_verdict(run),
     )
+
+
+def _every_verdict(run: _Run) -> list[ResourceVerdict]:
+    """One verdict per inventoried resource: the rules', and out of scope (with why) for a resource no rule was
+    run on (CPU capacity is not profiled)."""
+    found = {v.resource_id: v for v in run.verdicts}
+    for r in run.resources:
+        if r.arn not in found:
+            why = (
+                f"{r.platform} capacity: not an AI accelerator" if r.platform == "cpu" else "not profiled by the rules"
+            )
+            found[r.arn] = ResourceVerdict(
+                resource_id=r.arn,
+                name=r.name,
+                kind=r.kind,
+                platform=r.platform,
+                instance_type=r.instance_type,
+                verdict="out_of_scope",
+                reason=why,
+            )
+    return sorted(found.values(), key=lambda v: (v.kind, v.name, v.resource_id))
 
 
 UNKNOWN_USAGE_TYPES_LISTED = 20

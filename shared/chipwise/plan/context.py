@@ -63,7 +63,7 @@ CONFIDENCE_WORDS = {
 
 
 @dataclass
-class Ledger:
+class SourceLedger:
     """The figures a plan used, with their sources, in first-use order (each listed once)."""
 
     sources: dict[str, FigureSource] = field(default_factory=dict)
@@ -85,11 +85,11 @@ class Context:
     families: ModelFamilies
     data: PlannerData
     region: str
-    ledger: Ledger
+    ledger: SourceLedger
 
     @classmethod
     def load(cls, region: str) -> Context:
-        return cls(get_catalog(), get_assumptions(), get_model_families(), get_planner_data(), region, Ledger())
+        return cls(get_catalog(), get_assumptions(), get_model_families(), get_planner_data(), region, SourceLedger())
 
     def figure(self, name: str, figure: Figure) -> Decimal:
         """An economics figure's value, recorded with its source."""

@@ -13,7 +13,9 @@ from typing import Any
 
 from chipwise.analyse.profiles import ResourceProfile
 from chipwise.catalog import get_assumptions, get_catalog, get_model_families
+from chipwise.models.verdicts import ResourceVerdict
 from chipwise.rules.base import FindingDraft, Rule, RuleContext
+from chipwise.rules.outcomes import resource_verdict, rule_outcome
 
 
 def default_context(now: datetime) -> RuleContext:
@@ -24,10 +26,25 @@ def evaluate_profiles(
     profiles: Iterable[ResourceProfile], rules: Sequence[Rule[Any]], ctx: RuleContext
 ) -> list[FindingDraft]:
     """Every rule on every profile; superseded findings dropped. Order: resource, then rule id."""
+    return assess_profiles(profiles, rules, ctx)[0]
+
+
+def assess_profiles(
+    profiles: Iterable[ResourceProfile], rules: Sequence[Rule[Any]], ctx: RuleContext
+) -> tuple[list[FindingDraft], list[ResourceVerdict]]:
+    """Every rule on every profile: the drafts (superseded findings dropped) and, per resource, each rule's outcome
+    (fired, passed, lacked data, did not apply) and the one verdict they add up to."""
     drafts: list[FindingDraft] = []
+    verdicts: list[ResourceVerdict] = []
     supersedes = {rule.meta.id: set(rule.meta.supersedes) for rule in rules}
     for profile in profiles:
         found = [d for rule in rules if (d := rule.evaluate(profile, ctx)) is not None]
         beaten = {loser for d in found for loser in supersedes[d.rule_id]}
         drafts.extend(d for d in found if d.rule_id not in beaten)
-    return drafts
+        fired = {d.rule_id for d in found}
+        outcomes = [
+            rule_outcome(rule.meta.id, profile, ctx, fired=rule.meta.id in fired, superseded=rule.meta.id in beaten)
+            for rule in rules
+        ]
+        verdicts.append(resource_verdict(profile, outcomes))
+    return drafts, verdicts

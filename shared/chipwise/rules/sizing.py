@@ -59,19 +59,36 @@ MODEL_TAGS = ("chipwise:model", "model", "model_id", "model-id", "Model", "Model
 
 def stated_params(profile: ResourceProfile, families: ModelFamilies) -> tuple[Decimal | None, str | None]:
     """Parameters in billions that something about the resource states: the model id ("...-70B-..." or a
-    well-known id such as ``bert-base-uncased``), a model tag, else the resource's own name ("llama3-8b-...")."""
-    texts = [(profile.hints.hf_model_id, "model_id")]
-    texts += [(profile.tags.get(key), "tag") for key in MODEL_TAGS]
-    texts.append((profile.name, "resource_name"))
-    for text, basis in texts:
-        if not text:
-            continue
+    well-known id such as ``bert-base-uncased``), the JumpStart model id (``meta-textgeneration-llama-3-8b``), the
+    model artifact's path (``.../llama-3-8b/...``), a model tag, else the resource's own name ("llama3-8b-...")."""
+    for text, basis in _statements(profile):
         found = params_from_model_id(text) or families.known_params(text)
         if found is not None:
             return found, basis
         if basis == "model_id":
             return None, None  # a model id that states no size: a tag or the name is not a better source
     return None, None
+
+
+def _statements(profile: ResourceProfile) -> list[tuple[str, str]]:
+    """Every text that may state the model's size, most specific first, with its basis."""
+    hints = profile.hints
+    texts = [(hints.hf_model_id, "model_id"), (hints.jumpstart_model_id, "jumpstart_model_id")]
+    paths = [hints.model_artifact, *hints.rejected_model_ids.values()]
+    texts += [(segment, "model_artifact") for path in paths for segment in path_segments(path)]
+    texts += [(profile.tags.get(key), "tag") for key in MODEL_TAGS]
+    texts.append((profile.name, "resource_name"))
+    return [(text, basis) for text, basis in texts if text]
+
+
+def path_segments(path: str | None) -> list[str]:
+    """The folders and file name of an S3 URI or a path, deepest first, without the bucket or a file extension:
+    ``s3://b/meta-textgeneration/meta-textgeneration-llama-3-8b/artifacts/`` -> the model's folder among them."""
+    if not path:
+        return []
+    key = path.split("://", 1)[1].split("/", 1)[-1] if "://" in path else path
+    parts = [p.split(".tar")[0] for p in key.split("/") if p]
+    return list(reversed(parts))
 
 
 def model_params(profile: ResourceProfile, families: ModelFamilies) -> tuple[Decimal | None, str | None]:

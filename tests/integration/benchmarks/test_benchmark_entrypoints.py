@@ -17,6 +17,8 @@ from bench_harness import Bench
 from chipwise.act.benchmarks.jobs import JobDefinitions, JobLabels, submit_job
 from chipwise.catalog import get_catalog
 from chipwise.cli import main
+from chipwise.presentation import exclusion, headline
+from chipwise.store.repositories.findings import finding_document
 from chipwise_devkit.batch import job_state_event
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -154,15 +156,46 @@ def test_a_gpu_baseline_run_is_paired_and_prices_against_the_right_sized_gpu(ben
     bench.write_result(target_run)
     assert bench.deliver(bench.event(target_run)).verdict is None
     assert bench.recommendations(finding.id) == []
-    # and when the baseline (12 req/s within the latency limit) succeeds, both are priced together
-    bench.write_result(baseline_run, [factories.measurement(1, "6.0", "60"), factories.measurement(4, "12.0", "75")])
+    # and when the baseline (20 req/s within the latency limit) succeeds, both are priced together
+    bench.write_result(baseline_run, [factories.measurement(1, "10.0", "60"), factories.measurement(4, "20.0", "75")])
     outcome = bench.deliver(bench.event(baseline_run))
     assert outcome.verdict == "confirmed"
     (recommendation,) = bench.recommendations(finding.id)
-    # the right-sized GPU fleet: ceil(26.4 × 1.3 ÷ 12) = 3 × $1.515 × 730 = $3,317.85; Inferentia $722.70
-    assert recommendation.monthly_savings_usd == Decimal("2595.15")
+    # the right-sized GPU fleet: ceil(26.4 × 1.3 ÷ 20) = 2 × $1.515 × 730 = $2,211.90; Inferentia $722.70
+    assert recommendation.monthly_savings_usd == Decimal("1489.20")
     measured = bench.run(target_run.id).measured
     assert measured is not None and measured["current_basis"] == "gpu_baseline"
+    # like for like per request: 1 − ($0.99 ÷ 40.5) ÷ ($1.515 ÷ 20) = 67.73 % cheaper, inside GPU → Inferentia's
+    # published 40–50 % widened by 25 points (15–75 %)
+    assert measured["measured_saving_fraction"] == "0.6773"
+    assert (measured["plausible_low"], measured["plausible_high"]) == ("0.15", "0.75")
+
+
+def test_a_measurement_outside_its_plausible_range_needs_review(bench_with_baseline: Bench) -> None:
+    bench = bench_with_baseline
+    # Given chat-mistral-g5 benchmarked with a GPU baseline that serves only 12 req/s against inf2's 40.5
+    finding = bench.add_finding()
+    roles = {s.role: s for s in bench.dispatch().submitted}
+    target_run, baseline_run = bench.run(roles["target"].run_id), bench.run(roles["gpu_baseline"].run_id)
+    bench.write_result(target_run)
+    bench.deliver(bench.event(target_run))
+    bench.write_result(baseline_run, [factories.measurement(1, "6.0", "60"), factories.measurement(4, "12.0", "75")])
+    # When the baseline's result arrives: 1 − ($0.99 ÷ 40.5) ÷ ($1.515 ÷ 12) = 80.64 % cheaper per request
+    outcome = bench.deliver(bench.event(baseline_run))
+    # Then it is not confirmed: it needs review, saying why, and stays out of the measured totals
+    assert outcome.verdict == "needs_review"
+    measured = bench.run(target_run.id).measured
+    assert measured is not None and measured["measured_saving_fraction"] == "0.8064"
+    assert "80.64 % cheaper per unit of work is outside the plausible 15.00 % to 75.00 %" in measured["reason"]
+    updated = bench.finding(finding.id)
+    assert updated.measured_monthly_savings_usd is None
+    assert updated.evidence["benchmark"]["status"] == "needs_review"
+    (recommendation,) = bench.recommendations(finding.id)
+    assert recommendation.monthly_savings_usd is None and recommendation.confidence == "low"
+    document = finding_document(updated)
+    assert exclusion(document) == "needs_review"
+    totals = headline([document])
+    assert (totals.total_usd, totals.counted, totals.needs_review) == (Decimal(0), 0, 1)
 
 
 def test_a_baseline_that_gives_up_lets_the_target_be_priced_on_the_bill(bench_with_baseline: Bench) -> None:

@@ -67,7 +67,7 @@ def test_the_table_shows_dollars_and_keeps_words_whole_when_piped(
     monkeypatch.delenv("COLUMNS", raising=False)  # piped, nothing said about the width
     assert main(["findings"]) == 0
     out = capsys.readouterr().out
-    assert "$2,400.50" in out and "chat-mistral-g5" in out and "gpu_inference_portable" in out
+    assert "$2,400.50" in out and "chat-mistral-g5" in out and "GPU inference portable" in out
 
 
 @pytest.mark.parametrize(

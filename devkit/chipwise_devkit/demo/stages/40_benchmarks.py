@@ -13,7 +13,8 @@ derived, not invented:
 - its p95 latency at the serving batch = today's × (1 + ``inferentia2_single_request_latency_penalty``);
 - training: Trainium tokens/s = the GPU's × (Trainium price ÷ GPU price) ÷ (1 − the training price-performance
   gain) × the demo factor; the GPU baseline's scale is normalised to $1.00 per million tokens on today's GPU,
-  because only the ratio reaches the saving.
+  because only the ratio reaches the saving. The GPU price is the one the product prices today's GPU with (the
+  cited on-demand price, else the account's rate from its bill), never a fallback.
 
 One job's first attempt is reported as lost with its host (a Spot reclaim), to show the retry.
 """
@@ -30,7 +31,7 @@ from sqlalchemy import select
 from chipwise.act.benchmarks.dispatch import BenchmarkDispatchReport, dispatch_benchmarks
 from chipwise.act.benchmarks.repricing import MILLION, SECONDS_PER_HOUR, Demand
 from chipwise.act.benchmarks.results import Clients, StateOutcome, handle_state_change_event
-from chipwise.act.benchmarks.workload import observe
+from chipwise.act.benchmarks.workload import current_of, observe
 from chipwise.aws import AwsContext, aws_context
 from chipwise.catalog import InstanceType, get_assumptions, get_catalog
 from chipwise.clock import utcnow
@@ -136,6 +137,16 @@ def _measurement(
     )
 
 
+def baseline_rate(finding: Finding) -> Decimal:
+    """Today's GPU rate, the one the product prices the measurement with (:func:`current_of`): the catalog's
+    cited on-demand price, else the account's (its bill over the hours the job ran). Never a fallback: the catalog
+    has no public price for ``ml.p4d.24xlarge``, and a $1/h stand-in once made Trainium look 99 % cheaper."""
+    current = current_of(finding, get_catalog(), "training")
+    if current.rate_basis == "none":
+        raise ValueError(f"{finding.resource_name}: no account rate or cited price for {current.instance_type}")
+    return current.price_usd_per_hour
+
+
 def demo_result(params: BenchmarkParameters, finding: Finding, demand: Demand | None) -> BenchmarkResult:
     """The result file the job for ``params`` would write on the demo account."""
     catalog = get_catalog()
@@ -144,12 +155,14 @@ def demo_result(params: BenchmarkParameters, finding: Finding, demand: Demand | 
     spec = {r.name: r for r in demo_resources()}.get(finding.resource_name)
     economics = get_assumptions()
     if params.task == "training":
-        gpu_price = catalog.price(finding.instance_type or "", finding.region) or Decimal(1)
+        gpu_price = baseline_rate(finding)
         gpu_tps = gpu_price * MILLION / SECONDS_PER_HOUR  # normalised: $1.00 per 1M tokens on today's GPU
         if params.role == "gpu_baseline":
             tps = gpu_tps
         else:
-            price = catalog.price(params.priced_as, finding.region) or gpu_price
+            price = catalog.price(params.priced_as, finding.region)
+            if price is None:  # dispatch never benchmarks an unpriced target: a fallback would invent a saving
+                raise ValueError(f"no on-demand price for {params.priced_as} in {finding.region}")
             gain = economics.trainium_training_price_performance_gain.value
             tps = gpu_tps * price / gpu_price / (1 - gain) * DEMO_MEASUREMENT_FACTOR
         measurements = training_measurements(params, tps)
@@ -276,9 +289,13 @@ def _verdict(row: dict[str, Any]) -> str:
     measured = row["measured"]
     if not measured:
         return f"run {row['status']}"
-    return {"confirmed": "confirmed", "withdrawn": "**withdrawn**", "inconclusive": "estimate stands"}[
-        measured["verdict"]
-    ]
+    verdicts = {
+        "confirmed": "confirmed",
+        "withdrawn": "**withdrawn**",
+        "inconclusive": "estimate stands",
+        "needs_review": "**needs review**",
+    }
+    return verdicts[measured["verdict"]]
 
 
 def _cost_per_million(measured: dict[str, Any]) -> str:
@@ -353,6 +370,7 @@ def summary_line(rows: list[dict[str, Any]], report: BenchmarkDispatchReport) ->
         f"{jobs} jobs on {queues} emulated Batch queues for {len(rows)} findings "
         f"({retried} retried after a lost host); {len(confirmed)} confirmed, measured {money(measured)}/mo vs "
         f"{money(estimated)}/mo estimated; {verdicts.count('withdrawn')} withdrawn, "
+        f"{verdicts.count('needs_review')} needs review (outside its plausible range), "
         f"{verdicts.count('inconclusive')} inconclusive, {len(report.skipped)} skipped (benchmarks.md)"
     )
 

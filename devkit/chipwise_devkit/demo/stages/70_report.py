@@ -13,11 +13,12 @@ from decimal import Decimal
 
 from chipwise.economics import usd
 from chipwise.models.findings import FindingDocument
-from chipwise.presentation import best_saving, counts_in_totals, headline, next_step, plural, ranked
+from chipwise.presentation import Ledger, best_saving, counts_in_totals, ledger, next_step, plural, ranked
 from chipwise.rules.registry import rule_title
 from chipwise.store import session_scope
 from chipwise.store.repositories.findings import OPEN, WITHDRAWN, FindingRepository, finding_document
 from chipwise.store.repositories.realised import RealisedSavingRepository
+from chipwise.store.repositories.scans import latest_scan_document, window_hours
 from chipwise.store.tables import RealisedSaving
 from chipwise_devkit.demo.runner import DemoContext, Stage
 
@@ -25,19 +26,25 @@ from chipwise_devkit.demo.runner import DemoContext, Stage
 def _findings(ctx: DemoContext) -> list[FindingDocument]:
     with session_scope(ctx.database_url) as session:
         rows = FindingRepository(session).find(account_id=ctx.account_id, region=ctx.region, statuses=(OPEN, WITHDRAWN))
-        # the one ranking every surface uses: measured first, estimates by size, set-apart last
+        # the one ranking every surface uses: 12-month net value, measured first at equal value, set-apart last
         return ranked(finding_document(row) for row in rows)
 
 
-def report(found: Sequence[FindingDocument]) -> str:
-    """``report.md``: the savings by rule and every finding with its next step and why."""
-    totals = headline(found)
+def report(found: Sequence[FindingDocument], figures: Ledger | None = None) -> str:
+    """``report.md``: the executive summary, the savings by rule, every finding (ranked by 12-month net value) with
+    its next step when it still has one."""
+    figures = figures or ledger(found)
+    totals = figures.headline
     counted = [d for d in found if counts_in_totals(d)]
     by_rule: dict[str, list[FindingDocument]] = defaultdict(list)
     for d in counted:
         by_rule[d.rule_id].append(d)
     lines = [
         "# Chipwise findings: the demo account",
+        "",
+        "## Executive summary",
+        "",
+        *[f"- {line}" for line in figures.executive_summary()],
         "",
         f"Savings: **{totals.sentence()}** (monthly = 730 hours; measured where a benchmark ran).",
         "",
@@ -47,20 +54,23 @@ def report(found: Sequence[FindingDocument]) -> str:
     for rule_id, items in sorted(by_rule.items(), key=lambda kv: -sum(best_saving(d) for d in kv[1])):
         rule_saving = sum((best_saving(d) for d in items), Decimal(0))
         lines.append(f"| {rule_title(rule_id)} | {len(items)} | {usd(rule_saving)} |")
-    lines += ["", "## Findings: measured savings first, then estimates, largest first", ""]
-    lines += ["| resource | rule | now | saving / month | next step | confidence | effort | break-even |"]
-    lines += ["| --- | --- | --- | ---: | --- | --- | --- | ---: |"]
-    for d in found:
-        step = next_step(d)
-        months = "" if d.break_even_months is None else f"{d.break_even_months:g} months"
+    lines += ["", "## Findings: by 12-month net value (saving × 12 − porting), not counted last", ""]
+    lines += ["| resource | rule | now | saving / month | group | next step | confidence | 12-month net | payback |"]
+    lines += ["| --- | --- | --- | ---: | --- | --- | --- | ---: | ---: |"]
+    for row in figures.rows:
+        d = row.document
         saving_cell = usd(best_saving(d)) + (" measured" if d.measured_monthly_savings_usd is not None else "")
         if d.status == "withdrawn":
             saving_cell = "withdrawn by measurement"
-        elif not counts_in_totals(d):
-            saving_cell += f" ({d.recommendation.excluded_from_totals}, not counted)"
+        elif not row.counted:
+            saving_cell += f" ({row.verdict}, not counted)"
+        step, confidence, net, payback = "—", "—", "—", ""
+        if row.actionable:
+            step, confidence, net = next_step(d), d.confidence, usd(row.net_value_12m_usd, 0)
+            payback = "" if row.payback_months is None else f"{row.payback_months} months"
         lines.append(
             f"| {d.resource_name} | {rule_title(d.rule_id)} | {d.instance_count} × {d.instance_type} "
-            f"| {saving_cell} | {step} | {d.confidence} | {d.effort} | {months} |"
+            f"| {saving_cell} | {row.group_words} | {step} | {confidence} | {net} | {payback} |"
         )
     lines += ["", "## Why", ""]
     lines += [f"- **{d.resource_name}** ({rule_title(d.rule_id)}): {d.summary}" for d in found]
@@ -105,9 +115,11 @@ def _run(ctx: DemoContext) -> None:
     ctx.write("findings.json", json.dumps([d.model_dump(mode="json") for d in found], indent=2) + "\n")
     with session_scope(ctx.database_url) as session:
         realised = RealisedSavingRepository(session).listed(ctx.account_id)
+        scan = latest_scan_document(session, ctx.account_id, ctx.region)
         section = realised_section(realised)
         measured = [r for r in realised if r.realised_monthly_savings_usd is not None]
-    ctx.write("report.md", report(found) + section)
+    figures = ledger(found, scan.costs if scan else None, window_hours(scan) if scan else 0)
+    ctx.write("report.md", report(found, figures) + section)
     if scores:
         ctx.results["summary_sections"] = [*ctx.results.get("summary_sections", []), *grading(scores)]
     if measured:
@@ -124,7 +136,8 @@ def _run(ctx: DemoContext) -> None:
                 + ")",
             )
         )
-    ctx.summary.append(("Headline", headline(found).sentence() + " (findings.json, report.md, digest, Slack, drafts)"))
+    ctx.summary.append(("Headline", figures.headline.sentence() + " (findings.json, report.md, digest, Slack, drafts)"))
+    ctx.summary.append(("Executive summary", " · ".join(figures.executive_summary())))
 
 
 STAGE = Stage("Report: one headline after the benchmarks", _run)

@@ -35,9 +35,11 @@ __all__ = [
     "Current",
     "Demand",
     "MeasuredEconomics",
+    "PlausibleRange",
     "RepricingPolicy",
     "Target",
     "best_within",
+    "gate",
     "price_inference",
     "price_training",
     "unpriced",
@@ -45,8 +47,11 @@ __all__ = [
 
 Unit = Literal["tokens", "requests"]
 UNITS: tuple[Unit, ...] = ("tokens", "requests")
-Verdict = Literal["confirmed", "withdrawn", "inconclusive"]
+Verdict = Literal["confirmed", "withdrawn", "inconclusive", "needs_review"]
 CurrentBasis = Literal["observed", "gpu_baseline"]
+# Where today's hourly rate comes from: the account's bill (cost ÷ hours), a cited on-demand price (the catalog),
+# or nowhere (a measurement compared with it cannot be believed).
+RateBasis = Literal["account", "catalog", "none"]
 
 
 def throughput(measurement: Measurement, unit: Unit) -> Decimal | None:
@@ -88,6 +93,30 @@ class Current:
     price_usd_per_hour: Decimal
     monthly_cost_usd: Decimal
     run_hours: Decimal | None = None  # training: hours of one run, when known
+    rate_basis: RateBasis = "account"
+
+
+@dataclass(frozen=True)
+class PlausibleRange:
+    """The saving per unit of work a move can plausibly show: the data file's published low/high for the workload
+    and chip pair (``published_low``/``published_high``), widened by the stated margin (``low``/``high``)."""
+
+    move: str  # "GPU → Trainium training"
+    figure: str  # the assumptions.json figure the range comes from
+    published_low: Decimal
+    published_high: Decimal
+    margin: Decimal
+
+    @property
+    def low(self) -> Decimal:
+        return self.published_low - self.margin
+
+    @property
+    def high(self) -> Decimal:
+        return self.published_high + self.margin
+
+    def contains(self, fraction: Decimal) -> bool:
+        return self.low <= fraction <= self.high
 
 
 @dataclass(frozen=True)
@@ -162,6 +191,13 @@ class MeasuredEconomics(BaseModel):
     dollars_per_run_usd: Decimal | None = None
     current_dollars_per_run_usd: Decimal | None = None
     sizing: Literal["headroom", "slo"] = "headroom"  # slo: the run's concurrency sweep sized the target count
+    # The plausibility gate: the measured saving per unit of work (1 − target $/unit ÷ today's $/unit, like for
+    # like) and the range it was held against; a result outside it is ``needs_review``, never ``confirmed``.
+    measured_saving_fraction: Decimal | None = None
+    plausible_low: Decimal | None = None
+    plausible_high: Decimal | None = None
+    rate_basis: RateBasis | None = None
+    review_reason: str | None = None
 
 
 def _four_places(value: Decimal | None) -> Decimal | None:
@@ -180,11 +216,14 @@ def price_inference(
     target: Target,
     policy: RepricingPolicy,
     baseline: BenchmarkResult | None = None,
+    plausible: PlausibleRange | None = None,
 ) -> MeasuredEconomics:
     """Size the target for the observed peak at the latency limit, and compare its month with today's.
 
     Today's month is the observed spend or, with a paired GPU baseline run, the GPU sized the same way
-    (whichever is lower: a measured saving is never larger than the bill it comes out of).
+    (whichever is lower: a measured saving is never larger than the bill it comes out of). With a GPU baseline the
+    like-for-like saving per request (target $/unit at its measured capacity ÷ the GPU's) goes through the
+    plausibility :func:`gate`.
     """
     unit: Unit = demand.unit if demand else "requests"
     base = _base("inference", unit, current, target)
@@ -232,7 +271,7 @@ def price_inference(
         else f"no saving: {count} × {target.priced_as} cost ${cents(target_month):,} a month, "
         f"today ${cents(current_month):,}"
     )
-    return MeasuredEconomics.model_validate(
+    priced = MeasuredEconomics.model_validate(
         base
         | {
             "verdict": "confirmed" if confirmed else "withdrawn",
@@ -250,6 +289,69 @@ def price_inference(
             "current_cost_per_million_usd": _four_places(current_month / units_per_month),
         }
     )
+    fraction = _inference_fraction(capacity, target, current, baseline, unit, limit)
+    return gate(priced, fraction=fraction, plausible=plausible if fraction is not None else None, current=current)
+
+
+def _inference_fraction(
+    capacity: Decimal,
+    target: Target,
+    current: Current,
+    baseline: BenchmarkResult | None,
+    unit: Unit,
+    limit: Decimal | None,
+) -> Decimal | None:
+    """1 − (target $ per unit at its measured capacity ÷ the GPU baseline's at its own): the chip pair's measured
+    saving per request, like for like. None without a baseline (a saving against today's bill is mostly sizing)."""
+    if baseline is None or current.price_usd_per_hour <= 0:
+        return None
+    gpu = best_within(baseline.measurements, unit, limit) or best_within(baseline.measurements, unit, None)
+    rate = throughput(gpu, unit) if gpu else None
+    if not rate:
+        return None
+    gpu_per_million = cost_per_million(current.price_usd_per_hour, rate)
+    return 1 - cost_per_million(target.price_usd_per_hour, capacity) / gpu_per_million
+
+
+def _percent(fraction: Decimal) -> str:
+    return f"{cents(fraction * 100)} %"
+
+
+def review_reason(
+    priced: MeasuredEconomics, *, fraction: Decimal | None, plausible: PlausibleRange | None, current: Current
+) -> str | None:
+    """Why a measurement cannot be believed as it stands, or None. Only a result that would change the totals
+    (confirmed or withdrawn) is checked: today's rate must be the account's or a cited price, and a confirmed
+    saving per unit of work must lie inside the move's plausible range."""
+    if priced.verdict not in ("confirmed", "withdrawn"):
+        return None
+    if current.rate_basis == "none" or current.price_usd_per_hour <= 0:
+        return (
+            f"today's rate for {current.instance_type} is neither the account's (no cost for its hours) nor a cited "
+            "on-demand price: a comparison with it proves nothing"
+        )
+    if priced.verdict != "confirmed" or plausible is None or fraction is None or plausible.contains(fraction):
+        return None
+    return (
+        f"{_percent(fraction)} cheaper per unit of work is outside the plausible {_percent(plausible.low)} to "
+        f"{_percent(plausible.high)} for {plausible.move} (published {_percent(plausible.published_low)} to "
+        f"{_percent(plausible.published_high)}, widened by {_percent(plausible.margin)}: assumptions.json "
+        f"{plausible.figure}, measurement_plausibility_margin); check the run and the prices before counting it"
+    )
+
+
+def gate(
+    priced: MeasuredEconomics, *, fraction: Decimal | None, plausible: PlausibleRange | None, current: Current
+) -> MeasuredEconomics:
+    """The plausibility gate: records the measured saving per unit of work and the range it was held against,
+    and turns a result that cannot be believed into ``needs_review`` (out of the measured totals, saying why)."""
+    update: dict[str, object] = {"measured_saving_fraction": _four_places(fraction), "rate_basis": current.rate_basis}
+    if plausible is not None:
+        update |= {"plausible_low": plausible.low, "plausible_high": plausible.high}
+    why = review_reason(priced, fraction=fraction, plausible=plausible, current=current)
+    if why is not None:
+        update |= {"verdict": "needs_review", "review_reason": why, "reason": f"needs review: {why}"}
+    return MeasuredEconomics.model_validate(priced.model_dump() | update)
 
 
 def unpriced(kind: Literal["inference", "training"], priced_as: str, current: Current) -> MeasuredEconomics:
@@ -324,6 +426,7 @@ def price_training(
     target: Target,
     baseline: BenchmarkResult | None = None,
     observed_tokens_per_second: Decimal | None = None,
+    plausible: PlausibleRange | None = None,
 ) -> MeasuredEconomics:
     """Dollars per trained model: the same tokens at the measured throughput and the target's price.
 
@@ -343,6 +446,9 @@ def price_training(
         return MeasuredEconomics.model_validate(
             base | {"verdict": "inconclusive", "reason": reason, "cost_per_million_usd": _four_places(per_million)}
         )
+    if current.price_usd_per_hour <= 0:
+        unsourced = MeasuredEconomics.model_validate(base | {"verdict": "confirmed", "reason": "unpriced baseline"})
+        return gate(unsourced, fraction=None, plausible=None, current=current)
     gpu_per_million = cost_per_million(current.price_usd_per_hour, gpu_rate)
     ratio = per_million / gpu_per_million
     target_month = current.monthly_cost_usd * ratio
@@ -354,7 +460,7 @@ def price_training(
         if confirmed
         else f"no saving: {target.priced_as} costs {cents((ratio - 1) * 100)} % more per trained model"
     )
-    return MeasuredEconomics.model_validate(
+    priced = MeasuredEconomics.model_validate(
         base
         | {
             "verdict": "confirmed" if confirmed else "withdrawn",
@@ -369,6 +475,7 @@ def price_training(
             "current_dollars_per_run_usd": (cents(run_cost) if run_cost is not None else None),
         }
     )
+    return gate(priced, fraction=1 - ratio, plausible=plausible, current=current)
 
 
 def _training_rate(

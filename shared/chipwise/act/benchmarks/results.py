@@ -44,6 +44,7 @@ from chipwise.act.benchmarks.runs import (
 from chipwise.act.benchmarks.workload import (
     current_of,
     observe,
+    plausible_range,
     pricing_policy,
     target_of,
 )
@@ -365,6 +366,7 @@ def price_run(
     target = target_of(priced_as, finding.region, catalog)
     if target is None:
         return unpriced(workload.kind, priced_as, current)
+    plausible = plausible_range(finding, priced_as, catalog, workload.kind)
     if workload.kind == "training":
         return price_training(
             result,
@@ -372,10 +374,17 @@ def price_run(
             target=target,
             baseline=baseline,
             observed_tokens_per_second=workload.observed_tokens_per_second,
+            plausible=plausible,
         )
     policy = pricing_policy()
     return price_inference(
-        result, demand=workload.demand, current=current, target=target, policy=policy, baseline=baseline
+        result,
+        demand=workload.demand,
+        current=current,
+        target=target,
+        policy=policy,
+        baseline=baseline,
+        plausible=plausible,
     )
 
 
@@ -394,8 +403,8 @@ def _recommendation(finding: Finding, run: BenchmarkRun, priced: MeasuredEconomi
         target_instance_type=priced.priced_as,
         target_count=priced.target_count,
         monthly_cost_usd=priced.target_monthly_cost_usd,
-        monthly_savings_usd=priced.monthly_savings_usd,
-        confidence="high",
+        monthly_savings_usd=None if priced.verdict == "needs_review" else priced.monthly_savings_usd,
+        confidence="low" if priced.verdict == "needs_review" else "high",
         withdrawn=priced.verdict == "withdrawn",
         reason=priced.reason,
         benchmark_run_id=run.id,
@@ -411,6 +420,10 @@ def mark_finding(finding: Finding, run_id: str, priced: MeasuredEconomics, now: 
         finding.measured_monthly_savings_usd = priced.monthly_savings_usd
         finding.confidence = "high"
         finding.summary = measured_summary(finding, priced)
+    elif priced.verdict == "needs_review":
+        # Out of the measured totals (and of the headline: the finding is blocked until someone checks the run).
+        finding.measured_monthly_savings_usd = None
+        finding.summary = f"{finding.resource_name}: the benchmark {priced.reason}."
     elif priced.verdict == "withdrawn":
         finding.measured_monthly_savings_usd = Decimal(0)
         finding.confidence = "high"
@@ -431,7 +444,12 @@ def measured_summary(finding: Finding, priced: MeasuredEconomics) -> str:
 
 
 def measurement_note(run_id: str, priced: MeasuredEconomics, now: datetime) -> dict[str, Any]:
-    status = {"confirmed": "measured", "withdrawn": "withdrawn", "inconclusive": "inconclusive"}[priced.verdict]
+    status = {
+        "confirmed": "measured",
+        "withdrawn": "withdrawn",
+        "inconclusive": "inconclusive",
+        "needs_review": "needs_review",
+    }[priced.verdict]
     fields = priced.model_dump(
         mode="json",
         include={
@@ -445,6 +463,11 @@ def measurement_note(run_id: str, priced: MeasuredEconomics, now: datetime) -> d
             "current_cost_per_million_usd",
             "dollars_per_run_usd",
             "current_basis",
+            "measured_saving_fraction",
+            "plausible_low",
+            "plausible_high",
+            "rate_basis",
+            "review_reason",
         },
         exclude_none=True,
     )

@@ -9,9 +9,18 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
-from chipwise.act.benchmarks.repricing import SECONDS_PER_HOUR, Current, Demand, RepricingPolicy, Target, Unit
+from chipwise.act.benchmarks.repricing import (
+    SECONDS_PER_HOUR,
+    Current,
+    Demand,
+    PlausibleRange,
+    RateBasis,
+    RepricingPolicy,
+    Target,
+    Unit,
+)
 from chipwise.catalog import Catalog, get_assumptions, get_model_families
 from chipwise.collect.hints import usable_model_id
 from chipwise.economics import HOURS_PER_MONTH, percentile
@@ -269,14 +278,48 @@ def current_of(finding: Finding, catalog: Catalog, kind: WorkloadKind) -> Curren
     run_hours = number(FindingEvidence.read(finding.evidence).run_hours)
     hours = run_hours if kind == "training" and run_hours else HOURS_PER_MONTH
     effective = monthly / (count * hours) if monthly > 0 else None
-    hourly = (list_price or effective) if kind == "training" else (effective or list_price)
-    hourly = hourly or Decimal(0)
+    first, second = ((list_price, "catalog"), (effective, "account"))
+    if kind != "training":
+        first, second = second, first
+    hourly, basis = first if first[0] else second
+    if not hourly:
+        hourly, basis = Decimal(0), "none"
     return Current(
         instance_type=finding.instance_type or "unknown",
         count=count,
         price_usd_per_hour=hourly,
         monthly_cost_usd=monthly if monthly > 0 else hourly * count * HOURS_PER_MONTH,
         run_hours=run_hours,
+        rate_basis=cast(RateBasis, basis),
+    )
+
+
+# The published saving range for each move (today's platform, the target's, the workload): the assumptions.json
+# figure that states it and how to read it as a fraction cheaper per unit of work.
+_MOVES: dict[tuple[str, str, WorkloadKind], tuple[str, str]] = {
+    ("nvidia", "trainium", "training"): ("GPU → Trainium training", "trainium_training_price_performance_gain"),
+    ("nvidia", "inferentia", "inference"): ("GPU → Inferentia serving", "inferentia2_inference_cost_reduction"),
+}
+
+
+def plausible_range(finding: Finding, priced_as: str, catalog: Catalog, kind: WorkloadKind) -> PlausibleRange | None:
+    """The plausible saving per unit of work for the finding's move, from the data file's published low/high
+    widened by ``measurement_plausibility_margin``; None for a move with no published ratio (Neuron → Neuron)."""
+    today = catalog.get(finding.instance_type or "")
+    target = catalog.get(priced_as)
+    if today is None or target is None:
+        return None
+    move = _MOVES.get((today.platform, target.platform, kind))
+    if move is None:
+        return None
+    assumptions = get_assumptions()
+    figure = assumptions.figures()[move[1]]
+    return PlausibleRange(
+        move=move[0],
+        figure=move[1],
+        published_low=figure.low if figure.low is not None else figure.value,
+        published_high=figure.high if figure.high is not None else figure.value,
+        margin=assumptions.measurement_plausibility_margin.value,
     )
 
 

@@ -21,15 +21,20 @@ from pydantic import EmailStr, TypeAdapter, ValidationError
 
 from chipwise.models.findings import FindingDocument
 from chipwise.models.resources import WorkloadHints, parse_hints
+from chipwise.models.scan import ScanCosts
 from chipwise.presentation import (
+    EXCLUSION_WORDS,
     REPORT_STEP,
     Headline,
     SavingFacts,
     best_saving,
     console_url,
     current_capacity,
+    exclusion,
     headline,
+    ledger,
     next_step_words,
+    one_time_cost,
     rank,
     short_id,
     suppress_command,
@@ -42,6 +47,7 @@ from chipwise.store.repositories import digests as digest_store
 from chipwise.store.repositories import rows as rows_store
 from chipwise.store.repositories.findings import finding_document
 from chipwise.store.repositories.realised import RealisedSavingRepository
+from chipwise.store.repositories.scans import latest_scan_document, window_hours
 from chipwise.store.tables import Account, Finding, Recommendation
 
 OWNER_TAGS = ("chipwise:owner", "owner", "Owner", "OWNER")
@@ -115,6 +121,7 @@ class FindingLine:
     owners: tuple[str, ...] = ()
     excluded_from_totals: str | None = None  # "quote_needed" or "committed": its saving is not counted
     console_url: str = ""  # the resource's page in the AWS console
+    document: FindingDocument | None = None  # what the line was built from (the ledger reads it)
 
     @classmethod
     def from_document(cls, doc: FindingDocument, owners: tuple[str, ...] = ()) -> FindingLine:
@@ -142,8 +149,9 @@ class FindingLine:
             status=doc.status,
             first_seen=doc.first_seen,
             owners=owners,
-            excluded_from_totals=doc.recommendation.excluded_from_totals,
+            excluded_from_totals=exclusion(doc),
             console_url=console_url(doc.resource_id, doc.region, doc.resource_kind),
+            document=doc,
         )
 
     @property
@@ -168,8 +176,23 @@ class FindingLine:
         return self.status == "open" and self.excluded_from_totals is None
 
     @property
+    def apart_reason(self) -> str:
+        """Why a line not counted is not counted, in words ("" when it counts)."""
+        if self.counted:
+            return ""
+        if self.status == "withdrawn":
+            return EXCLUSION_WORDS["withdrawn"]
+        return EXCLUSION_WORDS.get(self.excluded_from_totals or "", self.excluded_from_totals or self.status)
+
+    @property
     def saving_facts(self) -> SavingFacts:
-        return SavingFacts(self.status, self.excluded_from_totals, self.measured, self.monthly_savings_usd)
+        return SavingFacts(
+            self.status,
+            self.excluded_from_totals,
+            self.measured,
+            self.monthly_savings_usd,
+            one_time_cost(self.action, self.effort),
+        )
 
     @property
     def current(self) -> str:
@@ -263,6 +286,8 @@ class AccountSnapshot:
     resolved: list[FindingLine]
     benchmarked: list[BenchmarkedLine]
     realised: tuple[RealisedLine, ...] = ()  # every measured fix of the account (to date), not only since
+    costs: ScanCosts | None = None  # the latest scan's costs (the ledger's spend line)
+    window_hours: int = 0
 
     @property
     def display_name(self) -> str:
@@ -284,6 +309,7 @@ class AccountSnapshot:
             resolved=[f for f in self.resolved if owner in f.owners],
             benchmarked=[b for b in self.benchmarked if owner in b.finding.owners],
             realised=(),  # account-wide figures: in the account digest only
+            costs=None,  # so is the account's spend
         )
 
 
@@ -311,6 +337,9 @@ class Digest:
     owners_not_allowed: tuple[str, ...] = ()  # owner tags outside the allow-list: listed here, never emailed
     list_limit: int = CHANGES_SHOWN  # lines per "what changed" list in an email; the rest is counted
     realised: tuple[RealisedLine, ...] = ()
+    summary: tuple[
+        str, ...
+    ] = ()  # the five-line executive summary (:meth:`chipwise.presentation.Ledger.executive_summary`)
 
     @property
     def realised_to_date_usd(self) -> Decimal:
@@ -381,7 +410,10 @@ def load_snapshot(session: Session, account_id: str, *, since: datetime, owner_o
         for fid, f in findings.items()
     }
     account = rows_store.get(session, Account, account_id)
+    scan = latest_scan_document(session, account_id)
     return AccountSnapshot(
+        costs=scan.costs if scan else None,
+        window_hours=window_hours(scan) if scan else 0,
         account_id=account_id,
         account_name=account.name if account else None,
         since=since,
@@ -462,7 +494,9 @@ def build_digest(
     ranked = by_savings(snapshot.open)
     new = by_savings(f for f in snapshot.open if f.first_seen > snapshot.since)
     totals = headline_of(ranked)
+    figures = ledger((f.document for f in ranked if f.document is not None), snapshot.costs, snapshot.window_hours)
     return Digest(
+        summary=tuple(figures.executive_summary()),
         account_id=snapshot.account_id,
         account_display=snapshot.display_name,
         generated_at=now,

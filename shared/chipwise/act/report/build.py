@@ -13,7 +13,8 @@ A figure the store does not hold is said to be unknown, never guessed.
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
 from pathlib import Path
@@ -27,11 +28,14 @@ from chipwise.models.findings import FindingDocument
 from chipwise.models.scan import ScanDocument
 from chipwise.presentation import (
     Headline,
+    Ledger,
+    LedgerRow,
     best_saving,
     console_url,
     counts_in_totals,
     current_capacity,
-    headline,
+    ledger,
+    ledger_row,
     next_step,
     plural,
     rank,
@@ -44,9 +48,10 @@ from chipwise.rules.registry import rule_title
 from chipwise.store import Session
 from chipwise.store.repositories import usage as usage_store
 from chipwise.store.repositories.accounts import ScanRepository
-from chipwise.store.repositories.findings import OPEN, WITHDRAWN, FindingRepository, finding_document
+from chipwise.store.repositories.findings import OPEN, WITHDRAWN, FindingRepository, Prediction, finding_document
 from chipwise.store.repositories.inventory import ResourceRepository
-from chipwise.store.tables import Resource, Scan
+from chipwise.store.repositories.realised import RealisedSavingRepository
+from chipwise.store.tables import Recommendation, Resource, Scan
 
 HEAT_MAPS = 4  # top findings drawn as heat-maps
 MIN_SCAN_PREFIX = 6
@@ -76,6 +81,7 @@ class FindingView:
     console_url: str
     suppress_command: str
     evidence: list[tuple[str, str]]
+    row: LedgerRow
     capacity: str = ""  # "ml.g5.2xlarge ×4", an inference component's copies
     heat: HeatMap | None = None
     heat_missing: str | None = None
@@ -86,6 +92,53 @@ class TrendRow:
     label: str
     spend_per_month: Decimal | None
     savings: Decimal
+    counted: int = 0  # findings the savings count
+
+
+@dataclass(frozen=True)
+class PredictionRow:
+    """One rule's estimates against what was measured (benchmarks) or realised (the bill after the fix), per day:
+    the error is (actual − estimated) ÷ estimated (positive: the rule under-estimated)."""
+
+    rule_label: str
+    kind: str  # "measured" | "realised"
+    day: date
+    findings: int
+    estimated_usd: Decimal
+    actual_usd: Decimal
+
+    @property
+    def error_percent(self) -> Decimal | None:
+        if self.estimated_usd == 0:
+            return None
+        return round((self.actual_usd - self.estimated_usd) * 100 / self.estimated_usd, 1)
+
+
+def prediction_errors(predictions: Sequence[Prediction]) -> list[PredictionRow]:
+    """Each rule's prediction error over time: estimates and actuals summed per rule, kind and day."""
+    groups: dict[tuple[str, str, date], list[Prediction]] = defaultdict(list)
+    for p in predictions:
+        groups[(p.rule_id, p.kind, _utc(p.at).date())].append(p)
+    return [
+        PredictionRow(
+            rule_title(rule),
+            kind,
+            day,
+            len(items),
+            sum((p.estimated_usd for p in items), Decimal(0)),
+            sum((p.actual_usd for p in items), Decimal(0)),
+        )
+        for (rule, kind, day), items in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2]))
+    ]
+
+
+def _predictions(session: Session, account_id: str, region: str) -> list[Prediction]:
+    found = FindingRepository(session).measured_predictions(account_id, region)
+    for r in RealisedSavingRepository(session).listed(account_id):
+        actual = r.realised_monthly_savings_usd
+        if r.region == region and r.status == "measured" and actual is not None:
+            found.append(Prediction(r.rule_id, r.measured_at, r.estimated_monthly_savings_usd, actual, "realised"))
+    return found
 
 
 @dataclass(frozen=True)
@@ -99,6 +152,7 @@ class ReportView:
     window_start: date
     window_end: date
     headline: Headline
+    ledger: Ledger
     spend: Decimal | None  # Cost Explorer, the scan window
     spend_per_month: Decimal | None
     by_rule: list[Bar]
@@ -106,6 +160,7 @@ class ReportView:
     trend: Trend
     trend_rows: list[TrendRow]
     scans: int
+    predictions: list[PredictionRow] = field(default_factory=list)
 
     @property
     def filename(self) -> str:
@@ -161,15 +216,37 @@ def _spend(document: ScanDocument | None) -> tuple[Decimal | None, Decimal | Non
     return total, per_month(total, _window_hours(document))
 
 
-def _trend_rows(session: Session, scan: Scan) -> list[TrendRow]:
+def final_figures(document: FindingDocument, outcome: Recommendation | None) -> FindingDocument:
+    """A finding as it stood once its benchmark (if one ran before the next scan) had priced it: the scan document
+    holds the figures before benchmarks, the trend shows each scan's final ones."""
+    if outcome is None or document.measured_monthly_savings_usd is not None or document.status != "open":
+        return document
+    if outcome.withdrawn:
+        return document.model_copy(update={"status": "withdrawn", "measured_monthly_savings_usd": Decimal(0)})
+    if outcome.monthly_savings_usd is None:  # the plausibility gate: needs review, out of the totals
+        evidence = {**document.evidence, "benchmark": {"status": "needs_review", "reason": outcome.reason}}
+        return document.model_copy(update={"evidence": evidence})
+    return document.model_copy(update={"measured_monthly_savings_usd": outcome.monthly_savings_usd})
+
+
+def _trend_rows(session: Session, scan: Scan, latest: Ledger) -> list[TrendRow]:
+    """Spend and the headline of every stored scan up to ``scan``: each scan's final (post-benchmark) figures.
+    The reported scan's point is the report's own ledger (the same headline); an earlier scan's findings get the
+    benchmark outcomes recorded before the next scan started."""
+    finished = ScanRepository(session).finished_until(scan.account_id, scan.region, scan.window_end)
+    scans = [(past, document) for past in finished if (document := _document(past)) is not None]
+    repository = FindingRepository(session)
     rows = []
-    for past in ScanRepository(session).finished_until(scan.account_id, scan.region, scan.window_end):
-        document = _document(past)
-        if document is None:
-            continue
+    for index, (past, document) in enumerate(scans):
         _, monthly = _spend(document)
         label = f"{document.window.end - timedelta(days=1):%d %b}"
-        rows.append(TrendRow(label, monthly, headline(document.findings).total_usd))
+        if past.id == scan.id:
+            rows.append(TrendRow(label, monthly, latest.total_usd, latest.headline.counted))
+            continue
+        following = scans[index + 1][0].started_at if index + 1 < len(scans) else None
+        outcomes = repository.benchmark_outcomes((d.finding_id for d in document.findings), before=following)
+        final = ledger(final_figures(d, outcomes.get(d.finding_id)) for d in document.findings)
+        rows.append(TrendRow(label, monthly, final.total_usd, final.headline.counted))
     return rows
 
 
@@ -231,6 +308,7 @@ def _finding_view(d: FindingDocument) -> FindingView:
         console_url=console_url(d.resource_id, d.region, d.resource_kind),
         suppress_command=suppress_command(d.finding_id),
         evidence=flatten(d.evidence),
+        row=ledger_row(d),
         capacity=current_capacity(d.instance_type, d.instance_count, d.resource_kind),
     )
 
@@ -240,7 +318,8 @@ def build_report(session: Session, scan: Scan, *, now: datetime) -> ReportView:
     document = _document(scan)
     rows = FindingRepository(session).find(account_id=scan.account_id, region=scan.region, statuses=(OPEN, WITHDRAWN))
     documents = [finding_document(row) for row in rows]
-    documents.sort(key=lambda d: (*rank(saving_facts(d)), d.resource_name))  # measured first, set apart last
+    documents.sort(key=lambda d: (*rank(saving_facts(d)), d.resource_name))  # by 12-month value, set apart last
+    figures = ledger(documents, document.costs if document else None, _window_hours(document) if document else 0)
     views = [_finding_view(d) for d in documents]
     window_start = document.window.start if document else scan.window_start
     window_end = document.window.end if document else scan.window_end
@@ -270,7 +349,7 @@ def build_report(session: Session, scan: Scan, *, now: datetime) -> ReportView:
         key=lambda item: (-item[1], item[0]),
     )
     spend, monthly = _spend(document)
-    trend_rows = _trend_rows(session, scan)
+    trend_rows = _trend_rows(session, scan, figures)
     chart = trend([(r.label, r.spend_per_month, r.savings) for r in trend_rows], lambda v: usd(v, 0))
     return ReportView(
         account_id=scan.account_id,
@@ -281,7 +360,8 @@ def build_report(session: Session, scan: Scan, *, now: datetime) -> ReportView:
         generated_at=now,
         window_start=window_start,
         window_end=window_end,
-        headline=headline(documents),
+        headline=figures.headline,
+        ledger=figures,
         spend=spend,
         spend_per_month=monthly,
         by_rule=bars(rule_items),
@@ -289,6 +369,7 @@ def build_report(session: Session, scan: Scan, *, now: datetime) -> ReportView:
         trend=chart,
         trend_rows=trend_rows,
         scans=len(trend_rows),
+        predictions=prediction_errors(_predictions(session, scan.account_id, scan.region)),
     )
 
 

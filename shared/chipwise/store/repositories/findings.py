@@ -71,6 +71,17 @@ class _Existing:
     summary: str
 
 
+@dataclass(frozen=True)
+class Prediction:
+    """One rule's estimate beside what was measured (a benchmark) or realised (the bill after the fix)."""
+
+    rule_id: str
+    at: datetime
+    estimated_usd: Decimal
+    actual_usd: Decimal
+    kind: str  # "measured" | "realised"
+
+
 class FindingRepository:
     def __init__(self, session: Session) -> None:
         self.session = session
@@ -209,6 +220,47 @@ class FindingRepository:
         if len(matches) > 1:
             raise InvalidInput(f"{finding_id!r} matches several findings: give more of the id")
         return matches[0]
+
+    def benchmark_outcomes(
+        self, finding_ids: Iterable[str], before: datetime | None = None
+    ) -> dict[str, Recommendation]:
+        """The latest benchmark recommendation of each finding, recorded before ``before`` (any time when None)."""
+        wanted = sorted(set(finding_ids))
+        latest: dict[str, Recommendation] = {}
+        for start in range(0, len(wanted), 500):
+            stmt = select(Recommendation).where(
+                Recommendation.source == "benchmark", Recommendation.finding_id.in_(wanted[start : start + 500])
+            )
+            if before is not None:
+                stmt = stmt.where(Recommendation.created_at < before)
+            for rec in self.session.scalars(stmt.order_by(Recommendation.created_at, Recommendation.id)):
+                latest[rec.finding_id] = rec
+        return latest
+
+    def measured_predictions(self, account_id: str, region: str) -> list[Prediction]:
+        """Every benchmark measurement of the account's findings in ``region`` with a saving (a result that needs
+        review has none), beside the rule's estimate: (rule, when, estimated, measured)."""
+        stmt = (
+            select(
+                Finding.rule_id,
+                Recommendation.created_at,
+                Finding.estimated_monthly_savings_usd,
+                Recommendation.monthly_savings_usd,
+            )
+            .join(Finding, Finding.id == Recommendation.finding_id)
+            .where(
+                Finding.account_id == account_id,
+                Finding.region == region,
+                Recommendation.source == "benchmark",
+                Recommendation.monthly_savings_usd.is_not(None),
+            )
+            .order_by(Recommendation.created_at)
+        )
+        found: list[Prediction] = []
+        for rule, at, estimated, actual in self.session.execute(stmt):
+            if actual is not None:
+                found.append(Prediction(rule, at, estimated, actual, "measured"))
+        return found
 
     def history(self, finding_id: str) -> list[Recommendation]:
         stmt = (

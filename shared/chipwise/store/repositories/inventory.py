@@ -142,6 +142,16 @@ class ResourceRepository:
             stmt = stmt.where(Resource.state.is_distinct_from(GONE))
         return list(self.session.scalars(stmt))
 
+    def tags_by_arn(self, arns: Iterable[str]) -> dict[str, dict[str, str]]:
+        """The tags of each resource in ``arns`` that the store holds (chunks of 500 ARNs a query)."""
+        wanted = sorted(set(arns))
+        found: dict[str, dict[str, str]] = {}
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start : start + 500]
+            for arn, tags in self.session.execute(select(Resource.arn, Resource.tags).where(Resource.arn.in_(chunk))):
+                found[arn] = {str(k): str(v) for k, v in (tags or {}).items()}
+        return found
+
     def by_arn(self, arn: str) -> Resource | None:
         return self.session.scalars(select(Resource).where(Resource.arn == arn)).first()
 

@@ -1,0 +1,189 @@
+"""Each rule's outcome on each resource, and the one verdict per resource they add up to. Pure.
+
+A rule's ``evaluate`` says only whether it fired. For a rule that did not fire this module says why, from the
+rule's scope (the platforms and kinds it looks at, live capacity only or not) and the inputs it needs (accelerator
+telemetry, a price, the model's size, traffic history): outside its scope it does not apply; with an input missing
+it could not judge (the input named); otherwise it checked the resource and its conditions did not hold (passed,
+with the evidence it read).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+
+from chipwise.analyse.profiles import ResourceProfile
+from chipwise.models.common import SERVING_KINDS
+from chipwise.models.verdicts import MissingInput, ResourceVerdict, RuleOutcome, RuleOutcomeKind, VerdictKind
+from chipwise.presentation import plural
+from chipwise.rules.base import RuleContext
+from chipwise.rules.sizing import model_size
+
+NVIDIA = ("nvidia",)
+NEURON = ("inferentia", "trainium")
+ACCELERATED = ("nvidia", "inferentia", "trainium")
+ENDPOINT_OR_INSTANCE = ("sagemaker_endpoint", "ec2_instance")
+BYTES_PER_PARAMETER = Decimal(2)  # bf16/fp16 weights: the size check only asks whether a size is stated at all
+
+
+@dataclass(frozen=True)
+class RuleScope:
+    """What a rule looks at and what it needs to judge."""
+
+    platforms: tuple[str, ...]
+    kinds: tuple[str, ...]
+    families: tuple[str, ...] = ()  # empty: every family of the platforms
+    live_only: bool = True
+    needs: tuple[MissingInput, ...] = ()
+
+
+SCOPES: dict[str, RuleScope] = {
+    "gpu_idle": RuleScope(NVIDIA, (*SERVING_KINDS, "ec2_instance"), needs=("price", "telemetry")),
+    "gpu_inference_portable": RuleScope(
+        NVIDIA, ENDPOINT_OR_INSTANCE, needs=("price", "telemetry", "model size", "traffic history")
+    ),
+    "gpu_training_portable": RuleScope(
+        NVIDIA,
+        ("sagemaker_training_job", "ec2_instance", "batch_compute_environment"),
+        live_only=False,
+        needs=("price",),
+    ),
+    "inferentia_idle": RuleScope(("inferentia",), ENDPOINT_OR_INSTANCE, needs=("price", "telemetry")),
+    "inferentia_underutilized": RuleScope(("inferentia",), ENDPOINT_OR_INSTANCE, needs=("price", "telemetry")),
+    "neuron_telemetry_missing": RuleScope(NEURON, ENDPOINT_OR_INSTANCE),
+    "spiky_inference_bedrock": RuleScope(ACCELERATED, ("sagemaker_endpoint",), needs=("price", "traffic history")),
+    "trainium_serving_inference": RuleScope(
+        ("trainium",), ENDPOINT_OR_INSTANCE, needs=("price", "telemetry", "model size")
+    ),
+    "accelerator_off_hours": RuleScope(ACCELERATED, ENDPOINT_OR_INSTANCE, needs=("price", "telemetry")),
+}
+DEFAULT_SCOPE = RuleScope(ACCELERATED, ())
+PORTING_RULES = frozenset({"gpu_inference_portable", "gpu_training_portable"})
+# Rules that move one whole workload: a variant shared by inference components is not one.
+WHOLE_WORKLOAD_RULES = frozenset({"gpu_inference_portable", "spiky_inference_bedrock", "trainium_serving_inference"})
+
+
+def out_of_scope_reason(profile: ResourceProfile) -> str | None:
+    """Why no rule looks at a resource at all (CPU, serverless, stopped), or None."""
+    if profile.platform not in ACCELERATED:
+        return f"{profile.platform} capacity: Chipwise judges AI accelerators only"
+    if profile.serverless:
+        return "serverless inference: billed per request, no instance to resize or stop"
+    if not profile.live and profile.kind != "sagemaker_training_job":
+        return f"not running (state {profile.state or 'unknown'}): nothing bills"
+    return None
+
+
+def _missing(profile: ResourceProfile, need: MissingInput, ctx: RuleContext) -> bool:
+    signals = profile.signals
+    if need == "price":
+        return profile.monthly_cost is None and profile.cost.hourly_rate is None
+    if need == "telemetry":
+        if profile.neuron:
+            return profile.neuron_telemetry == "missing" or signals.neuron_util is None
+        return signals.gpu_util is None and signals.invocations is None
+    if need == "traffic history":
+        return signals.invocations is None and signals.neuron_executions is None and signals.generated_tokens is None
+    return model_size(profile, ctx.families, ctx.catalog, BYTES_PER_PARAMETER) is None
+
+
+_NEED_WORDS: dict[str, str] = {
+    "price": "no price: neither a cost in the bill nor a public on-demand price for its type",
+    "telemetry": "no accelerator telemetry (utilisation metrics) in the window",
+    "traffic history": "no traffic history (requests or executions) in the window",
+    "model size": "the model's size is not stated (model id, tag, JumpStart id, artifact path or device memory)",
+}
+
+
+def _evidence(profile: ResourceProfile) -> str:
+    """What a rule read when its conditions did not hold: the utilisation and traffic it saw."""
+    s = profile.signals
+    parts = []
+    if s.gpu_util is not None:
+        parts.append(f"GPU p95 {s.gpu_util.p95:.0f} %, max {s.gpu_util.maximum:.0f} %")
+    if s.neuron_util is not None:
+        parts.append(f"NeuronCore p95 {s.neuron_util.p95:.0f} %, max {s.neuron_util.maximum:.0f} %")
+    if s.invocations is not None:
+        parts.append(f"{s.invocations.hours} hours with requests")
+    if profile.monthly_cost is not None:
+        parts.append(f"${profile.monthly_cost:,.2f} a month")
+    return "; ".join(parts) or "its inputs"
+
+
+def rule_outcome(
+    rule_id: str, profile: ResourceProfile, ctx: RuleContext, *, fired: bool, superseded: bool = False
+) -> RuleOutcome:
+    """One rule's outcome on one profile, with the reason (and the missing input when it could not judge)."""
+    if fired:
+        kind: RuleOutcomeKind = "superseded" if superseded else "fired"
+        return RuleOutcome(
+            rule_id=rule_id,
+            outcome=kind,
+            reason="made a finding"
+            + (" that a more specific finding on the same resource replaces" if superseded else ""),
+        )
+    scope = SCOPES.get(rule_id, DEFAULT_SCOPE)
+    if profile.platform not in scope.platforms or (scope.kinds and profile.kind not in scope.kinds):
+        looks_at = ", ".join(scope.platforms)
+        return RuleOutcome(
+            rule_id=rule_id,
+            outcome="not_applicable",
+            reason=f"looks at {looks_at} {' / '.join(k.replace('_', ' ') for k in scope.kinds) or 'resources'}; "
+            f"this one: {profile.platform}, {profile.kind.replace('_', ' ')}",
+        )
+    if scope.live_only and not profile.live:
+        return RuleOutcome(rule_id=rule_id, outcome="not_applicable", reason="looks at running capacity only")
+    if rule_id in PORTING_RULES and profile.hints.custom_cuda:
+        return RuleOutcome(
+            rule_id=rule_id, outcome="not_applicable", reason="custom CUDA kernels: a Neuron port is not proposed"
+        )
+    if rule_id in WHOLE_WORKLOAD_RULES and profile.shares_instances:
+        return RuleOutcome(
+            rule_id=rule_id,
+            outcome="not_applicable",
+            reason="a variant its inference components share: each component is judged on its own",
+        )
+    for need in scope.needs:
+        if _missing(profile, need, ctx):
+            return RuleOutcome(rule_id=rule_id, outcome="lacked_data", reason=_NEED_WORDS[need], missing=need)
+    return RuleOutcome(
+        rule_id=rule_id,
+        outcome="passed",
+        reason=f"checked: its conditions did not hold ({_evidence(profile)})",
+    )
+
+
+def resource_verdict(profile: ResourceProfile, outcomes: Sequence[RuleOutcome]) -> ResourceVerdict:
+    """The one verdict the rules' outcomes add up to."""
+
+    def verdict(
+        kind: VerdictKind, reason: str, missing: Sequence[MissingInput] = (), rules: Sequence[str] = ()
+    ) -> ResourceVerdict:
+        return ResourceVerdict(
+            resource_id=profile.arn,
+            name=profile.name,
+            kind=profile.kind,
+            platform=profile.platform,
+            instance_type=profile.instance_type,
+            verdict=kind,
+            reason=reason,
+            missing=list(missing),
+            finding_rules=list(rules),
+            outcomes=list(outcomes),
+        )
+
+    fired = [o.rule_id for o in outcomes if o.outcome == "fired"]
+    if fired:
+        return verdict("waste", f"{plural(len(fired), 'finding')}: {', '.join(fired)}", rules=fired)
+    scoped = out_of_scope_reason(profile)
+    applied = [o for o in outcomes if o.outcome != "not_applicable"]
+    if scoped is not None or not applied:
+        kind = profile.kind.replace("_", " ")
+        return verdict("out_of_scope", scoped or f"no rule judges a {profile.platform} {kind}")
+    lacking = [o for o in applied if o.outcome == "lacked_data"]
+    if lacking:
+        missing = sorted({o.missing for o in lacking if o.missing is not None})
+        names = ", ".join(o.rule_id for o in lacking)
+        return verdict("cannot_judge", f"missing {', '.join(missing)} ({names} could not judge)", missing=missing)
+    return verdict("efficient", f"checked by {plural(len(applied), 'rule')}, none fired: {_evidence(profile)}")

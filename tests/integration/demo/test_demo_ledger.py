@@ -1,0 +1,175 @@
+"""The demo's ledger, end to end through `chipwise demo`: every measurement inside its plausible range, the CSV's
+counted rows sum to the headline, the idle p4d ranks first, the HTML report and every surface show the same figures."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+import sqlite3
+import subprocess
+import sys
+from decimal import Decimal
+from html import unescape as html_unescape
+from pathlib import Path
+
+import pytest
+
+from chipwise.economics import usd
+from chipwise.models.findings import FindingDocument
+from chipwise.presentation import Ledger, ledger
+
+CHIPWISE = Path(sys.executable).with_name("chipwise")
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("demo") / "artifacts"
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(out.parent), "CHIPWISE_DATABASE_URL": f"sqlite:///{out.parent}/x.db"}
+    result = subprocess.run(
+        [str(CHIPWISE), "demo", "-o", str(out)], capture_output=True, text=True, timeout=600, env=env, check=False
+    )
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    return out
+
+
+def test_every_demo_measurement_is_inside_its_plausible_range(demo: Path) -> None:
+    with sqlite3.connect(demo / "chipwise-demo.db") as db:
+        rows = db.execute(
+            "select target_instance_type, json_extract(measured, '$.verdict'), "
+            "json_extract(measured, '$.measured_saving_fraction'), json_extract(measured, '$.plausible_low'), "
+            "json_extract(measured, '$.plausible_high'), json_extract(measured, '$.rate_basis') "
+            "from benchmark_runs where measured is not null"
+        ).fetchall()
+    assert len(rows) >= 8
+    ranged = 0
+    for target, verdict, fraction, low, high, basis in rows:
+        assert verdict != "needs_review", target
+        if verdict in ("confirmed", "withdrawn"):
+            assert basis in ("account", "catalog"), target  # never a fallback rate
+        if fraction is not None and low is not None:
+            ranged += 1
+            assert Decimal(low) <= Decimal(str(fraction)) <= Decimal(high), target
+    assert ranged >= 4  # both training runs and both GPU → Inferentia runs with a baseline were held to a range
+
+
+def _csv(demo: Path) -> list[dict[str, str]]:
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(demo.parent),
+        "CHIPWISE_DATABASE_URL": f"sqlite:///{demo}/chipwise-demo.db",
+    }
+    result = subprocess.run(
+        [str(CHIPWISE), "findings", "--format", "csv"], capture_output=True, text=True, env=env, check=True, timeout=120
+    )
+    return list(csv.DictReader(io.StringIO(result.stdout)))
+
+
+@pytest.fixture(scope="module")
+def figures(demo: Path) -> Ledger:
+    found = [FindingDocument.model_validate(d) for d in json.loads((demo / "findings.json").read_text())]
+    return ledger(found)
+
+
+def test_the_csv_counted_rows_sum_to_the_headline_to_the_cent(demo: Path, figures: Ledger) -> None:
+    rows = _csv(demo)
+    counted = [r for r in rows if r["counted"] == "yes"]
+    assert sum((Decimal(r["saving_usd"]) for r in counted), Decimal(0)) == figures.headline.total_usd
+    assert len(counted) == figures.headline.counted
+    # every row not counted says why, in words, and shows no action or confidence it no longer has
+    for r in rows:
+        assert r["group"] in ("quick win", "project", "blocked") and r["basis"] in ("measured", "estimated")
+        if r["counted"] == "no":
+            assert r["excluded_reason"] and "_" not in r["excluded_reason"], r
+            assert (r["action"], r["target"], r["confidence"]) == ("", "", ""), r
+
+
+def test_the_idle_p4d_ranks_first(demo: Path, figures: Ledger) -> None:
+    assert _csv(demo)[0]["resource_name"] == "p4d-research-idle"
+    assert figures.rows[0].document.resource_name == "p4d-research-idle"
+    assert figures.rows[0].group == "quick_win"
+
+
+def test_the_html_report_totals_counts_and_latest_trend_point_equal_the_headline(demo: Path, figures: Ledger) -> None:
+    (page,) = demo.glob("chipwise-report-*.html")
+    html = page.read_text()
+    total = usd(figures.headline.total_usd)
+    assert f'data-figure="total">{total}<' in html
+    assert f"a month, {figures.headline.counted} findings" in html
+    points = re.findall(r'data-trend-savings="([^"]+)" data-trend-counted="(\d+)"', html)
+    assert len(points) == 3
+    assert (Decimal(points[-1][0]), int(points[-1][1])) == (figures.headline.total_usd, figures.headline.counted)
+
+
+def test_the_executive_summary_adds_up_on_every_surface(demo: Path, figures: Ledger) -> None:
+    quick, projects = usd(figures.quick_wins_usd), usd(figures.projects_usd)
+    assert figures.quick_wins_usd + figures.projects_usd == figures.headline.total_usd
+    blocked = f"Blocked: {usd(figures.blocked_usd)} a month, not counted: "
+    surfaces = ["summary.md", "report.md", "digest.txt", "digest.html", "drafts/credits-application.md"]
+    surfaces += ["drafts/partner-referral-email.txt", next(p.name for p in demo.glob("chipwise-report-*.html"))]
+    surfaces += [str(p.relative_to(demo)) for p in (demo / "slack").glob("*digest*.json")]
+    for name in surfaces:
+        text = html_unescape((demo / name).read_text())
+        assert f"Quick wins: {quick} a month" in text, name
+        assert f"Projects: {projects} a month" in text, name
+        assert f"Addressable: {usd(figures.total_usd)} a month" in text, name
+        assert blocked in text and "needs a price quote" in text, name
+
+
+def _cli(demo: Path, *args: str) -> str:
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(demo.parent),
+        "CHIPWISE_DATABASE_URL": f"sqlite:///{demo}/chipwise-demo.db",
+    }
+    result = subprocess.run(
+        [str(CHIPWISE), *args], capture_output=True, text=True, env={**env, "COLUMNS": "200"}, check=True, timeout=120
+    )
+    return result.stdout
+
+
+def test_every_accelerated_resource_has_exactly_one_verdict(demo: Path) -> None:
+    verdicts = json.loads(_cli(demo, "resources", "--json"))
+    with sqlite3.connect(demo / "chipwise-demo.db") as db:
+        (document,) = db.execute("select document from scans order by window_end desc limit 1").fetchone()
+    resources = json.loads(document)["resources"]
+    assert sorted(v["resource_id"] for v in verdicts) == sorted(r["id"] for r in resources)  # one each, no more
+    assert {v["verdict"] for v in verdicts} <= {"waste", "efficient", "cannot_judge", "out_of_scope"}
+    by_name = {v["name"]: v for v in verdicts}
+    # a resource with findings is waste, naming them; CPU is out of scope, saying why
+    assert by_name["p4d-research-idle"]["verdict"] == "waste"
+    assert by_name["p4d-research-idle"]["finding_rules"] == ["gpu_idle"]
+    assert (
+        by_name["cpu-batch-ce"]["verdict"] == "out_of_scope"
+        and "not an AI accelerator" in by_name["cpu-batch-ce"]["reason"]
+    )
+    # every verdict says why; cannot_judge names the missing input
+    for v in verdicts:
+        assert v["reason"], v["name"]
+        if v["verdict"] == "cannot_judge":
+            assert v["missing"], v["name"]
+
+
+def test_explain_names_why_each_rule_did_not_fire_on_a_resource_without_findings(demo: Path) -> None:
+    verdict = json.loads(_cli(demo, "findings", "explain", "chat-llama3-8b-inf2", "--json"))
+    assert verdict["verdict"] == "efficient" and not verdict["finding_rules"]
+    rules = json.loads(_cli(demo, "rules", "--json"))
+    assert {o["rule_id"] for o in verdict["outcomes"]} == {r["id"] for r in rules}
+    for outcome in verdict["outcomes"]:
+        assert outcome["outcome"] in ("passed", "lacked_data", "not_applicable"), outcome
+        assert outcome["reason"], outcome
+    gpu_idle = next(o for o in verdict["outcomes"] if o["rule_id"] == "gpu_idle")
+    assert gpu_idle["outcome"] == "not_applicable" and "inferentia" in gpu_idle["reason"]
+    table = _cli(demo, "findings", "explain", "chat-llama3-8b-inf2")
+    assert "does not apply" in table and "checked, passed" in table
+
+
+def test_the_report_shows_each_rules_prediction_error(demo: Path) -> None:
+    (page,) = demo.glob("chipwise-report-*.html")
+    html = page.read_text()
+    section = html[html.index('id="prediction-error"') : html.index('id="findings"')]
+    assert "GPU training portable" in section and "-26.5 %" in section  # 2,315.12 measured vs 3,148.57 estimated
+    assert "realised" in section and "Idle Inferentia endpoint or instance" in section
