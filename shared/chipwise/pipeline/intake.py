@@ -9,14 +9,13 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.parser.models import APIGatewayProxyEventV2Model
 
+from chipwise.intake.api import app
 from chipwise.intake.service import run_retention
 from chipwise.models.events import IntakeEvent
 
 
 def resolve_request(request: APIGatewayProxyEventV2Model, context: Any) -> dict[str, Any]:
     """One HTTP API (payload 2.0) request, routed by the resolver; the response API Gateway expects."""
-    from chipwise.intake.api import app  # the routes, views and templates: only requests need them
-
     event = request.model_dump(mode="json", by_alias=True, exclude_none=True)
     return dict(app.resolve(event, context))
 
