@@ -36,6 +36,14 @@ def main(selected: list[str]) -> int:
         figures = "\n".join(f"{key} = {value}" for key, value in r.figures.items())
         table.add_row(r.name, figures, ratio)
     console.print(table)
+    goals = [r for r in results if r.goal is not None and r.ratio is not None]
+    if goals:
+        summary = Table("ratio with a goal (this run)", "ratio", "goal", "met", title="goals", title_justify="left")
+        for r in goals:
+            assert r.ratio is not None and r.goal is not None
+            met = "[green]yes[/]" if r.ratio <= r.goal else "[red]no[/]"
+            summary.add_row(f"{r.name} / {r.baseline}", f"{r.ratio:.2f}", f"≤ {r.goal:g}", met)
+        console.print(summary)
     Path("benchmarks/last-run.json").write_text(json.dumps([r.__dict__ for r in results], default=str, indent=2))
     return 0
 

@@ -22,6 +22,7 @@ from benchmarks.harness import BenchResult, measure
 RESOURCES = 1_000
 QUERIES_PER_INSTANCE = 9
 NEXT_DAY = NOW + timedelta(days=1)
+CPU_GOAL = 0.2  # the next-day scan at most 1/5 of the first scan's client CPU (issues 18 and 22)
 
 
 def _scan(factory: Any, now: Any, name: str) -> BenchResult:
@@ -74,6 +75,7 @@ def run() -> list[BenchResult]:
                 os.environ[key] = value
     nextday.baseline = full.name
     nextday.ratio = nextday.figures["cpu_s"] / max(full.figures["cpu_s"], 1e-9)
+    nextday.goal = CPU_GOAL
     nextday.figures["datapoints_ratio"] = round(nextday.figures["datapoints"] / max(full.figures["datapoints"], 1), 3)
     nextday.figures["metrics_cpu_ratio"] = round(
         (nextday.figures["metrics_stage_cpu_s"] or 0) / max(full.figures["metrics_stage_cpu_s"] or 0, 1e-9), 3

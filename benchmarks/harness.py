@@ -20,12 +20,14 @@ class Measurement:
 
 @dataclass
 class BenchResult:
-    """One line of the report: a name, its figures, and optionally its ratio to a baseline."""
+    """One line of the report: a name, its figures, and optionally its ratio to a baseline and the ratio's goal
+    (at most)."""
 
     name: str
     figures: dict[str, Any] = field(default_factory=dict)
     baseline: str | None = None
     ratio: float | None = None
+    goal: float | None = None
 
 
 @contextmanager

@@ -1,26 +1,22 @@
-"""Lambda handler for the public intake: API Gateway HTTP API events go to the Powertools resolver in
-:mod:`chipwise.intake.api` (form, submissions, plans, signed links); the daily schedule's event
-(``{"chipwise_job": "intake_retention"}``) queues the advisory digest and deletes what is past retention."""
+"""Lambda handler for the public intake, parsed with :class:`chipwise.models.events.IntakeEvent`: API Gateway
+HTTP API requests (form, submissions, plans, signed links) go to the Powertools resolver; the daily schedule's
+event (``{"chipwise_job": "intake_retention"}``) queues the advisory digest and deletes what is past retention."""
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from typing import Any
 
 from aws_lambda_powertools.logging import correlation_paths
-from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from chipwise.intake.api import app
-from chipwise.intake.service import run_retention
+from chipwise.edges import parsed_event
+from chipwise.models.events import IntakeEvent
 from chipwise.observability import logger, metrics, tracer
-
-RETENTION_JOB = "intake_retention"
+from chipwise.pipeline.intake import answer_intake
 
 
 @metrics().log_metrics
 @tracer().capture_lambda_handler
 @logger().inject_lambda_context(clear_state=True, correlation_id_path=correlation_paths.API_GATEWAY_HTTP)
-def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    if event.get("chipwise_job") == RETENTION_JOB:
-        return asdict(run_retention())
-    return app.resolve(event, context)
+@parsed_event(IntakeEvent, "an HTTP API request nor the retention job")
+def handler(event: IntakeEvent, context: Any) -> dict[str, Any]:
+    return answer_intake(event, context)

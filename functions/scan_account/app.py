@@ -1,10 +1,6 @@
-"""Lambda handler for the scan queue: each SQS message is one ScanRequest (account, region, member role).
-
-Powertools' BatchProcessor parses every record with :class:`ScanRequestRecord` and reports failed messages
-individually (partial batch response): a malformed message or a failed scan is retried by SQS (and ends in the
-dead-letter queue) without re-running the others. Each scan publishes its duration, API calls, findings and
-estimated savings as EMF metrics.
-"""
+"""Lambda handler for the scan queue: each SQS message is one ScanRequest. Powertools' BatchProcessor parses every
+record with :class:`ScanRequestRecord` and reports failed messages individually (partial batch response): a
+malformed message or a failed scan is retried by SQS, then dead-lettered, without re-running the others."""
 
 from __future__ import annotations
 
@@ -12,7 +8,6 @@ from typing import Any
 
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.batch import EventType, process_partial_response
-from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from chipwise.edges import QuietBatchProcessor, count
 from chipwise.errors import UpstreamError
@@ -26,23 +21,20 @@ processor = QuietBatchProcessor(event_type=EventType.SQS, model=ScanRequestRecor
 
 @tracer().capture_method
 def record_handler(record: ScanRequestRecord) -> str:
-    """Scan the account a message names; a failed scan fails only this record."""
+    """Scan the account a message names and publish its EMF metrics; a failed scan fails only this record."""
     logger().set_correlation_id(record.messageId)
-    request = record.body
-    document = scan_account_request(request)
+    document = scan_account_request(record.body)
     count("ScanDuration", (document.finished_at - document.started_at).total_seconds(), MetricUnit.Seconds)
     count("ApiCalls", sum(document.api_calls.values()))
     count("Findings", len(document.findings))
     count("EstimatedSavings", float(sum(f.estimated_monthly_savings_usd for f in document.findings)), MetricUnit.Count)
     if document.status == "failed":
-        raise UpstreamError(f"scan of {request.account_id} in {request.region} failed: {document.errors}")
+        raise UpstreamError(f"scan of {record.body.account_id} in {record.body.region} failed: {document.errors}")
     return document.scan_id
 
 
 @metrics().log_metrics
 @tracer().capture_lambda_handler
 @logger().inject_lambda_context(clear_state=True)
-def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    return dict(
-        process_partial_response(event=event, record_handler=record_handler, processor=processor, context=context)
-    )
+def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    return dict(process_partial_response(event, record_handler, processor, context))

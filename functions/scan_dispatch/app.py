@@ -1,25 +1,23 @@
-"""Lambda handler for the daily schedule: queue one scan per account and region (the settings say who to scan; the
-event is a schedule, parsed only for its correlation id)."""
+"""Lambda handler for the daily schedule (parsed with :class:`chipwise.models.events.ScheduledEvent`): queue one
+scan per account and region the settings name."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from aws_lambda_powertools.logging import correlation_paths
-from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from chipwise.aws import aws_context
-from chipwise.edges import count
+from chipwise.edges import count, parsed_event
+from chipwise.models.events import ScheduledEvent
 from chipwise.observability import logger, metrics, tracer
-from chipwise.pipeline.fanout import dispatch_scans
-from chipwise.settings import get_settings
+from chipwise.pipeline.fanout import dispatch_on_schedule
 
 
 @metrics().log_metrics
 @tracer().capture_lambda_handler
 @logger().inject_lambda_context(clear_state=True, correlation_id_path=correlation_paths.EVENT_BRIDGE)
-def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    settings = get_settings()
-    report = dispatch_scans(aws_context(settings.region), settings).as_dict()
-    count("ScansQueued", float(str(report["sent"])))
-    return report
+@parsed_event(ScheduledEvent, "a scheduled event")
+def handler(schedule: ScheduledEvent, context: Any) -> dict[str, Any]:
+    report = dispatch_on_schedule(schedule)
+    count("ScansQueued", report.sent)
+    return report.as_dict()

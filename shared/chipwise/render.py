@@ -11,11 +11,12 @@ import json
 import re
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
-
-from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+from typing import TYPE_CHECKING, Any
 
 from chipwise.economics import usd
+
+if TYPE_CHECKING:
+    from jinja2 import Environment
 
 _SLACK_ESCAPES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
 _SLACK_FORMATTING = re.compile(r"([*_~`])")
@@ -58,6 +59,9 @@ def inert(value: object) -> str:
 
 @lru_cache(maxsize=1)
 def environment() -> Environment:
+    """Built on first use: importing this module (for :func:`money` and the escapes) loads no Jinja."""
+    from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+
     env = Environment(
         loader=FileSystemLoader(str(templates_dir())),
         undefined=StrictUndefined,

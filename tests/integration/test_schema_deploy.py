@@ -12,24 +12,27 @@ import pytest
 from alembic.script import ScriptDirectory
 from sqlalchemy import text
 
-from chipwise.errors import StoreUnavailable, UpstreamError
+from chipwise.edges import parse_event
+from chipwise.errors import InvalidInput, StoreUnavailable, UpstreamError
+from chipwise.models.events import ObjectCreatedEvent, SchemaMigrationRequest
 from chipwise.models.scan import ScanRequest
+from chipwise.pipeline.migrate import answer_schema_migration
 from chipwise.pipeline.neuron_ingest import ingest_event
 from chipwise.pipeline.scan import scan_account_request
 from chipwise.settings import get_settings
 from chipwise.store import migrate as migrate_module
 from chipwise.store import schema
-from chipwise.store.migrate import CustomResourceResponse, handle_schema_migration, send_response
+from chipwise.store.migrate import CustomResourceResponse, send_response
 from chipwise.store.schema import CodeRevisions, migration_transaction, require_current_schema, schema_status
 from chipwise.store.session import alembic_config, get_engine, upgrade
 
 EVENTS = Path(__file__).resolve().parents[2] / "events" / "migrate"
 
 
-def _event(name: str, url: str) -> dict[str, Any]:
+def _event(name: str, url: str) -> SchemaMigrationRequest:
     event: dict[str, Any] = json.loads((EVENTS / f"{name}.json").read_text())
     event["ResponseURL"] = url
-    return event
+    return SchemaMigrationRequest.model_validate(event)
 
 
 @pytest.fixture
@@ -87,7 +90,7 @@ def test_the_scan_lambda_refuses_an_unmigrated_store(empty_db: str) -> None:
 
 def test_the_ingest_lambda_refuses_an_unmigrated_store(empty_db: str, sample_event: Any) -> None:
     with pytest.raises(StoreUnavailable, match="chipwise db upgrade"):
-        ingest_event(sample_event("ingest_neuron/s3_object_created"))
+        ingest_event(ObjectCreatedEvent.model_validate(sample_event("ingest_neuron/s3_object_created")))
     assert schema_status(empty_db).state == "empty"
 
 
@@ -156,7 +159,7 @@ def test_two_first_migrations_at_once_both_succeed(tmp_path: Path) -> None:
 
 def test_create_migrates_and_answers_success(empty_db: str, cfn_responses: Any) -> None:
     # When CloudFormation creates the SchemaMigration resource on a new database
-    answer = handle_schema_migration(_event("create", cfn_responses.url), remaining_seconds=900)
+    answer = answer_schema_migration(_event("create", cfn_responses.url), remaining_seconds=900)
     # Then the schema is at the code's head, and CloudFormation got SUCCESS with the revision
     head = schema.code_revisions().head
     assert schema_status(empty_db).state == "current"
@@ -169,7 +172,7 @@ def test_create_migrates_and_answers_success(empty_db: str, cfn_responses: Any) 
 
 
 def test_update_on_a_current_schema_changes_nothing(use_db: str, cfn_responses: Any) -> None:
-    handle_schema_migration(_event("update", cfn_responses.url), remaining_seconds=900)
+    answer_schema_migration(_event("update", cfn_responses.url), remaining_seconds=900)
     [sent] = cfn_responses.received
     head = schema.code_revisions().head
     assert sent["Status"] == "SUCCESS" and sent["Data"] == {"Revision": head, "Previous": head}
@@ -181,7 +184,7 @@ def test_a_failed_migration_answers_failed_with_the_reason(monkeypatch: pytest.M
     monkeypatch.setenv("CHIPWISE_DATABASE_URL", "postgresql+psycopg://chipwise@127.0.0.1:9/chipwise")
     get_settings.cache_clear()
     # When the deploy asks for the migration
-    handle_schema_migration(_event("update", cfn_responses.url), remaining_seconds=900)
+    answer_schema_migration(_event("update", cfn_responses.url), remaining_seconds=900)
     # Then CloudFormation is told it failed, and why (so the stack rolls back with a reason)
     [sent] = cfn_responses.received
     assert sent["Status"] == "FAILED"
@@ -191,14 +194,15 @@ def test_a_failed_migration_answers_failed_with_the_reason(monkeypatch: pytest.M
 def test_delete_leaves_the_database_alone(monkeypatch: pytest.MonkeyPatch, cfn_responses: Any) -> None:
     monkeypatch.setenv("CHIPWISE_DATABASE_URL", "postgresql+psycopg://chipwise@127.0.0.1:9/chipwise")
     get_settings.cache_clear()
-    handle_schema_migration(_event("delete", cfn_responses.url), remaining_seconds=900)
+    answer_schema_migration(_event("delete", cfn_responses.url), remaining_seconds=900)
     [sent] = cfn_responses.received
     assert sent["Status"] == "SUCCESS" and "stay with the database" in sent["Reason"]
 
 
 def test_an_event_that_is_no_custom_resource_request_is_not_answered(cfn_responses: Any) -> None:
-    with pytest.raises(ValueError, match="RequestType"):
-        handle_schema_migration({"ResponseURL": cfn_responses.url, "detail": {}}, remaining_seconds=900)
+    event = {"ResponseURL": cfn_responses.url, "detail": {}}
+    with pytest.raises(InvalidInput, match=r"^not a custom resource request: \(event\): union_tag_not_found .*Request"):
+        parse_event(event, SchemaMigrationRequest, "a custom resource request")
     assert cfn_responses.received == []
 
 

@@ -8,15 +8,15 @@ from typing import Any, get_args
 import typer
 from rich.table import Table
 
-from chipwise.act.benchmarks.dispatch import BenchmarkDispatchReport, dispatch_benchmarks
-from chipwise.act.benchmarks.results import Clients
+from chipwise.act.benchmarks.dispatch import BenchmarkDispatchReport
 from chipwise.act.benchmarks.runs import list_runs, run_summary
 from chipwise.cli.common import err, out, print_json, settings, store_session
 from chipwise.errors import InvalidInput, NotFound
 from chipwise.models.benchmark import BenchmarkParameters, RunStatus
+from chipwise.pipeline.benchmarks import submit_benchmarks
 from chipwise.presentation import plural, short_id
 from chipwise.render import money
-from chipwise.store import Session
+from chipwise.store import Session, ensure_schema
 from chipwise.store.repositories import benchmarks as benchmark_store
 from chipwise.store.repositories.findings import MIN_ID_PREFIX, FindingRepository
 from chipwise.store.tables import BenchmarkRun
@@ -37,17 +37,12 @@ def submit_command(
 ) -> None:
     """Submit a benchmark job for each open migration finding above the saving threshold (one active run each)."""
     cfg = settings()
-    with store_session() as session:
-        if dry_run:
-            report = dispatch_benchmarks(
-                session, None, settings=cfg, account_id=account, finding_ids=finding, dry_run=True
-            )
-        else:
-            clients = Clients.for_settings(cfg)
-            with err.status("submitting benchmark jobs…"):
-                report = dispatch_benchmarks(
-                    session, clients.batch, settings=cfg, clients=clients, account_id=account, finding_ids=finding
-                )
+    ensure_schema(cfg.database_url)
+    if dry_run:
+        report = submit_benchmarks(account, finding_ids=finding, dry_run=True, settings=cfg)
+    else:
+        with err.status("submitting benchmark jobs…"):
+            report = submit_benchmarks(account, finding_ids=finding, settings=cfg)
     if as_json:
         print_json(report.model_dump(mode="json"))
         return

@@ -40,11 +40,11 @@ def notify_command(
     """Enqueue today's digest and any alerts, then send everything due (SES email, Slack webhook)."""
     if ctx.invoked_subcommand is not None:
         return
-    from chipwise.act.notify.runner import run_notify
+    from chipwise.pipeline.notify import send_notifications
 
     ensure_schema(settings().database_url)
     with err.status("deciding what to send…"):
-        report = run_notify(settings(), dry_run=dry_run, accounts=account or None)
+        report = send_notifications(settings(), dry_run=dry_run, accounts=account or None)
     if as_json:
         print_json(report.as_dict())
         return

@@ -189,11 +189,13 @@ def serve(
 
 
 def intake_resolver() -> Resolver:
-    """The intake API's resolver (the Lambda handler's ``app.resolve``)."""
-    from chipwise.intake.api import app
+    """The intake API as the Lambda answers it: the request parsed with the HTTP API model, then the resolver."""
+    from aws_lambda_powertools.utilities.parser.models import APIGatewayProxyEventV2Model
+
+    from chipwise.pipeline.intake import resolve_request
 
     def resolve(event: dict[str, Any], context: Any) -> dict[str, Any]:
-        return app.resolve(event, context)
+        return resolve_request(APIGatewayProxyEventV2Model.model_validate(event), context)
 
     return resolve
 

@@ -13,6 +13,10 @@ from typing import Annotated, Literal
 from urllib.parse import unquote_plus
 
 from aws_lambda_powertools.utilities.parser.models import (
+    APIGatewayProxyEventV2Model,
+    CloudFormationCustomResourceCreateModel,
+    CloudFormationCustomResourceDeleteModel,
+    CloudFormationCustomResourceUpdateModel,
     EventBridgeModel,
     S3EventNotificationEventBridgeModel,
     S3Model,
@@ -38,6 +42,10 @@ class ScheduledEvent(EventBridgeModel):
 
     source: Literal["aws.events", "aws.scheduler"]
     detail_type: Literal["Scheduled Event"] = Field(alias="detail-type")
+
+
+class NotifyTrigger(RootModel[ScanCompletedEvent | ScheduledEvent]):
+    """What starts the ``notify`` function: its daily schedule or a ``ScanCompleted`` event."""
 
 
 class BatchJobStateChangeEvent(EventBridgeModel):
@@ -83,6 +91,33 @@ class ObjectCreatedEvent(
     """What the ``ingest_neuron`` function receives: any of the three ways an S3 "object created" arrives."""
 
 
+class IntakeRetentionJob(BaseModel):
+    """The intake function's daily schedule (its ``Input``): queue the digest, delete what is past retention."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    chipwise_job: Literal["intake_retention"]
+
+
+class IntakeEvent(
+    RootModel[Annotated[IntakeRetentionJob | APIGatewayProxyEventV2Model, Field(union_mode="left_to_right")]]
+):
+    """What the ``intake`` function receives: its retention schedule or an API Gateway HTTP API (2.0) request."""
+
+
+class SchemaMigrationRequest(
+    RootModel[
+        Annotated[
+            CloudFormationCustomResourceCreateModel
+            | CloudFormationCustomResourceUpdateModel
+            | CloudFormationCustomResourceDeleteModel,
+            Field(discriminator="request_type"),
+        ]
+    ]
+):
+    """The ``SchemaMigration`` custom resource's request from CloudFormation (Create, Update or Delete)."""
+
+
 @dataclass(frozen=True)
 class ObjectRef:
     """One S3 object (an event names it, or a listing found it)."""
@@ -116,8 +151,9 @@ def objects_created(created: ObjectCreatedEvent) -> list[ObjectRef]:
 def describe_validation_error(exc: ValidationError) -> str:
     """Where and what, never the offending values: ``detail.account_id: string_pattern_mismatch; ...``."""
     parts = [
-        ".".join(str(p) for p in error["loc"])
+        (".".join(str(p) for p in error["loc"]) or "(event)")
         + (f": {error['msg']}" if error["type"] == "value_error" else f": {error['type']}")  # our own words
+        + (f" ({error['ctx']['discriminator']})" if error["type"].startswith("union_tag") else "")  # a field name
         for error in exc.errors(include_input=False, include_url=False)
     ]
     return "; ".join(parts[:10]) + (f"; and {len(parts) - 10} more" if len(parts) > 10 else "")

@@ -7,11 +7,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 
-from chipwise.aws import AwsContext
+from chipwise.aws import AwsContext, aws_context
 from chipwise.errors import ConfigError, UpstreamError
+from chipwise.models.events import ScheduledEvent
 from chipwise.models.scan import ScanRequest
 from chipwise.observability import logger
-from chipwise.settings import Settings
+from chipwise.settings import Settings, get_settings
 
 SQS_BATCH = 10  # SendMessageBatch takes at most 10 entries
 
@@ -96,3 +97,11 @@ def dispatch_scans(aws: AwsContext, settings: Settings, *, dry_run: bool = False
     if report.failed and not report.sent:
         raise UpstreamError(f"no scan could be queued: {report.failed[0]}")
     return report
+
+
+def dispatch_on_schedule(schedule: ScheduledEvent, settings: Settings | None = None) -> FanoutReport:
+    """The ``scan_dispatch`` Lambda: the daily schedule queues one scan per account and region the settings name
+    (``chipwise accounts dispatch`` calls :func:`dispatch_scans` with the same settings)."""
+    settings = settings or get_settings()
+    logger().info("scheduled dispatch", extra={"schedule": schedule.resources[:1], "time": schedule.time.isoformat()})
+    return dispatch_scans(aws_context(settings.region), settings)

@@ -11,19 +11,16 @@ inventory (the instance's ARN), else it is the account the ingester runs in.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
 from typing import Any
 
-from aws_lambda_powertools.utilities.parser import parse
-from aws_lambda_powertools.utilities.parser.exceptions import InvalidModelTypeError
 from botocore.exceptions import BotoCoreError, ClientError
-from pydantic import ValidationError
 
 from chipwise.aws import AwsContext, aws_context
 from chipwise.collect.neuron import aggregate_hourly, decode_object, ids_from_key, iter_lines, parse_lines
 from chipwise.errors import InvalidInput, UpstreamError
-from chipwise.models.events import ObjectCreatedEvent, describe_validation_error, objects_created
+from chipwise.models.events import ObjectCreatedEvent, objects_created
 from chipwise.models.events import ObjectRef as ObjectRef
 from chipwise.models.neuron import NeuronIngestResult
 from chipwise.observability import logger
@@ -165,29 +162,19 @@ def ingest_prefix(
     return ingest_refs(aws, session_factory, list_objects(aws, bucket, prefix), account_id)
 
 
-def objects_in_event(event: Mapping[str, Any]) -> list[ObjectRef]:
+def neuron_objects(created: ObjectCreatedEvent) -> list[ObjectRef]:
     """The ``neuron/`` objects an "object created" event names: an S3 notification, the EventBridge "Object
-    Created" event, or S3 notifications delivered through SQS (S3's test message names none). Raises
-    InvalidInput, with the validation error's locations only, for anything else."""
-    shapes = (
-        "an S3 ObjectCreated notification, an EventBridge 'Object Created' event or SQS messages of S3 notifications"
-    )
-    try:
-        parsed = parse(event=dict(event), model=ObjectCreatedEvent)
-    except ValidationError as exc:
-        raise InvalidInput(f"not {shapes}: {describe_validation_error(exc)}") from exc
-    except (InvalidModelTypeError, TypeError, AttributeError) as exc:  # a parser model's validator tripped on it
-        raise InvalidInput(f"not {shapes}: a record lacks the fields the shape requires") from exc
-    return [ref for ref in objects_created(parsed) if ref.key.startswith(NEURON_PREFIX)]
+    Created" event, or S3 notifications delivered through SQS (S3's test message names none)."""
+    return [ref for ref in objects_created(created) if ref.key.startswith(NEURON_PREFIX)]
 
 
-def ingest_event(event: dict[str, Any]) -> dict[str, Any]:
+def ingest_event(created: ObjectCreatedEvent) -> dict[str, Any]:
     """The ``ingest_neuron`` Lambda: every ``neuron/`` object the event names, into the configured store."""
     from chipwise.settings import get_settings
     from chipwise.store import get_session_factory
     from chipwise.store.schema import require_current_schema
 
-    refs = objects_in_event(event)
+    refs = neuron_objects(created)
     settings = get_settings()
     require_current_schema(settings.database_url)
     results = ingest_refs(aws_context(settings.region), get_session_factory(settings.database_url), refs)

@@ -11,12 +11,15 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from aws_lambda_powertools.utilities.parser import parse
 from sqlalchemy import select
 
 from chipwise.act.benchmarks.dispatch import BenchmarkDispatchReport, dispatch_benchmarks
-from chipwise.act.benchmarks.results import Clients, StateOutcome, handle_state_change_event
+from chipwise.act.benchmarks.results import Clients, StateOutcome
 from chipwise.clock import utcnow
 from chipwise.models.benchmark import BenchmarkParameters, BenchmarkResult, split_s3_uri
+from chipwise.models.events import BatchJobStateChangeEvent
+from chipwise.pipeline.benchmarks import record_state_change
 from chipwise.settings import Settings
 from chipwise.store import session_scope
 from chipwise.store.tables import BenchmarkRun, Finding, Recommendation
@@ -101,7 +104,8 @@ class Bench:
         return self.event(run, status="FAILED", statusReason=reason, attempts=[attempt])
 
     def deliver(self, event: dict[str, Any], now: datetime | None = None) -> StateOutcome:
-        return handle_state_change_event(event, settings=self.settings, now=now)
+        change = parse(event=event, model=BatchJobStateChangeEvent)
+        return record_state_change(change, settings=self.settings, now=now)
 
 
 def later(hours: float) -> datetime:

@@ -190,23 +190,25 @@ def test_objects_outside_neuron_are_ignored(bucket: Any, use_db: str, lambda_con
 
 def test_ingest_takes_s3_notifications_delivered_through_sqs(sample_event: Callable[..., dict[str, Any]]) -> None:
     # Given S3's test message and an ObjectCreated notification, both as SQS messages (S3 -> SQS -> Lambda)
-    from chipwise.pipeline.neuron_ingest import objects_in_event
+    from chipwise.edges import parse_event
+    from chipwise.models.events import ObjectCreatedEvent
+    from chipwise.pipeline.neuron_ingest import neuron_objects
 
-    event = sample_event("ingest_neuron/sqs_s3_notification")
+    event = parse_event(sample_event("ingest_neuron/sqs_s3_notification"), ObjectCreatedEvent, "an S3 event")
     # Then the test message names nothing and the notification names its object
-    refs = objects_in_event(event)
+    refs = neuron_objects(event)
     assert [(r.bucket, r.key) for r in refs] == [
         ("chipwise-artifacts", "neuron/i-0123456789abcdef0/2026-11-21.jsonl.gz")
     ]
 
 
-def test_a_malformed_event_is_rejected_naming_where_not_what() -> None:
+def test_a_malformed_event_is_rejected_naming_where_not_what(lambda_context: Any) -> None:
     # Given an event of no known shape carrying a secret-looking value
     from chipwise.errors import InvalidInput
-    from chipwise.pipeline.neuron_ingest import objects_in_event
 
     with pytest.raises(InvalidInput) as raised:
-        objects_in_event({"Records": [{"s3": {"bucket": {"name": "SENTINEL-SECRET-4711"}}}]})
+        event = {"Records": [{"s3": {"bucket": {"name": "SENTINEL-SECRET-4711"}}}]}
+        load_handler("ingest_neuron").handler(event, lambda_context)
     # Then the reason says what is wrong and where, never the value
     assert "not an S3 ObjectCreated notification" in str(raised.value)
     assert "SENTINEL-SECRET-4711" not in str(raised.value)

@@ -68,4 +68,4 @@ def test_the_first_scan_of_an_account_sends_one_baseline_digest_per_channel(
     assert "This is the baseline" in email.payload["text"] and "baseline; no alerts were sent" in str(slack[0])
     # ...and the Slack digest has a console button on each top finding
     buttons = [b["accessory"] for b in slack[0]["blocks"] if "accessory" in b]
-    assert buttons and all(".console.aws.amazon.com/" in b["url"] for b in buttons)
+    assert buttons and all(b["url"].startswith("https://") and "console.aws.amazon.com/" in b["url"] for b in buttons)

@@ -12,7 +12,10 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from chipwise.act.notify.outbox import enqueue
-from chipwise.act.notify.runner import dedupe_key, handle_event, plan_notifications, run_notify
+from chipwise.act.notify.runner import dedupe_key, plan_notifications, run_notify
+from chipwise.edges import parse_event
+from chipwise.errors import InvalidInput
+from chipwise.models.events import NotifyTrigger
 from chipwise.settings import Settings
 from chipwise.store.tables import OutboxMessage
 
@@ -171,9 +174,9 @@ def test_scan_completed_alerts_only_that_account(db_url: str, session_factory: s
         {},
     ],
 )
-def test_unexpected_events_are_rejected_with_a_reason(event: dict[str, Any], db_url: str) -> None:
-    result = handle_event(event, _settings(db_url))
-    assert result["status"] == "rejected" and result["reason"]
+def test_unexpected_events_are_rejected_with_a_reason(event: dict[str, Any]) -> None:
+    with pytest.raises(InvalidInput, match=r"^not a ScanCompleted nor a scheduled event: "):
+        parse_event(event, NotifyTrigger, "a ScanCompleted nor a scheduled event")
 
 
 def test_dedupe_keys_fit_the_column() -> None:

@@ -30,12 +30,14 @@ from sqlalchemy import select
 
 from chipwise.act.benchmarks.dispatch import BenchmarkDispatchReport, dispatch_benchmarks
 from chipwise.act.benchmarks.repricing import MILLION, SECONDS_PER_HOUR, Demand
-from chipwise.act.benchmarks.results import Clients, StateOutcome, handle_state_change_event
+from chipwise.act.benchmarks.results import Clients, StateOutcome
 from chipwise.act.benchmarks.workload import current_of, observe
 from chipwise.aws import AwsContext, aws_context
 from chipwise.catalog import InstanceType, get_assumptions, get_catalog
 from chipwise.clock import utcnow
 from chipwise.models.benchmark import BenchmarkParameters, BenchmarkResult, Measurement, split_s3_uri
+from chipwise.models.events import BatchJobStateChangeEvent
+from chipwise.pipeline.benchmarks import record_state_change
 from chipwise.render import money
 from chipwise.rules.registry import rule_title
 from chipwise.settings import Settings, get_settings
@@ -224,13 +226,13 @@ def _complete(ctx: DemoContext, clients: Clients, settings: Settings, run_id: st
     if fail_first:
         attempt = {"container": {"exitCode": 137, "reason": "Host terminated"}, "statusReason": SPOT_RECLAIM}
         event = job_state_event({**job, "status": "FAILED", "statusReason": SPOT_RECLAIM, "attempts": [attempt]})
-        outcome = handle_state_change_event(event, settings=settings)
+        outcome = record_state_change(BatchJobStateChangeEvent.model_validate(event), settings=settings)
         assert outcome.retry_run_id is not None, outcome
         return _complete(ctx, clients, settings, outcome.retry_run_id, fail_first=False)
     bucket, key = split_s3_uri(params.result_uri)
     body = demo_result(params, finding, demand).model_dump_json(indent=2)
     clients.s3.put_object(Bucket=bucket, Key=key, Body=body.encode(), ContentType="application/json")
-    return handle_state_change_event(job_state_event(job), settings=settings)
+    return record_state_change(BatchJobStateChangeEvent.model_validate(job_state_event(job)), settings=settings)
 
 
 def _run(ctx: DemoContext) -> None:

@@ -10,14 +10,13 @@ the store. The ``benchmark_dispatch`` Lambda and ``chipwise benchmarks submit`` 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from aws_lambda_powertools.utilities.parser import parse
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict
 
 from chipwise.act.benchmarks.jobs import JobDefinitions, job_definition_name
 from chipwise.act.benchmarks.results import Clients, SweepReport, reapply_measurements, sweep_runs
@@ -46,10 +45,8 @@ from chipwise.models.benchmark import (
     RunnerName,
     result_uri,
 )
-from chipwise.models.events import ScanCompletedEvent, describe_validation_error
-from chipwise.observability import logger
-from chipwise.settings import Settings, get_settings
-from chipwise.store import Session, session_scope
+from chipwise.settings import Settings
+from chipwise.store import Session
 from chipwise.store.repositories import benchmarks as benchmark_store
 from chipwise.store.repositories.inventory import ResourceRepository
 from chipwise.store.tables import BenchmarkRun, Finding, Resource
@@ -362,48 +359,3 @@ def _planned(
         job_definition=job_definition_name(instance, params.role),
         parameters=params,
     )
-
-
-# --- entry points --------------------------------------------------------------------------------------------------
-
-
-def dispatch_for_account(
-    account_id: str | None, *, dry_run: bool = False, settings: Settings | None = None, now: datetime | None = None
-) -> BenchmarkDispatchReport:
-    """One dispatch in its own transaction, with clients for the home region (the Lambda's path)."""
-    settings = settings or get_settings()
-    with session_scope(settings.database_url) as session:
-        if dry_run:
-            return dispatch_benchmarks(session, None, settings=settings, account_id=account_id, dry_run=True, now=now)
-        clients = Clients.for_settings(settings)
-        return dispatch_benchmarks(
-            session, clients.batch, settings=settings, clients=clients, account_id=account_id, now=now
-        )
-
-
-def handle_scan_completed_event(event: Mapping[str, Any], *, settings: Settings | None = None) -> dict[str, Any]:
-    """The ``benchmark_dispatch`` Lambda: a ``ScanCompleted`` event benchmarks that account's findings.
-
-    A malformed event is rejected with a logged reason; a failed scan dispatches nothing (its findings are stale).
-    """
-    try:
-        scan = parse(event=dict(event), model=ScanCompletedEvent).detail
-    except ValidationError as exc:
-        reason = f"not a ScanCompleted event: {describe_validation_error(exc)}"
-        logger().warning("benchmark dispatch event rejected", extra={"reason": reason})
-        return {"status": "rejected", "reason": reason}
-    if scan.status == "failed":
-        return {"status": "skipped", "reason": f"scan {scan.scan_id} failed", "account_id": scan.account_id}
-    report = dispatch_for_account(scan.account_id, settings=settings)
-    summary = {
-        "status": "dispatched",
-        "account_id": scan.account_id,
-        "scan_id": scan.scan_id,
-        "submitted": len(report.submitted),
-        "failed": len(report.failed),
-        "skipped": len(report.skipped),
-        "expired": len(report.sweep.expired) if report.sweep else 0,
-        "run_ids": [s.run_id for s in report.submitted],
-    }
-    logger().info("benchmarks dispatched", extra=summary)
-    return summary

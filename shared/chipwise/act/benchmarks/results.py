@@ -21,7 +21,6 @@ from datetime import datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Literal
 
-from aws_lambda_powertools.utilities.parser import parse
 from botocore.exceptions import BotoCoreError, ClientError
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -50,7 +49,6 @@ from chipwise.act.benchmarks.workload import (
 )
 from chipwise.aws import aws_context
 from chipwise.catalog import get_catalog
-from chipwise.clock import utcnow
 from chipwise.economics import usd
 from chipwise.errors import UpstreamError
 from chipwise.models.benchmark import (
@@ -65,10 +63,9 @@ from chipwise.models.benchmark import (
     RunStatus,
     split_s3_uri,
 )
-from chipwise.models.events import BatchJobStateChangeEvent, describe_validation_error
 from chipwise.observability import logger
-from chipwise.settings import Settings, get_settings
-from chipwise.store import Session, session_scope
+from chipwise.settings import Settings
+from chipwise.store import Session
 from chipwise.store.repositories import benchmarks as benchmark_store
 from chipwise.store.repositories import rows
 from chipwise.store.repositories.findings import BENCHMARK_EVIDENCE_KEY
@@ -109,31 +106,6 @@ class Clients:
     def for_settings(cls, settings: Settings) -> Clients:
         ctx = aws_context(settings.region)
         return cls(ctx.client("batch"), ctx.client("s3"))
-
-
-# --- entry point ---------------------------------------------------------------------------------------------------
-
-
-def handle_state_change_event(
-    event: Mapping[str, Any], *, settings: Settings | None = None, now: datetime | None = None
-) -> StateOutcome:
-    """The ``benchmark_result`` Lambda (and the demo): parse the EventBridge event, record it in one transaction.
-
-    A malformed event is rejected with a logged reason (no exception: redelivering it would not help).
-    """
-    try:
-        change = parse(event=dict(event), model=BatchJobStateChangeEvent)
-    except ValidationError as exc:
-        reason = f"not a Batch job state change: {describe_validation_error(exc)}"
-        logger().warning("benchmark state event rejected", extra={"reason": reason})
-        return StateOutcome(status="rejected", reason=reason)
-    settings = settings or get_settings()
-    with session_scope(settings.database_url) as session:
-        outcome = record_job_state(
-            session, change.detail, clients=Clients.for_settings(settings), settings=settings, now=now or utcnow()
-        )
-    logger().info("benchmark state event", extra=outcome.model_dump(exclude_none=True))
-    return outcome
 
 
 def record_job_state(

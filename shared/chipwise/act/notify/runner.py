@@ -18,9 +18,6 @@ from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from aws_lambda_powertools.utilities.parser import parse
-from pydantic import RootModel, ValidationError
-
 from chipwise.act.notify import slack as slack_blocks
 from chipwise.act.notify.digest import (
     AccountSnapshot,
@@ -46,7 +43,6 @@ from chipwise.act.notify.outbox import (
 )
 from chipwise.act.report.naming import report_link
 from chipwise.clock import utcnow
-from chipwise.models.events import ScanCompletedEvent, ScheduledEvent, describe_validation_error
 from chipwise.observability import logger
 from chipwise.render import money, render
 from chipwise.settings import Settings
@@ -397,30 +393,3 @@ def run_notify(
         report.undelivered = undelivered(session, now=when, older_than=UNDELIVERED_AFTER)
     logger().info("notify finished", extra=report.summary())
     return report
-
-
-# --- the Lambda's events -----------------------------------------------------------------------------------
-
-
-def handle_event(event: Mapping[str, Any], settings: Settings) -> dict[str, Any]:
-    """A daily schedule event (digests and alerts for every account) or a ScanCompleted event (that account's
-    alerts). Anything else is rejected with a logged reason (locations only, never values) and not retried."""
-    try:
-        trigger = parse(event=dict(event), model=NotifyTrigger).root
-    except ValidationError as exc:
-        return _rejected(f"not a ScanCompleted nor a scheduled event: {describe_validation_error(exc)}")
-    if isinstance(trigger, ScanCompletedEvent):
-        scan = trigger.detail
-        report = run_notify(settings, accounts=[scan.account_id], digests=False, new_finding_ids=scan.new_finding_ids)
-        return {"status": "ok", "trigger": "scan_completed", "account_id": scan.account_id, **report.summary()}
-    report = run_notify(settings)
-    return {"status": "ok", "trigger": "schedule", **report.summary()}
-
-
-class NotifyTrigger(RootModel[ScanCompletedEvent | ScheduledEvent]):
-    """What starts the ``notify`` function."""
-
-
-def _rejected(reason: str) -> dict[str, Any]:
-    logger().error("notify event rejected", extra={"reason": reason})
-    return {"status": "rejected", "reason": reason}

@@ -16,9 +16,8 @@ import json
 import time
 from collections.abc import Callable, Sequence
 from email.utils import parsedate_to_datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
 from aws_lambda_powertools.utilities.parameters import SecretsProvider, SSMProvider
 
 from chipwise.act.notify.digest import Alert, Digest
@@ -27,6 +26,9 @@ from chipwise.aws import aws_context
 from chipwise.clock import utcnow
 from chipwise.errors import ConfigError
 from chipwise.render import money, render
+
+if TYPE_CHECKING:
+    import httpx
 from chipwise.settings import Settings
 from chipwise.store.tables import OutboxMessage
 
@@ -247,7 +249,11 @@ class SlackWebhookSender:
     ) -> None:
         self._webhook_url = webhook_url
         self._url: str | None = webhook_url if isinstance(webhook_url, str) else None
-        self._client = client or httpx.Client(timeout=httpx.Timeout(10.0), follow_redirects=False)
+        if client is None:
+            import httpx  # only a drain that posts to Slack needs it
+
+            client = httpx.Client(timeout=httpx.Timeout(10.0), follow_redirects=False)
+        self._client = client
         self._sleep = sleep
         self._max_inline_wait = max_inline_wait
         self._max_inline_retries = max_inline_retries
@@ -259,6 +265,8 @@ class SlackWebhookSender:
         return self._url
 
     def send(self, message: OutboxMessage) -> str | None:
+        import httpx
+
         body = SlackPayload.model_validate(message.payload).model_dump(mode="json")
         url = self._target()
         for attempt in range(self._max_inline_retries + 1):

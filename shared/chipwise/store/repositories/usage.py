@@ -46,17 +46,18 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, date, datetime
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import and_, func, or_, select
 from sqlalchemy.orm import Session
 
-from chipwise.catalog import classify_usage_type, get_usage_kinds
-from chipwise.catalog.usage_types import Treatment
 from chipwise.models.neuron import INSTANCE_RUNTIME_TAG, NeuronHourPart, merge_parts
 from chipwise.models.records import CostLine, HourlyRollup, SeriesCoverage
 from chipwise.store.tables import CostRecord, MetricCoverage, MetricRollup, NeuronRollup, Resource
 from chipwise.store.upsert import upsert
+
+if TYPE_CHECKING:
+    from chipwise.catalog.usage_types import Treatment
 
 RATE_PLACES = Decimal("0.000001")
 NEURON_MONITOR_NAMESPACE = "neuron-monitor"
@@ -146,6 +147,8 @@ def neuroncore_utilisation(
 
 def instance_hour_kinds() -> list[str]:
     """The ``usage_kind`` values that are instance hours (the account's own rates come only from these)."""
+    from chipwise.catalog import get_usage_kinds  # the catalog loads on first use: the neuron ingest needs none
+
     return get_usage_kinds().names("instance_hours")
 
 
@@ -204,6 +207,8 @@ def cost_breakdown(
 ) -> CostBreakdown:
     """Every record of ``[start, end)`` by usage kind (with the catalog's treatment and reason), the unused
     capacity reservations by instance type, and the unknown usage types with their dollars."""
+    from chipwise.catalog import classify_usage_type
+
     by_kind: dict[str, KindTotal] = {}
     unused: dict[str, UnusedReservationTotal] = {}
     unknown: dict[str, Decimal] = {}
