@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
 
@@ -313,3 +313,121 @@ def upload_export(s3: Any, export_dir: Path, bucket: str, prefix: str) -> str:
         key = f"{prefix}/{export_dir.name}/{path.relative_to(export_dir).as_posix()}"
         s3.put_object(Bucket=bucket, Key=key, Body=path.read_bytes())
     return f"s3://{bucket}/{prefix}/{export_dir.name}"
+
+
+TEST_ACCOUNT = "111111111111"
+TEST_SP = f"arn:aws:savingsplans::{TEST_ACCOUNT}:savingsplan/0a1b2c3d-sp"
+TEST_RI = f"arn:aws:ec2:us-east-1:{TEST_ACCOUNT}:reserved-instances/ri-0123"
+TEST_START = datetime(2026, 11, 3, tzinfo=UTC).replace(tzinfo=None)  # CUR timestamps: UTC, written without a zone
+
+
+def line_item_type_bill() -> list[Line]:
+    """One line of each line item type of account 111111111111 (the tests check each effective cost by hand)."""
+    return [
+        # on-demand: 10 h × 0.7582 → effective 7.582 (unblended)
+        Line(
+            TEST_ACCOUNT,
+            "Usage",
+            TEST_START,
+            "USE1-BoxUsage:inf2.xlarge",
+            "i-0d000000000000001",
+            hours=10,
+            unblended_cost=7.582,
+            public_on_demand_rate=0.7582,
+            public_on_demand_cost=7.582,
+            pricing_term="OnDemand",
+            tags={"user:team": "ml-platform", "user:owner": "ana"},
+        ),
+        # Savings Plan: 10 h of trn1.32xlarge, on-demand 215.00, SP effective 150.50 (15.05/h)
+        Line(
+            TEST_ACCOUNT,
+            "SavingsPlanCoveredUsage",
+            TEST_START,
+            "USE1-BoxUsage:trn1.32xlarge",
+            "i-0e000000000000002",
+            hours=10,
+            unblended_cost=215.0,
+            public_on_demand_rate=21.5,
+            public_on_demand_cost=215.0,
+            pricing_term="OnDemand",
+            sp_arn=TEST_SP,
+            sp_effective_cost=150.5,
+            sp_offering_type="EC2InstanceSavingsPlans",
+            sp_family="trn1",
+            sp_end_time="2027-06-30T23:59:59.000Z",
+        ),
+        # its negation cancels the covered usage's unblended cost: excluded
+        Line(
+            TEST_ACCOUNT,
+            "SavingsPlanNegation",
+            TEST_START,
+            "USE1-BoxUsage:trn1.32xlarge",
+            "i-0e000000000000002",
+            hours=0,
+            unblended_cost=-215.0,
+            sp_arn=TEST_SP,
+        ),
+        # the recurring fee: 20/h committed for 10 h = 200, 150.50 used → 49.50 unused (the commitment's, no resource's)
+        Line(
+            TEST_ACCOUNT,
+            "SavingsPlanRecurringFee",
+            TEST_START,
+            "",
+            TEST_SP,
+            product_code="ComputeSavingsPlans",
+            hours=10,
+            unblended_cost=200.0,
+            sp_arn=TEST_SP,
+            sp_total_commitment=200.0,
+            sp_used_commitment=150.5,
+            sp_offering_type="EC2InstanceSavingsPlans",
+            sp_family="trn1",
+            sp_end_time="2027-06-30T23:59:59.000Z",
+        ),
+        # a reservation: 10 h of inf2.8xlarge at an effective 1.20/h = 12.00 (unblended 0), on-demand 19.6786
+        Line(
+            TEST_ACCOUNT,
+            "DiscountedUsage",
+            TEST_START,
+            "USE1-BoxUsage:inf2.8xlarge",
+            "i-0f000000000000003",
+            hours=10,
+            unblended_cost=0.0,
+            public_on_demand_rate=1.96786,
+            public_on_demand_cost=19.6786,
+            pricing_term="Reserved",
+            ri_arn=TEST_RI,
+            ri_effective_cost=12.0,
+            ri_end_time="2027-01-31T00:00:00.000Z",
+        ),
+        # the RI fee: 14.00 billed, 1.00 unused upfront + 2.00 unused recurring → 3.00 unused (not double counted)
+        Line(
+            TEST_ACCOUNT,
+            "RIFee",
+            TEST_START,
+            "USE1-HeavyUsage:inf2.8xlarge",
+            TEST_RI,
+            hours=10,
+            unblended_cost=14.0,
+            ri_arn=TEST_RI,
+            ri_unused_upfront=1.0,
+            ri_unused_recurring=2.0,
+            ri_end_time="2027-01-31T00:00:00.000Z",
+        ),
+        # Spot: 5 h of g5.xlarge at 0.3018 → 1.509; public on-demand 5 × 1.006 = 5.03
+        Line(
+            TEST_ACCOUNT,
+            "Usage",
+            TEST_START,
+            "USE1-SpotUsage:g5.xlarge",
+            "i-0a000000000000004",
+            hours=5,
+            unblended_cost=1.509,
+            public_on_demand_rate=1.006,
+            public_on_demand_cost=5.03,
+            pricing_term="Spot",
+        ),
+        # a credit and tax: kept apart, never a resource's cost
+        Line(TEST_ACCOUNT, "Credit", TEST_START, "", "", product_code="AmazonEC2", unblended_cost=-50.0),
+        Line(TEST_ACCOUNT, "Tax", TEST_START, "", "", product_code="AmazonEC2", region="", unblended_cost=12.34),
+    ]

@@ -406,11 +406,11 @@ def columns_read(table: BillTable, split: bool) -> list[str]:
     return [*CUR_COLUMNS, *(CUR_SPLIT_COLUMNS if split else {})]
 
 
-def logical_query(table: BillTable, source: str, where: str = "") -> str:
+def logical_query(table: BillTable, source: str, where: str = "", split: bool = False) -> str:
     """The one query: the table's lines in canonical form, then summed per account, region, day, resource, pricing
     and commitment (the tags of a resource are the same on its lines: any one is kept). ``source`` is the FROM
-    item (DuckDB's ``read_parquet([...])`` or Athena's table) and ``where`` the partition filter."""
-    split = table == "COST_AND_USAGE_REPORT" and source.endswith("/*split*/")
+    item (DuckDB's ``read_parquet([...])`` or Athena's table) and ``where`` the partition filter; ``split``: the
+    CUR export has the split cost allocation columns."""
     lines = _focus_lines() if table == "FOCUS_1_2_AWS" else _cur_lines(split)
     projection = ",\n  ".join(f"{expr} AS {name}" for name, expr in lines.items())
     group = ", ".join(GROUP_COLUMNS)
@@ -496,8 +496,7 @@ def run_duckdb(files: Sequence[tuple[Path, str]], table: BillTable, split: bool)
         for path, shown in files:
             _check_file(con, path, shown, table, split)
         paths = ", ".join(f"'{_quote(p)}'" for p, _ in files)
-        source = f"read_parquet([{paths}], union_by_name = true)" + (" /*split*/" if split else "")
-        sql = logical_query(table, source)
+        sql = logical_query(table, f"read_parquet([{paths}], union_by_name = true)", split=split)
         try:
             cursor = con.execute(sql)
         except duckdb.Error as exc:
@@ -540,8 +539,8 @@ def athena_statement(table: BillTable, athena: AthenaTable, period: str, split: 
     """The logical query for Athena: the export's table, filtered on its ``billing_period`` partition."""
     if not re.fullmatch(r"[A-Za-z0-9_]+", athena.database) or not re.fullmatch(r"[A-Za-z0-9_]+", athena.table):
         raise BillError(f"athena table {athena.database}.{athena.table}: letters, digits and _ only")
-    source = f'"{athena.database}"."{athena.table}"' + (" /*split*/" if split else "")
-    return logical_query(table, source, where=f"billing_period = '{period}'")
+    source = f'"{athena.database}"."{athena.table}"'
+    return logical_query(table, source, where=f"billing_period = '{period}'", split=split)
 
 
 def run_athena(aws: AwsContext, athena: AthenaTable, table: BillTable, period: str, split: bool) -> ReadResult:

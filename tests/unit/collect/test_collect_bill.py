@@ -4,7 +4,7 @@ of the same bill (the same per-resource figures), and bad exports named by file 
 from __future__ import annotations
 
 import json
-from datetime import date, datetime
+from datetime import date
 from decimal import Decimal
 from pathlib import Path
 
@@ -20,51 +20,15 @@ from chipwise.collect.bill import (
     read_period,
 )
 from chipwise.models.bill import BillPeriod
-from chipwise_devkit.bill_export import Line, write_export
-
-ACCOUNT = "111111111111"
-SP = f"arn:aws:savingsplans::{ACCOUNT}:savingsplan/0a1b2c3d-sp"
-RI = f"arn:aws:ec2:us-east-1:{ACCOUNT}:reserved-instances/ri-0123"
-START = datetime(2026, 11, 3)  # CUR timestamps are UTC, without a zone
-
-
-def bill() -> list[Line]:
-    """One of each line item type; the figures are chosen so each effective cost is checked by hand below."""
-    return [
-        # on-demand: 10 h × 0.7582 → effective 7.582 (unblended)
-        Line(ACCOUNT, "Usage", START, "USE1-BoxUsage:inf2.xlarge", "i-0d000000000000001", hours=10,
-             unblended_cost=7.582, public_on_demand_rate=0.7582, public_on_demand_cost=7.582, pricing_term="OnDemand",
-             tags={"user:team": "ml-platform", "user:owner": "ana"}),
-        # Savings Plan: 10 h of trn1.32xlarge, on-demand 215.00, SP effective 150.50 (15.05/h)
-        Line(ACCOUNT, "SavingsPlanCoveredUsage", START, "USE1-BoxUsage:trn1.32xlarge", "i-0e000000000000002",
-             hours=10, unblended_cost=215.0, public_on_demand_rate=21.5, public_on_demand_cost=215.0,
-             pricing_term="OnDemand", sp_arn=SP, sp_effective_cost=150.5, sp_offering_type="EC2InstanceSavingsPlans",
-             sp_family="trn1", sp_end_time="2027-06-30T23:59:59.000Z"),
-        # its negation cancels the covered usage's unblended cost: excluded
-        Line(ACCOUNT, "SavingsPlanNegation", START, "USE1-BoxUsage:trn1.32xlarge", "i-0e000000000000002",
-             hours=0, unblended_cost=-215.0, sp_arn=SP),
-        # the recurring fee: 20/h committed for 10 h = 200, 150.50 used → 49.50 unused (the commitment's, no resource's)
-        Line(ACCOUNT, "SavingsPlanRecurringFee", START, "", SP, product_code="ComputeSavingsPlans", hours=10,
-             unblended_cost=200.0, sp_arn=SP, sp_total_commitment=200.0, sp_used_commitment=150.5,
-             sp_offering_type="EC2InstanceSavingsPlans", sp_family="trn1", sp_end_time="2027-06-30T23:59:59.000Z"),
-        # a reservation: 10 h of inf2.8xlarge at an effective 1.20/h = 12.00 (unblended 0), on-demand 19.6786
-        Line(ACCOUNT, "DiscountedUsage", START, "USE1-BoxUsage:inf2.8xlarge", "i-0f000000000000003", hours=10,
-             unblended_cost=0.0, public_on_demand_rate=1.96786, public_on_demand_cost=19.6786, pricing_term="Reserved",
-             ri_arn=RI, ri_effective_cost=12.0, ri_end_time="2027-01-31T00:00:00.000Z"),
-        # the RI fee: 14.00 billed, 1.00 unused upfront + 2.00 unused recurring → 3.00 unused (not double counted)
-        Line(ACCOUNT, "RIFee", START, "USE1-HeavyUsage:inf2.8xlarge", RI, hours=10, unblended_cost=14.0, ri_arn=RI,
-             ri_unused_upfront=1.0, ri_unused_recurring=2.0, ri_end_time="2027-01-31T00:00:00.000Z"),
-        # Spot: 5 h of g5.xlarge at 0.3018 → 1.509; public on-demand 5 × 1.006 = 5.03
-        Line(ACCOUNT, "Usage", START, "USE1-SpotUsage:g5.xlarge", "i-0a000000000000004", hours=5,
-             unblended_cost=1.509, public_on_demand_rate=1.006, public_on_demand_cost=5.03, pricing_term="Spot"),
-        # a credit and tax: kept apart, never a resource's cost
-        Line(ACCOUNT, "Credit", START, "", "", product_code="AmazonEC2", unblended_cost=-50.0),
-        Line(ACCOUNT, "Tax", START, "", "", product_code="AmazonEC2", region="", unblended_cost=12.34),
-    ]  # fmt: skip
+from chipwise_devkit.bill_export import TEST_ACCOUNT as ACCOUNT
+from chipwise_devkit.bill_export import TEST_RI as RI
+from chipwise_devkit.bill_export import TEST_SP as SP
+from chipwise_devkit.bill_export import TEST_START as START
+from chipwise_devkit.bill_export import Line, line_item_type_bill, write_export
 
 
 def read(tmp_path: Path, table: str) -> BillPeriod:
-    write_export(tmp_path, "chipwise-cur", "2026-11", bill(), table=table)  # type: ignore[arg-type]
+    write_export(tmp_path, "chipwise-cur", "2026-11", line_item_type_bill(), table=table)  # type: ignore[arg-type]
     return read_period(None, str(tmp_path / "chipwise-cur"), "2026-11")
 
 
@@ -148,7 +112,7 @@ def test_eks_split_cost_is_a_pod_share_never_added_to_the_node(tmp_path: Path) -
 
 
 def test_missing_manifest_names_it(tmp_path: Path) -> None:
-    write_export(tmp_path, "chipwise-cur", "2026-11", bill())
+    write_export(tmp_path, "chipwise-cur", "2026-11", line_item_type_bill())
     with pytest.raises(BillError, match=r"BILLING_PERIOD=2026-10/chipwise-cur-Manifest.json: manifest not found"):
         read_period(None, str(tmp_path / "chipwise-cur"), "2026-10")
 
@@ -156,7 +120,7 @@ def test_missing_manifest_names_it(tmp_path: Path) -> None:
 def test_a_column_of_the_wrong_type_names_file_and_column(tmp_path: Path) -> None:
     import duckdb
 
-    export = write_export(tmp_path, "chipwise-cur", "2026-11", bill())
+    export = write_export(tmp_path, "chipwise-cur", "2026-11", line_item_type_bill())
     data = next((export / "data").rglob("*.parquet"))
     con = duckdb.connect()
     con.execute(
@@ -172,7 +136,7 @@ def test_a_column_of_the_wrong_type_names_file_and_column(tmp_path: Path) -> Non
 
 
 def test_unreadable_parquet_and_unknown_table(tmp_path: Path) -> None:
-    export = write_export(tmp_path, "chipwise-cur", "2026-11", bill())
+    export = write_export(tmp_path, "chipwise-cur", "2026-11", line_item_type_bill())
     data = next((export / "data").rglob("*.parquet"))
     data.write_bytes(b"not parquet")
     with pytest.raises(BillError, match=r"chipwise-cur-00001.snappy.parquet: unreadable Parquet"):

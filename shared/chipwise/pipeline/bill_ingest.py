@@ -1,0 +1,85 @@
+"""Ingest the bill: the billing periods of an AWS Data Exports export, read (DuckDB or Athena) and stored, one
+transaction per period, each replacing any earlier delivery of it.
+
+``chipwise bill ingest`` runs :func:`ingest_bill`; the ``ingest_bill`` Lambda runs :func:`ingest_manifest_object`
+on the S3 ObjectCreated event of a period's manifest (delivered after all its data files)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+
+from sqlalchemy.orm import Session, sessionmaker
+
+from chipwise.aws import AwsContext, aws_context
+from chipwise.clock import utcnow
+from chipwise.collect.bill import AthenaTable, BillError, billing_periods, period_of_manifest_key, read_period
+from chipwise.collect.bill import Engine as BillEngine
+from chipwise.observability import logger
+from chipwise.settings import Settings, get_settings
+from chipwise.store import get_session_factory
+from chipwise.store.repositories.bill import StoredPeriod, replace_period
+from chipwise.store.schema import require_current_schema
+
+
+def athena_table(settings: Settings) -> AthenaTable | None:
+    if not settings.athena_database or not settings.athena_table:
+        return None
+    return AthenaTable(
+        database=settings.athena_database,
+        table=settings.athena_table,
+        workgroup=settings.athena_workgroup,
+        output_location=settings.athena_output_location,
+    )
+
+
+def window_periods(now: datetime, lookback_days: int) -> list[str]:
+    """The billing periods a scan's cost window (the last ``lookback_days`` days before ``now``) touches."""
+    end = now.date()
+    return billing_periods(end - timedelta(days=lookback_days), end)
+
+
+def ingest_bill(
+    aws: AwsContext | None,
+    session_factory: sessionmaker[Session],
+    *,
+    uri: str,
+    periods: Sequence[str],
+    engine: BillEngine,
+    athena: AthenaTable | None = None,
+    now: datetime | None = None,
+) -> list[StoredPeriod]:
+    """Read and store each billing period (each in its own transaction: a bad period stores nothing of itself and
+    stops the run; the periods before it stay stored)."""
+    stored: list[StoredPeriod] = []
+    for period in periods:
+        read = read_period(aws, uri, period, engine=engine, athena=athena)
+        with session_factory.begin() as session:
+            stored.append(replace_period(session, read, now or utcnow()))
+        logger().info(
+            "bill period stored",
+            extra={"period": period, "table": read.table, "engine": engine, "line_items": read.line_items},
+        )
+    return stored
+
+
+def ingest_manifest_object(bucket: str, key: str) -> StoredPeriod:
+    """One delivered manifest (``<prefix>/<export>/metadata/BILLING_PERIOD=YYYY-MM/<export>-Manifest.json``): its
+    billing period read with the configured engine and stored."""
+    period = period_of_manifest_key(f"/{key}")
+    if period is None:
+        raise BillError(f"s3://{bucket}/{key}: not a Data Exports manifest key")
+    export_prefix = key.split("/metadata/BILLING_PERIOD=", 1)[0]
+    settings = get_settings()
+    require_current_schema(settings.database_url)
+    factory = get_session_factory(settings.database_url)
+    aws = aws_context(settings.region)
+    (stored,) = ingest_bill(
+        aws,
+        factory,
+        uri=f"s3://{bucket}/{export_prefix}",
+        periods=[period],
+        engine=settings.bill_engine,
+        athena=athena_table(settings),
+    )
+    return stored
