@@ -184,3 +184,32 @@ def test_athena_denied_names_the_action(aws: Any, session_factory: sessionmaker[
                     athena=athena)  # fmt: skip
     with session_factory() as session:
         assert session.query(BillPeriodRow).count() == 0
+
+
+def test_the_lambda_stores_the_period_its_manifest_event_names(
+    aws: Any,
+    use_db: str,
+    session_factory: sessionmaker[Session],
+    tmp_path: Path,
+    lambda_context: Any,
+) -> None:
+    import importlib.util
+
+    _upload(_export(tmp_path, line_item_type_bill()))
+    root = Path(__file__).resolve().parents[3]
+    spec = importlib.util.spec_from_file_location("ingest_bill_app", root / "functions/ingest_bill/app.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    event = json.loads((root / "events/ingest_bill/s3_manifest_created.json").read_text())
+    answer = module.handler(event, lambda_context)
+    assert answer == {
+        "status": "stored",
+        "stored": [{"billing_period": "2026-11", "line_items": 8, "table": "COST_AND_USAGE_REPORT"}],
+        "errors": [],
+    }
+    with session_factory() as session:
+        assert _stored(session) == EFFECTIVE
+    # a data file's event is not a manifest: nothing to do
+    event["Records"][0]["s3"]["object"]["key"] = "cur/chipwise-cur/data/BILLING_PERIOD%3D2026-11/x.parquet"
+    assert module.handler(event, lambda_context)["status"] == "ignored"
