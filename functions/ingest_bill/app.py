@@ -1,4 +1,4 @@
-"""Lambda handler for a delivered AWS Data Exports manifest (``metadata/BILLING_PERIOD=YYYY-MM/<export>-Manifest.json``):
+"""Lambda handler for a delivered AWS Data Exports manifest (`metadata/BILLING_PERIOD=YYYY-MM/<export>-Manifest.json`):
 the S3 ObjectCreated notification or EventBridge "Object Created" event, parsed with the Powertools S3 models in
 :func:`chipwise.pipeline.bill_ingest.ingest_event`, which reads and stores that billing period."""
 
