@@ -29,13 +29,15 @@ def evaluate_account(
     policy: Policy | None = None,
     lookback_days: int | None = None,
     scan_id: str | None = None,
+    bill: bool = False,
 ) -> list[FindingDocument]:
     """Profile the account's resources in ``region`` over the look-back window ending at ``now``, run every
-    enabled rule, apply the findings lifecycle in the store and return the open findings, top savings first."""
+    enabled rule, apply the findings lifecycle in the store and return the open findings, top savings first. With
+    ``bill``, each resource the stored bill names is priced at its own effective rate."""
     policy = policy or load_policy()
     start, end = metric_window(now, lookback_days or get_settings().lookback_days)
     ctx = default_context(now)
-    source = ProfileInputRepository(session, account_id=account_id, region=region)
+    source = ProfileInputRepository(session, account_id=account_id, region=region, bill=bill)
     profiles = build_profiles(source, start=start, end=end, catalog=ctx.catalog)
     rules = policy.rules()
     drafts = evaluate_profiles(profiles, rules, ctx)
