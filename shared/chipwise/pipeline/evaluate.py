@@ -4,6 +4,7 @@ findings lifecycle."""
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import replace
 from datetime import datetime
 
 from sqlalchemy.orm import Session
@@ -16,6 +17,7 @@ from chipwise.pipeline.policy import load_policy
 from chipwise.rules.engine import default_context, evaluate_profiles
 from chipwise.rules.policy import Policy
 from chipwise.settings import get_settings
+from chipwise.store.repositories.bill import public_rates
 from chipwise.store.repositories.findings import OPEN, FindingRepository, finding_document
 from chipwise.store.repositories.profile_inputs import ProfileInputRepository
 
@@ -37,6 +39,8 @@ def evaluate_account(
     policy = policy or load_policy()
     start, end = metric_window(now, lookback_days or get_settings().lookback_days)
     ctx = default_context(now)
+    if bill:  # a type the catalog cannot price takes the public on-demand rate the account's bill states
+        ctx = replace(ctx, catalog=ctx.catalog.with_account_prices(public_rates(session, account_id, region), region))
     source = ProfileInputRepository(session, account_id=account_id, region=region, bill=bill)
     profiles = build_profiles(source, start=start, end=end, catalog=ctx.catalog)
     rules = policy.rules()

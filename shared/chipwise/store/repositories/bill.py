@@ -152,9 +152,9 @@ def resource_bills(
     return found
 
 
-def public_rates(session: Session, account_id: str) -> dict[str, tuple[Decimal, str]]:
+def public_rates(session: Session, account_id: str, region: str | None = None) -> dict[str, tuple[Decimal, str]]:
     """Per lower-case instance type, the public on-demand rate the account's bill states (its latest billing
-    period) and that period."""
+    period, in ``region`` when given) and that period."""
     stmt = (
         select(BillResourceCost.instance_type, BillResourceCost.public_on_demand_rate, BillPeriodRow.billing_period)
         .join(BillPeriodRow, BillPeriodRow.id == BillResourceCost.period_id)
@@ -166,6 +166,8 @@ def public_rates(session: Session, account_id: str) -> dict[str, tuple[Decimal, 
         )
         .order_by(BillPeriodRow.billing_period)
     )
+    if region is not None:
+        stmt = stmt.where(BillResourceCost.region == region)
     rates: dict[str, tuple[Decimal, str]] = {}
     for instance_type, rate, period in session.execute(stmt):
         if instance_type and rate is not None:
