@@ -21,6 +21,7 @@ from pydantic import EmailStr, TypeAdapter, ValidationError
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from chipwise.models.common import first_tag
 from chipwise.models.findings import FindingDocument
 from chipwise.models.resources import WorkloadHints, parse_hints
 from chipwise.presentation import (
@@ -111,10 +112,11 @@ class FindingLine:
     first_seen: datetime
     owners: tuple[str, ...] = ()
     excluded_from_totals: str | None = None  # "quote_needed" or "committed": its saving is not counted
+    team: str | None = None  # from the resource's team tag (live, or the bill's cost allocation tag)
     console_url: str = ""  # the resource's page in the AWS console
 
     @classmethod
-    def from_document(cls, doc: FindingDocument, owners: tuple[str, ...] = ()) -> FindingLine:
+    def from_document(cls, doc: FindingDocument, owners: tuple[str, ...] = (), team: str | None = None) -> FindingLine:
         measured = doc.measured_monthly_savings_usd is not None
         savings = best_saving(doc)
         return cls(
@@ -139,6 +141,7 @@ class FindingLine:
             status=doc.status,
             first_seen=doc.first_seen,
             owners=owners,
+            team=team,
             excluded_from_totals=doc.recommendation.excluded_from_totals,
             console_url=console_url(doc.resource_id, doc.region, doc.resource_kind),
         )
@@ -278,6 +281,33 @@ class AccountSnapshot:
 
 
 @dataclass(frozen=True)
+class TeamLine:
+    """One team's open findings and their counted saving (resources with no team tag: ``team`` None)."""
+
+    team: str | None
+    findings: int
+    monthly_savings_usd: Decimal
+
+
+def waste_by_team(lines: Sequence[FindingLine]) -> tuple[TeamLine, ...]:
+    """Counted savings per team, largest first; empty when no finding's resource carries a team tag."""
+    if not any(line.team for line in lines):
+        return ()
+    totals: dict[str | None, Decimal] = defaultdict(Decimal)
+    counts: dict[str | None, int] = defaultdict(int)
+    for line in lines:
+        if line.status != "open":
+            continue
+        counts[line.team] += 1
+        if line.excluded_from_totals is None:
+            totals[line.team] += line.monthly_savings_usd
+    return tuple(
+        TeamLine(team, counts[team], totals[team])
+        for team in sorted(counts, key=lambda t: (-totals[t], t is None, t or ""))
+    )
+
+
+@dataclass(frozen=True)
 class Digest:
     """The daily digest of one account (or of the part of it one owner owns)."""
 
@@ -301,6 +331,7 @@ class Digest:
     owners_not_allowed: tuple[str, ...] = ()  # owner tags outside the allow-list: listed here, never emailed
     list_limit: int = CHANGES_SHOWN  # lines per "what changed" list in an email; the rest is counted
     realised: tuple[RealisedLine, ...] = ()
+    by_team: tuple[TeamLine, ...] = ()
 
     @property
     def realised_to_date_usd(self) -> Decimal:
@@ -359,7 +390,35 @@ def _owners_by_arn(
     return owners
 
 
-def load_snapshot(session: Session, account_id: str, *, since: datetime, owner_opt_in: bool = False) -> AccountSnapshot:
+def _teams_by_arn(session: Session, account_id: str, arns: Iterable[str], keys: Sequence[str]) -> dict[str, str]:
+    """The team of each resource: its live tags first, else the cost allocation tags the bill carries for it."""
+    if not keys:
+        return {}
+    from chipwise.store.repositories.bill import resource_tags
+
+    billed = {k.lower(): v for k, v in resource_tags(session, account_id).items()}
+    wanted = list(set(arns))
+    teams: dict[str, str] = {}
+    for start in range(0, len(wanted), 500):
+        chunk = wanted[start : start + 500]
+        rows = session.execute(select(Resource.arn, Resource.tags, Resource.details).where(Resource.arn.in_(chunk)))
+        for arn, tags, details in rows:
+            instance_id = (details or {}).get("instance_id") if isinstance(details, dict) else None
+            bill_tags = billed.get(str(instance_id or arn).lower(), {})
+            team = first_tag({k: str(v) for k, v in (tags or {}).items()}, keys) or first_tag(bill_tags, keys)
+            if team:
+                teams[arn] = team
+    return teams
+
+
+def load_snapshot(
+    session: Session,
+    account_id: str,
+    *,
+    since: datetime,
+    owner_opt_in: bool = False,
+    team_tag_keys: Sequence[str] = (),
+) -> AccountSnapshot:
     """Open findings, findings resolved after ``since`` and benchmark results recorded after ``since``."""
     rows = list(
         session.scalars(
@@ -381,8 +440,9 @@ def load_snapshot(session: Session, account_id: str, *, since: datetime, owner_o
     ).all()
     findings = {row.id: row for row in rows} | {finding.id: finding for _, finding in benchmarks}
     owners = _owners_by_arn(session, (f.resource_arn for f in findings.values()), opt_in_by_default=owner_opt_in)
+    teams = _teams_by_arn(session, account_id, (f.resource_arn for f in findings.values()), team_tag_keys)
     lines = {
-        fid: FindingLine.from_document(finding_document(f), owners.get(f.resource_arn, ()))
+        fid: FindingLine.from_document(finding_document(f), owners.get(f.resource_arn, ()), teams.get(f.resource_arn))
         for fid, f in findings.items()
     }
     account = session.get(Account, account_id)
@@ -481,6 +541,7 @@ def build_digest(
         top=ranked[:top_n],
         more_count=max(0, len(ranked) - top_n),
         by_rule=waste_by_rule(ranked),
+        by_team=waste_by_team(ranked),
         new=new,
         resolved=by_savings(snapshot.resolved),
         benchmarked=list(snapshot.benchmarked),
