@@ -8,8 +8,8 @@ from decimal import Decimal
 from notify_factories import NOW, line
 
 from chipwise.act.notify.digest import AccountSnapshot, TeamLine, build_digest, waste_by_team
-from chipwise.render import render
 from chipwise.models.common import first_tag
+from chipwise.render import render
 
 
 def test_waste_by_team_sums_counted_savings_largest_first() -> None:
