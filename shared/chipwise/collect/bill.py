@@ -29,7 +29,7 @@ import shutil
 import tempfile
 import time
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import Decimal
@@ -483,8 +483,13 @@ def _quote(path: Path) -> str:
 
 @dataclass
 class ReadResult:
-    rows: list[dict[str, Any]]
+    rows: Iterable[Mapping[str, Any]]
     bytes_read: int
+
+
+def _as_mappings(names: Sequence[str], rows: Iterable[Sequence[Any]]) -> Iterator[dict[str, Any]]:
+    for row in rows:
+        yield dict(zip(names, row, strict=True))
 
 
 def run_duckdb(files: Sequence[tuple[Path, str]], table: BillTable, split: bool) -> ReadResult:
@@ -502,8 +507,8 @@ def run_duckdb(files: Sequence[tuple[Path, str]], table: BillTable, split: bool)
         except duckdb.Error as exc:
             raise BillError(f"{files[0][1]}: the bill query failed ({str(exc).splitlines()[0]})") from exc
         names = [d[0] for d in cursor.description or []]
-        rows = [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
-        return ReadResult(rows, sum(p.stat().st_size for p, _ in files))
+        rows = cursor.fetchall()  # tuples: each becomes a mapping only while it is assembled
+        return ReadResult(_as_mappings(names, rows), sum(p.stat().st_size for p, _ in files))
     finally:
         con.close()
 
@@ -682,6 +687,7 @@ def assemble(
     )
     unattributed: dict[tuple[str, str, str], Decimal] = defaultdict(Decimal)
     commitment_rows: dict[str, dict[str, Any]] = {}
+    shared_tags: dict[tuple[tuple[str, str], ...], dict[str, str]] = {}  # one dict per distinct tag set
     for row in rows:
         kind = _text(row["kind"])
         result.line_items += int(row.get("line_items") or 0)
@@ -712,7 +718,7 @@ def assemble(
                 usage_hours=_decimal(row["hours"]),
                 commitment_arn=arn or None,
                 parent_resource_id=_text(row["parent_resource_id"]) or None,
-                tags=parse_tags(row.get("tags")),
+                tags=_shared(shared_tags, parse_tags(row.get("tags"))),
             )
             result.resources.append(cost)
             if arn and cost.parent_resource_id is None:
@@ -732,6 +738,12 @@ def assemble(
     ]
     result.commitments = _commitments(commitment_rows, result.resources)
     return result
+
+
+def _shared(cache: dict[tuple[tuple[str, str], ...], dict[str, str]], tags: dict[str, str]) -> dict[str, str]:
+    """The same dict for the same tags (a resource's lines all carry its tags: one copy, not one per day)."""
+    key = tuple(sorted(tags.items()))
+    return cache.setdefault(key, tags)
 
 
 def _commitment_entry(account: str) -> dict[str, Any]:

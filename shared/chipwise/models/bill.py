@@ -48,7 +48,7 @@ class ExportManifest(BaseModel):
         return {c.name for c in self.columns}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ResourceCost:
     """One resource's usage on one day under one pricing (or one EKS pod's split share of its node, named by
     ``parent_resource_id``: a share, never added to the node's own cost again)."""
