@@ -408,7 +408,8 @@ def columns_read(table: BillTable, split: bool) -> list[str]:
 
 def logical_query(table: BillTable, source: str, where: str = "", split: bool = False) -> str:
     """The one query: the table's lines in canonical form, then summed per account, region, day, resource, pricing
-    and commitment (the tags of a resource are the same on its lines: any one is kept). ``source`` is the FROM
+    and commitment (the tags of a resource are the same on its lines: any one is kept; negations stay as their own
+    rows, at 0, so that every line item read is counted). ``source`` is the FROM
     item (DuckDB's ``read_parquet([...])`` or Athena's table) and ``where`` the partition filter; ``split``: the
     CUR export has the split cost allocation columns."""
     lines = _focus_lines() if table == "FOCUS_1_2_AWS" else _cur_lines(split)
@@ -421,7 +422,7 @@ def logical_query(table: BillTable, source: str, where: str = "", split: bool = 
         "  MAX(list_rate) AS list_rate, SUM(hours) AS hours, SUM(commitment_total) AS commitment_total,\n"
         "  MAX(offering_type) AS offering_type, MAX(family) AS family, MAX(end_time) AS end_time,\n"
         "  arbitrary(tags) AS tags, COUNT(*) AS line_items\n"
-        f"FROM lines\nWHERE kind <> 'negation'\nGROUP BY {group}"
+        f"FROM lines\nGROUP BY {group}"
     )
 
 
@@ -691,6 +692,8 @@ def assemble(
     for row in rows:
         kind = _text(row["kind"])
         result.line_items += int(row.get("line_items") or 0)
+        if kind == "negation":  # cancels the covered usage's unblended cost: nobody's effective cost
+            continue
         account, region = _text(row["account_id"]), _text(row["region"])
         effective = _decimal(row["effective"])
         arn = _text(row["commitment_arn"])

@@ -18,7 +18,7 @@ def test_ingest_then_show(use_db: str, tmp_path: Path, capsys: pytest.CaptureFix
     assert (stored["billing_period"], stored["table_name"], stored["line_items"]) == (
         "2026-11",
         "COST_AND_USAGE_REPORT",
-        8,
+        9,
     )
     assert main(["bill", "show", "--json"]) == 0
     shown = json.loads(capsys.readouterr().out)

@@ -56,7 +56,7 @@ def test_ingest_from_s3_with_duckdb_and_redelivery_replaces(
     uri = _upload(_export(tmp_path / "first", line_item_type_bill()))
     assert uri == f"s3://{BUCKET}/cur/chipwise-cur"
     (stored,) = ingest_bill(aws_context("us-east-1"), session_factory, uri=uri, periods=["2026-11"], engine="duckdb")
-    assert (stored.table_name, stored.line_items) == ("COST_AND_USAGE_REPORT", 8)  # 9 lines, the negation excluded
+    assert (stored.table_name, stored.line_items) == ("COST_AND_USAGE_REPORT", 9)  # every line read, the negation too
     with session_factory() as session:
         assert _stored(session) == EFFECTIVE
         assert session.query(BillCommitment).count() == 2
@@ -205,7 +205,7 @@ def test_the_lambda_stores_the_period_its_manifest_event_names(
     answer = module.handler(event, lambda_context)
     assert answer == {
         "status": "stored",
-        "stored": [{"billing_period": "2026-11", "line_items": 8, "table": "COST_AND_USAGE_REPORT"}],
+        "stored": [{"billing_period": "2026-11", "line_items": 9, "table": "COST_AND_USAGE_REPORT"}],
         "errors": [],
     }
     with session_factory() as session:
