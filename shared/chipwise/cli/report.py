@@ -9,6 +9,7 @@ import typer
 from chipwise.act.report.build import build_report, find_scan, write_report
 from chipwise.cli.common import err, out, store_session
 from chipwise.clock import utcnow
+from chipwise.settings import get_settings
 
 
 def report_command(
@@ -21,7 +22,7 @@ def report_command(
     scans, utilisation heat-maps of the top findings, and every finding's evidence. No script, nothing fetched."""
     with store_session() as session:
         found = find_scan(session, scan_id=scan, account_id=account, region=region)
-        view = build_report(session, found, now=utcnow())
+        view = build_report(session, found, now=utcnow(), team_tag_keys=get_settings().team_tag_keys)
     path = write_report(view, output_dir)
     err.print(f"{len(view.findings)} finding(s), {view.scans} scan(s) in the trend", highlight=False)
     out.print(str(path), highlight=False, markup=False, soft_wrap=True)

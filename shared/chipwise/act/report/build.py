@@ -13,7 +13,8 @@ A figure the store does not hold is said to be unknown, never guessed.
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
 from pathlib import Path
@@ -104,6 +105,8 @@ class ReportView:
     trend: Trend
     trend_rows: list[TrendRow]
     scans: int
+    by_team: list[Bar] = field(default_factory=list)  # counted savings by the resources' team tag (none: no section)
+    cost_source: str = "cost_explorer"  # where the scan's spend came from: bill | cost_explorer
 
     @property
     def filename(self) -> str:
@@ -259,7 +262,45 @@ def _finding_view(d: FindingDocument) -> FindingView:
     )
 
 
-def build_report(session: Session, scan: Scan, *, now: datetime) -> ReportView:
+def _team_bars(
+    session: Session, account_id: str, documents: Sequence[FindingDocument], keys: Sequence[str]
+) -> list[Bar]:
+    """Counted savings per team (the resource's team tag, live or the bill's cost allocation tag); empty when no
+    finding's resource carries one."""
+    if not keys or not documents:
+        return []
+    from chipwise.models.common import first_tag
+    from chipwise.store.repositories.bill import resource_tags
+
+    billed = {k.lower(): v for k, v in resource_tags(session, account_id).items()}
+    rows = session.execute(
+        select(Resource.arn, Resource.tags, Resource.details).where(
+            Resource.arn.in_([d.resource_id for d in documents])
+        )
+    )
+    teams: dict[str, str] = {}
+    for arn, tags, details in rows:
+        instance_id = details.get("instance_id") if isinstance(details, dict) else None
+        team = first_tag({k: str(v) for k, v in (tags or {}).items()}, keys) or first_tag(
+            billed.get(str(instance_id or arn).lower(), {}), keys
+        )
+        if team:
+            teams[arn] = team
+    if not teams:
+        return []
+    totals: dict[str, list[Any]] = defaultdict(lambda: [Decimal(0), 0])
+    for d in documents:
+        entry = totals[teams.get(d.resource_id, "(no team tag)")]
+        entry[0] += best_saving(d)
+        entry[1] += 1
+    items = sorted(
+        ((team, total, f"{count} finding(s)") for team, (total, count) in totals.items() if total > 0),
+        key=lambda item: (-item[1], item[0]),
+    )
+    return bars(items)
+
+
+def build_report(session: Session, scan: Scan, *, now: datetime, team_tag_keys: Sequence[str] = ()) -> ReportView:
     """The report's view of ``scan`` (its account and region's findings as the store holds them now)."""
     document = _document(scan)
     rows = FindingRepository(session).find(account_id=scan.account_id, region=scan.region, statuses=(OPEN, WITHDRAWN))
@@ -315,6 +356,8 @@ def build_report(session: Session, scan: Scan, *, now: datetime) -> ReportView:
         trend=chart,
         trend_rows=trend_rows,
         scans=len(trend_rows),
+        by_team=_team_bars(session, scan.account_id, counted, team_tag_keys),
+        cost_source=document.costs.source if document else "cost_explorer",
     )
 
 
