@@ -21,7 +21,6 @@ from pydantic import EmailStr, TypeAdapter, ValidationError
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from chipwise.models.common import first_tag
 from chipwise.models.findings import FindingDocument
 from chipwise.models.resources import WorkloadHints, parse_hints
 from chipwise.presentation import (
@@ -38,6 +37,7 @@ from chipwise.presentation import (
     suppress_command,
     target_label,
 )
+from chipwise.store.repositories.bill import teams_by_arn
 from chipwise.store.repositories.findings import finding_document
 from chipwise.store.repositories.realised import RealisedSavingRepository
 from chipwise.store.tables import Account, Finding, Recommendation, Resource
@@ -390,27 +390,6 @@ def _owners_by_arn(
     return owners
 
 
-def _teams_by_arn(session: Session, account_id: str, arns: Iterable[str], keys: Sequence[str]) -> dict[str, str]:
-    """The team of each resource: its live tags first, else the cost allocation tags the bill carries for it."""
-    if not keys:
-        return {}
-    from chipwise.store.repositories.bill import resource_tags
-
-    billed = {k.lower(): v for k, v in resource_tags(session, account_id).items()}
-    wanted = list(set(arns))
-    teams: dict[str, str] = {}
-    for start in range(0, len(wanted), 500):
-        chunk = wanted[start : start + 500]
-        rows = session.execute(select(Resource.arn, Resource.tags, Resource.details).where(Resource.arn.in_(chunk)))
-        for arn, tags, details in rows:
-            instance_id = (details or {}).get("instance_id") if isinstance(details, dict) else None
-            bill_tags = billed.get(str(instance_id or arn).lower(), {})
-            team = first_tag({k: str(v) for k, v in (tags or {}).items()}, keys) or first_tag(bill_tags, keys)
-            if team:
-                teams[arn] = team
-    return teams
-
-
 def load_snapshot(
     session: Session,
     account_id: str,
@@ -440,7 +419,7 @@ def load_snapshot(
     ).all()
     findings = {row.id: row for row in rows} | {finding.id: finding for _, finding in benchmarks}
     owners = _owners_by_arn(session, (f.resource_arn for f in findings.values()), opt_in_by_default=owner_opt_in)
-    teams = _teams_by_arn(session, account_id, (f.resource_arn for f in findings.values()), team_tag_keys)
+    teams = teams_by_arn(session, account_id, (f.resource_arn for f in findings.values()), team_tag_keys)
     lines = {
         fid: FindingLine.from_document(finding_document(f), owners.get(f.resource_arn, ()), teams.get(f.resource_arn))
         for fid, f in findings.items()

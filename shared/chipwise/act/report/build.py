@@ -44,6 +44,7 @@ from chipwise.presentation import (
     suppress_command,
 )
 from chipwise.render import render
+from chipwise.store.repositories.bill import teams_by_arn
 from chipwise.store.repositories.findings import OPEN, WITHDRAWN, FindingRepository, finding_document
 from chipwise.store.tables import MetricRollup, NeuronRollup, Resource, Scan
 
@@ -267,25 +268,7 @@ def _team_bars(
 ) -> list[Bar]:
     """Counted savings per team (the resource's team tag, live or the bill's cost allocation tag); empty when no
     finding's resource carries one."""
-    if not keys or not documents:
-        return []
-    from chipwise.models.common import first_tag
-    from chipwise.store.repositories.bill import resource_tags
-
-    billed = {k.lower(): v for k, v in resource_tags(session, account_id).items()}
-    rows = session.execute(
-        select(Resource.arn, Resource.tags, Resource.details).where(
-            Resource.arn.in_([d.resource_id for d in documents])
-        )
-    )
-    teams: dict[str, str] = {}
-    for arn, tags, details in rows:
-        instance_id = details.get("instance_id") if isinstance(details, dict) else None
-        team = first_tag({k: str(v) for k, v in (tags or {}).items()}, keys) or first_tag(
-            billed.get(str(instance_id or arn).lower(), {}), keys
-        )
-        if team:
-            teams[arn] = team
+    teams = teams_by_arn(session, account_id, [d.resource_id for d in documents], keys)
     if not teams:
         return []
     totals: dict[str, list[Any]] = defaultdict(lambda: [Decimal(0), 0])

@@ -257,3 +257,26 @@ def unattributed(session: Session, account_id: str | None = None) -> list[BillUn
     if account_id is not None:
         stmt = stmt.where(BillUnattributed.account_id == account_id)
     return list(session.scalars(stmt.order_by(BillUnattributed.account_id, BillUnattributed.category)))
+
+
+def teams_by_arn(session: Session, account_id: str, arns: Iterable[str], keys: Sequence[str]) -> dict[str, str]:
+    """The team of each stored resource of ``arns``: its live tags first, else the cost allocation tags the bill
+    carries for it (by EC2 instance id, else ARN); resources with neither are absent."""
+    from chipwise.models.common import first_tag
+    from chipwise.store.tables import Resource
+
+    wanted = list(set(arns))
+    if not keys or not wanted:
+        return {}
+    billed = {k.lower(): v for k, v in resource_tags(session, account_id).items()}
+    teams: dict[str, str] = {}
+    for start in range(0, len(wanted), 500):
+        chunk = wanted[start : start + 500]
+        rows = session.execute(select(Resource.arn, Resource.tags, Resource.details).where(Resource.arn.in_(chunk)))
+        for arn, tags, details in rows:
+            instance_id = details.get("instance_id") if isinstance(details, dict) else None
+            live = {str(k): str(v) for k, v in (tags or {}).items()}
+            team = first_tag(live, keys) or first_tag(billed.get(str(instance_id or arn).lower(), {}), keys)
+            if team:
+                teams[str(arn)] = team
+    return teams
