@@ -20,11 +20,13 @@ from botocore.config import Config
 from chipwise.observability import quiet_libraries
 
 if TYPE_CHECKING:
+    from mypy_boto3_athena import AthenaClient
     from mypy_boto3_batch import BatchClient
     from mypy_boto3_ce import CostExplorerClient
     from mypy_boto3_cloudwatch import CloudWatchClient
     from mypy_boto3_ec2 import EC2Client
     from mypy_boto3_events import EventBridgeClient
+    from mypy_boto3_glue import GlueClient
     from mypy_boto3_iam import IAMClient
     from mypy_boto3_organizations import OrganizationsClient
     from mypy_boto3_pricing import PricingClient
@@ -94,6 +96,8 @@ class AwsContext:
     _clients: dict[tuple[str, str], Any] = field(default_factory=dict)
 
     @overload
+    def client(self, service: Literal["athena"], region: str | None = None) -> AthenaClient: ...
+    @overload
     def client(self, service: Literal["batch"], region: str | None = None) -> BatchClient: ...
     @overload
     def client(self, service: Literal["bedrock"], region: str | None = None) -> Any: ...  # no stubs installed
@@ -105,6 +109,8 @@ class AwsContext:
     def client(self, service: Literal["ec2"], region: str | None = None) -> EC2Client: ...
     @overload
     def client(self, service: Literal["events"], region: str | None = None) -> EventBridgeClient: ...
+    @overload
+    def client(self, service: Literal["glue"], region: str | None = None) -> GlueClient: ...
     @overload
     def client(self, service: Literal["iam"], region: str | None = None) -> IAMClient: ...
     @overload

@@ -207,7 +207,35 @@ class Settings(BaseSettings):
         "<report_base_url>/<report file>. Without it the digest names the `chipwise report` command.",
     )
 
-    @field_validator("regions", "account_ids", "email_recipients", mode="before")
+    data_export_uri: str | None = Field(
+        None,
+        description="The AWS Data Exports export (CUR 2.0 or FOCUS 1.2) to read the bill from: "
+        "s3://bucket/prefix/export-name (or a local directory laid out the same way).",
+    )
+    bill_engine: Literal["duckdb", "athena"] = Field(
+        "duckdb", description="How the bill is read: DuckDB over the export's Parquet files, or Amazon Athena."
+    )
+    athena_database: str | None = Field(None, description="Glue database of the export's Athena table.")
+    athena_table: str | None = Field(None, description="The export's Athena table (Data Exports integration).")
+    athena_workgroup: str = Field("primary", description="Athena workgroup the bill query runs in.")
+    athena_output_location: str | None = Field(
+        None, description="s3:// location of Athena's query results (none: the workgroup's own)."
+    )
+    cost_source: Literal["auto", "bill", "cost_explorer"] = Field(
+        "auto",
+        description="Where a scan's costs come from: auto (the stored bill when it covers the window, else Cost "
+        "Explorer), bill (only the bill), cost_explorer (only Cost Explorer).",
+    )
+    owner_tag_keys: Annotated[list[str], NoDecode] = Field(
+        default_factory=lambda: ["owner", "user:owner"],
+        description="Tag keys naming a resource's owner, first found wins (the bill's user: forms included).",
+    )
+    team_tag_keys: Annotated[list[str], NoDecode] = Field(
+        default_factory=lambda: ["team", "user:team", "cost-center", "user:cost-center"],
+        description="Tag keys naming a resource's team, first found wins (the bill's user: forms included).",
+    )
+
+    @field_validator("regions", "account_ids", "email_recipients", "owner_tag_keys", "team_tag_keys", mode="before")
     @classmethod
     def _csv(cls, value: object) -> object:
         return _split_csv(value)

@@ -21,6 +21,7 @@ FUNCTIONS = (
     "scan_dispatch",
     "scan_account",
     "ingest_neuron",
+    "ingest_bill",
     "benchmark_dispatch",
     "benchmark_result",
     "notify",

@@ -131,6 +131,15 @@ class Emulator:
         """Queue GetCostAndUsage responses: each distinct request body takes the next page (moto.md §1)."""
         self._post("/moto-api/static/ce/cost-and-usage-results", {"account_id": account_id, "results": pages})
 
+    def inject_athena_results(
+        self, results: list[dict[str, Any]], account_id: str = DEFAULT_ACCOUNT_ID, region: str = "us-east-1"
+    ) -> None:
+        """Queue GetQueryResults answers (``{"rows": [...], "column_info": [...]}``): each new query execution takes
+        the next one (moto does not run queries)."""
+        self._post(
+            "/moto-api/static/athena/query-results", {"account_id": account_id, "region": region, "results": results}
+        )
+
     def seed_metrics(
         self, points: Iterable[MetricPoint], account_id: str = DEFAULT_ACCOUNT_ID, region: str = "us-east-1"
     ) -> int:

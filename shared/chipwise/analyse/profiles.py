@@ -48,7 +48,7 @@ COMMITMENT_MIN_SHARE = Decimal("0.01")
 
 MetricKey = tuple[str, str]
 NeuronTelemetry = Literal["present", "missing", "unknown"]
-RateSource = Literal["cost_explorer", "catalog"]
+RateSource = Literal["bill", "cost_explorer", "catalog"]
 
 # CloudWatch metrics the rules read, and which rollup column is the hour's value: sums for counters, the hour's
 # maximum for gauges (conservative: an hour is idle only when even its busiest minute was).
@@ -340,6 +340,12 @@ class ProfileSource(Protocol):
         """Per lower-case instance type: (unblended, amortized, usage hours) over ``[start, end)``."""
         ...
 
+    def bill_usage(self, start: date, end: date) -> Mapping[str, tuple[Decimal, Decimal, Decimal, bool]]:
+        """Per lower-case resource id of the bill (EC2 instance id, SageMaker ARN): (public on-demand cost, effective
+        cost, usage hours, whether a Savings Plan or reservation covered some of it); empty when the scan prices
+        from Cost Explorer."""
+        ...
+
     def metric_rows(
         self,
         start: datetime,
@@ -367,11 +373,21 @@ def build_profiles(source: ProfileSource, *, start: datetime, end: datetime, cat
         coverage[resource_id][(namespace, metric)] = Coverage(bool(exists), int(hours or 0))
     region = str(resources[0]["region"])
     rates = _rates(source.usage_by_type(start.date(), end.date()), region, catalog)
+    billed = _bill_rates(source.bill_usage(start.date(), end.date()), region, catalog, resources)
     parse = _HourParser()
     neuron = _neuron_series(source.neuron_rows(start, end), parse)
     metrics = _metric_series(source, start, end, parse)
     return [
-        _profile(r, start, end, rates, coverage.get(r["id"], {}), metrics.get(r["id"], {}), neuron, catalog)
+        _profile(
+            r,
+            start,
+            end,
+            billed.get(r["id"], rates),
+            coverage.get(r["id"], {}),
+            metrics.get(r["id"], {}),
+            neuron,
+            catalog,
+        )
         for r in resources
     ]
 
@@ -394,6 +410,46 @@ def _rates(
             commitment_discount=discount,
         )
     return facts
+
+
+def bill_key(row: Mapping[str, Any]) -> str:
+    """How the bill names a resource: its EC2 instance id, else its ARN (lower case)."""
+    details = row.get("details") or {}
+    instance_id = details.get("instance_id") if isinstance(details, Mapping) else None
+    return str(instance_id or row["arn"]).lower()
+
+
+def _bill_rates(
+    usage: Mapping[str, tuple[Decimal, Decimal, Decimal, bool]],
+    region: str,
+    catalog: Catalog,
+    resources: Sequence[Mapping[str, Any]],
+) -> dict[int, dict[str, CostFacts]]:
+    """Each resource the bill names, at its own effective rate (effective cost ÷ usage hours), keyed by resource
+    id then instance type (the shape :func:`_cost_facts` reads)."""
+    if not usage:
+        return {}
+    found: dict[int, dict[str, CostFacts]] = {}
+    for row in resources:
+        item = usage.get(bill_key(row))
+        instance_type = row.get("instance_type")
+        if item is None or not instance_type:
+            continue
+        public, effective, hours, committed = item
+        if hours <= 0:
+            continue
+        discount = Decimal(0)
+        if committed and public > 0 and effective < public:
+            discount = (1 - effective / public).quantize(RATE_PLACES)
+        found[int(row["id"])] = {
+            str(instance_type).lower(): CostFacts(
+                hourly_rate=(effective / hours).quantize(RATE_PLACES),
+                rate_source="bill",
+                catalog_rate=catalog.price(str(instance_type), region) or (public / hours).quantize(RATE_PLACES),
+                commitment_discount=discount,
+            )
+        }
+    return found
 
 
 def _metric_series(

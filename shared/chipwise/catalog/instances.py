@@ -7,6 +7,7 @@ here holds a price: the code only reads, derives (SageMaker premium, regional mu
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import re
@@ -523,6 +524,40 @@ class Catalog:
 
     def source_of(self, item: InstanceType) -> Source | None:
         return self.sources.get(item.price_source) if item.price_source else None
+
+    def with_account_prices(self, prices: Mapping[str, tuple[Decimal, str]], region: str) -> Catalog:
+        """This catalog, where a type it knows but cannot price in ``region`` (its base region) takes the public
+        on-demand rate the account's own bill states, cited as "the account's bill, billing period YYYY-MM"
+        (verified: it is what AWS billed). Nothing changes for another region or a type the catalog prices."""
+        if region.strip().lower() != self.region or not prices:
+            return self
+        clone = copy.copy(self)
+        clone.sources = dict(self.sources)
+        clone._types = dict(self._types)
+        for name, item in self._types.items():
+            found = prices.get(name)
+            if item.price_usd_per_hour is not None or found is None:
+                continue
+            rate, period = found
+            code = f"account-bill-{period}"
+            if code not in clone.sources:
+                title = f"the account's bill, billing period {period}"
+                clone.sources[code] = Source(
+                    title=title,
+                    citation=f"{title}: pricing_public_on_demand_rate of the account's own usage (AWS Data Exports)",
+                    as_of=date.fromisoformat(f"{period}-01"),
+                    confidence="verified",
+                )
+            clone._types[name] = item.model_copy(
+                update={
+                    "price_usd_per_hour": quantize_price(rate),
+                    "price_source": code,
+                    "price_confidence": "verified",
+                    "price_as_of": date.fromisoformat(f"{period}-01"),
+                    "price_note": None,
+                }
+            )
+        return clone
 
 
 def load_catalog_document(path: Path | None) -> InstancesDocument:

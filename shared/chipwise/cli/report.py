@@ -12,6 +12,7 @@ from chipwise.clock import utcnow
 from chipwise.errors import InvalidInput
 from chipwise.models.common import is_account_id
 from chipwise.presentation import plural
+from chipwise.settings import get_settings
 
 
 def report_command(
@@ -26,7 +27,7 @@ def report_command(
         raise InvalidInput(f"--account {account!r} is not a 12-digit AWS account id")
     with store_session() as session:
         found = find_scan(session, scan_id=scan, account_id=account, region=region)
-        view = build_report(session, found, now=utcnow())
+        view = build_report(session, found, now=utcnow(), team_tag_keys=get_settings().team_tag_keys)
     path = write_report(view, output_dir)
     err.print(f"{plural(len(view.findings), 'finding')}, {plural(view.scans, 'scan')} in the trend", highlight=False)
     out.print(str(path), highlight=False, markup=False, soft_wrap=True)

@@ -105,7 +105,12 @@ def _print_summary(document: ScanDocument) -> None:
     for (platform, kind), count in sorted(platforms.items()):
         table.add_row(platform, kind, str(count))
     out.print(table)
-    costs = Table(title=f"cost {document.window.start} to {document.window.end} (exclusive)")
+    source = (
+        f"effective cost from the bill ({', '.join(document.costs.billing_periods)})"
+        if document.costs.source == "bill"
+        else "cost from Cost Explorer"
+    )
+    costs = Table(title=f"{source}, {document.window.start} to {document.window.end} (exclusive)")
     costs.add_column("instance type")
     costs.add_column("cost", justify="right")
     for instance_type, amount in sorted(document.costs.by_instance_type.items(), key=lambda kv: -kv[1]):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping
 from decimal import Decimal
 from typing import Annotated, Literal
 
@@ -52,3 +53,14 @@ _ACCOUNT_ID = re.compile(ACCOUNT_ID_PATTERN)
 def is_account_id(value: str) -> bool:
     """Whether ``value`` is a 12-digit AWS account id."""
     return bool(_ACCOUNT_ID.fullmatch(value))
+
+
+def first_tag(tags: Mapping[str, str], keys: Iterable[str]) -> str | None:
+    """The value of the first of ``keys`` the tags carry (case-insensitive keys; the bill's ``user:`` forms are
+    keys like any other), None when none does."""
+    lowered = {str(k).lower(): str(v) for k, v in tags.items() if v not in (None, "")}
+    for key in keys:
+        value = lowered.get(key.lower())
+        if value:
+            return value
+    return None

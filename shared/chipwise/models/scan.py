@@ -79,6 +79,15 @@ class ScanResource(BaseModel):
     # a variant's unreserved rest; absent: its whole count, or unknown for a component) and how that was worked out.
     billed_instances: Decimal | None = None
     cost_basis: str | None = None
+    # Priced from the bill (costs.source "bill"): what the bill says this resource cost over the window, at its own
+    # effective rate (Savings Plans, reservations, Spot), against the public on-demand rate; its team and owner.
+    cost_usd: MoneyStr | None = None
+    effective_hourly_rate_usd: Decimal | None = None
+    public_on_demand_rate_usd: Decimal | None = None
+    usage_hours: Decimal | None = None
+    pricing: list[str] = []
+    team: str | None = None
+    owner: str | None = None
 
 
 class ScanCostKind(BaseModel):
@@ -116,7 +125,8 @@ class ScanUnknownUsageType(BaseModel):
 
 
 class ScanCosts(BaseModel):
-    """Unblended cost over the window (EC2 compute and SageMaker, this region), in US dollars.
+    """Unblended cost over the window (EC2 compute and SageMaker, this region), in US dollars; from the bill
+    (``source`` "bill"): the effective cost of every resource the bill names in this region.
 
     ``by_instance_type`` is instance hours only; unused capacity reservations are their own lines; ``kinds`` says
     what every usage kind was and why an ignored one is not attributed; usage types the catalog does not know are
@@ -125,6 +135,11 @@ class ScanCosts(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     total_usd: MoneyStr
+    source: Literal["bill", "cost_explorer"] = Field(
+        "cost_explorer",
+        description="bill: the stored AWS Data Exports bill (effective cost); cost_explorer: Cost Explorer.",
+    )
+    billing_periods: list[str] = Field(default_factory=list, description="The bill's periods the window used.")
     by_instance_type: dict[str, MoneyStr] = {}
     kinds: list[ScanCostKind] = []
     unused_reservations: list[ScanUnusedReservation] = []

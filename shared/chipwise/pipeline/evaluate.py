@@ -4,6 +4,7 @@ findings lifecycle."""
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import replace
 from datetime import datetime
 
 from chipwise.analyse.profiles import build_profiles
@@ -16,6 +17,7 @@ from chipwise.rules.engine import assess_profiles, default_context
 from chipwise.rules.policy import Policy
 from chipwise.settings import get_settings
 from chipwise.store import Session
+from chipwise.store.repositories.bill import public_rates
 from chipwise.store.repositories.findings import OPEN, FindingRepository, finding_document
 from chipwise.store.repositories.profile_inputs import ProfileInputRepository
 
@@ -29,6 +31,7 @@ def evaluate_account(
     policy: Policy | None = None,
     lookback_days: int | None = None,
     scan_id: str | None = None,
+    bill: bool = False,
 ) -> list[FindingDocument]:
     """Profile the account's resources in ``region`` over the look-back window ending at ``now``, run every
     enabled rule, apply the findings lifecycle in the store and return the open findings, top savings first."""
@@ -40,6 +43,7 @@ def evaluate_account(
         policy=policy,
         lookback_days=lookback_days,
         scan_id=scan_id,
+        bill=bill,
     )[0]
 
 
@@ -52,12 +56,16 @@ def assess_account(
     policy: Policy | None = None,
     lookback_days: int | None = None,
     scan_id: str | None = None,
+    bill: bool = False,
 ) -> tuple[list[FindingDocument], list[ResourceVerdict]]:
-    """:func:`evaluate_account`, and one verdict per resource with each rule's outcome on it."""
+    """:func:`evaluate_account`, and one verdict per resource with each rule's outcome on it. With ``bill``, each
+    resource the stored bill names is priced at its own effective rate."""
     policy = policy or load_policy()
     start, end = metric_window(now, lookback_days or get_settings().lookback_days)
     ctx = default_context(now)
-    source = ProfileInputRepository(session, account_id=account_id, region=region)
+    if bill:  # a type the catalog cannot price takes the public on-demand rate the account's bill states
+        ctx = replace(ctx, catalog=ctx.catalog.with_account_prices(public_rates(session, account_id, region), region))
+    source = ProfileInputRepository(session, account_id=account_id, region=region, bill=bill)
     profiles = build_profiles(source, start=start, end=end, catalog=ctx.catalog)
     rules = policy.rules()
     drafts, verdicts = assess_profiles(profiles, rules, ctx)

@@ -33,8 +33,9 @@ from chipwise.catalog import platform_of
 from chipwise.clock import utcnow
 from chipwise.collect import costs as cost_collector
 from chipwise.collect import inventory, metrics
+from chipwise.collect.bill import billing_periods
 from chipwise.errors import UpstreamError
-from chipwise.models.common import SERVING_KINDS
+from chipwise.models.common import SERVING_KINDS, first_tag
 from chipwise.models.findings import FindingDocument
 from chipwise.models.records import CollectedResource, Inventory, SeriesCoverage
 from chipwise.models.resources import EndpointDetails, InferenceComponentDetails, InstanceDetails
@@ -58,6 +59,7 @@ from chipwise.observability import logger
 from chipwise.settings import get_settings
 from chipwise.store import Session, SessionFactory, get_session_factory, reading, transaction
 from chipwise.store.repositories.accounts import AccountRepository, ScanRepository
+from chipwise.store.repositories.bill import periods_with_account, resource_bills
 from chipwise.store.repositories.inventory import ResourceRepository
 from chipwise.store.repositories.usage import (
     NEURON_MONITOR_METRIC,
@@ -168,6 +170,8 @@ class _Run:
     verdicts: list[ResourceVerdict] = field(default_factory=list)  # one per resource, from the rules
     cpu: dict[str, float] = field(default_factory=dict)
     incremental: bool = True
+    cost_source: str = "cost_explorer"  # bill | cost_explorer: where this scan's costs come from
+    bill_periods: list[str] = field(default_factory=list)
 
     def fail(self, source: str, exc: BaseException) -> None:
         code = None
@@ -316,7 +320,37 @@ def _collect_inventory(aws: AwsContext, session_factory: SessionFactory, run: _R
     run.counts["gone"] = gone
 
 
+def _choose_cost_source(session_factory: SessionFactory, run: _Run) -> None:
+    """``cost_source``: auto prices from the stored bill when it has the account in every billing period the
+    window touches, else from Cost Explorer; bill only from the bill (an error when it does not cover the window);
+    cost_explorer only from Cost Explorer."""
+    wanted = get_settings().cost_source
+    if wanted == "cost_explorer":
+        return
+    periods = billing_periods(run.cost_start, run.cost_end)
+    with reading(session_factory) as session:
+        have = periods_with_account(session, run.account_id, periods)
+    if set(periods) <= have:
+        run.cost_source, run.bill_periods = "bill", periods
+        return
+    if wanted == "bill":
+        run.cost_source, run.bill_periods = "bill", sorted(have)
+        missing = ", ".join(p for p in periods if p not in have)
+        run.errors.append(
+            ScanError(
+                source="costs.bill",
+                code="BillNotCovering",
+                message=f"cost_source is bill but the stored bill lacks {run.account_id} in {missing}: "
+                "run `chipwise bill ingest`",
+            )
+        )
+
+
 def _collect_costs(aws: AwsContext, session_factory: SessionFactory, run: _Run) -> None:
+    _choose_cost_source(session_factory, run)
+    if run.cost_source == "bill":  # the bill prices this scan: no Cost Explorer call
+        run.counts["cost_records"] = 0
+        return
     with transaction(session_factory) as session:
         stored = stored_cost_days(session, run.account_id, run.cost_start, run.cost_end)
     wanted = cost_collector.days_to_fetch(run.cost_start, run.cost_end, stored, today=run.now.date())
@@ -446,6 +480,7 @@ def _evaluate_rules(session_factory: SessionFactory, run: _Run) -> list[FindingD
                 now=run.now,
                 lookback_days=run.lookback_days,
                 scan_id=run.scan_id,
+                bill=run.cost_source == "bill",
             )
     except Exception as exc:  # a rule bug must not lose the collected data: recorded, the scan is partial
         logger().exception("rules failed")
@@ -465,8 +500,13 @@ def _evaluate_rules(session_factory: SessionFactory, run: _Run) -> list[FindingD
 
 
 def _document(aws: AwsContext, session: Session, run: _Run, findings: Sequence[FindingDocument]) -> ScanDocument:
-    total, by_type = cost_totals(session, run.account_id, run.cost_start, run.cost_end, region=run.region)
-    breakdown = cost_breakdown(session, run.account_id, run.cost_start, run.cost_end, region=run.region)
+    resources = [_scan_resource(r) for r in sorted(run.resources, key=lambda r: (r.kind, r.name, r.arn))]
+    if run.cost_source == "bill":
+        costs = _bill_costs(session, run, resources)
+    else:
+        total, by_type = cost_totals(session, run.account_id, run.cost_start, run.cost_end, region=run.region)
+        breakdown = cost_breakdown(session, run.account_id, run.cost_start, run.cost_end, region=run.region)
+        costs = _scan_costs(total, by_type, breakdown)
     return ScanDocument(
         scan_id=run.scan_id,
         account_id=run.account_id,
@@ -475,8 +515,8 @@ def _document(aws: AwsContext, session: Session, run: _Run, findings: Sequence[F
         started_at=run.started_at,
         finished_at=utcnow(),
         window=ScanWindow(start=run.cost_start, end=run.cost_end),
-        resources=[_scan_resource(r) for r in sorted(run.resources, key=lambda r: (r.kind, r.name, r.arn))],
-        costs=_scan_costs(total, by_type, breakdown),
+        resources=resources,
+        costs=costs,
         api_calls=aws.counter.snapshot(),
         findings=list(findings),
         errors=list(run.errors),
@@ -506,6 +546,44 @@ def _every_verdict(run: _Run) -> list[ResourceVerdict]:
 
 
 UNKNOWN_USAGE_TYPES_LISTED = 20
+
+
+def _bill_costs(session: Session, run: _Run, resources: list[ScanResource]) -> ScanCosts:
+    """The costs section from the stored bill: each resource it names at its own effective cost (and rate), the
+    total of every resource of this region it names (EKS pods are shares of their nodes: not added again), by
+    instance type; each resource's team and owner from its cost allocation tags."""
+    settings = get_settings()
+    bills = resource_bills(session, run.account_id, run.cost_start, run.cost_end, region=run.region)
+    by_key = {key.lower(): bill for key, bill in bills.items()}
+    total = Decimal(0)
+    by_type: dict[str, Decimal] = {}
+    for bill in bills.values():
+        if bill.parent_resource_id is not None:
+            continue
+        total += bill.effective_cost
+        if bill.instance_type:
+            by_type[bill.instance_type] = by_type.get(bill.instance_type, Decimal(0)) + bill.effective_cost
+    collected = {r.arn: r for r in run.resources}
+    for resource in resources:
+        source = collected[resource.id]
+        instance_id = source.details.instance_id if isinstance(source.details, InstanceDetails) else None
+        found = by_key.get((instance_id or resource.id).lower())
+        tags = {**(found.tags if found else {}), **{k: str(v) for k, v in (source.tags or {}).items()}}
+        resource.team = first_tag(tags, settings.team_tag_keys)
+        resource.owner = first_tag(tags, settings.owner_tag_keys)
+        if found is None:
+            continue
+        resource.cost_usd = found.effective_cost
+        resource.effective_hourly_rate_usd = found.effective_rate
+        resource.public_on_demand_rate_usd = found.public_on_demand_rate
+        resource.usage_hours = found.usage_hours
+        resource.pricing = sorted(found.pricings)
+    return ScanCosts(
+        total_usd=total,
+        source="bill",
+        billing_periods=list(run.bill_periods),
+        by_instance_type=dict(sorted(by_type.items())),
+    )
 
 
 def _scan_costs(total: Decimal, by_type: dict[str, Decimal], breakdown: CostBreakdown) -> ScanCosts:

@@ -95,3 +95,26 @@ def test_chipwise_report_writes_one_file_per_scan(
 def test_an_empty_store_says_how_to_fill_it(use_db: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["report"]) == 1
     assert "no finished scan in the store" in capsys.readouterr().err
+
+
+def test_the_report_groups_savings_by_team(two_scans: str) -> None:
+    # Given the demo account where the resource of the top counted finding carries a live `team` tag
+    from chipwise.store.tables import Resource
+
+    factory = get_session_factory(two_scans)
+    now = NOW + timedelta(days=1, hours=1)
+    with factory.begin() as session:
+        top = next(f for f in build_report(session, find_scan(session), now=now).findings if f.counted)
+        resource = session.query(Resource).filter(Resource.arn == top.document.resource_id).one()
+        resource.tags = {**(resource.tags or {}), "team": "search"}
+    with factory() as session:
+        scan = find_scan(session)
+        view = build_report(session, scan, now=now, team_tag_keys=["team", "user:team"])
+        without = build_report(session, scan, now=now)
+    html = render_report(view)
+    # Then the counted savings split by team add up to the headline; no keys means no section
+    teams = {bar.label: bar.value for bar in view.by_team}
+    assert sum(teams.values(), Decimal(0)) == view.headline.total_usd
+    assert teams["search"] > 0 and "(no team tag)" in teams
+    assert 'id="by-team"' in html and 'data-team="search"' in html
+    assert without.by_team == [] and view.cost_source == "cost_explorer"

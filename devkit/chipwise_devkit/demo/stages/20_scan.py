@@ -6,19 +6,25 @@ from __future__ import annotations
 import json
 from collections import Counter
 from datetime import datetime, timedelta
+from decimal import Decimal
 
 from botocore.exceptions import ClientError
 from sqlalchemy.orm import Session, sessionmaker
 
 from chipwise.aws import AwsContext, aws_context
 from chipwise.models.neuron import NeuronIngestResult
+from chipwise.pipeline.bill_ingest import ingest_bill
 from chipwise.pipeline.neuron_ingest import ingest_prefix
 from chipwise.pipeline.scan import run_scan
 from chipwise.presentation import plural
 from chipwise.settings import get_settings
 from chipwise.store import get_session_factory
+from chipwise.store.repositories import bill as bill_store
+from chipwise_devkit.bill_export import upload_export
 from chipwise_devkit.demo.account import demo_resources
+from chipwise_devkit.demo.bill import BILL_BUCKET, BILL_PREFIX, write_demo_export
 from chipwise_devkit.demo.runner import DemoContext, Stage
+from chipwise_devkit.demo.seed import SeededAccount
 
 
 def _ensure_bus(aws: AwsContext, name: str) -> None:
@@ -80,6 +86,40 @@ def _delete_endpoint(aws: AwsContext, name: str) -> None:
             raise
 
 
+def _ingest_bill(ctx: DemoContext, factory: sessionmaker[Session], aws: AwsContext, seeded: SeededAccount) -> None:
+    """The account's CUR 2.0 export delivered to S3 and ingested with DuckDB, as `chipwise bill ingest` does: from
+    here on the scan prices each resource from the bill."""
+    export = write_demo_export(seeded, ctx.out_dir / "bill")
+    s3 = aws.client("s3")
+    s3.create_bucket(Bucket=BILL_BUCKET)
+    uri = upload_export(s3, export, BILL_BUCKET, BILL_PREFIX)
+    periods = sorted(p.name.split("=", 1)[1] for p in (export / "metadata").iterdir())
+    stored = ingest_bill(aws, factory, uri=uri, periods=periods, engine="duckdb")
+    with factory() as session:
+        commitments = bill_store.commitments(session, seeded.account_id)
+        teams: dict[str, Decimal] = {}
+        for line in bill_store.spend(session, seeded.account_id, get_settings().team_tag_keys):
+            teams[line.team or "(no team tag)"] = (
+                teams.get(line.team or "(no team tag)", Decimal(0)) + line.effective_cost
+            )
+    plans = [
+        f"{c.arn.rsplit('/', 1)[-1]} ({c.family or c.kind}, {period}): covers "
+        f"{c.covered_accelerator_hours / c.accelerator_hours:.1%} of the accelerator hours, "
+        f"{c.used_cost / (c.used_cost + c.unused_cost):.1%} used, ends {c.end_date}"
+        for c, period in commitments
+        if c.accelerator_hours > 0 and c.used_cost + c.unused_cost > 0
+    ]
+    ctx.results["bill"] = stored
+    ctx.summary.append(
+        (
+            "Bill (AWS Data Exports, CUR 2.0, DuckDB)",
+            f"{uri}: {', '.join(f'{s.billing_period} {s.line_items:,} line items' for s in stored)}; "
+            f"Savings Plan {'; '.join(plans)}; by team: "
+            + ", ".join(f"{team} ${usd:,.2f}" for team, usd in sorted(teams.items(), key=lambda kv: -kv[1])),
+        )
+    )
+
+
 def _run(ctx: DemoContext) -> None:
     settings = get_settings()
     factory = get_session_factory(ctx.database_url)
@@ -90,7 +130,9 @@ def _run(ctx: DemoContext) -> None:
     seeded = ctx.results.get("seeded")
     now = getattr(seeded, "now", None)
     if now is not None:
-        _earlier_daily_scans(ctx, factory, now)
+        _earlier_daily_scans(ctx, factory, now)  # priced from Cost Explorer: no bill stored yet (the fallback)
+    if seeded is not None:
+        _ingest_bill(ctx, factory, setup, seeded)
     document = run_scan(aws_context(ctx.region), factory, account_id=ctx.account_id, region=ctx.region, now=now)
     ctx.results["scan"] = document
     ctx.results["neuron_ingest"] = neuron
@@ -105,7 +147,9 @@ def _run(ctx: DemoContext) -> None:
             f"{len(document.resources)} resources ({by_platform}); ${document.costs.total_usd:,.2f} over "
             f"{document.window.start} to {document.window.end}; {sum(calls.values())} API calls "
             f"({calls.get('cloudwatch.GetMetricData', 0)} GetMetricData, {calls.get('ce.GetCostAndUsage', 0)} "
-            f"GetCostAndUsage); status {document.status}"
+            f"GetCostAndUsage); costs from {document.costs.source.replace('_', ' ')}"
+            + (f" ({', '.join(document.costs.billing_periods)})" if document.costs.billing_periods else "")
+            + f"; status {document.status}"
             + (f" ({'; '.join(e.source + ': ' + e.message for e in document.errors)})" if document.errors else ""),
         )
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from chipwise.act.report.build import build_report, find_scan, render_report
 from chipwise.clock import utcnow
 from chipwise.presentation import plural
+from chipwise.settings import get_settings
 from chipwise.store import session_scope
 from chipwise_devkit.demo.runner import DemoContext, Stage
 
@@ -12,7 +13,7 @@ from chipwise_devkit.demo.runner import DemoContext, Stage
 def _run(ctx: DemoContext) -> None:
     with session_scope(ctx.database_url) as session:
         scan = find_scan(session, account_id=ctx.account_id, region=ctx.region)
-        view = build_report(session, scan, now=utcnow())
+        view = build_report(session, scan, now=utcnow(), team_tag_keys=get_settings().team_tag_keys)
     ctx.write(view.filename, render_report(view))
     heat_maps = sum(1 for f in view.findings if f.heat is not None)
     ctx.summary.append(

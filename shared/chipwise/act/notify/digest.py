@@ -45,6 +45,7 @@ from chipwise.rules.registry import rule_title
 from chipwise.store import Session
 from chipwise.store.repositories import digests as digest_store
 from chipwise.store.repositories import rows as rows_store
+from chipwise.store.repositories.bill import teams_by_arn
 from chipwise.store.repositories.findings import finding_document
 from chipwise.store.repositories.realised import RealisedSavingRepository
 from chipwise.store.repositories.scans import latest_scan_document, window_hours
@@ -120,11 +121,12 @@ class FindingLine:
     first_seen: datetime
     owners: tuple[str, ...] = ()
     excluded_from_totals: str | None = None  # "quote_needed" or "committed": its saving is not counted
+    team: str | None = None  # from the resource's team tag (live, or the bill's cost allocation tag)
     console_url: str = ""  # the resource's page in the AWS console
     document: FindingDocument | None = None  # what the line was built from (the ledger reads it)
 
     @classmethod
-    def from_document(cls, doc: FindingDocument, owners: tuple[str, ...] = ()) -> FindingLine:
+    def from_document(cls, doc: FindingDocument, owners: tuple[str, ...] = (), team: str | None = None) -> FindingLine:
         measured = doc.measured_monthly_savings_usd is not None
         savings = best_saving(doc)
         return cls(
@@ -149,6 +151,7 @@ class FindingLine:
             status=doc.status,
             first_seen=doc.first_seen,
             owners=owners,
+            team=team,
             excluded_from_totals=exclusion(doc),
             console_url=console_url(doc.resource_id, doc.region, doc.resource_kind),
             document=doc,
@@ -314,6 +317,33 @@ class AccountSnapshot:
 
 
 @dataclass(frozen=True)
+class TeamLine:
+    """One team's open findings and their counted saving (resources with no team tag: ``team`` None)."""
+
+    team: str | None
+    findings: int
+    monthly_savings_usd: Decimal
+
+
+def waste_by_team(lines: Sequence[FindingLine]) -> tuple[TeamLine, ...]:
+    """Counted savings per team, largest first; empty when no finding's resource carries a team tag."""
+    if not any(line.team for line in lines):
+        return ()
+    totals: dict[str | None, Decimal] = defaultdict(Decimal)
+    counts: dict[str | None, int] = defaultdict(int)
+    for line in lines:
+        if line.status != "open":
+            continue
+        counts[line.team] += 1
+        if line.excluded_from_totals is None:
+            totals[line.team] += line.monthly_savings_usd
+    return tuple(
+        TeamLine(team, counts[team], totals[team])
+        for team in sorted(counts, key=lambda t: (-totals[t], t is None, t or ""))
+    )
+
+
+@dataclass(frozen=True)
 class Digest:
     """The daily digest of one account (or of the part of it one owner owns)."""
 
@@ -340,6 +370,7 @@ class Digest:
     summary: tuple[
         str, ...
     ] = ()  # the five-line executive summary (:meth:`chipwise.presentation.Ledger.executive_summary`)
+    by_team: tuple[TeamLine, ...] = ()
 
     @property
     def realised_to_date_usd(self) -> Decimal:
@@ -399,14 +430,22 @@ def _owners_by_arn(
     return owners
 
 
-def load_snapshot(session: Session, account_id: str, *, since: datetime, owner_opt_in: bool = False) -> AccountSnapshot:
+def load_snapshot(
+    session: Session,
+    account_id: str,
+    *,
+    since: datetime,
+    owner_opt_in: bool = False,
+    team_tag_keys: Sequence[str] = (),
+) -> AccountSnapshot:
     """Open findings, findings resolved after ``since`` and benchmark results recorded after ``since``."""
     rows = digest_store.open_or_resolved_since(session, account_id, since)
     benchmarks = digest_store.recommendations_since(session, account_id, "benchmark", since)
     findings = {row.id: row for row in rows} | {finding.id: finding for _, finding in benchmarks}
     owners = _owners_by_arn(session, (f.resource_arn for f in findings.values()), opt_in_by_default=owner_opt_in)
+    teams = teams_by_arn(session, account_id, (f.resource_arn for f in findings.values()), team_tag_keys)
     lines = {
-        fid: FindingLine.from_document(finding_document(f), owners.get(f.resource_arn, ()))
+        fid: FindingLine.from_document(finding_document(f), owners.get(f.resource_arn, ()), teams.get(f.resource_arn))
         for fid, f in findings.items()
     }
     account = rows_store.get(session, Account, account_id)
@@ -510,6 +549,7 @@ def build_digest(
         top=ranked[:top_n],
         more_count=max(0, len(ranked) - top_n),
         by_rule=waste_by_rule(ranked),
+        by_team=waste_by_team(ranked),
         new=new,
         resolved=by_savings(snapshot.resolved),
         benchmarked=list(snapshot.benchmarked),

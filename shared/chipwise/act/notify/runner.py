@@ -281,7 +281,9 @@ def plan_notifications(
         last = last_digest_at(session, account)
         baseline = last is None
         since = last or now - FIRST_DIGEST_LOOKBACK
-        snapshot = load_snapshot(session, account, since=since, owner_opt_in=settings.owner_opt_in)
+        snapshot = load_snapshot(
+            session, account, since=since, owner_opt_in=settings.owner_opt_in, team_tag_keys=settings.team_tag_keys
+        )
         held = 0
         if alerts and not baseline:
             lines = alert_candidates(snapshot, threshold_usd=settings.alert_threshold_usd, finding_ids=named)

@@ -48,6 +48,7 @@ from chipwise.rules.registry import rule_title
 from chipwise.store import Session
 from chipwise.store.repositories import usage as usage_store
 from chipwise.store.repositories.accounts import ScanRepository
+from chipwise.store.repositories.bill import teams_by_arn
 from chipwise.store.repositories.findings import OPEN, WITHDRAWN, FindingRepository, Prediction, finding_document
 from chipwise.store.repositories.inventory import ResourceRepository
 from chipwise.store.repositories.realised import RealisedSavingRepository
@@ -161,6 +162,8 @@ class ReportView:
     trend_rows: list[TrendRow]
     scans: int
     predictions: list[PredictionRow] = field(default_factory=list)
+    by_team: list[Bar] = field(default_factory=list)  # counted savings by the resources' team tag (none: no section)
+    cost_source: str = "cost_explorer"  # where the scan's spend came from: bill | cost_explorer
 
     @property
     def filename(self) -> str:
@@ -313,7 +316,27 @@ def _finding_view(d: FindingDocument) -> FindingView:
     )
 
 
-def build_report(session: Session, scan: Scan, *, now: datetime) -> ReportView:
+def _team_bars(
+    session: Session, account_id: str, documents: Sequence[FindingDocument], keys: Sequence[str]
+) -> list[Bar]:
+    """Counted savings per team (the resource's team tag, live or the bill's cost allocation tag); empty when no
+    finding's resource carries one."""
+    teams = teams_by_arn(session, account_id, [d.resource_id for d in documents], keys)
+    if not teams:
+        return []
+    totals: dict[str, list[Any]] = defaultdict(lambda: [Decimal(0), 0])
+    for d in documents:
+        entry = totals[teams.get(d.resource_id, "(no team tag)")]
+        entry[0] += best_saving(d)
+        entry[1] += 1
+    items = sorted(
+        ((team, total, f"{count} finding(s)") for team, (total, count) in totals.items() if total > 0),
+        key=lambda item: (-item[1], item[0]),
+    )
+    return bars(items)
+
+
+def build_report(session: Session, scan: Scan, *, now: datetime, team_tag_keys: Sequence[str] = ()) -> ReportView:
     """The report's view of ``scan`` (its account and region's findings as the store holds them now)."""
     document = _document(scan)
     rows = FindingRepository(session).find(account_id=scan.account_id, region=scan.region, statuses=(OPEN, WITHDRAWN))
@@ -370,6 +393,8 @@ def build_report(session: Session, scan: Scan, *, now: datetime) -> ReportView:
         trend_rows=trend_rows,
         scans=len(trend_rows),
         predictions=prediction_errors(_predictions(session, scan.account_id, scan.region)),
+        by_team=_team_bars(session, scan.account_id, counted, team_tag_keys),
+        cost_source=document.costs.source if document else "cost_explorer",
     )
 
 

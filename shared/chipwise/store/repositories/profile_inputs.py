@@ -43,10 +43,11 @@ class ProfileInputRepository:
     """Reads what profiles are built from, for one account and region (see
     :class:`chipwise.analyse.profiles.ProfileSource`)."""
 
-    def __init__(self, session: Session, *, account_id: str, region: str) -> None:
+    def __init__(self, session: Session, *, account_id: str, region: str, bill: bool = False) -> None:
         self._session = session
         self._account_id = account_id
         self._region = region
+        self._bill = bill
 
     def _live_accelerated(self) -> Any:
         return and_(
@@ -93,6 +94,25 @@ class ProfileInputRepository:
             item[1] += amortized
             item[2] += quantity
         return {k: (v[0], v[1], v[2]) for k, v in totals.items()}
+
+    def bill_usage(self, start: date, end: date) -> dict[str, tuple[Decimal, Decimal, Decimal, bool]]:
+        """Per lower-case resource id the stored bill names: (public on-demand cost, effective cost, hours, covered
+        by a commitment); EKS pods (shares of their nodes) left out. Empty unless the scan prices from the bill."""
+        if not self._bill:
+            return {}
+        from chipwise.store.repositories.bill import resource_bills
+
+        found = resource_bills(self._session, self._account_id, start, end, self._region)
+        return {
+            key.lower(): (
+                b.public_on_demand_cost,
+                b.effective_cost,
+                b.usage_hours,
+                bool(b.pricings & {"savings_plan", "reservation"}),
+            )
+            for key, b in found.items()
+            if b.parent_resource_id is None
+        }
 
     def metric_rows(
         self,

@@ -1,5 +1,6 @@
 """All tables, imported in one place so Base.metadata is complete (Alembic and create_all read it)."""
 
+from chipwise.store.tables.bill import BillCommitment, BillPeriodRow, BillResourceCost, BillUnattributed
 from chipwise.store.tables.findings import BenchmarkRun, Finding, Recommendation
 from chipwise.store.tables.intake import IntakeLimit, IntakeSubmission, Plan
 from chipwise.store.tables.inventory import Account, Resource
@@ -11,6 +12,10 @@ from chipwise.store.tables.usage import CostRecord, MetricCoverage, MetricRollup
 __all__ = [
     "Account",
     "BenchmarkRun",
+    "BillCommitment",
+    "BillPeriodRow",
+    "BillResourceCost",
+    "BillUnattributed",
     "CostRecord",
     "Draft",
     "Finding",

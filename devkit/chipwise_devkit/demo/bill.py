@@ -1,0 +1,123 @@
+"""The demo account's bill as AWS Data Exports would deliver it (CUR 2.0): the same resources and hours as its
+Cost Explorer data, line item by line item, with what only the bill shows: the Savings Plan covering the trn1
+instance (its recurring fee, negations and unused commitment), one GPU box on Spot, cost allocation tags with a
+team, an EKS pod's split cost on its Neuron node, credits and tax."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from datetime import datetime, timedelta
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+from chipwise.catalog import get_catalog
+from chipwise_devkit.bill_export import Line, write_export
+from chipwise_devkit.demo.account import SAVINGS_PLAN_RATE, DemoResource, demo_resources
+from chipwise_devkit.demo.seed import COST_DAYS, SeededAccount, _hours_per_day, billed_rate
+
+EXPORT_NAME = "chipwise-cur"
+BILL_BUCKET = "chipwise-demo-bills"
+BILL_PREFIX = "cur"
+SPOT_RESOURCE = "gpu-notebook-g5-idle"  # this g5.xlarge runs on Spot in the bill
+SPOT_SHARE = Decimal("0.35")  # Spot price ÷ on-demand for it (demo)
+SP_COMMITMENT_HEADROOM = Decimal("1.08")  # the plan commits 8 % more per hour than the covered usage needs (demo)
+SP_END = "2027-08-31T23:59:59.000Z"
+POD_SHARE = Decimal("0.6")  # the inference pod's split of its EKS node (the rest is the node's unused cost)
+TEAMS = {"training": "research", "inference": "ml-platform"}  # cost allocation tag user:team, by workload (demo)
+
+
+def _tags(res: DemoResource) -> dict[str, str]:
+    """The resource's cost allocation tags as the bill carries them (user-defined: ``user:``)."""
+    team = res.tags.get("team") or TEAMS.get(res.tags.get("chipwise:workload", ""))
+    tags = {f"user:{k}": v for k, v in res.tags.items() if not k.startswith(("chipwise:", "eks:"))}
+    if team:
+        tags["user:team"] = team
+    return tags
+
+
+def _resource_id(res: DemoResource, seeded: SeededAccount) -> str:
+    return seeded.instance_ids.get(res.name) or seeded.arns[res.name]
+
+
+def _usage_type(res: DemoResource, spot: bool) -> tuple[str, str]:
+    if res.kind == "ec2_instance":
+        return "AmazonEC2", f"USE1-{'SpotUsage' if spot else 'BoxUsage'}:{res.instance_type}"
+    if res.kind == "sagemaker_endpoint":
+        return "AmazonSageMaker", f"USE1-Host:{res.instance_type}"
+    return "AmazonSageMaker", f"USE1-Train:{res.instance_type}"
+
+
+def demo_bill_lines(seeded: SeededAccount) -> list[Line]:
+    """Daily line items over the demo's cost window (the days its Cost Explorer data covers)."""
+    catalog = get_catalog()
+    account = seeded.account_id
+    sp_arn = f"arn:aws:savingsplans::{account}:savingsplan/5f3c1d2e-demo-trn1"
+    today = seeded.now.date()
+    days = [today - timedelta(days=COST_DAYS - i) for i in range(COST_DAYS)]
+    lines: list[Line] = []
+    covered_by_day: dict[datetime, Decimal] = defaultdict(Decimal)
+    for res in demo_resources():
+        if res.kind == "batch_compute_environment":
+            continue
+        rate = billed_rate(res.instance_type, catalog)
+        spot = res.name == SPOT_RESOURCE
+        service, usage_type = _usage_type(res, spot)
+        resource_id = _resource_id(res, seeded)
+        for day, hours in _hours_per_day(res, seeded.now, days).items():
+            if not hours:
+                continue
+            start = datetime.combine(day, datetime.min.time())
+            public = rate * hours
+            common: dict[str, Any] = {
+                "usage_type": usage_type,
+                "resource_id": resource_id,
+                "product_code": service,
+                "hours": float(hours),
+                "public_on_demand_rate": float(rate),
+                "public_on_demand_cost": float(public),
+                "tags": _tags(res),
+            }
+            if res.savings_plan:
+                effective = public * SAVINGS_PLAN_RATE
+                covered_by_day[start] += effective
+                lines.append(Line(account, "SavingsPlanCoveredUsage", start, unblended_cost=float(public),
+                                  pricing_term="OnDemand", sp_arn=sp_arn, sp_effective_cost=float(effective),
+                                  sp_offering_type="ComputeSavingsPlans", sp_family="trn1", sp_end_time=SP_END,
+                                  **common))  # fmt: skip
+                lines.append(Line(account, "SavingsPlanNegation", start, usage_type, resource_id, service,
+                                  unblended_cost=float(-public), sp_arn=sp_arn))  # fmt: skip
+            elif spot:
+                lines.append(Line(account, "Usage", start, unblended_cost=float(public * SPOT_SHARE),
+                                  pricing_term="Spot", **common))  # fmt: skip
+            else:
+                lines.append(Line(account, "Usage", start, unblended_cost=float(public), pricing_term="OnDemand",
+                                  **common))  # fmt: skip
+            if res.eks_cluster:  # split cost allocation: the pod's share of the node, named by its parent
+                pod = f"arn:aws:eks:us-east-1:{account}:pod/{res.eks_cluster}/default/bert-ner-0/7c9e1f"
+                lines.append(Line(account, "Usage", start, usage_type, pod, service, hours=float(hours),
+                                  unblended_cost=float(public), public_on_demand_rate=float(rate),
+                                  public_on_demand_cost=float(public), split_parent=resource_id,
+                                  split_cost=float(public * POD_SHARE), split_usage=float(hours * POD_SHARE),
+                                  split_public_cost=float(public * POD_SHARE),
+                                  tags={"user:team": "search"}))  # fmt: skip
+    for start, covered in sorted(covered_by_day.items()):
+        committed = covered * SP_COMMITMENT_HEADROOM
+        lines.append(Line(account, "SavingsPlanRecurringFee", start, "ComputeSP:3yrNoUpfront", sp_arn,
+                          "ComputeSavingsPlans", hours=24.0, unblended_cost=float(committed), sp_arn=sp_arn,
+                          sp_total_commitment=float(committed), sp_used_commitment=float(covered),
+                          sp_offering_type="ComputeSavingsPlans", sp_family="trn1", sp_end_time=SP_END))  # fmt: skip
+        lines.append(Line(account, "Tax", start, product_code="AmazonEC2", region="", unblended_cost=12.5))
+    lines.append(Line(account, "Credit", datetime.combine(days[0], datetime.min.time()), product_code="AmazonEC2",
+                      unblended_cost=-250.0))  # fmt: skip
+    return lines
+
+
+def write_demo_export(seeded: SeededAccount, root: Path) -> Path:
+    """The export under ``root/chipwise-cur/``, one delivery per billing period the window touches."""
+    by_period: dict[str, list[Line]] = defaultdict(list)
+    for line in demo_bill_lines(seeded):
+        by_period[line.start.strftime("%Y-%m")].append(line)
+    for period, lines in sorted(by_period.items()):
+        write_export(root, EXPORT_NAME, period, lines, bucket=BILL_BUCKET, prefix=BILL_PREFIX)
+    return root / EXPORT_NAME

@@ -1,0 +1,128 @@
+"""The bill as AWS Data Exports delivers it (CUR 2.0 or FOCUS 1.2), at the boundary: the manifest, and what one
+billing period yields once read (per-resource effective costs, commitments, what no resource carries).
+
+Plain and typed, no I/O: :mod:`chipwise.collect.bill` builds these, :mod:`chipwise.store.repositories.bill` stores
+them."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import date
+from decimal import Decimal
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+BillTable = Literal["COST_AND_USAGE_REPORT", "FOCUS_1_2_AWS"]
+BILL_TABLES: tuple[BillTable, ...] = ("COST_AND_USAGE_REPORT", "FOCUS_1_2_AWS")
+# How a usage line was priced: the line item types of the amortised view that are a resource's cost.
+Pricing = Literal["on_demand", "spot", "savings_plan", "reservation"]
+PRICINGS: tuple[Pricing, ...] = ("on_demand", "spot", "savings_plan", "reservation")
+BILLING_PERIOD = re.compile(r"^\d{4}-(0[1-9]|1[0-2])$")
+
+
+class ManifestColumn(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    name: str
+    type: str = ""
+
+
+class ExportManifest(BaseModel):
+    """``metadata/BILLING_PERIOD=YYYY-MM/<export-name>-Manifest.json``: the documented fields Chipwise reads
+    (``executionId``, ``exportArn``, ``columns``, ``dataFiles``) plus the billing period and the query statement
+    when the delivery carries them. Unknown fields are ignored (AWS adds fields)."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True, populate_by_name=True)
+
+    execution_id: str = Field("", alias="executionId")
+    export_arn: str = Field("", alias="exportArn")
+    columns: list[ManifestColumn] = []
+    data_files: list[str] = Field(alias="dataFiles")
+    query_statement: str | None = Field(None, alias="queryStatement")
+    billing_period: dict[str, Any] | None = Field(None, alias="billingPeriod")
+
+    @property
+    def column_names(self) -> set[str]:
+        return {c.name for c in self.columns}
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceCost:
+    """One resource's usage on one day under one pricing (or one EKS pod's split share of its node, named by
+    ``parent_resource_id``: a share, never added to the node's own cost again)."""
+
+    account_id: str
+    region: str
+    day: date
+    resource_id: str
+    service: str
+    usage_type: str
+    instance_type: str | None
+    pricing: Pricing
+    effective_cost: Decimal
+    billed_cost: Decimal
+    public_on_demand_cost: Decimal
+    public_on_demand_rate: Decimal | None
+    usage_hours: Decimal
+    commitment_arn: str | None = None
+    parent_resource_id: str | None = None
+    tags: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Commitment:
+    """A Savings Plan or reservation over the billing period: what it covered and what went unused."""
+
+    arn: str
+    account_id: str
+    kind: Literal["savings_plan", "reservation"]
+    offering_type: str | None
+    family: str | None
+    hourly_commitment: Decimal | None
+    end_date: date | None
+    used_cost: Decimal  # effective cost of the usage it covered
+    unused_cost: Decimal  # the commitment paid and not used: the commitment's waste, no resource's cost
+    covered_accelerator_hours: Decimal
+    accelerator_hours: Decimal  # every accelerator instance hour of the accounts it covered, covered or not
+
+    @property
+    def coverage(self) -> Decimal | None:
+        if self.accelerator_hours <= 0:
+            return None
+        return (self.covered_accelerator_hours / self.accelerator_hours).quantize(Decimal("0.0001"))
+
+    @property
+    def utilisation(self) -> Decimal | None:
+        total = self.used_cost + self.unused_cost
+        return (self.used_cost / total).quantize(Decimal("0.0001")) if total > 0 else None
+
+
+@dataclass(frozen=True)
+class Unattributed:
+    """Cost no resource carries (credits, tax, refunds, fees, a commitment's unused part, usage with no resource
+    id), per account, region and category, with the reason."""
+
+    account_id: str
+    region: str
+    category: str
+    reason: str
+    amount: Decimal
+
+
+@dataclass
+class BillPeriod:
+    """One billing period of one export, as read."""
+
+    billing_period: str
+    table: BillTable
+    export_uri: str
+    manifest_uri: str
+    execution_id: str
+    engine: Literal["duckdb", "athena"]
+    line_items: int = 0
+    bytes_read: int = 0
+    resources: list[ResourceCost] = field(default_factory=list)
+    commitments: list[Commitment] = field(default_factory=list)
+    unattributed: list[Unattributed] = field(default_factory=list)

@@ -1,0 +1,125 @@
+"""Ingest the bill: the billing periods of an AWS Data Exports export, read (DuckDB or Athena) and stored, one
+transaction per period, each replacing any earlier delivery of it.
+
+``chipwise bill ingest`` runs :func:`ingest_bill`; the ``ingest_bill`` Lambda runs :func:`ingest_manifest_object`
+on the S3 ObjectCreated event of a period's manifest (delivered after all its data files)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timedelta
+from typing import Any
+
+from aws_lambda_powertools.utilities.parser import parse
+from aws_lambda_powertools.utilities.parser.exceptions import InvalidModelTypeError
+from pydantic import ValidationError
+
+from chipwise.aws import AwsContext, aws_context
+from chipwise.clock import utcnow
+from chipwise.collect.bill import AthenaTable, BillError, billing_periods, period_of_manifest_key, read_period
+from chipwise.collect.bill import Engine as BillEngine
+from chipwise.errors import InvalidInput
+from chipwise.models.events import ObjectCreatedEvent, ObjectRef, describe_validation_error, objects_created
+from chipwise.observability import logger
+from chipwise.settings import Settings, get_settings
+from chipwise.store import SessionFactory, get_session_factory, transaction
+from chipwise.store.repositories.bill import StoredPeriod, replace_period
+from chipwise.store.schema import require_current_schema
+
+
+def athena_table(settings: Settings) -> AthenaTable | None:
+    if not settings.athena_database or not settings.athena_table:
+        return None
+    return AthenaTable(
+        database=settings.athena_database,
+        table=settings.athena_table,
+        workgroup=settings.athena_workgroup,
+        output_location=settings.athena_output_location,
+    )
+
+
+def window_periods(now: datetime, lookback_days: int) -> list[str]:
+    """The billing periods a scan's cost window (the last ``lookback_days`` days before ``now``) touches."""
+    end = now.date()
+    return billing_periods(end - timedelta(days=lookback_days), end)
+
+
+def ingest_bill(
+    aws: AwsContext | None,
+    session_factory: SessionFactory,
+    *,
+    uri: str,
+    periods: Sequence[str],
+    engine: BillEngine,
+    athena: AthenaTable | None = None,
+    now: datetime | None = None,
+) -> list[StoredPeriod]:
+    """Read and store each billing period (each in its own transaction: a bad period stores nothing of itself and
+    stops the run; the periods before it stay stored)."""
+    stored: list[StoredPeriod] = []
+    for period in periods:
+        read = read_period(aws, uri, period, engine=engine, athena=athena)
+        with transaction(session_factory) as session:
+            stored.append(replace_period(session, read, now or utcnow()))
+        logger().info(
+            "bill period stored",
+            extra={"period": period, "table": read.table, "engine": engine, "line_items": read.line_items},
+        )
+    return stored
+
+
+def ingest_manifest_object(bucket: str, key: str) -> StoredPeriod:
+    """One delivered manifest (``<prefix>/<export>/metadata/BILLING_PERIOD=YYYY-MM/<export>-Manifest.json``): its
+    billing period read with the configured engine and stored."""
+    period = period_of_manifest_key(f"/{key}")
+    if period is None:
+        raise BillError(f"s3://{bucket}/{key}: not a Data Exports manifest key")
+    export_prefix = key.split("/metadata/BILLING_PERIOD=", 1)[0]
+    settings = get_settings()
+    require_current_schema(settings.database_url)
+    factory = get_session_factory(settings.database_url)
+    aws = aws_context(settings.region)
+    (stored,) = ingest_bill(
+        aws,
+        factory,
+        uri=f"s3://{bucket}/{export_prefix}",
+        periods=[period],
+        engine=settings.bill_engine,
+        athena=athena_table(settings),
+    )
+    return stored
+
+
+def manifests_in_event(event: Mapping[str, Any]) -> list[ObjectRef]:
+    """The Data Exports manifests an "object created" event names (an S3 notification, the EventBridge "Object
+    Created" event, or S3 notifications through SQS), parsed with the Powertools models; data files are ignored
+    (the manifest arrives after them). InvalidInput for any other event."""
+    try:
+        parsed = parse(event=dict(event), model=ObjectCreatedEvent)
+    except ValidationError as exc:
+        raise InvalidInput(f"not an S3 'object created' event: {describe_validation_error(exc)}") from exc
+    except (InvalidModelTypeError, TypeError, AttributeError) as exc:
+        raise InvalidInput("not an S3 'object created' event: a record lacks the fields it requires") from exc
+    return [ref for ref in objects_created(parsed) if period_of_manifest_key(f"/{ref.key}")]
+
+
+def ingest_event(event: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``ingest_bill`` Lambda: each delivered manifest's billing period, stored. A bad export is rejected in
+    the answer (retrying cannot mend it); an AWS failure raises, so Lambda retries and the dead-letter queue keeps
+    the event."""
+    try:
+        refs = manifests_in_event(event)
+    except InvalidInput as exc:
+        return {"status": "rejected", "errors": [str(exc)]}
+    stored: list[dict[str, Any]] = []
+    errors: list[str] = []
+    for ref in refs:
+        try:
+            done = ingest_manifest_object(ref.bucket, ref.key)
+        except BillError as exc:
+            logger().warning("bill period rejected", extra={"manifest": ref.uri, "error": str(exc)})
+            errors.append(str(exc))
+            continue
+        stored.append({"billing_period": done.billing_period, "line_items": done.line_items, "table": done.table_name})
+    status = "stored" if stored and not errors else ("ignored" if not refs else "rejected" if errors else "stored")
+    return {"status": status, "stored": stored, "errors": errors}

@@ -1,0 +1,282 @@
+"""The bill in the store: a billing period replaced whole (one transaction), and what scans and ``chipwise bill
+show`` read back: per-resource effective costs, the account's public on-demand rates, spend, commitments."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import date, datetime
+from decimal import Decimal
+from typing import Any
+
+from sqlalchemy import delete, func, insert, or_, select
+from sqlalchemy.orm import Session
+
+from chipwise.models.bill import BillPeriod
+from chipwise.store.tables import BillCommitment, BillPeriodRow, BillResourceCost, BillUnattributed
+
+INSERT_CHUNK = 5_000
+
+
+@dataclass(frozen=True)
+class StoredPeriod:
+    export_uri: str
+    billing_period: str
+    table_name: str
+    engine: str
+    execution_id: str
+    line_items: int
+    resources: int
+    commitments: int
+    unattributed: int
+    ingested_at: datetime
+
+
+def replace_period(session: Session, period: BillPeriod, now: datetime) -> StoredPeriod:
+    """Store one billing period in place of any earlier delivery of it (Data Exports overwrites a period: so does
+    Chipwise). Runs in the caller's transaction: everything or nothing."""
+    old = select(BillPeriodRow.id).where(
+        BillPeriodRow.export_uri == period.export_uri, BillPeriodRow.billing_period == period.billing_period
+    )
+    old_ids = list(session.scalars(old))
+    if old_ids:
+        for table in (BillResourceCost, BillCommitment, BillUnattributed):
+            session.execute(delete(table).where(table.period_id.in_(old_ids)))
+        session.execute(delete(BillPeriodRow).where(BillPeriodRow.id.in_(old_ids)))
+    row = BillPeriodRow(
+        export_uri=period.export_uri,
+        billing_period=period.billing_period,
+        table_name=period.table,
+        manifest_uri=period.manifest_uri,
+        execution_id=period.execution_id,
+        engine=period.engine,
+        line_items=period.line_items,
+        bytes_read=period.bytes_read,
+        ingested_at=now,
+    )
+    session.add(row)
+    session.flush()
+    _insert(session, BillResourceCost, [{"period_id": row.id, **asdict(r)} for r in period.resources])
+    _insert(session, BillCommitment, [{"period_id": row.id, **asdict(c)} for c in period.commitments])
+    _insert(session, BillUnattributed, [{"period_id": row.id, **asdict(u)} for u in period.unattributed])
+    return StoredPeriod(
+        period.export_uri,
+        period.billing_period,
+        period.table,
+        period.engine,
+        period.execution_id,
+        period.line_items,
+        len(period.resources),
+        len(period.commitments),
+        len(period.unattributed),
+        now,
+    )
+
+
+BillTable = type[BillResourceCost] | type[BillCommitment] | type[BillUnattributed]
+
+
+def _insert(session: Session, table: BillTable, rows: list[dict[str, Any]]) -> None:
+    for start in range(0, len(rows), INSERT_CHUNK):
+        session.execute(insert(table), rows[start : start + INSERT_CHUNK])
+
+
+def stored_periods(session: Session) -> list[BillPeriodRow]:
+    return list(session.scalars(select(BillPeriodRow).order_by(BillPeriodRow.billing_period)))
+
+
+def periods_with_account(session: Session, account_id: str, periods: Sequence[str]) -> set[str]:
+    """The billing periods among ``periods`` whose stored bill has lines of ``account_id``."""
+    stmt = (
+        select(BillPeriodRow.billing_period)
+        .join(BillResourceCost, BillResourceCost.period_id == BillPeriodRow.id)
+        .where(BillPeriodRow.billing_period.in_(list(periods)), BillResourceCost.account_id == account_id)
+        .distinct()
+    )
+    return set(session.scalars(stmt))
+
+
+@dataclass
+class ResourceBill:
+    """One resource's bill over a window: effective, billed and public on-demand cost, hours, how it was priced."""
+
+    resource_id: str
+    instance_type: str | None
+    service: str
+    effective_cost: Decimal = Decimal(0)
+    billed_cost: Decimal = Decimal(0)
+    public_on_demand_cost: Decimal = Decimal(0)
+    usage_hours: Decimal = Decimal(0)
+    pricings: set[str] = field(default_factory=set)
+    parent_resource_id: str | None = None
+    tags: dict[str, str] = field(default_factory=dict)
+    periods: set[str] = field(default_factory=set)
+
+    @property
+    def effective_rate(self) -> Decimal | None:
+        return (self.effective_cost / self.usage_hours).quantize(Decimal("0.000001")) if self.usage_hours > 0 else None
+
+    @property
+    def public_on_demand_rate(self) -> Decimal | None:
+        if self.usage_hours <= 0:
+            return None
+        return (self.public_on_demand_cost / self.usage_hours).quantize(Decimal("0.000001"))
+
+
+def resource_bills(
+    session: Session, account_id: str, start: date, end: date, region: str | None = None
+) -> dict[str, ResourceBill]:
+    """Per resource id, its bill over ``[start, end)`` (EKS pods included, each naming its node)."""
+    stmt = (
+        select(BillResourceCost, BillPeriodRow.billing_period)
+        .join(BillPeriodRow, BillPeriodRow.id == BillResourceCost.period_id)
+        .where(BillResourceCost.account_id == account_id, BillResourceCost.day >= start, BillResourceCost.day < end)
+    )
+    if region is not None:
+        stmt = stmt.where(or_(BillResourceCost.region == region, BillResourceCost.region == ""))
+    found: dict[str, ResourceBill] = {}
+    for cost, period in session.execute(stmt):
+        item = found.get(cost.resource_id)
+        if item is None:
+            item = found[cost.resource_id] = ResourceBill(
+                cost.resource_id, cost.instance_type, cost.service, parent_resource_id=cost.parent_resource_id
+            )
+        item.effective_cost += cost.effective_cost
+        item.billed_cost += cost.billed_cost
+        item.public_on_demand_cost += cost.public_on_demand_cost
+        item.usage_hours += cost.usage_hours
+        item.pricings.add(cost.pricing)
+        item.periods.add(period)
+        item.tags.update({str(k): str(v) for k, v in (cost.tags or {}).items()})
+    return found
+
+
+def public_rates(session: Session, account_id: str, region: str | None = None) -> dict[str, tuple[Decimal, str]]:
+    """Per lower-case instance type, the public on-demand rate the account's bill states (its latest billing
+    period, in ``region`` when given) and that period."""
+    stmt = (
+        select(BillResourceCost.instance_type, BillResourceCost.public_on_demand_rate, BillPeriodRow.billing_period)
+        .join(BillPeriodRow, BillPeriodRow.id == BillResourceCost.period_id)
+        .where(
+            BillResourceCost.account_id == account_id,
+            BillResourceCost.instance_type.is_not(None),
+            BillResourceCost.public_on_demand_rate.is_not(None),
+            BillResourceCost.public_on_demand_rate > 0,
+        )
+        .order_by(BillPeriodRow.billing_period)
+    )
+    if region is not None:
+        stmt = stmt.where(BillResourceCost.region == region)
+    rates: dict[str, tuple[Decimal, str]] = {}
+    for instance_type, rate, period in session.execute(stmt):
+        if instance_type and rate is not None:
+            rates[str(instance_type).lower()] = (rate, str(period))
+    return rates
+
+
+@dataclass(frozen=True)
+class SpendLine:
+    account_id: str
+    service: str
+    resource_id: str
+    instance_type: str | None
+    effective_cost: Decimal
+    public_on_demand_cost: Decimal
+    usage_hours: Decimal
+    team: str | None
+
+
+def spend(session: Session, account_id: str | None = None, team_keys: Sequence[str] = ()) -> list[SpendLine]:
+    """Effective spend by account, service and resource over every stored period (pods are shares of their nodes:
+    left out so that nothing is counted twice), largest first."""
+    stmt = select(
+        BillResourceCost.account_id,
+        BillResourceCost.service,
+        BillResourceCost.resource_id,
+        func.max(BillResourceCost.instance_type),
+        func.sum(BillResourceCost.effective_cost),
+        func.sum(BillResourceCost.public_on_demand_cost),
+        func.sum(BillResourceCost.usage_hours),
+    ).where(BillResourceCost.parent_resource_id.is_(None))
+    if account_id is not None:
+        stmt = stmt.where(BillResourceCost.account_id == account_id)
+    stmt = stmt.group_by(BillResourceCost.account_id, BillResourceCost.service, BillResourceCost.resource_id)
+    teams = _first_tag(session, account_id, team_keys)
+    lines = [
+        SpendLine(str(a), str(s), str(r), t, _dec(e), _dec(o), _dec(h), teams.get(str(r)))
+        for a, s, r, t, e, o, h in session.execute(stmt)
+    ]
+    return sorted(lines, key=lambda x: (-x.effective_cost, x.account_id, x.resource_id))
+
+
+def _dec(value: Any) -> Decimal:
+    return Decimal(str(value or 0))
+
+
+def _first_tag(session: Session, account_id: str | None, keys: Iterable[str]) -> dict[str, str]:
+    """Per resource id, the value of the first of ``keys`` its bill tags carry."""
+    wanted = list(keys)
+    if not wanted:
+        return {}
+    stmt = select(BillResourceCost.resource_id, BillResourceCost.tags)
+    stmt = stmt.where(BillResourceCost.parent_resource_id.is_(None))
+    if account_id is not None:
+        stmt = stmt.where(BillResourceCost.account_id == account_id)
+    found: dict[str, str] = {}
+    for resource_id, tags in session.execute(stmt):
+        for key in wanted:
+            if tags and tags.get(key):
+                found[str(resource_id)] = str(tags[key])
+                break
+    return found
+
+
+def resource_tags(session: Session, account_id: str) -> dict[str, dict[str, str]]:
+    """The cost allocation tags the bill carries, per resource id of the account."""
+    stmt = select(BillResourceCost.resource_id, BillResourceCost.tags).where(BillResourceCost.account_id == account_id)
+    found: dict[str, dict[str, str]] = defaultdict(dict)
+    for resource_id, tags in session.execute(stmt):
+        found[str(resource_id)].update({str(k): str(v) for k, v in (tags or {}).items()})
+    return dict(found)
+
+
+def commitments(session: Session, account_id: str | None = None) -> list[tuple[BillCommitment, str]]:
+    """Every stored commitment with its billing period, the latest period first."""
+    stmt = select(BillCommitment, BillPeriodRow.billing_period).join(
+        BillPeriodRow, BillPeriodRow.id == BillCommitment.period_id
+    )
+    if account_id is not None:
+        stmt = stmt.where(BillCommitment.account_id == account_id)
+    stmt = stmt.order_by(BillPeriodRow.billing_period.desc(), BillCommitment.arn)
+    return [(row[0], str(row[1])) for row in session.execute(stmt)]
+
+
+def unattributed(session: Session, account_id: str | None = None) -> list[BillUnattributed]:
+    stmt = select(BillUnattributed)
+    if account_id is not None:
+        stmt = stmt.where(BillUnattributed.account_id == account_id)
+    return list(session.scalars(stmt.order_by(BillUnattributed.account_id, BillUnattributed.category)))
+
+
+def teams_by_arn(session: Session, account_id: str, arns: Iterable[str], keys: Sequence[str]) -> dict[str, str]:
+    """The team of each stored resource of ``arns``: its live tags first, else the cost allocation tags the bill
+    carries for it (by EC2 instance id, else ARN); resources with neither are absent."""
+    from chipwise.models.common import first_tag
+    from chipwise.store.tables import Resource
+
+    wanted = list(set(arns))
+    if not keys or not wanted:
+        return {}
+    billed = {k.lower(): v for k, v in resource_tags(session, account_id).items()}
+    teams: dict[str, str] = {}
+    for start in range(0, len(wanted), 500):
+        chunk = wanted[start : start + 500]
+        rows = session.execute(select(Resource.arn, Resource.tags, Resource.details).where(Resource.arn.in_(chunk)))
+        for arn, tags, details in rows:
+            instance_id = details.get("instance_id") if isinstance(details, dict) else None
+            live = {str(k): str(v) for k, v in (tags or {}).items()}
+            team = first_tag(live, keys) or first_tag(billed.get(str(instance_id or arn).lower(), {}), keys)
+            if team:
+                teams[str(arn)] = team
+    return teams

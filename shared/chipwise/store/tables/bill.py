@@ -1,0 +1,95 @@
+"""The bill: one row per ingested billing period of an export, and what it yielded (per-resource daily costs,
+commitments, cost no resource carries). A re-delivered period replaces its rows, never adds to them."""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from decimal import Decimal
+from typing import Any
+
+from sqlalchemy import BigInteger, ForeignKey, Index, String, UniqueConstraint
+from sqlalchemy.orm import Mapped, mapped_column
+
+from chipwise.clock import utcnow
+from chipwise.store.base import Base
+
+
+class BillPeriodRow(Base):
+    """One billing period of one export as last ingested (the manifest's execution it came from)."""
+
+    __tablename__ = "bill_periods"
+    __table_args__ = (UniqueConstraint("export_uri", "billing_period"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True, autoincrement=True)
+    export_uri: Mapped[str] = mapped_column(String(1024))
+    billing_period: Mapped[str] = mapped_column(String(7))  # YYYY-MM
+    table_name: Mapped[str] = mapped_column(String(32))  # COST_AND_USAGE_REPORT | FOCUS_1_2_AWS
+    manifest_uri: Mapped[str] = mapped_column(String(1024))
+    execution_id: Mapped[str] = mapped_column(String(128))
+    engine: Mapped[str] = mapped_column(String(16))
+    line_items: Mapped[int] = mapped_column(BigInteger, default=0)
+    bytes_read: Mapped[int] = mapped_column(BigInteger, default=0)
+    ingested_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class BillResourceCost(Base):
+    """One resource's cost on one day under one pricing (an EKS pod's split share names its node as parent)."""
+
+    __tablename__ = "bill_resource_costs"
+    __table_args__ = (
+        Index("ix_bill_resource_costs_account_day", "account_id", "day"),
+        Index("ix_bill_resource_costs_resource", "resource_id"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True, autoincrement=True)
+    period_id: Mapped[int] = mapped_column(ForeignKey("bill_periods.id", ondelete="CASCADE"), index=True)
+    account_id: Mapped[str] = mapped_column(String(12))
+    region: Mapped[str] = mapped_column(String(32))
+    day: Mapped[date]
+    resource_id: Mapped[str] = mapped_column(String(1024))
+    parent_resource_id: Mapped[str | None] = mapped_column(String(1024))
+    service: Mapped[str] = mapped_column(String(128))
+    usage_type: Mapped[str] = mapped_column(String(256))
+    instance_type: Mapped[str | None] = mapped_column(String(64))
+    pricing: Mapped[str] = mapped_column(String(16))  # on_demand | spot | savings_plan | reservation
+    commitment_arn: Mapped[str | None] = mapped_column(String(256))
+    effective_cost: Mapped[Decimal]
+    billed_cost: Mapped[Decimal]
+    public_on_demand_cost: Mapped[Decimal]
+    public_on_demand_rate: Mapped[Decimal | None]
+    usage_hours: Mapped[Decimal]
+    tags: Mapped[dict[str, Any]] = mapped_column(default=dict)
+
+
+class BillCommitment(Base):
+    """A Savings Plan or reservation over one billing period."""
+
+    __tablename__ = "bill_commitments"
+
+    id: Mapped[int] = mapped_column(primary_key=True, autoincrement=True)
+    period_id: Mapped[int] = mapped_column(ForeignKey("bill_periods.id", ondelete="CASCADE"), index=True)
+    arn: Mapped[str] = mapped_column(String(256))
+    account_id: Mapped[str] = mapped_column(String(12))
+    kind: Mapped[str] = mapped_column(String(16))  # savings_plan | reservation
+    offering_type: Mapped[str | None] = mapped_column(String(64))
+    family: Mapped[str | None] = mapped_column(String(64))
+    hourly_commitment: Mapped[Decimal | None]
+    end_date: Mapped[date | None]
+    used_cost: Mapped[Decimal]
+    unused_cost: Mapped[Decimal]
+    covered_accelerator_hours: Mapped[Decimal]
+    accelerator_hours: Mapped[Decimal]
+
+
+class BillUnattributed(Base):
+    """Cost of one billing period no resource carries, by account, region and category, with the reason."""
+
+    __tablename__ = "bill_unattributed"
+
+    id: Mapped[int] = mapped_column(primary_key=True, autoincrement=True)
+    period_id: Mapped[int] = mapped_column(ForeignKey("bill_periods.id", ondelete="CASCADE"), index=True)
+    account_id: Mapped[str] = mapped_column(String(12))
+    region: Mapped[str] = mapped_column(String(32))
+    category: Mapped[str] = mapped_column(String(32))
+    reason: Mapped[str] = mapped_column(String(256))
+    amount: Mapped[Decimal]
