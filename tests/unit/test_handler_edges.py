@@ -67,10 +67,11 @@ def _imports(path: Path) -> set[str]:
     return names
 
 
-def test_there_are_eight_handlers_each_with_sample_events() -> None:
+def test_there_are_nine_handlers_each_with_sample_events() -> None:
     assert FUNCTIONS == [
         "benchmark_dispatch",
         "benchmark_result",
+        "ingest_bill",
         "ingest_neuron",
         "intake",
         "migrate",

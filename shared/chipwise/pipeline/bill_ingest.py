@@ -6,20 +6,15 @@ on the S3 ObjectCreated event of a period's manifest (delivered after all its da
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
-
-from aws_lambda_powertools.utilities.parser import parse
-from aws_lambda_powertools.utilities.parser.exceptions import InvalidModelTypeError
-from pydantic import ValidationError
 
 from chipwise.aws import AwsContext, aws_context
 from chipwise.clock import utcnow
 from chipwise.collect.bill import AthenaTable, BillError, billing_periods, period_of_manifest_key, read_period
 from chipwise.collect.bill import Engine as BillEngine
-from chipwise.errors import InvalidInput
-from chipwise.models.events import ObjectCreatedEvent, ObjectRef, describe_validation_error, objects_created
+from chipwise.models.events import ObjectCreatedEvent, ObjectRef, objects_created
 from chipwise.observability import logger
 from chipwise.settings import Settings, get_settings
 from chipwise.store import SessionFactory, get_session_factory, transaction
@@ -90,27 +85,17 @@ def ingest_manifest_object(bucket: str, key: str) -> StoredPeriod:
     return stored
 
 
-def manifests_in_event(event: Mapping[str, Any]) -> list[ObjectRef]:
+def manifests_in_event(created: ObjectCreatedEvent) -> list[ObjectRef]:
     """The Data Exports manifests an "object created" event names (an S3 notification, the EventBridge "Object
-    Created" event, or S3 notifications through SQS), parsed with the Powertools models; data files are ignored
-    (the manifest arrives after them). InvalidInput for any other event."""
-    try:
-        parsed = parse(event=dict(event), model=ObjectCreatedEvent)
-    except ValidationError as exc:
-        raise InvalidInput(f"not an S3 'object created' event: {describe_validation_error(exc)}") from exc
-    except (InvalidModelTypeError, TypeError, AttributeError) as exc:
-        raise InvalidInput("not an S3 'object created' event: a record lacks the fields it requires") from exc
-    return [ref for ref in objects_created(parsed) if period_of_manifest_key(f"/{ref.key}")]
+    Created" event, or S3 notifications through SQS); data files are ignored (the manifest arrives after them)."""
+    return [ref for ref in objects_created(created) if period_of_manifest_key(f"/{ref.key}")]
 
 
-def ingest_event(event: Mapping[str, Any]) -> dict[str, Any]:
+def ingest_event(created: ObjectCreatedEvent) -> dict[str, Any]:
     """The ``ingest_bill`` Lambda: each delivered manifest's billing period, stored. A bad export is rejected in
     the answer (retrying cannot mend it); an AWS failure raises, so Lambda retries and the dead-letter queue keeps
     the event."""
-    try:
-        refs = manifests_in_event(event)
-    except InvalidInput as exc:
-        return {"status": "rejected", "errors": [str(exc)]}
+    refs = manifests_in_event(created)
     stored: list[dict[str, Any]] = []
     errors: list[str] = []
     for ref in refs:
