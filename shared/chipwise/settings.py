@@ -173,6 +173,13 @@ class Settings(BaseSettings):
     intake_submissions_per_address_per_day: int = Field(
         10, ge=1, le=100_000, description="New intake submissions naming one (normalised) email address a day."
     )
+    intake_confirmation_emails_per_day: int = Field(
+        200,
+        ge=0,
+        le=100_000,
+        description="Confirmation emails the intake may send a day in all (every address, every client): past it the "
+        "plan is shown and not mailed, and the advisory digest says so. Protects the SES identity's reputation.",
+    )
     intake_resubmit_window_minutes: int = Field(
         30, ge=0, le=24 * 60, description="The same answers again within this window return the same plan."
     )

@@ -28,6 +28,8 @@ class IntakeSubmission(Base):
     partner_referral: Mapped[bool | None] = mapped_column(default=False)
     confirmed_at: Mapped[datetime | None]
     expires_at: Mapped[datetime | None] = mapped_column(index=True)
+    # The day's global cap on confirmation emails was reached: the plan was shown, not mailed (issue 26).
+    mail_withheld: Mapped[bool | None] = mapped_column(default=False)
 
 
 class Plan(Base):
