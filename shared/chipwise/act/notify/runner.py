@@ -52,6 +52,7 @@ from chipwise.models.events import ScanCompletedEvent, ScheduledEvent, describe_
 from chipwise.observability import logger
 from chipwise.render import money, render
 from chipwise.settings import Settings
+from chipwise.store.repositories.notified import claim_scan, scan_notified
 from chipwise.store.session import get_session_factory
 from chipwise.store.tables import OutboxMessage
 
@@ -84,6 +85,7 @@ class NotifyReport:
     due: list[OutboxMessage] = field(default_factory=list)
     drained: DrainReport = field(default_factory=DrainReport)
     undelivered: int = 0  # messages queued over UNDELIVERED_AFTER ago and still not sent (the alarm's figure)
+    replay: bool = False  # the ScanCompleted that started the run was notified before: nothing new planned
 
     def summary(self) -> dict[str, Any]:
         """Counts only (for log lines and the Lambda's result)."""
@@ -93,6 +95,7 @@ class NotifyReport:
             "enqueued": self.enqueued,
             "already_due": len(self.due),  # dry runs only
             "undelivered": self.undelivered,
+            "replay": self.replay,
             **self.drained.as_dict(),
         }
 
@@ -364,13 +367,24 @@ def run_notify(
     digests: bool = True,
     alerts: bool = True,
     new_finding_ids: Iterable[str] = (),
+    scan: tuple[str, str] | None = None,
 ) -> NotifyReport:
-    """Plan, enqueue (in one transaction) and drain. ``dry_run`` plans and lists what is due, writing nothing."""
+    """Plan, enqueue (in one transaction) and drain. ``dry_run`` plans and lists what is due, writing nothing.
+
+    ``scan``: the (scan id, account id) of the ``ScanCompleted`` that started the run. The decision is recorded
+    with the scan id in the transaction that enqueues its messages, so a replay of that event (EventBridge delivers
+    at least once: a replayed first scan would otherwise turn the quiet baseline into alerts) plans nothing new."""
     when = now or utcnow()
     factory = session_factory or get_session_factory(settings.database_url)
     slack_enabled = bool(settings.slack_webhook_secret_name) if senders is None else "slack" in senders
     report = NotifyReport(dry_run=dry_run)
     with factory.begin() as session:
+        if scan is not None and (
+            scan_notified(session, scan[0]) if dry_run else not claim_scan(session, scan[0], scan[1], when)
+        ):
+            report.replay = True
+            logger().info("scan already notified: a replayed ScanCompleted plans nothing", extra={"scan_id": scan[0]})
+            accounts, digests, alerts = [], False, False
         report.planned = plan_notifications(
             session,
             now=when,
@@ -415,7 +429,13 @@ def handle_event(event: Mapping[str, Any], settings: Settings) -> dict[str, Any]
         return _rejected(f"not a ScanCompleted nor a scheduled event: {describe_validation_error(exc)}")
     if isinstance(trigger, ScanCompletedEvent):
         scan = trigger.detail
-        report = run_notify(settings, accounts=[scan.account_id], digests=False, new_finding_ids=scan.new_finding_ids)
+        report = run_notify(
+            settings,
+            accounts=[scan.account_id],
+            digests=False,
+            new_finding_ids=scan.new_finding_ids,
+            scan=(scan.scan_id, scan.account_id),
+        )
         return {"status": "ok", "trigger": "scan_completed", "account_id": scan.account_id, **report.summary()}
     report = run_notify(settings)
     return {"status": "ok", "trigger": "schedule", **report.summary()}
