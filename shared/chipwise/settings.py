@@ -159,6 +159,11 @@ class Settings(BaseSettings):
         None, description="EventBridge bus ScanCompleted goes to (deployed: the stack's); none: scans publish nothing."
     )
     scan_queue_url: str | None = Field(None, description="SQS queue the dispatcher fans scans out to.")
+    dead_letter_queue_url: str | None = Field(
+        None,
+        description="SQS queue a malformed event or record is put on at once, with its reason, instead of being "
+        "retried (each function's own dead-letter queue); none: it fails and is retried as before.",
+    )
     batch_queues: BatchQueues = Field(default_factory=BatchQueues)
     rules: dict[str, dict[str, Any]] = Field(
         default_factory=dict,

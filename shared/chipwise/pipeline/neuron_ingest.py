@@ -11,6 +11,7 @@ inventory (the instance's ARN), else it is the account the ingester runs in.
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import datetime
 from typing import Any
@@ -21,6 +22,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from pydantic import ValidationError
 from sqlalchemy.orm import Session, sessionmaker
 
+from chipwise.act.dead_letter import dead_letter
 from chipwise.aws import AwsContext, aws_context
 from chipwise.collect.neuron import (
     MAX_OBJECT_BYTES,
@@ -230,7 +232,20 @@ def ingest_event(event: dict[str, Any]) -> dict[str, Any]:
     from chipwise.store import get_session_factory
     from chipwise.store.schema import require_current_schema
 
-    refs = objects_in_event(event)
+    try:
+        refs = objects_in_event(event)
+    except InvalidInput as exc:  # fails the same way every time: to the dead-letter queue at once, not retried
+        if not dead_letter(json.dumps(event, default=str), str(exc), source="ingest_neuron"):
+            raise  # no queue to put it on: fail as before (Lambda retries, then its own dead-letter queue)
+        return {
+            "objects": 0,
+            "accepted": 0,
+            "rejected": [{"source": "event", "reason": str(exc)}],
+            "reports": 0,
+            "malformed_lines": 0,
+            "rollups": 0,
+            "dead_lettered": True,
+        }
     settings = get_settings()
     require_current_schema(settings.database_url)
     results = ingest_refs(aws_context(settings.region), get_session_factory(settings.database_url), refs)

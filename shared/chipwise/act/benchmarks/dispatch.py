@@ -10,6 +10,7 @@ the store. The ``benchmark_dispatch`` Lambda and ``chipwise benchmarks submit`` 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -39,6 +40,7 @@ from chipwise.act.benchmarks.workload import (
     load_telemetry,
     pricing_policy,
 )
+from chipwise.act.dead_letter import dead_letter
 from chipwise.catalog import Catalog, InstanceType, get_catalog
 from chipwise.clock import utcnow
 from chipwise.models.benchmark import (
@@ -396,7 +398,8 @@ def handle_scan_completed_event(event: Mapping[str, Any], *, settings: Settings 
     except ValidationError as exc:
         reason = f"not a ScanCompleted event: {describe_validation_error(exc)}"
         logger().warning("benchmark dispatch event rejected", extra={"reason": reason})
-        return {"status": "rejected", "reason": reason}
+        queued = dead_letter(json.dumps(event, default=str), reason, source="benchmark_dispatch")
+        return {"status": "rejected", "reason": reason, "dead_lettered": queued}
     if scan.status == "failed":
         return {"status": "skipped", "reason": f"scan {scan.scan_id} failed", "account_id": scan.account_id}
     report = dispatch_for_account(scan.account_id, settings=settings)

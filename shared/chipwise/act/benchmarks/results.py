@@ -16,6 +16,7 @@ What a terminal state does:
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from decimal import Decimal
@@ -49,6 +50,7 @@ from chipwise.act.benchmarks.workload import (
     pricing_policy,
     target_of,
 )
+from chipwise.act.dead_letter import dead_letter
 from chipwise.aws import aws_context
 from chipwise.catalog import get_catalog
 from chipwise.clock import utcnow
@@ -125,6 +127,7 @@ def handle_state_change_event(
     except ValidationError as exc:
         reason = f"not a Batch job state change: {describe_validation_error(exc)}"
         logger().warning("benchmark state event rejected", extra={"reason": reason})
+        dead_letter(json.dumps(event, default=str), reason, source="benchmark_result")
         return StateOutcome(status="rejected", reason=reason)
     settings = settings or get_settings()
     with session_scope(settings.database_url) as session:

@@ -13,6 +13,7 @@ Everything is rendered when it is enqueued, so the outbox row is exactly what is
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timedelta
@@ -23,6 +24,7 @@ from pydantic import RootModel, ValidationError
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
+from chipwise.act.dead_letter import dead_letter
 from chipwise.act.notify import slack as slack_blocks
 from chipwise.act.notify.digest import (
     AccountSnapshot,
@@ -453,7 +455,7 @@ def handle_event(event: Mapping[str, Any], settings: Settings) -> dict[str, Any]
     try:
         trigger = parse(event=dict(event), model=NotifyTrigger).root
     except ValidationError as exc:
-        return _rejected(f"not a ScanCompleted nor a scheduled event: {describe_validation_error(exc)}")
+        return _rejected(f"not a ScanCompleted nor a scheduled event: {describe_validation_error(exc)}", event)
     if isinstance(trigger, ScanCompletedEvent):
         scan = trigger.detail
         report = run_notify(
@@ -472,6 +474,8 @@ class NotifyTrigger(RootModel[ScanCompletedEvent | ScheduledEvent]):
     """What starts the ``notify`` function."""
 
 
-def _rejected(reason: str) -> dict[str, Any]:
+def _rejected(reason: str, event: Mapping[str, Any]) -> dict[str, Any]:
+    """Not retried (it would fail the same way): on the dead-letter queue with its reason when one is configured."""
     logger().error("notify event rejected", extra={"reason": reason})
-    return {"status": "rejected", "reason": reason}
+    queued = dead_letter(json.dumps(event, default=str), reason, source="notify")
+    return {"status": "rejected", "reason": reason, "dead_lettered": queued}
