@@ -89,7 +89,7 @@ def _store(url: str) -> dict[str, Any]:
             (c.day, c.service, c.usage_type, c.unblended_cost, c.amortized_cost, c.usage_quantity)
             for c in session.scalars(select(CostRecord))
         )
-        arns = dict(session.execute(select(Resource.id, Resource.arn)).tuples().all())
+        arns = {row.id: row.arn for row in session.execute(select(Resource.id, Resource.arn))}
         rollups = sorted(
             (arns[r.resource_id], r.namespace, r.metric, r.hour, r.average, r.maximum, r.sum, r.sample_count)
             for r in session.scalars(select(MetricRollup))
@@ -167,26 +167,26 @@ def test_every_operation_a_scan_calls_is_listed_here(aws: Emulator, seeded: None
 
 
 # Every operation a scan calls but the identity call (a fault there fails the scan: tested in
-# test_collect_scan_faults), with the error source the scan reports it under.
+# test_collect_scan_faults), with the error source the scan reports it under (a call about one resource names it).
 FAULTED = {
     "batch.DescribeComputeEnvironments": "inventory.batch",
     "batch.DescribeJobQueues": "inventory.batch",
     "batch.ListJobs": "inventory.batch",
     "ce.GetCostAndUsage": "costs",
     "cloudwatch.GetMetricData": "metrics",
-    "cloudwatch.ListMetrics": "metrics",
-    "ec2.DescribeInstanceTypes": "inventory.ec2",
+    "cloudwatch.ListMetrics": "metrics.list_metrics",
+    "ec2.DescribeInstanceTypes": "inventory.ec2:describe_instance_types",
     "ec2.DescribeInstances": "inventory.ec2",
     "events.PutEvents": "events.chipwise",
-    "sagemaker.DescribeEndpoint": "inventory.sagemaker_endpoints",
-    "sagemaker.DescribeEndpointConfig": "inventory.sagemaker_endpoints",
-    "sagemaker.DescribeInferenceComponent": "inventory.sagemaker_endpoints",
-    "sagemaker.DescribeModel": "inventory.sagemaker_endpoints",
-    "sagemaker.DescribeTrainingJob": "inventory.sagemaker_training",
+    "sagemaker.DescribeEndpoint": "inventory.sagemaker_endpoints:chat-inf2",
+    "sagemaker.DescribeEndpointConfig": "inventory.sagemaker_endpoints:chat-inf2",
+    "sagemaker.DescribeInferenceComponent": "inventory.sagemaker_endpoints:shared-llm",
+    "sagemaker.DescribeModel": "inventory.sagemaker_endpoints:chat-inf2",
+    "sagemaker.DescribeTrainingJob": "inventory.sagemaker_training_jobs:ft-p4d",
     "sagemaker.ListEndpoints": "inventory.sagemaker_endpoints",
-    "sagemaker.ListInferenceComponents": "inventory.sagemaker_endpoints",
-    "sagemaker.ListTags": "inventory.sagemaker_endpoints",
-    "sagemaker.ListTrainingJobs": "inventory.sagemaker_training",
+    "sagemaker.ListInferenceComponents": "inventory.sagemaker_endpoints:shared-llm",
+    "sagemaker.ListTags": "inventory.sagemaker_endpoints:chat-inf2",
+    "sagemaker.ListTrainingJobs": "inventory.sagemaker_training_jobs",
 }
 
 
@@ -194,7 +194,7 @@ FAULTED = {
 def test_a_fault_on_any_operation_ends_the_scan_partial_with_the_reason(
     aws: Emulator, seeded: None, db_url: str, operation: str
 ) -> None:
-    # Given the operation refusing every call
+    # Given the operation refusing its next call (the first endpoint, job or page it is called for)
     service, name = operation.split(".")
     aws.inject_fault(service, name, "AccessDeniedException", f"injected: not authorized to {operation}")
     # When the account is scanned
