@@ -17,12 +17,13 @@ def claim_scan(session: Session, scan_id: str, account_id: str, now: datetime) -
     claim waits for the first transaction and then finds the row, SQLite serialises writers."""
     dialect = session.get_bind().dialect.name
     insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
-    result = session.execute(
+    inserted = session.execute(
         insert(NotifiedScan)
         .values(scan_id=scan_id, account_id=account_id, notified_at=now)
         .on_conflict_do_nothing(index_elements=["scan_id"])
-    )
-    return getattr(result, "rowcount", 0) == 1
+        .returning(NotifiedScan.scan_id)  # a row back only when inserted (rowcount is not reliable on every driver)
+    ).scalar_one_or_none()
+    return inserted is not None
 
 
 def scan_notified(session: Session, scan_id: str) -> bool:
