@@ -59,7 +59,7 @@ class IntakeLimit(Base):
     )
 
     id: Mapped[int] = mapped_column(primary_key=True, autoincrement=True)
-    scope: Mapped[str] = mapped_column(String(16))  # client|address|email
+    scope: Mapped[str] = mapped_column(String(16))  # client|address|email|mail (the global daily cap)
     key: Mapped[str] = mapped_column(String(64))
     window_start: Mapped[datetime]
     count: Mapped[int] = mapped_column(default=0)
