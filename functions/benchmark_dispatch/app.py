@@ -17,7 +17,7 @@ from chipwise.pipeline.benchmarks import benchmark_after_scan
 @metrics().log_metrics
 @tracer().capture_lambda_handler
 @logger().inject_lambda_context(clear_state=True, correlation_id_path=correlation_paths.EVENT_BRIDGE)
-@parsed_event(ScanCompletedEvent, "a ScanCompleted event")
+@parsed_event(ScanCompletedEvent, "a ScanCompleted event", dead_letter_as="benchmark_dispatch")
 def handler(event: ScanCompletedEvent, context: Any) -> dict[str, Any]:
     summary = benchmark_after_scan(event)
     count("BenchmarksSubmitted", summary.get("submitted", 0))

@@ -17,6 +17,6 @@ from chipwise.pipeline.benchmarks import record_state_change
 @metrics().log_metrics
 @tracer().capture_lambda_handler
 @logger().inject_lambda_context(clear_state=True, correlation_id_path=correlation_paths.EVENT_BRIDGE)
-@parsed_event(BatchJobStateChangeEvent, "a Batch job state change")
+@parsed_event(BatchJobStateChangeEvent, "a Batch job state change", dead_letter_as="benchmark_result")
 def handler(event: BatchJobStateChangeEvent, context: Any) -> dict[str, Any]:
     return record_state_change(event).model_dump(mode="json", exclude_none=True)

@@ -20,7 +20,7 @@ SHAPES = "an S3 ObjectCreated notification, an EventBridge 'Object Created' even
 @metrics().log_metrics
 @tracer().capture_lambda_handler
 @logger().inject_lambda_context(clear_state=True, correlation_id_path=CORRELATION_ID)
-@parsed_event(ObjectCreatedEvent, SHAPES, reject=False)
+@parsed_event(ObjectCreatedEvent, SHAPES, reject=False, dead_letter_as="ingest_neuron")
 def handler(created: ObjectCreatedEvent, context: Any) -> dict[str, Any]:
     result = ingest_event(created)
     count("ReportsIngested", result["reports"])

@@ -17,7 +17,7 @@ from chipwise.pipeline.notify import notify_on
 @metrics().log_metrics
 @tracer().capture_lambda_handler
 @logger().inject_lambda_context(clear_state=True, correlation_id_path=correlation_paths.EVENT_BRIDGE)
-@parsed_event(NotifyTrigger, "a ScanCompleted nor a scheduled event")
+@parsed_event(NotifyTrigger, "a ScanCompleted nor a scheduled event", dead_letter_as="notify")
 def handler(trigger: NotifyTrigger, context: Any) -> dict[str, Any]:
     result = notify_on(trigger)
     count("MessagesSent", result.get("sent", 0))

@@ -16,7 +16,7 @@ from chipwise.pipeline.fanout import dispatch_on_schedule
 @metrics().log_metrics
 @tracer().capture_lambda_handler
 @logger().inject_lambda_context(clear_state=True, correlation_id_path=correlation_paths.EVENT_BRIDGE)
-@parsed_event(ScheduledEvent, "a scheduled event")
+@parsed_event(ScheduledEvent, "a scheduled event", dead_letter_as="scan_dispatch")
 def handler(schedule: ScheduledEvent, context: Any) -> dict[str, Any]:
     report = dispatch_on_schedule(schedule)
     count("ScansQueued", report.sent)

@@ -94,6 +94,7 @@ class AwsContext:
     region: str
     counter: ApiCallCounter = field(default_factory=ApiCallCounter)
     _clients: dict[tuple[str, str], Any] = field(default_factory=dict)
+    _account: str | None = field(default=None, repr=False)
 
     @overload
     def client(self, service: Literal["athena"], region: str | None = None) -> AthenaClient: ...
@@ -142,7 +143,10 @@ class AwsContext:
         return self._clients[key]
 
     def account_id(self) -> str:
-        return self.client("sts").get_caller_identity()["Account"]
+        """The account these credentials act in: one GetCallerIdentity call per context, remembered."""
+        if self._account is None:
+            self._account = str(self.client("sts").get_caller_identity()["Account"])
+        return self._account
 
 
 @lru_cache(maxsize=8)

@@ -159,6 +159,11 @@ class Settings(BaseSettings):
         None, description="EventBridge bus ScanCompleted goes to (deployed: the stack's); none: scans publish nothing."
     )
     scan_queue_url: str | None = Field(None, description="SQS queue the dispatcher fans scans out to.")
+    dead_letter_queue_url: str | None = Field(
+        None,
+        description="SQS queue a malformed event or record is put on at once, with its reason, instead of being "
+        "retried (each function's own dead-letter queue); none: it fails and is retried as before.",
+    )
     batch_queues: BatchQueues = Field(default_factory=BatchQueues)
     rules: dict[str, dict[str, Any]] = Field(
         default_factory=dict,
@@ -172,6 +177,13 @@ class Settings(BaseSettings):
     )
     intake_submissions_per_address_per_day: int = Field(
         10, ge=1, le=100_000, description="New intake submissions naming one (normalised) email address a day."
+    )
+    intake_confirmation_emails_per_day: int = Field(
+        200,
+        ge=0,
+        le=100_000,
+        description="Confirmation emails the intake may send a day in all (every address, every client): past it the "
+        "plan is shown and not mailed, and the advisory digest says so. Protects the SES identity's reputation.",
     )
     intake_resubmit_window_minutes: int = Field(
         30, ge=0, le=24 * 60, description="The same answers again within this window return the same plan."

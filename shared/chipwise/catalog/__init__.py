@@ -63,6 +63,7 @@ __all__ = [
     "Platform",
     "PortingEffort",
     "PriceConfidence",
+    "PublicMailDomains",
     "Region",
     "Regions",
     "Source",
@@ -78,6 +79,7 @@ __all__ = [
     "get_credit_programs",
     "get_model_families",
     "get_neuron_software",
+    "get_public_mail_domains",
     "get_regions",
     "get_usage_kinds",
     "parse_usage_type",
@@ -447,6 +449,34 @@ class NeuronSoftware(_FrozenData):
 def get_neuron_software() -> NeuronSoftware:
     """The shipped ``neuron_software.json`` (read once)."""
     return _load(NeuronSoftware, "neuron_software.json")
+
+
+# --- public mailbox providers ---------------------------------------------------------------------------------
+
+
+class PublicMailDomains(_FrozenData):
+    """Domains where anyone can open an address (``public_mail_domains.json``): never owner mail by default."""
+
+    schema_version: int
+    description: str
+    as_of: date
+    sources: dict[str, Source]
+    source: str
+    domains: frozenset[str] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _sourced(self) -> PublicMailDomains:
+        _check_sources([self.source], self.sources)
+        return self
+
+    def __contains__(self, domain: object) -> bool:
+        return isinstance(domain, str) and domain.lower().rstrip(".") in self.domains
+
+
+@lru_cache(maxsize=1)
+def get_public_mail_domains() -> PublicMailDomains:
+    """The shipped ``public_mail_domains.json`` (read once)."""
+    return _load(PublicMailDomains, "public_mail_domains.json")
 
 
 # --- credit programs -------------------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ from chipwise.cli.common import out, print_json, settings, store_session
 from chipwise.clock import utcnow
 from chipwise.errors import ConfigError
 from chipwise.pipeline.bill_ingest import athena_table, ingest_bill, window_periods
+from chipwise.presentation import plural
 from chipwise.store import ensure_schema, get_session_factory
 from chipwise.store.repositories import bill as bill_store
 
@@ -56,7 +57,7 @@ def ingest_command(
     for s in stored:
         out.print(
             f"{s.billing_period}: {s.table_name} via {s.engine}, {s.line_items:,} line items → {s.resources:,} "
-            f"resource-days, {s.commitments} commitment(s), {s.unattributed} unattributed line(s)"
+            f"resource-days, {plural(s.commitments, 'commitment')}, {plural(s.unattributed, 'unattributed line')}"
         )
 
 

@@ -14,10 +14,10 @@ from rich.table import Table
 from chipwise import neuron_agent
 from chipwise.aws import aws_context
 from chipwise.cli.common import err, out, print_json, progress, settings
-from chipwise.collect.neuron import decode_object, ids_from_key
+from chipwise.collect.neuron import ids_from_key, stream_lines
 from chipwise.errors import ChipwiseError, InvalidInput, NotFound
 from chipwise.models.neuron import NeuronIngestResult
-from chipwise.pipeline.neuron_ingest import ObjectRef, ingest_object, ingest_text, list_objects
+from chipwise.pipeline.neuron_ingest import ObjectRef, ingest_lines, ingest_object, list_objects
 from chipwise.store import SessionFactory, ensure_schema, get_session_factory
 
 
@@ -90,15 +90,16 @@ def _ingest_file(
     key_account, key_instance = ids_from_key(path.as_posix())
     source = str(path.resolve())
     try:
-        return ingest_text(
-            factory,
-            decode_object(path.read_bytes()),
-            source=source,
-            account_id=account or key_account,
-            default_instance_id=key_instance,
-            default_time=datetime.fromtimestamp(path.stat().st_mtime, UTC),
-            home_account=home_account,
-        )
+        with path.open("rb") as stream:  # read as a stream, in bounded memory, like an S3 object
+            return ingest_lines(
+                factory,
+                stream_lines(stream.read),
+                source=source,
+                account_id=account or key_account,
+                default_instance_id=key_instance,
+                default_time=datetime.fromtimestamp(path.stat().st_mtime, UTC),
+                home_account=home_account,
+            )
     except (ChipwiseError, ValueError, OSError) as exc:
         err.print(f"[yellow]{source}[/]: rejected: {exc}", highlight=False)
         return NeuronIngestResult(source=source, accepted=False, reason=str(exc))

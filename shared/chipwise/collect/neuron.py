@@ -17,13 +17,15 @@ sums, merged in the store with other objects' parts for the same hour (see
 
 from __future__ import annotations
 
+import gzip
+import io
 import itertools
 import json
 import math
 import re
 import zlib
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -66,9 +68,20 @@ def _number(value: Any) -> float | None:
     return float(value) if math.isfinite(value) else None
 
 
+# Every counter the store keeps is a signed 64-bit integer (BIGINT): a value outside that range cannot be a
+# neuron-monitor counter, and would fail at the database and lose the object's good lines with it.
+INT64_MIN = -(2**63)
+INT64_MAX = 2**63 - 1
+
+
 def _int(value: Any) -> int | None:
     number = _number(value)
-    return int(number) if number is not None else None
+    if number is None:
+        return None
+    whole = value if isinstance(value, int) else int(number)
+    if not INT64_MIN <= whole <= INT64_MAX:
+        raise ValueError(f"{value!r} is outside the signed 64-bit range")
+    return whole
 
 
 def _text(value: Any) -> str | None:
@@ -101,11 +114,10 @@ def parse_report(document: Mapping[str, Any], default_time: datetime | None = No
     hardware_raw = _dict(document.get("neuron_hardware_info"))
     _note_error(errors, "neuron_hardware_info", hardware_raw)
     system = _dict(document.get("system_data"))
-    runtimes = [
-        _runtime(entry, index, errors)
-        for index, entry in enumerate(document.get("neuron_runtime_data") or [])
-        if isinstance(entry, dict)
-    ]
+    runtime_data = document.get("neuron_runtime_data") or []
+    if isinstance(runtime_data, list) and len(runtime_data) > MAX_RUNTIMES_PER_REPORT:
+        raise ValueError(f"more than {MAX_RUNTIMES_PER_REPORT} processes in one report")
+    runtimes = [_runtime(entry, index, errors) for index, entry in enumerate(runtime_data) if isinstance(entry, dict)]
     memory = _dict(system.get("memory_info"))
     _note_error(errors, "system_data.memory_info", memory)
     hw_counters = _dict(system.get("neuron_hw_counters"))
@@ -189,6 +201,8 @@ def _runtime(entry: Mapping[str, Any], index: int, errors: list[ReportError]) ->
 def _cores(in_use: Mapping[str, Any]) -> tuple[dict[str, float], float | None]:
     """Utilisation per logical core (Trn2 ``v3d``: the mean of its physical cores when the logical figure is
     missing) and the total FLOP/s."""
+    if len(in_use) > MAX_CORES_PER_RUNTIME:
+        raise ValueError(f"more than {MAX_CORES_PER_RUNTIME} NeuronCores in one process")
     cores: dict[str, float] = {}
     flops: float | None = None
     for core, raw in in_use.items():
@@ -208,8 +222,21 @@ def _cores(in_use: Mapping[str, Any]) -> tuple[dict[str, float], float | None]:
 
 
 # Bounds on what one object may make Chipwise do: a real report is a few kilobytes, an hour of them a few megabytes.
+# An admitted object is read as a stream (never whole): at most MAX_OBJECT_BYTES stored, MAX_DECOMPRESSED_BYTES of
+# text, MAX_LINES_PER_OBJECT lines (a day of reports every 5 s is 17,280) of at most MAX_LINE_CHARS each; of the
+# malformed lines the first MAX_MALFORMED_KEPT are kept with their reasons, the rest only counted.
 MAX_LINE_CHARS = 1_000_000
 MAX_DECOMPRESSED_BYTES = 64 * 2**20
+MAX_OBJECT_BYTES = 64 * 2**20
+MAX_LINES_PER_OBJECT = 50_000
+MAX_MALFORMED_KEPT = 100
+# What the parsed reports hold is bounded too: a report lists at most MAX_RUNTIMES_PER_REPORT processes of at most
+# MAX_CORES_PER_RUNTIME cores (a trn2.48xlarge has 128 NeuronCores), and one object's reports at most
+# MAX_RUNTIMES_PER_OBJECT processes in all (a report without any counts as one, eight cores as one more): about
+# 3 KB of memory each.
+MAX_RUNTIMES_PER_REPORT = 256
+MAX_CORES_PER_RUNTIME = 256
+MAX_RUNTIMES_PER_OBJECT = 40_000
 # Reports older than this before the object's own time, or later than a little after it, cannot belong to it.
 MAX_REPORT_AGE = timedelta(days=30)
 MAX_CLOCK_SKEW = timedelta(hours=1)
@@ -220,13 +247,31 @@ def _no_constants(name: str) -> float:
     raise ValueError(f"{name} is not a number a report can carry")
 
 
-def parse_lines(lines: Iterable[str], default_time: datetime | None = None) -> ParsedReports:
+class UnreadableLine(ValueError):
+    """A line that is not text a report can be: longer than MAX_LINE_CHARS (its rest skipped unread), not UTF-8."""
+
+
+def parse_lines(
+    lines: Iterable[str | UnreadableLine],
+    default_time: datetime | None = None,
+    *,
+    max_lines: int = MAX_LINES_PER_OBJECT,
+) -> ParsedReports:
     """Every line of a JSON-lines file: reports, and malformed lines with their 1-based numbers. A line that is too
-    long, nested too deeply, carries NaN/Infinity, a utilisation outside 0-100 % or a time outside the window the
-    object can belong to is rejected alone; the rest of the file goes on."""
+    long, nested too deeply, carries NaN/Infinity, a utilisation outside 0-100 %, an integer outside the signed
+    64-bit range or a time outside the window the object can belong to is rejected alone; the rest of the file goes
+    on. At most ``max_lines`` lines are read (``truncated`` says there were more); the first MAX_MALFORMED_KEPT
+    malformed lines are kept, every one is counted (``malformed_count``)."""
     parsed = ParsedReports()
+    runtimes = 0
     for number, line in enumerate(lines, start=1):
+        if number > max_lines or runtimes >= MAX_RUNTIMES_PER_OBJECT:
+            parsed.truncated = True
+            break
         parsed.lines = number
+        if isinstance(line, UnreadableLine):
+            _malformed(parsed, number, str(line))
+            continue
         if not line.strip():
             continue
         try:
@@ -236,11 +281,18 @@ def parse_lines(lines: Iterable[str], default_time: datetime | None = None) -> P
             report = parse_report(document, default_time)
             _check_physical(report, default_time)
             parsed.reports.append(report)
+            runtimes += max(1, len(report.runtimes)) + sum(len(r.core_utilization) for r in report.runtimes) // 8
         except RecursionError:
-            parsed.malformed.append(MalformedLine(line=number, reason="nested too deeply"))
+            _malformed(parsed, number, "nested too deeply")
         except (ValueError, TypeError, OverflowError) as exc:  # JSONDecodeError is a ValueError
-            parsed.malformed.append(MalformedLine(line=number, reason=_reason(exc)))
+            _malformed(parsed, number, _reason(exc))
     return parsed
+
+
+def _malformed(parsed: ParsedReports, number: int, reason: str) -> None:
+    parsed.malformed_count += 1
+    if len(parsed.malformed) < MAX_MALFORMED_KEPT:
+        parsed.malformed.append(MalformedLine(line=number, reason=reason))
 
 
 def _check_physical(report: NeuronReport, object_time: datetime | None) -> None:
@@ -263,6 +315,11 @@ def _check_physical(report: NeuronReport, object_time: datetime | None) -> None:
         for name, count in counts.items():
             if count is not None and count < 0:
                 raise ValueError(f"runtime {runtime.tag}: {name} {count} is negative")
+    figures = report_figures(report)
+    totals: tuple[int | None, ...] = (figures.device_memory_bytes, figures.host_memory_bytes)
+    totals += (figures.executions_completed, figures.executions_failed)
+    if any(total is not None and total > INT64_MAX for total in totals):  # each value fits, their sum does not
+        raise ValueError("the runtimes' counters add up to more than the signed 64-bit range")
     if report.timestamp is not None and not EARLIEST_REPORT <= report.timestamp <= datetime.now(UTC) + MAX_CLOCK_SKEW:
         raise ValueError(f"report time {report.timestamp.isoformat()} is not a time neuron-monitor reported at")
     if report.timestamp is not None and object_time is not None:
@@ -299,6 +356,69 @@ def _gunzip_bounded(body: bytes) -> bytes:
     except zlib.error as exc:
         raise ValueError(f"corrupt gzip data: {exc}") from exc
     return b"".join(chunks)
+
+
+class _RawStream(io.RawIOBase):
+    """A stream with ``read(amt)`` (botocore's StreamingBody, a file) as a raw stream io.BufferedReader can wrap."""
+
+    def __init__(self, read: Callable[[int], bytes]) -> None:
+        self._read = read
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        data = self._read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
+
+
+class _Capped(io.RawIOBase):
+    """At most ``limit`` bytes of a stream: reading past them raises ValueError (a gzip bomb stops there)."""
+
+    def __init__(self, stream: io.BufferedIOBase | gzip.GzipFile, limit: int, what: str) -> None:
+        self._stream = stream
+        self._left = limit
+        self._message = f"{what} more than {limit // 2**20} MiB"
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        data = self._stream.read(len(buffer))
+        if len(data) > self._left:
+            raise ValueError(self._message)
+        self._left -= len(data)
+        buffer[: len(data)] = data
+        return len(data)
+
+
+def stream_lines(read: Callable[[int], bytes]) -> Iterator[str | UnreadableLine]:
+    """The lines of a reports object read as a stream (gzip recognised by its magic bytes, one member or several),
+    in bounded memory: a buffer, one line of at most MAX_LINE_CHARS bytes at a time (a longer one comes back as
+    :class:`UnreadableLine`, its rest skipped unread, as does a line that is not UTF-8) and gzip's window. Raises
+    ValueError when the text passes MAX_DECOMPRESSED_BYTES or the gzip data is corrupt."""
+    raw = io.BufferedReader(_RawStream(read), buffer_size=1 << 16)
+    source: io.BufferedIOBase | gzip.GzipFile = raw
+    if raw.peek(2)[:2] == GZIP_MAGIC:
+        source = gzip.GzipFile(fileobj=raw, mode="rb")
+    text = io.BufferedReader(_Capped(source, MAX_DECOMPRESSED_BYTES, "decompresses to"), buffer_size=1 << 16)
+    try:
+        while True:
+            line = text.readline(MAX_LINE_CHARS + 1)
+            if not line:
+                return
+            if len(line) > MAX_LINE_CHARS and not line.endswith(b"\n"):
+                while (rest := text.readline(1 << 16)) and not rest.endswith(b"\n"):
+                    pass
+                yield UnreadableLine(f"line longer than {MAX_LINE_CHARS:,} characters")
+                continue
+            try:
+                yield line.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                yield UnreadableLine(f"not UTF-8 text (byte {exc.start})")
+    except (OSError, EOFError, zlib.error) as exc:  # gzip.BadGzipFile is an OSError
+        raise ValueError(f"corrupt gzip data: {exc}") from exc
 
 
 def decode_object(body: bytes) -> str:

@@ -38,6 +38,7 @@ from chipwise.intake import guard, service, views
 from chipwise.observability import logger
 from chipwise.plan.document import PlanDocument
 from chipwise.plan.intake import (
+    HONEYPOT_FIELD,
     MAX_BODY_BYTES,
     FormError,
     IntakeRequest,
@@ -51,6 +52,7 @@ HTML = "text/html; charset=utf-8"
 FORM_CONTENT_TYPE = "application/x-www-form-urlencoded"
 PLAN_ID_PATTERN = r"^[A-Za-z0-9_-]{32,64}$"
 _MAX_FORM_FIELDS = 400
+AUTOMATED = "Your submission looked automated, so it was not sent. Please check the form and submit it again."
 
 app = APIGatewayHttpResolver(enable_validation=True)
 
@@ -315,6 +317,9 @@ def _see_plan(submitted: service.Submitted) -> Response[str]:
 
 
 def _submit(raw: Any, *, from_form: bool) -> Response[str]:
+    if not from_form and isinstance(raw, dict) and str(raw.get(HONEYPOT_FIELD) or "").strip():
+        logger().warning("intake honeypot filled (JSON): not stored, not sent")
+        return _problem(HTTPStatus.BAD_REQUEST, AUTOMATED)
     try:
         intake = IntakeRequest.model_validate(raw)
     except ValidationError as exc:
@@ -385,8 +390,7 @@ def _post_form(body: bytes) -> Response[str]:
         )
     if honeypot_filled(fields):
         logger().warning("intake honeypot filled: not stored, not sent")
-        message = "Your submission looked automated, so it was not sent. Please check the form and submit it again."
-        return _form_again(400, raw, {}, message)
+        return _form_again(400, raw, {}, AUTOMATED)
     return _submit(raw, from_form=True)
 
 

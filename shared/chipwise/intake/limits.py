@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import ipaddress
+import unicodedata
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Literal
@@ -21,7 +22,10 @@ from typing import Literal
 from chipwise.store import Session
 from chipwise.store.repositories import intake as intake_store
 
-Scope = Literal["client", "address", "email"]
+# client, address: submissions; email: confirmation emails to one address; mail: every confirmation email (one
+# global counter a day, key GLOBAL).
+Scope = Literal["client", "address", "email", "mail"]
+GLOBAL = "global"
 HOUR = timedelta(hours=1)
 DAY = timedelta(days=1)
 # Providers known to ignore dots in the local part (Gmail; googlemail.com is the same mailbox).
@@ -31,10 +35,11 @@ _DOTLESS_DOMAINS = {"gmail.com": "gmail.com", "googlemail.com": "gmail.com"}
 def normalise_address(address: str) -> str:
     """One mailbox, one key: lower case, "+tag" dropped, dots dropped where the provider ignores them.
 
-    "Ada.Lovelace+plans@GoogleMail.com" and "adalovelace@gmail.com" are the same mailbox. Dropping every "+tag"
-    may join two mailboxes of a provider that does not use sub-addressing; for a rate limit that errs safe.
+    "Ada.Lovelace+plans@GoogleMail.com" and "adalovelace@gmail.com" are the same mailbox, and so is its fullwidth
+    form (NFKC). Dropping every "+tag" may join two mailboxes of a provider that does not use sub-addressing; for a
+    rate limit that errs safe.
     """
-    local, _, domain = address.strip().lower().rpartition("@")
+    local, _, domain = unicodedata.normalize("NFKC", address).strip().lower().rpartition("@")
     local = local.split("+", 1)[0]
     domain = domain.rstrip(".")
     if domain in _DOTLESS_DOMAINS:
@@ -52,18 +57,22 @@ def address_key(address: str) -> str:
 
 
 def client_network(source_ip: str) -> str:
-    """The client as a rate limit sees it: an IPv4 address, or an IPv6 address's /64 (one subscriber's network:
-    an IPv6 client can change the low 64 bits at will). Anything unparsable is taken as given."""
+    """The client as a rate limit sees it: an IPv4 address, or an IPv6 address's /48 (the prefix a provider
+    delegates to one site: a client can pick any of its 65,536 /64s at will). Anything unparsable is taken as
+    given."""
     text = source_ip.strip().lower()
-    try:
-        address = ipaddress.ip_address(text)
+    try:  # an address, or one written as a host network (Powertools' model dumps sourceIp as 2001:db8::1/128)
+        address = ipaddress.ip_interface(text).ip
     except ValueError:
         return text
     if isinstance(address, ipaddress.IPv6Address):
         if address.ipv4_mapped is not None:
             return str(address.ipv4_mapped)
-        return str(ipaddress.IPv6Network((address, 64), strict=False))
+        return str(ipaddress.IPv6Network((address, IPV6_CLIENT_PREFIX), strict=False))
     return str(address)
+
+
+IPV6_CLIENT_PREFIX = 48
 
 
 def client_key(source_ip: str) -> str:

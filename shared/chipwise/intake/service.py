@@ -59,7 +59,7 @@ PLAN_SUBJECT = "Your Chipwise AI accelerator plan"
 CONFIRMATION_EMAILS_PER_ADDRESS_PER_DAY = 1
 LIMIT_KEEP = timedelta(days=2)  # counters are dropped this long after their window starts
 
-EmailState = Literal["confirm_sent", "confirmed", "withheld_today", "no_email"]
+EmailState = Literal["confirm_sent", "confirmed", "withheld_today", "withheld_volume", "no_email"]
 
 
 class RateLimited(ChipwiseError):
@@ -158,6 +158,12 @@ def _queue_confirmation(
     )
     if refused is not None:
         logger().info("confirmation email withheld: one already sent to this address today")
+        return False
+    cap = settings.intake_confirmation_emails_per_day
+    if limits.take(session, "mail", limits.GLOBAL, limit=cap, length=limits.DAY, now=now) is not None:
+        # Past the day's global cap: the plan is shown, not mailed; the advisory digest reports how many.
+        row.mail_withheld = True
+        logger().warning("confirmation email withheld: the daily cap on confirmation emails is reached", cap=cap)
         return False
     expires = min(now + timedelta(hours=settings.intake_confirm_link_hours), _expiry(row, settings))
     confirm = links.url(base_url, f"/plans/{plan_id}/confirm", links.sign(row.link_key, "confirm", plan_id, expires))
@@ -285,6 +291,8 @@ def _email_state(session: Session, submission: IntakeSubmission | None) -> Email
         return "no_email"
     if submission.confirmed_at is not None:
         return "confirmed"
+    if submission.mail_withheld:
+        return "withheld_volume"
     queued = messaging_store.outbox_has_key(session, f"intake:{submission.id}:confirm")
     return "confirm_sent" if queued else "withheld_today"
 
@@ -419,7 +427,10 @@ def queue_advisory_digest(session: Session, now: datetime) -> bool:
         )
         for submission, plan in rows
     ]
-    html, text = views.advisory_digest(entries, day=day_start.date())
+    withheld = sum(1 for submission, _ in rows if submission.mail_withheld)
+    html, text = views.advisory_digest(
+        entries, day=day_start.date(), mail_withheld=withheld, mail_cap=settings.intake_confirmation_emails_per_day
+    )
     queued = enqueue(
         session,
         channel="email",

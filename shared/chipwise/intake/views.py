@@ -92,8 +92,9 @@ def plan_page(
     delete_fields: Mapping[str, str] | None = None,
     expires_at: datetime | None = None,
 ) -> str:
-    """The plan's page. ``email``: what happened about email (confirm_sent, confirmed, withheld_today, no_email);
-    ``delete_action``/``delete_fields``: the signed form that deletes the plan (none for an offline plan)."""
+    """The plan's page. ``email``: what happened about email (confirm_sent, confirmed, withheld_today,
+    withheld_volume, no_email); ``delete_action``/``delete_fields``: the signed form that deletes the plan (none
+    for an offline plan)."""
     return render(
         "plan/plan.html.j2",
         plan=plan.public(),
@@ -174,9 +175,18 @@ class DigestEntry:
     link: str | None
 
 
-def advisory_digest(entries: list[DigestEntry], *, day: date) -> tuple[str, str]:
-    """(html, text) of the advisory team's one email a day about new intake submissions."""
-    context = {"entries": entries, "day": day, "target_of": target_of}
+def advisory_digest(
+    entries: list[DigestEntry], *, day: date, mail_withheld: int = 0, mail_cap: int = 0
+) -> tuple[str, str]:
+    """(html, text) of the advisory team's one email a day about new intake submissions; ``mail_withheld``: how
+    many of them were shown and not mailed because the day's ``mail_cap`` on confirmation emails was reached."""
+    context = {
+        "entries": entries,
+        "day": day,
+        "target_of": target_of,
+        "mail_withheld": mail_withheld,
+        "mail_cap": mail_cap,
+    }
     return render("intake/advisory_digest.html.j2", **context), render("intake/advisory_digest.txt.j2", **context)
 
 

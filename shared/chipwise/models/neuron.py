@@ -127,7 +127,9 @@ class ParsedReports(_ReportModel):
 
     reports: list[NeuronReport] = Field(default_factory=list)
     malformed: list[MalformedLine] = Field(default_factory=list)
+    malformed_count: int = Field(0, description="Every malformed line, also those past the ones kept.")
     lines: int = 0
+    truncated: bool = Field(False, description="The object had more lines than are read from one object.")
 
 
 class NeuronIngestResult(_ReportModel):
@@ -142,7 +144,9 @@ class NeuronIngestResult(_ReportModel):
     )
     lines: int = 0
     reports: int = 0
-    malformed: list[MalformedLine] = Field(default_factory=list)
+    malformed: list[MalformedLine] = Field(default_factory=list, description="The first malformed lines.")
+    malformed_count: int = Field(0, description="Every malformed line, also those past the ones kept.")
+    truncated: bool = Field(False, description="Lines past the per-object cap were not read.")
     report_errors: int = Field(0, description="Error strings inside otherwise good reports.")
     reports_missing: int = Field(
         0, description="Reports whose driver or device failed, or without core figures: utilisation missing, not 0 %."

@@ -18,7 +18,15 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from chipwise.aws import AwsContext, aws_context
-from chipwise.collect.neuron import aggregate_hourly, decode_object, ids_from_key, iter_lines, parse_lines
+from chipwise.collect.neuron import (
+    MAX_OBJECT_BYTES,
+    UnreadableLine,
+    aggregate_hourly,
+    ids_from_key,
+    iter_lines,
+    parse_lines,
+    stream_lines,
+)
 from chipwise.errors import InvalidInput, UpstreamError
 from chipwise.models.events import ObjectCreatedEvent, objects_created
 from chipwise.models.events import ObjectRef as ObjectRef
@@ -41,13 +49,36 @@ def ingest_text(
     default_time: datetime | None = None,
     home_account: Callable[[], str] | None = None,
 ) -> NeuronIngestResult:
+    """:func:`ingest_lines` of a text already in memory (a local file, a test)."""
+    return ingest_lines(
+        session_factory,
+        iter_lines(text),
+        source=source,
+        account_id=account_id,
+        default_instance_id=default_instance_id,
+        default_time=default_time,
+        home_account=home_account,
+    )
+
+
+def ingest_lines(
+    session_factory: SessionFactory,
+    lines: Iterable[str | UnreadableLine],
+    *,
+    source: str,
+    account_id: str | None = None,
+    default_instance_id: str | None = None,
+    default_time: datetime | None = None,
+    home_account: Callable[[], str] | None = None,
+) -> NeuronIngestResult:
     """Parse, aggregate per instance, runtime and hour, and merge into the store (idempotent per ``source``).
 
-    Raises InvalidInput when nothing in ``text`` is a neuron-monitor report.
+    Raises InvalidInput when nothing in ``lines`` is a neuron-monitor report.
     """
-    parsed = parse_lines(iter_lines(text), default_time)
+    parsed = parse_lines(lines, default_time)
     if not parsed.reports:
-        detail = f"{len(parsed.malformed)} of {parsed.lines} lines malformed" if parsed.lines else "empty"
+        detail = f"{parsed.malformed_count} of {parsed.lines} lines malformed" if parsed.lines else "empty"
+        detail += f", more than {parsed.lines:,} lines" if parsed.truncated else ""
         raise InvalidInput(f"{source} is not neuron-monitor JSON lines ({detail})")
     parts = aggregate_hourly(parsed.reports, default_instance_id)
     if not parts:
@@ -65,16 +96,20 @@ def ingest_text(
         lines=parsed.lines,
         reports=len(parsed.reports),
         malformed=parsed.malformed,
+        malformed_count=parsed.malformed_count,
+        truncated=parsed.truncated,
         report_errors=sum(len(r.errors) for r in parsed.reports),
         reports_missing=sum(p.missing_reports for p in parts),
         rollups=rollups,
         instances=instances,
     )
-    if parsed.malformed:
+    if parsed.malformed_count:
         logger().warning(
             "malformed neuron-monitor lines skipped",
-            extra={"source": source, "lines": [m.line for m in parsed.malformed][:50], "count": len(parsed.malformed)},
+            extra={"source": source, "lines": [m.line for m in parsed.malformed][:50], "count": parsed.malformed_count},
         )
+    if parsed.truncated:
+        logger().warning("neuron-monitor object has more lines than are read", extra={"source": source})
     return result
 
 
@@ -95,21 +130,29 @@ def ingest_object(
     account_id: str | None = None,
     home_account: Callable[[], str] | None = None,
 ) -> NeuronIngestResult:
-    """One S3 object of reports; a rejected object comes back with ``accepted=False`` and the reason, logged."""
+    """One S3 object of reports; a rejected object comes back with ``accepted=False`` and the reason, logged.
+
+    The object's size (GetObject's ContentLength, known before the body is read) is checked first; the body is
+    then read as a stream (:func:`chipwise.collect.neuron.stream_lines`), never whole."""
     key_account, key_instance = ids_from_key(ref.key)
     try:
         response = aws.client("s3").get_object(Bucket=ref.bucket, Key=ref.key)
-        body = response["Body"].read()
-        text = decode_object(body)
-        return ingest_text(
-            session_factory,
-            text,
-            source=ref.uri,
-            account_id=account_id or key_account,
-            default_instance_id=key_instance,
-            default_time=response.get("LastModified"),
-            home_account=home_account or aws.account_id,
-        )
+        body = response["Body"]
+        try:
+            size = int(response.get("ContentLength") or 0)
+            if size > MAX_OBJECT_BYTES:
+                raise InvalidInput(f"{ref.uri} is {size:,} bytes, more than {MAX_OBJECT_BYTES // 2**20} MiB")
+            return ingest_lines(
+                session_factory,
+                stream_lines(body.read),
+                source=ref.uri,
+                account_id=account_id or key_account,
+                default_instance_id=key_instance,
+                default_time=response.get("LastModified"),
+                home_account=home_account or aws.account_id,
+            )
+        finally:
+            body.close()
     except (InvalidInput, ValueError, ClientError, BotoCoreError) as exc:
         reason = _describe(exc)
         retryable = _retryable(exc)
@@ -186,6 +229,6 @@ def ingest_event(created: ObjectCreatedEvent) -> dict[str, Any]:
         "accepted": sum(1 for r in results if r.accepted),
         "rejected": [{"source": r.source, "reason": r.reason} for r in results if not r.accepted],
         "reports": sum(r.reports for r in results),
-        "malformed_lines": sum(len(r.malformed) for r in results),
+        "malformed_lines": sum(r.malformed_count for r in results),
         "rollups": sum(r.rollups for r in results),
     }

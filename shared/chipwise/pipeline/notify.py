@@ -23,10 +23,18 @@ def send_notifications(
     new_finding_ids: Iterable[str] = (),
     dry_run: bool = False,
     now: datetime | None = None,
+    scan: tuple[str, str] | None = None,
 ) -> NotifyReport:
-    """Plan, enqueue (in one transaction) and drain; ``dry_run`` plans and lists what is due, writing nothing."""
+    """Plan, enqueue (in one transaction) and drain; ``dry_run`` plans and lists what is due, writing nothing.
+    ``scan``: the (scan id, account id) of the ``ScanCompleted`` that started the run: a replay of it sends nothing."""
     return run_notify(
-        settings, accounts=accounts, digests=digests, new_finding_ids=new_finding_ids, dry_run=dry_run, now=now
+        settings,
+        accounts=accounts,
+        digests=digests,
+        new_finding_ids=new_finding_ids,
+        dry_run=dry_run,
+        now=now,
+        scan=scan,
     )
 
 
@@ -38,7 +46,11 @@ def notify_on(trigger: NotifyTrigger, settings: Settings | None = None) -> dict[
     if isinstance(event, ScanCompletedEvent):
         scan = event.detail
         report = send_notifications(
-            settings, accounts=[scan.account_id], digests=False, new_finding_ids=scan.new_finding_ids
+            settings,
+            accounts=[scan.account_id],
+            digests=False,
+            new_finding_ids=scan.new_finding_ids,
+            scan=(scan.scan_id, scan.account_id),
         )
         return {"status": "ok", "trigger": "scan_completed", "account_id": scan.account_id, **report.summary()}
     return {"status": "ok", "trigger": "schedule", **send_notifications(settings).summary()}

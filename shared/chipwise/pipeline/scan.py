@@ -732,7 +732,7 @@ def scan_account_request(request: ScanRequest) -> ScanDocument:
         return done
     try:
         aws = aws_context(request.region, role)
-        identity = str(aws.client("sts").get_caller_identity()["Account"]) if role else None
+        identity = aws.account_id()  # every message, role or not: one GetCallerIdentity before anything is written
     except (ClientError, BotoCoreError) as exc:  # the role cannot be assumed or the identity call failed
         record_failed_start(
             factory,
@@ -742,11 +742,22 @@ def scan_account_request(request: ScanRequest) -> ScanDocument:
             lookback_days=settings.lookback_days,
             role_arn=request.role_arn,
         )
-        raise UpstreamError(f"cannot assume {request.role_arn} for {request.account_id}: {exc}") from exc
-    if identity is not None and identity != request.account_id:
-        raise UpstreamError(
-            f"the role for {request.account_id} answered as another account: nothing scanned or written"
+        how = f"assume {request.role_arn} for" if role else "confirm the identity of"
+        raise UpstreamError(f"cannot {how} {request.account_id}: {exc}") from exc
+    if identity != request.account_id:
+        # Never scan one account's resources under another's id: they would overwrite its inventory and resolve
+        # its findings. Logged with the two account ids only (no credentials, no ExternalId).
+        logger().error(
+            "scan message names another account than its credentials act in: nothing scanned or written",
+            extra={
+                "account_id": request.account_id,
+                "credentials_account_id": identity,
+                "region": request.region,
+                "assumed_role": role is not None,
+            },
         )
+        via = "the role for" if role else "the credentials (no role_arn) for"
+        raise UpstreamError(f"{via} {request.account_id} answered as another account: nothing scanned or written")
     if request.role_arn:
         with transaction(factory) as session:
             AccountRepository(session).ensure(request.account_id, role_arn=request.role_arn)

@@ -11,6 +11,7 @@ Three things live here, all without I/O beyond the cached catalog:
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from typing import Annotated, Any, Literal
@@ -144,9 +145,27 @@ class CompanyIn(_IntakeModel):
     ai_first: bool = Field(True, description="The product is built on machine learning.")
 
 
+def _nfkc(value: Any) -> Any:
+    """One form of an address: a fullwidth or compatibility form ("ａｄａ@ｅｘａｍｐｌｅ.com") is the address it
+    stands for (NFKC), so it is mailed and counted as that address."""
+    return unicodedata.normalize("NFKC", value) if isinstance(value, str) else value
+
+
+def _no_percent_routing(value: str) -> str:
+    """``user%other.example@relay.example`` asks a mail server to relay to another host: never accepted."""
+    if "%" in value.rpartition("@")[0]:
+        raise ValueError("An address with % in it routes mail through another host; enter your own address.")
+    return value
+
+
 class ContactIn(_IntakeModel):
     name: Name
-    email: Annotated[EmailStr, StringConstraints(max_length=254)]
+    email: Annotated[
+        EmailStr,
+        BeforeValidator(_nfkc),
+        StringConstraints(max_length=254),
+        AfterValidator(_no_percent_routing),
+    ]
 
 
 class AwsIn(_IntakeModel):
@@ -206,6 +225,13 @@ class IntakeRequest(_IntakeModel):
         False,
         description="Ask for an introduction to an AWS partner: only then do the answers go into a partner-referral "
         "draft, which our advisory team reviews before anything is shared.",
+    )
+    nickname: str = Field(
+        "",
+        max_length=200,
+        exclude=True,
+        description="Leave empty. A trap for bots (the form hides it from people): a submission that fills it is "
+        "not stored and nothing is sent.",
     )
 
     @model_validator(mode="after")

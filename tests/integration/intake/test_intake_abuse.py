@@ -60,11 +60,12 @@ def test_address_variants_normalise_to_one_mailbox() -> None:
     assert normalise_address("Bob.Smith+tag@Example.COM") == "bob.smith@example.com"  # dots kept off Gmail
 
 
-def test_an_ipv6_client_is_its_slash_64() -> None:
+def test_an_ipv6_client_is_its_slash_48() -> None:
     from chipwise.intake.limits import client_key
 
     assert client_key("2001:db8:1:2::1") == client_key("2001:db8:1:2:ffff:ffff:ffff:fffe")
-    assert client_key("2001:db8:1:2::1") != client_key("2001:db8:1:3::1")
+    assert client_key("2001:db8:1:2::1") == client_key("2001:db8:1:ffff::1")  # another /64 of the same /48
+    assert client_key("2001:db8:1:2::1") != client_key("2001:db8:2:2::1")
     assert client_key("::ffff:192.0.2.1") == client_key("192.0.2.1")
 
 

@@ -106,3 +106,57 @@ def test_a_malformed_event_is_rejected_with_its_reason(
     assert result["status"] == "rejected"
     assert "detail.account_id: missing" in result["reason"]  # where and what, never the values
     assert aws.sent_emails() == [] and configured.received == []
+
+
+def _outbox_kinds(session_factory: sessionmaker[Session]) -> list[str]:
+    from sqlalchemy import select
+
+    from chipwise.store.tables import OutboxMessage
+
+    with session_factory() as session:
+        return sorted(session.scalars(select(OutboxMessage.kind)))
+
+
+def test_a_replayed_first_scan_completed_sends_no_alert(
+    handler: Handler,
+    configured: WebhookSink,
+    aws: Any,
+    session_factory: sessionmaker[Session],
+    lambda_context: Any,
+) -> None:
+    # Given an account's first scan (no digest ever) and its ScanCompleted naming every finding as new
+    with session_factory.begin() as session:
+        findings = estate(session, now=utcnow())
+    event = _event("scan_completed")
+    event["detail"]["new_finding_ids"] = [f.id for f in findings.values()]
+    # When the event arrives, then is replayed twice (EventBridge delivers at least once)
+    first = handler(event, lambda_context)
+    replays = [handler(event, lambda_context) for _ in range(2)]
+    # Then the first run sent the quiet baseline (digests, no alert), and the replays nothing new: 0 alerts
+    assert first["replay"] is False and first["sent"] > 0
+    assert all(r["replay"] is True and (r["planned"], r["enqueued"], r["sent"]) == (0, 0, 0) for r in replays)
+    kinds = _outbox_kinds(session_factory)
+    assert "alert" not in kinds and set(kinds) == {"digest"}
+    assert all("alert" not in m["subject"].lower() for m in aws.sent_emails())
+
+
+def test_a_scan_already_notified_sends_nothing_new_when_replayed_later(
+    handler: Handler,
+    configured: WebhookSink,
+    aws: Any,
+    session_factory: sessionmaker[Session],
+    lambda_context: Any,
+) -> None:
+    # Given an account past its baseline and a scan whose event named the big finding: alerted once
+    with session_factory.begin() as session:
+        findings = estate(session, now=utcnow())
+        baseline_sent(session, utcnow() - timedelta(days=1))
+    event = _event("scan_completed")
+    event["detail"]["new_finding_ids"] = [findings["big_new"].id]
+    assert handler(event, lambda_context)["sent"] == 3
+    # When the same scan's event comes back naming more findings (a replay never adds to a decided scan)
+    event["detail"]["new_finding_ids"] = [findings["big_new"].id, findings["small_new"].id]
+    replay = handler(event, lambda_context)
+    # Then nothing new is planned or sent
+    assert replay["replay"] is True and (replay["planned"], replay["sent"]) == (0, 0)
+    assert _outbox_kinds(session_factory).count("alert") == 3  # the big finding: recipient, owner, Slack

@@ -62,6 +62,7 @@ def test_data_files_validate_and_hold_no_floats() -> None:
         "instances.json",
         "model_families.json",
         "neuron_software.json",
+        "public_mail_domains.json",
         "regions.json",
         "usage_types.json",
     ]

@@ -3,6 +3,8 @@ long or nested too deep, NaN/Infinity, utilisation outside 0-100 %, times outsid
 
 from __future__ import annotations
 
+import gzip
+import io
 import json
 import tracemalloc
 import zlib
@@ -10,7 +12,14 @@ from datetime import UTC, datetime
 
 import pytest
 
-from chipwise.collect.neuron import MAX_DECOMPRESSED_BYTES, decode_object, parse_lines
+from chipwise.collect.neuron import (
+    MAX_DECOMPRESSED_BYTES,
+    MAX_LINE_CHARS,
+    MAX_MALFORMED_KEPT,
+    decode_object,
+    parse_lines,
+    stream_lines,
+)
 
 UPLOADED = datetime(2026, 11, 20, 12, tzinfo=UTC)
 
@@ -76,3 +85,77 @@ def test_impossible_values_are_rejected_with_their_line_numbers() -> None:
     assert "not a time neuron-monitor reported at" in reasons[5] and "not a time" in reasons[6]
     assert "outside the object's window" in reasons[7]
     assert reasons[8] == "nested too deeply" or "not a JSON object" in reasons[8]
+
+
+def test_a_gzip_bomb_read_as_a_stream_is_refused_in_bounded_memory() -> None:
+    # Given ~300 KB of gzip that expands to 300 MiB of zero bytes (one line with no end)
+    stream = io.BytesIO(_bomb(300 << 20))
+    # When its lines are streamed, Then the first line is unreadable (too long, skipped unread) and the stream
+    # stops past the decompressed limit, never holding more than a line
+    tracemalloc.start()
+    try:
+        with pytest.raises(ValueError, match="decompresses to more than 64 MiB"):
+            list(stream_lines(stream.read))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 4 * MAX_LINE_CHARS
+
+
+def test_streamed_lines_reject_a_long_or_binary_line_alone() -> None:
+    # Given a report, a line one byte over the limit, a line that is not UTF-8 and a report, gzipped in two members
+    body = (_report() + "\n" + "x" * (MAX_LINE_CHARS + 1) + "\n").encode()
+    body = gzip.compress(body) + gzip.compress(b"\xff\xfe binary\n" + _report().encode())
+    # When they are streamed and parsed
+    parsed = parse_lines(stream_lines(io.BytesIO(body).read), default_time=UPLOADED)
+    # Then the two reports are read and lines 2 and 3 are malformed with their reasons
+    assert len(parsed.reports) == 2 and parsed.lines == 4
+    assert [(m.line, m.reason) for m in parsed.malformed] == [
+        (2, f"line longer than {MAX_LINE_CHARS:,} characters"),
+        (3, "not UTF-8 text (byte 0)"),
+    ]
+
+
+def test_only_the_first_malformed_lines_are_kept_and_every_one_is_counted() -> None:
+    # Given 250 lines that are not JSON, then a report
+    lines = ["{oops"] * 250 + [_report()]
+    # When parsed
+    parsed = parse_lines(lines, default_time=UPLOADED)
+    # Then 100 are kept (lines 1-100), 250 counted, and the report is read
+    assert len(parsed.malformed) == MAX_MALFORMED_KEPT == 100
+    assert parsed.malformed[-1].line == 100 and parsed.malformed_count == 250
+    assert len(parsed.reports) == 1 and not parsed.truncated
+
+
+def test_lines_past_the_cap_are_not_read() -> None:
+    # Given 5 reports and a cap of 3 lines
+    parsed = parse_lines([_report()] * 5, default_time=UPLOADED, max_lines=3)
+    # Then 3 are read and the object is marked truncated
+    assert (len(parsed.reports), parsed.lines, parsed.truncated) == (3, 3, True)
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("completed", 2**70), ("completed", 2**63), ("neuron_device", 1e30), ("completed", -(2**63) - 1)],
+)
+def test_an_integer_outside_the_signed_64_bit_range_rejects_its_line(field: str, value: object) -> None:
+    document = json.loads(_report())
+    report = document["neuron_runtime_data"][0]["report"]
+    if field == "completed":
+        report["execution_stats"] = {"execution_summary": {"completed": value}}
+    else:
+        report["memory_used"] = {"neuron_runtime_used_bytes": {"neuron_device": value}}
+    parsed = parse_lines([_report(), json.dumps(document), _report()], default_time=UPLOADED)
+    assert len(parsed.reports) == 2
+    assert [m.line for m in parsed.malformed] == [2]
+    assert "outside the signed 64-bit range" in parsed.malformed[0].reason
+
+
+def test_counters_that_fit_alone_but_not_summed_reject_their_line() -> None:
+    # Given two processes each reporting 2^62 + 2^61 completed executions (together past 2^63 - 1)
+    document = json.loads(_report())
+    runtime = document["neuron_runtime_data"][0]
+    runtime["report"]["execution_stats"] = {"execution_summary": {"completed": 2**62 + 2**61}}
+    document["neuron_runtime_data"] = [runtime, {**runtime, "pid": 2, "neuron_runtime_tag": "other"}]
+    parsed = parse_lines([json.dumps(document)], default_time=UPLOADED)
+    assert not parsed.reports and "add up to more than the signed 64-bit range" in parsed.malformed[0].reason

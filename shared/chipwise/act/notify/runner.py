@@ -42,6 +42,7 @@ from chipwise.act.notify.outbox import (
     undelivered,
 )
 from chipwise.act.report.naming import report_link
+from chipwise.catalog import get_public_mail_domains
 from chipwise.clock import utcnow
 from chipwise.observability import logger
 from chipwise.render import money, render
@@ -50,6 +51,7 @@ from chipwise.store import Session, SessionFactory, get_session_factory, transac
 from chipwise.store.repositories import digests as digest_store
 from chipwise.store.repositories import messaging as messaging_store
 from chipwise.store.repositories import rows as rows_store
+from chipwise.store.repositories.notified import claim_scan, scan_notified
 from chipwise.store.tables import OutboxMessage
 
 FIRST_DIGEST_LOOKBACK = timedelta(days=1)  # "since the last digest" when there has never been one
@@ -81,6 +83,7 @@ class NotifyReport:
     due: list[OutboxMessage] = field(default_factory=list)
     drained: DrainReport = field(default_factory=DrainReport)
     undelivered: int = 0  # messages queued over UNDELIVERED_AFTER ago and still not sent (the alarm's figure)
+    replay: bool = False  # the ScanCompleted that started the run was notified before: nothing new planned
 
     def summary(self) -> dict[str, Any]:
         """Counts only (for log lines and the Lambda's result)."""
@@ -90,6 +93,7 @@ class NotifyReport:
             "enqueued": self.enqueued,
             "already_due": len(self.due),  # dry runs only
             "undelivered": self.undelivered,
+            "replay": self.replay,
             **self.drained.as_dict(),
         }
 
@@ -154,13 +158,38 @@ def alert_email(alert: Alert, owner: str | None = None) -> tuple[str, dict[str, 
 
 
 def owner_allowed(address: str, settings: Settings) -> bool:
-    """Whether an owner tag may route mail to ``address``: its domain is on the allow-list (by default the domains
-    of the configured recipients). Tags are set by anyone who can tag a resource in a member account; without this,
-    a tag could send account ids and costs anywhere."""
-    domains = settings.owner_email_domains or [
-        a.rsplit("@", 1)[-1] for a in [*settings.email_recipients, settings.advisory_email or ""] if "@" in a
-    ]
-    return address.rsplit("@", 1)[-1].lower() in {d.lower().lstrip("@") for d in domains}
+    """Whether an owner tag may route mail to ``address``: its domain is on the allow-list. The allow-list is the
+    ``owner_email_domains`` setting, or by default the domains of the configured recipients less the public mailbox
+    providers (``catalog/data/public_mail_domains.json``): with a gmail.com recipient, any gmail.com owner tag would
+    otherwise receive costs and resource names. Tags are set by anyone who can tag a resource in a member account;
+    without this, a tag could send account ids and costs anywhere."""
+    domain = address.rsplit("@", 1)[-1].lower().rstrip(".")
+    if settings.owner_email_domains:
+        return domain in {d.lower().lstrip("@").rstrip(".") for d in settings.owner_email_domains}
+    if domain in get_public_mail_domains():
+        return False
+    recipients = [*settings.email_recipients, settings.advisory_email or ""]
+    return domain in {a.rsplit("@", 1)[-1].lower().rstrip(".") for a in recipients if "@" in a}
+
+
+def routed_owners(owners: Sequence[str], settings: Settings) -> tuple[str, ...]:
+    """The owners of one resource that mail may go to: allowed (:func:`owner_allowed`), at most
+    ``max_owners_per_resource`` of them (the first named). The same cap for alerts and owner digests."""
+    return tuple(o for o in owners if owner_allowed(o, settings))[: settings.max_owners_per_resource]
+
+
+def _routed(snapshot: AccountSnapshot, settings: Settings) -> AccountSnapshot:
+    """``snapshot`` with each finding's owners cut to :func:`routed_owners` (who owner digests go to)."""
+
+    def line(finding: FindingLine) -> FindingLine:
+        return replace(finding, owners=routed_owners(finding.owners, settings))
+
+    return replace(
+        snapshot,
+        open=[line(f) for f in snapshot.open],
+        resolved=[line(f) for f in snapshot.resolved],
+        benchmarked=[replace(b, finding=line(b.finding)) for b in snapshot.benchmarked],
+    )
 
 
 def _email(kind: str, recipient: str, key: str, subject: str, body: dict[str, Any], account: str) -> PlannedMessage:
@@ -210,10 +239,11 @@ def digest_messages(
             payload = slack_blocks.digest_message(digest)
             planned.append(PlannedMessage("slack", "digest", target, key, None, payload, account))
     configured = {r.lower() for r in settings.email_recipients}
-    for owner in snapshot.owners():
-        if owner in configured or not owner_allowed(owner, settings):
-            continue  # they already get the whole account, or tags may not route mail there
-        mine = framed(build_digest(snapshot.for_owner(owner), now=now, owner=owner))
+    routed = _routed(snapshot, settings)  # allowed owners only, at most max_owners_per_resource per resource
+    for owner in routed.owners():
+        if owner in configured:
+            continue  # they already get the whole account
+        mine = framed(build_digest(routed.for_owner(owner), now=now, owner=owner))
         if mine.total_monthly_waste_usd > 0 or mine.resolved or mine.benchmarked:  # never "$0 to save"
             subject, body = digest_email(mine)
             key = dedupe_key("digest", account, day, "email", owner)
@@ -235,7 +265,7 @@ def alert_messages(
         alert = build_alert(snapshot, line, now=now, threshold_usd=settings.alert_threshold_usd)
         base = ("alert", line.finding_id, f"{line.first_seen:%Y%m%dT%H%M%SZ}")
         subject, body = alert_email(alert)
-        owners = [o for o in line.owners if owner_allowed(o, settings)][: settings.max_owners_per_resource]
+        owners = list(routed_owners(line.owners, settings))
         recipients = dict.fromkeys([*(r.lower() for r in settings.email_recipients), *owners])
         for recipient in recipients:
             key = dedupe_key(*base, "email", recipient)
@@ -359,13 +389,24 @@ def run_notify(
     digests: bool = True,
     alerts: bool = True,
     new_finding_ids: Iterable[str] = (),
+    scan: tuple[str, str] | None = None,
 ) -> NotifyReport:
-    """Plan, enqueue (in one transaction) and drain. ``dry_run`` plans and lists what is due, writing nothing."""
+    """Plan, enqueue (in one transaction) and drain. ``dry_run`` plans and lists what is due, writing nothing.
+
+    ``scan``: the (scan id, account id) of the ``ScanCompleted`` that started the run. The decision is recorded
+    with the scan id in the transaction that enqueues its messages, so a replay of that event (EventBridge delivers
+    at least once: a replayed first scan would otherwise turn the quiet baseline into alerts) plans nothing new."""
     when = now or utcnow()
     factory = session_factory or get_session_factory(settings.database_url)
     slack_enabled = bool(settings.slack_webhook_secret_name) if senders is None else "slack" in senders
     report = NotifyReport(dry_run=dry_run)
     with transaction(factory) as session:
+        if scan is not None and (
+            scan_notified(session, scan[0]) if dry_run else not claim_scan(session, scan[0], scan[1], when)
+        ):
+            report.replay = True
+            logger().info("scan already notified: a replayed ScanCompleted plans nothing", extra={"scan_id": scan[0]})
+            accounts, digests, alerts = [], False, False
         report.planned = plan_notifications(
             session,
             now=when,

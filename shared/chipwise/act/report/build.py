@@ -330,7 +330,7 @@ def _team_bars(
         entry[0] += best_saving(d)
         entry[1] += 1
     items = sorted(
-        ((team, total, f"{count} finding(s)") for team, (total, count) in totals.items() if total > 0),
+        ((team, total, plural(count, "finding")) for team, (total, count) in totals.items() if total > 0),
         key=lambda item: (-item[1], item[0]),
     )
     return bars(items)

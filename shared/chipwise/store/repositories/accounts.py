@@ -6,6 +6,7 @@ import builtins
 from datetime import date, datetime
 
 from sqlalchemy import func, select, update
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
 from chipwise.store.tables import Account, Finding, Scan
@@ -18,14 +19,22 @@ class AccountRepository:
         self.session = session
 
     def ensure(self, account_id: str, name: str | None = None, role_arn: str | None = None) -> Account:
+        """The account's row, created if absent. An insert-if-absent, so two scans of a new account at once both
+        go on (a read-then-insert would let the second fail on the primary key)."""
         account = self.session.get(Account, account_id)
         if account is None:
-            account = Account(account_id=account_id, name=name, role_arn=role_arn)
-            self.session.add(account)
-            self.session.flush()
-        else:
-            account.name = name or account.name
-            account.role_arn = role_arn or account.role_arn
+            dialect = self.session.get_bind().dialect.name
+            insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
+            self.session.execute(
+                insert(Account)
+                .values(account_id=account_id, name=name, role_arn=role_arn)
+                .on_conflict_do_nothing(index_elements=["account_id"])
+            )
+            account = self.session.get(Account, account_id)
+            if account is None:  # pragma: no cover - the row was just inserted or found
+                raise LookupError(f"account {account_id} neither inserted nor found")
+        account.name = name or account.name
+        account.role_arn = role_arn or account.role_arn
         return account
 
     def list(self) -> list[Account]:

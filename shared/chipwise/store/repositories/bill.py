@@ -204,8 +204,8 @@ def spend(session: Session, account_id: str | None = None, team_keys: Sequence[s
     stmt = stmt.group_by(BillResourceCost.account_id, BillResourceCost.service, BillResourceCost.resource_id)
     teams = _first_tag(session, account_id, team_keys)
     lines = [
-        SpendLine(str(a), str(s), str(r), t, _dec(e), _dec(o), _dec(h), teams.get(str(r)))
-        for a, s, r, t, e, o, h in session.execute(stmt)
+        SpendLine(str(a), str(svc), str(r), t, _dec(e), _dec(o), _dec(h), teams.get(str(r)))
+        for a, svc, r, t, e, o, h in session.execute(stmt)
     ]
     return sorted(lines, key=lambda x: (-x.effective_cost, x.account_id, x.resource_id))
 

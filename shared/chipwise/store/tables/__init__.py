@@ -4,7 +4,7 @@ from chipwise.store.tables.bill import BillCommitment, BillPeriodRow, BillResour
 from chipwise.store.tables.findings import BenchmarkRun, Finding, Recommendation
 from chipwise.store.tables.intake import IntakeLimit, IntakeSubmission, Plan
 from chipwise.store.tables.inventory import Account, Resource
-from chipwise.store.tables.messaging import Draft, OutboxMessage
+from chipwise.store.tables.messaging import Draft, NotifiedScan, OutboxMessage
 from chipwise.store.tables.realised import RealisedSaving
 from chipwise.store.tables.scans import Scan
 from chipwise.store.tables.usage import CostRecord, MetricCoverage, MetricRollup, NeuronRollup
@@ -24,6 +24,7 @@ __all__ = [
     "MetricCoverage",
     "MetricRollup",
     "NeuronRollup",
+    "NotifiedScan",
     "OutboxMessage",
     "Plan",
     "RealisedSaving",

@@ -28,6 +28,8 @@ class IntakeSubmission(Base):
     partner_referral: Mapped[bool | None] = mapped_column(default=False)
     confirmed_at: Mapped[datetime | None]
     expires_at: Mapped[datetime | None] = mapped_column(index=True)
+    # The day's global cap on confirmation emails was reached: the plan was shown, not mailed (issue 26).
+    mail_withheld: Mapped[bool | None] = mapped_column(default=False)
 
 
 class Plan(Base):
@@ -57,7 +59,7 @@ class IntakeLimit(Base):
     )
 
     id: Mapped[int] = mapped_column(primary_key=True, autoincrement=True)
-    scope: Mapped[str] = mapped_column(String(16))  # client|address|email
+    scope: Mapped[str] = mapped_column(String(16))  # client|address|email|mail (the global daily cap)
     key: Mapped[str] = mapped_column(String(64))
     window_start: Mapped[datetime]
     count: Mapped[int] = mapped_column(default=0)

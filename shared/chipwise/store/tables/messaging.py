@@ -34,6 +34,17 @@ class OutboxMessage(Base):
     sent_at: Mapped[datetime | None]
 
 
+class NotifiedScan(Base):
+    """A ``ScanCompleted`` whose notifications were decided: a replay of the event (EventBridge delivers at least
+    once) decides nothing again and sends nothing new. Written in the transaction that enqueues its messages."""
+
+    __tablename__ = "notified_scans"
+
+    scan_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    account_id: Mapped[str] = mapped_column(String(12))
+    notified_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
 class Draft(Base):
     """A credits application or partner referral, for human review. Never submitted automatically."""
 
