@@ -111,6 +111,11 @@ class Settings(BaseSettings):
     slack_webhook_secret_name: str | None = Field(
         None, description="Secrets Manager secret (or SSM parameter) holding the Slack webhook URL."
     )
+    slack_signing_secret_name: str | None = Field(
+        None,
+        description="Secrets Manager secret holding the Slack app's signing secret: turns on the alert buttons "
+        "(Apply, Snooze 7 days, Not waste) and verifies their requests.",
+    )
     alert_threshold_usd: Decimal = Field(Decimal("500"), ge=0, description="Alert at once above this saving.")
     owner_email_domains: list[str] = Field(
         default_factory=list,

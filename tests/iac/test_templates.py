@@ -26,6 +26,7 @@ FUNCTIONS = (
     "notify",
     "intake",
     "migrate",
+    "slack_actions",
 )
 # Actions whose API takes no resource-level permission (or only "*"): the only place "*" may appear.
 STAR_RESOURCE_ACTIONS = {

@@ -254,7 +254,7 @@ def alert_messages(
             planned.append(message)
         if slack_enabled:
             target = slack_recipient(settings)
-            payload = slack_blocks.alert_message(alert)
+            payload = slack_blocks.alert_message(alert, approvals=bool(settings.slack_signing_secret_name))
             key = dedupe_key(*base, "slack", target)
             planned.append(PlannedMessage("slack", "alert", target, key, None, payload, snapshot.account_id))
     return planned

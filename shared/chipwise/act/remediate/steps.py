@@ -123,6 +123,15 @@ def mechanical_action(finding: FindingFacts) -> str | None:
     return None
 
 
+def may_apply(resource_kind: str, action: str) -> bool:
+    """Whether a finding of this kind and action can have a mechanical step (the apply checks the rest)."""
+    return (resource_kind, action) in {
+        ("ec2_instance", "stop"),
+        ("sagemaker_inference_component", "delete"),
+        ("sagemaker_endpoint", "rightsize"),
+    }
+
+
 def _endpoint_arn(resource_arn: str) -> str:
     for mark in (VARIANT_ARN_MARK, COMPONENT_ARN_MARK):
         if mark in resource_arn:
