@@ -319,3 +319,63 @@ def test_a_finding_seen_long_ago_reads_metrics_only_since_its_scan(aws: Emulator
     gpu_utilisation(aws, instance, 20.0, hours_ago=4)  # after the scan
     refused: Callable[[], RemediationOutcome] = lambda: run(session, finding, approved=True)  # noqa: E731
     assert refused().status == "refused"
+
+
+# --- idle endpoint deleted, its configuration kept ----------------------------------------------------------------
+
+
+def idle_endpoint_finding(session: Session, arn: str, count: int = 2) -> str:
+    return add_finding(
+        session,
+        rule_id="inferentia_idle",
+        arn=arn,
+        kind="sagemaker_endpoint",
+        name=arn.rsplit("/", 1)[-1],
+        instance_type="ml.inf2.xlarge",
+        count=count,
+        recommendation={"action": "delete"},
+    )
+
+
+def endpoint_names() -> set[str]:
+    return {e["EndpointName"] for e in aws_context(REGION).client("sagemaker").list_endpoints()["Endpoints"]}
+
+
+def test_endpoint_delete_keeps_its_config_and_rollback_recreates_it(aws: Emulator, session: Session) -> None:
+    arn = endpoint("idle-ep", count=2, tags={"team": "search"})
+    endpoint("busy-ep", count=2)
+    finding = idle_endpoint_finding(session, arn)
+    dry = run(session, finding, dry_run=True)
+    assert [str(c) for c in dry.calls][1] == "sagemaker.DeleteEndpoint(EndpointName='idle-ep')"
+    assert endpoint_names() == {"idle-ep", "busy-ep"}
+    assert run(session, finding, approved=True).status == "applied"
+    assert endpoint_names() == {"busy-ep"}
+    applied = RemediationRepository(session).for_finding(finding)[0]
+    kept = applied.before["endpoint_config"]
+    assert kept["EndpointConfigName"] == "idle-ep-cfg"
+    assert kept["ProductionVariants"][0]["InitialInstanceCount"] == 2
+    sm = aws_context(REGION).client("sagemaker")
+    sm.delete_endpoint_config(EndpointConfigName="idle-ep-cfg")  # someone tidied up meanwhile: the kept copy serves
+    assert undo(session, finding).status == "rolled_back"
+    assert endpoint_names() == {"idle-ep", "busy-ep"}
+    assert sm.describe_endpoint(EndpointName="idle-ep")["EndpointConfigName"] == "idle-ep-cfg"
+    assert variant_count("idle-ep") == 2 and endpoint_tags(arn) == {"team": "search"}
+
+
+def test_endpoint_delete_guards(aws: Emulator, session: Session) -> None:
+    busy = endpoint("idle-ep", count=2)
+    invocations(aws, {"EndpointName": "idle-ep", "VariantName": "AllTraffic"}, 12)
+    outcome = run(session, idle_endpoint_finding(session, busy), approved=True)
+    assert outcome.status == "refused" and "served 12 requests" in outcome.message
+    guarded = endpoint("guarded-ep", count=2, tags={"chipwise:protect": "true"})
+    assert run(session, idle_endpoint_finding(session, guarded), approved=True).status == "refused"
+    assert endpoint_names() == {"idle-ep", "guarded-ep"}
+
+
+def test_endpoint_delete_failure_half_way_rolls_back(aws: Emulator, session: Session) -> None:
+    arn = endpoint("idle-ep", count=2)
+    finding = idle_endpoint_finding(session, arn)
+    aws.inject_fault("sagemaker", "DeleteEndpoint", "AccessDeniedException", "denied")
+    outcome = run(session, finding, approved=True)
+    assert outcome.status == "failed" and "sagemaker.DeleteEndpoint failed" in outcome.message
+    assert endpoint_names() == {"idle-ep"} and endpoint_tags(arn) == {}

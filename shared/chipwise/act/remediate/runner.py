@@ -23,6 +23,7 @@ from chipwise.act.remediate.steps import (
     call,
     mechanical_action,
     plan_step,
+    restore_kept_config,
 )
 from chipwise.aws import AwsContext
 from chipwise.errors import InvalidInput
@@ -175,7 +176,13 @@ def rollback_finding(
     if applied is None:
         raise InvalidInput(f"finding {finding.id[:8]} has no apply in force: nothing to roll back")
     undo = [ApiCall.from_json(c) for c in applied.undo]
-    left = _undo(aws_for(finding.region), undo)
+    aws = aws_for(finding.region)
+    try:
+        restore_kept_config(aws, dict(applied.before or {}))
+    except (ClientError, BotoCoreError) as exc:
+        left = [f"sagemaker.CreateEndpointConfig from the kept configuration ({_reason(exc)})"]
+    else:
+        left = _undo(aws, undo)
     done = list(reversed(undo))
     event = RemediationEvent(
         ROLLBACK,

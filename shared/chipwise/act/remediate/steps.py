@@ -47,6 +47,7 @@ from chipwise.rules.builtin.inferentia_idle import InferentiaIdleParams
 MARK_TAG = "chipwise:remediation"
 PROTECT_TAG = "chipwise:protect"
 EC2_STOP, COMPONENT_COPIES, VARIANT_CAPACITY = "ec2_stop", "component_copies", "variant_capacity"
+ENDPOINT_DELETE = "endpoint_delete"
 IDLE_RULES = ("gpu_idle", "inferentia_idle")
 
 
@@ -110,6 +111,13 @@ def mechanical_action(finding: FindingFacts) -> str | None:
         return EC2_STOP
     if finding.resource_kind == "sagemaker_inference_component" and action == "delete":
         return COMPONENT_COPIES
+    if (
+        finding.resource_kind == "sagemaker_endpoint"
+        and action == "delete"
+        and finding.rule_id in IDLE_RULES
+        and VARIANT_ARN_MARK not in finding.resource_arn
+    ):
+        return ENDPOINT_DELETE
     target_count = finding.recommendation.get("target_count")
     target_type = finding.recommendation.get("target_instance_type")
     if (
@@ -129,6 +137,7 @@ def may_apply(resource_kind: str, action: str) -> bool:
         ("ec2_instance", "stop"),
         ("sagemaker_inference_component", "delete"),
         ("sagemaker_endpoint", "rightsize"),
+        ("sagemaker_endpoint", "delete"),
     }
 
 
@@ -173,6 +182,8 @@ def plan_step(aws: AwsContext, finding: FindingFacts, now: datetime) -> Remediat
         return _plan_component_copies(aws, finding, now)
     if action == VARIANT_CAPACITY:
         return _plan_variant_capacity(aws, finding, now)
+    if action == ENDPOINT_DELETE:
+        return _plan_endpoint_delete(aws, finding, now)
     step = finding.recommendation.get("action", "?")
     raise InvalidInput(
         f"finding {finding.finding_id[:8]}'s next step ({step} on a {finding.resource_kind}) is not mechanical: "
@@ -348,6 +359,78 @@ def _plan_variant_capacity(aws: AwsContext, finding: FindingFacts, now: datetime
         ],
         before={"endpoint": endpoint, "variant": name, "status": status, "instance_count": count},
     )
+
+
+def _plan_endpoint_delete(aws: AwsContext, finding: FindingFacts, now: datetime) -> RemediationPlan:
+    """An idle endpoint is deleted only with its configuration kept (its endpoint config, which DeleteEndpoint leaves,
+    and a copy of it in the audit row): the rollback creates the endpoint again from it, the config too if it is gone
+    by then."""
+    endpoint = _endpoint_name(finding.resource_arn)
+    endpoint_arn = _endpoint_arn(finding.resource_arn)
+    sm = aws.client("sagemaker")
+    try:
+        described = sm.describe_endpoint(EndpointName=endpoint)
+    except ClientError as exc:
+        if _gone(exc):
+            raise NotFound(f"endpoint {endpoint} no longer exists") from exc
+        raise
+    tags = _endpoint_tags(aws, endpoint_arn)
+    _protected(tags, f"endpoint {endpoint}")
+    status = str(described.get("EndpointStatus"))
+    if status != "InService":
+        raise GuardRefusal(f"endpoint {endpoint} is {status}, not InService: it is changing")
+    variants = list(described.get("ProductionVariants") or [])
+    count = sum(int(v.get("CurrentInstanceCount") or 0) for v in variants)
+    if count != finding.instance_count:
+        raise GuardRefusal(f"endpoint {endpoint} runs {count} instances now (the scan saw {finding.instance_count})")
+    if sm.list_inference_components(EndpointNameEquals=endpoint).get("InferenceComponents"):
+        raise GuardRefusal(f"endpoint {endpoint} hosts inference components: scale them to 0 copies instead")
+    config_name = str(described["EndpointConfigName"])
+    config = dict(sm.describe_endpoint_config(EndpointConfigName=config_name))
+    kept = {
+        key: config[key]
+        for key in ("EndpointConfigName", "ProductionVariants", "DataCaptureConfig", "KmsKeyId", "AsyncInferenceConfig")
+        if config.get(key)
+    }
+    dims = tuple((("EndpointName", endpoint), ("VariantName", str(v["VariantName"]))) for v in variants)
+    invoked = _peak(aws, [MetricTarget(finding.resource_arn, SM_INVOCATIONS, dims)], finding.last_seen, now, _sum)
+    if invoked:
+        raise GuardRefusal(f"endpoint {endpoint} served {invoked:.0f} requests in an hour since the scan")
+    mark = [{"Key": MARK_TAG, "Value": finding.finding_id}]
+    recreate: dict[str, Any] = {"EndpointName": endpoint, "EndpointConfigName": config_name}
+    if tags:
+        recreate["Tags"] = [{"Key": k, "Value": v} for k, v in tags.items()]
+    return RemediationPlan(
+        action=ENDPOINT_DELETE,
+        resource=f"endpoint {endpoint}",
+        calls=[
+            ApiCall("sagemaker", "AddTags", {"ResourceArn": endpoint_arn, "Tags": mark}),
+            ApiCall("sagemaker", "DeleteEndpoint", {"EndpointName": endpoint}),
+        ],
+        undo=[
+            ApiCall("sagemaker", "DeleteTags", {"ResourceArn": endpoint_arn, "TagKeys": [MARK_TAG]}),
+            ApiCall("sagemaker", "CreateEndpoint", recreate),
+        ],
+        before={"endpoint": endpoint, "status": status, "instance_count": count, "endpoint_config": kept},
+    )
+
+
+def _sum(row: HourlyRollup) -> float | None:
+    return row.sum
+
+
+def restore_kept_config(aws: AwsContext, before: dict[str, Any]) -> None:
+    """Before a deleted endpoint is created again: its endpoint config, from the kept copy, if it is gone."""
+    kept = before.get("endpoint_config")
+    if not isinstance(kept, dict) or not kept.get("EndpointConfigName"):
+        return
+    sm = aws.client("sagemaker")
+    try:
+        sm.describe_endpoint_config(EndpointConfigName=str(kept["EndpointConfigName"]))
+    except ClientError as exc:
+        if not _gone(exc):
+            raise
+        sm.create_endpoint_config(**kept)
 
 
 def _peak(
