@@ -116,6 +116,16 @@ class Settings(BaseSettings):
         description="Secrets Manager secret holding the Slack app's signing secret: turns on the alert buttons "
         "(Apply, Snooze 7 days, Not waste) and verifies their requests.",
     )
+    alert_precision_floor: float = Field(
+        0.0,
+        ge=0,
+        le=1,
+        description="A rule whose alerts were acted on less than this share of the time (applied or resolved, "
+        "against dismissed or suppressed, over 30 days) goes to the digest only until it recovers; 0: never.",
+    )
+    alert_precision_min_decisions: int = Field(
+        3, ge=1, le=1000, description="Decided alerts (acted on or dismissed) a rule needs before the floor applies."
+    )
     alert_threshold_usd: Decimal = Field(Decimal("500"), ge=0, description="Alert at once above this saving.")
     owner_email_domains: list[str] = Field(
         default_factory=list,

@@ -29,6 +29,7 @@ from chipwise.act.notify.digest import (
     Alert,
     Digest,
     FindingLine,
+    PrecisionLine,
     account_ids_with_findings,
     alert_candidates,
     build_alert,
@@ -50,8 +51,10 @@ from chipwise.act.report.naming import report_link
 from chipwise.clock import utcnow
 from chipwise.models.events import ScanCompletedEvent, ScheduledEvent, describe_validation_error
 from chipwise.observability import logger
+from chipwise.presentation import rule_label
 from chipwise.render import money, render
 from chipwise.settings import Settings
+from chipwise.store.repositories.remediations import alert_precision
 from chipwise.store.session import get_session_factory
 from chipwise.store.tables import OutboxMessage
 
@@ -195,6 +198,7 @@ def digest_messages(
     baseline: bool = False,
     report_link: str | None = None,
     alerts_held: int = 0,
+    precision: tuple[PrecisionLine, ...] = (),
 ) -> list[PlannedMessage]:
     """Today's digest for the configured recipients and Slack, and each opted-in owner's share of it."""
     day = f"{now:%Y-%m-%d}"
@@ -202,7 +206,7 @@ def digest_messages(
     planned: list[PlannedMessage] = []
 
     def framed(digest: Digest) -> Digest:
-        return replace(digest, baseline=baseline, report_link=report_link, alerts_held=alerts_held)
+        return replace(digest, baseline=baseline, report_link=report_link, alerts_held=alerts_held, precision=precision)
 
     digest = framed(build_digest(snapshot, now=now))
     digest = replace(digest, owners_not_allowed=tuple(o for o in snapshot.owners() if not owner_allowed(o, settings)))
@@ -284,6 +288,8 @@ def plan_notifications(
     named = list(new_finding_ids)
     planned: list[PlannedMessage] = []
     alerted = 0
+    precision = precision_lines(session, now=now, settings=settings)
+    digest_only = {p.rule_id for p in precision if p.digest_only}
     for account in accounts if accounts is not None else account_ids_with_findings(session):
         last = last_digest_at(session, account)
         baseline = last is None
@@ -293,6 +299,8 @@ def plan_notifications(
         if alerts and not baseline:
             lines = alert_candidates(snapshot, threshold_usd=settings.alert_threshold_usd, finding_ids=named)
             for line in lines:
+                if line.rule_id in digest_only:
+                    continue  # under the precision floor: the digest lists it
                 messages = alert_messages(snapshot, [line], now=now, settings=settings, slack_enabled=slack_enabled)
                 existing = existing_keys(session, [m.dedupe_key for m in messages])
                 fresh = [m for m in messages if m.dedupe_key not in existing]
@@ -314,9 +322,30 @@ def plan_notifications(
                 baseline=baseline,
                 report_link=link,
                 alerts_held=held,
+                precision=precision,
             )
     existing = existing_keys(session, [p.dedupe_key for p in planned])
     return [p for p in planned if p.dedupe_key not in existing]
+
+
+PRECISION_WINDOW = timedelta(days=30)
+
+
+def precision_lines(session: Session, *, now: datetime, settings: Settings) -> tuple[PrecisionLine, ...]:
+    """Each alerted rule's precision over 30 days; a rule with enough decisions under ``alert_precision_floor``
+    is digest-only until it recovers."""
+    lines = []
+    for p in alert_precision(session, now - PRECISION_WINDOW):
+        held = (
+            settings.alert_precision_floor > 0
+            and p.precision is not None
+            and p.decided >= settings.alert_precision_min_decisions
+            and p.precision < settings.alert_precision_floor
+        )
+        lines.append(
+            PrecisionLine(p.rule_id, rule_label(p.rule_id), p.alerted, p.acted, p.dismissed, p.precision, held)
+        )
+    return tuple(lines)
 
 
 def enqueue_planned(session: Session, planned: Iterable[PlannedMessage], *, now: datetime) -> int:

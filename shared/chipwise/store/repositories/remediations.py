@@ -15,7 +15,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from chipwise.store.tables import Finding, Remediation
+from chipwise.store.tables import Finding, OutboxMessage, Remediation
 
 APPLY, REFUSAL, ROLLBACK, DISMISSAL = "apply", "refusal", "rollback", "dismissal"
 APPLIED, REFUSED, FAILED, ROLLED_BACK, RECORDED = "applied", "refused", "failed", "rolled_back", "recorded"
@@ -99,3 +99,59 @@ class RemediationRepository:
         if account_id is not None:
             stmt = stmt.where(Remediation.account_id == account_id)
         return list(self.session.scalars(stmt.order_by(Remediation.created_at, Remediation.id)))
+
+
+# --- alert precision --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RulePrecision:
+    """Of one rule's findings alerted in the window: how many were acted on (applied, or resolved) and how many
+    dismissed ("Not waste", or suppressed); ``precision`` is acted / (acted + dismissed), None before any decision."""
+
+    rule_id: str
+    alerted: int
+    acted: int
+    dismissed: int
+
+    @property
+    def decided(self) -> int:
+        return self.acted + self.dismissed
+
+    @property
+    def precision(self) -> float | None:
+        return self.acted / self.decided if self.decided else None
+
+
+def alert_precision(session: Session, since: datetime, account_id: str | None = None) -> list[RulePrecision]:
+    """Per rule, what became of the findings alerted since ``since`` (an alert's outbox key is
+    ``alert:<finding id>:…``). A finding both applied and later suppressed counts as acted on."""
+    stmt = select(OutboxMessage.dedupe_key).where(OutboxMessage.kind == "alert", OutboxMessage.created_at >= since)
+    if account_id is not None:
+        stmt = stmt.where(OutboxMessage.account_id == account_id)
+    alerted = {key.split(":", 2)[1] for key in session.scalars(stmt) if key.count(":") >= 2}
+    if not alerted:
+        return []
+    findings = session.execute(select(Finding.id, Finding.rule_id, Finding.status).where(Finding.id.in_(alerted)))
+    events = session.execute(
+        select(Remediation.finding_id, Remediation.event, Remediation.status).where(
+            Remediation.finding_id.in_(alerted), Remediation.created_at >= since
+        )
+    )
+    applied = {f for f, event, status in events if event == APPLY and status == APPLIED}
+    dismissed_events = set(
+        session.scalars(
+            select(Remediation.finding_id).where(
+                Remediation.finding_id.in_(alerted), Remediation.event == DISMISSAL, Remediation.created_at >= since
+            )
+        )
+    )
+    counts: dict[str, list[int]] = {}
+    for finding_id, rule_id, status in findings:
+        row = counts.setdefault(rule_id, [0, 0, 0])
+        row[0] += 1
+        if finding_id in applied or status == "resolved":
+            row[1] += 1
+        elif finding_id in dismissed_events or status == "suppressed":
+            row[2] += 1
+    return [RulePrecision(rule, *values) for rule, values in sorted(counts.items())]
