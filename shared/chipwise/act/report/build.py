@@ -13,7 +13,7 @@ A figure the store does not hold is said to be unknown, never guessed.
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
 from pathlib import Path
@@ -44,6 +44,7 @@ from chipwise.presentation import (
 )
 from chipwise.render import render
 from chipwise.store.repositories.findings import OPEN, WITHDRAWN, FindingRepository, finding_document
+from chipwise.store.repositories.remediations import RemediationRepository, RulePrecision, alert_precision
 from chipwise.store.tables import MetricRollup, NeuronRollup, Resource, Scan
 
 HEAT_MAPS = 4  # top findings drawn as heat-maps
@@ -87,6 +88,21 @@ class TrendRow:
 
 
 @dataclass(frozen=True)
+class AuditRow:
+    """One apply, refusal, rollback or dismissal of the last 30 days (``chipwise findings apply`` / Slack)."""
+
+    at: datetime
+    short_id: str
+    resource: str
+    rule_label: str
+    event: str
+    status: str
+    who: str
+    calls: str
+    result: str
+
+
+@dataclass(frozen=True)
 class ReportView:
     account_id: str
     region: str
@@ -104,6 +120,8 @@ class ReportView:
     trend: Trend
     trend_rows: list[TrendRow]
     scans: int
+    audit: list[AuditRow] = field(default_factory=list)
+    precision: list[RulePrecision] = field(default_factory=list)
 
     @property
     def filename(self) -> str:
@@ -315,7 +333,32 @@ def build_report(session: Session, scan: Scan, *, now: datetime) -> ReportView:
         trend=chart,
         trend_rows=trend_rows,
         scans=len(trend_rows),
+        audit=_audit(session, scan.account_id, now),
+        precision=alert_precision(session, now - AUDIT_WINDOW, scan.account_id),
     )
+
+
+AUDIT_WINDOW = timedelta(days=30)
+
+
+def _audit(session: Session, account_id: str, now: datetime) -> list[AuditRow]:
+    rows = RemediationRepository(session).since(now - AUDIT_WINDOW, account_id)
+    statuses = (OPEN, WITHDRAWN, "suppressed", "resolved")
+    names = {f.id: f.resource_name for f in FindingRepository(session).find(account_id=account_id, statuses=statuses)}
+    return [
+        AuditRow(
+            at=_utc(r.created_at),
+            short_id=short_id(r.finding_id),
+            resource=names.get(r.finding_id, r.resource_arn),
+            rule_label=rule_label(r.rule_id),
+            event=f"{r.event} {r.action}",
+            status=r.status,
+            who=f"{r.actor} ({r.source})",
+            calls=", ".join(f"{c['service']}.{c['operation']}" for c in r.calls) or "-",
+            result=r.result,
+        )
+        for r in rows
+    ]
 
 
 def _with(view: FindingView, **changes: Any) -> FindingView:
