@@ -125,3 +125,17 @@ def test_the_endpoint_retired_between_daily_scans_realised_its_saving(demo: Path
     assert cells[3] == cells[4]  # realised = estimated ($722.70 a month: the catalog price x 730)
     assert cells[5] == "100%"
     assert "Realised to date:" in (demo / "digest.txt").read_text()
+
+
+def test_the_demo_applies_a_quick_win_and_rolls_it_back(demo: Path) -> None:
+    actions = (demo / "actions.md").read_text()
+    assert "# Acting on a quick win: gpu_idle on gpu-notebook-g5-idle" in actions
+    assert "ec2.StopInstances(InstanceIds=['i-" in actions
+    assert ": applied (instance stopped);" in actions and ": rolled_back (instance running)." in actions
+    rows = [line for line in actions.splitlines() if line.startswith("| 20")]
+    assert [row.split(" | ")[1:3] for row in rows] == [["apply", "applied"], ["rollback", "rolled_back"]]
+    (report,) = demo.glob("chipwise-report-*.html")
+    html = report.read_text()
+    assert "Actions and alert precision, last 30 days" in html
+    assert "apply ec2_stop" in html and "rollback ec2_stop" in html and "ec2.StartInstances, ec2.DeleteTags" in html
+    assert "Alert precision: no alert was sent in the last 30 days." in html  # the demo's first run sends no alert
