@@ -111,6 +111,11 @@ class Settings(BaseSettings):
     slack_webhook_secret_name: str | None = Field(
         None, description="Secrets Manager secret (or SSM parameter) holding the Slack webhook URL."
     )
+    remediation_scheduler_role_arn: str | None = Field(
+        None,
+        description="IAM role EventBridge Scheduler assumes to stop and start an instance on an off-hours schedule "
+        "(`chipwise findings apply` of an accelerator_off_hours finding); unset: such findings are not applied.",
+    )
     slack_signing_secret_name: str | None = Field(
         None,
         description="Secrets Manager secret holding the Slack app's signing secret: turns on the alert buttons "

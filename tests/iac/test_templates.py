@@ -289,6 +289,9 @@ def test_the_remediation_role_is_opt_in_tag_conditioned_and_the_scan_role_stays_
         "sagemaker:UpdateInferenceComponentRuntimeConfig",
         "sagemaker:CreateEndpoint",
         "sagemaker:CreateEndpointConfig",
+        "scheduler:CreateSchedule",
+        "scheduler:DeleteSchedule",
+        "iam:PassRole",
     }
     for _, statement in remediation:
         actions = set(_as_list(statement["Action"]))
@@ -296,8 +299,9 @@ def test_the_remediation_role_is_opt_in_tag_conditioned_and_the_scan_role_stays_
             assert "aws:ResourceTag/chipwise:remediation" in statement["Condition"]["StringLike"]
         if statement.get("Effect") == "Allow" and actions & {"ec2:CreateTags", "sagemaker:AddTags"}:
             assert statement["Condition"]["ForAllValues:StringEquals"]["aws:TagKeys"] == ["chipwise:remediation"]
-    (deny,) = [s for _, s in remediation if s.get("Effect") == "Deny"]
-    assert deny["Condition"]["StringEqualsIgnoreCase"] == {"aws:ResourceTag/chipwise:protect": "true"}
+    denies = [s for _, s in remediation if s.get("Effect") == "Deny"]
+    for deny in denies:
+        assert deny["Condition"]["StringEqualsIgnoreCase"] == {"aws:ResourceTag/chipwise:protect": "true"}
     trust = _template(REMEDIATION_ROLE)["Resources"]["ChipwiseRemediationRole"]["Properties"][
         "AssumeRolePolicyDocument"
     ]

@@ -4,6 +4,7 @@ call failing half-way undoes what was done; bad input is an error that stores no
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
@@ -379,3 +380,82 @@ def test_endpoint_delete_failure_half_way_rolls_back(aws: Emulator, session: Ses
     outcome = run(session, finding, approved=True)
     assert outcome.status == "failed" and "sagemaker.DeleteEndpoint failed" in outcome.message
     assert endpoint_names() == {"idle-ep"} and endpoint_tags(arn) == {}
+
+
+# --- off-hours schedule (EventBridge Scheduler) -------------------------------------------------------------------
+
+ROLE = "arn:aws:iam::123456789012:role/chipwise-scheduler"
+
+
+def office_hours_finding(session: Session, instance: str) -> str:
+    return add_finding(
+        session,
+        rule_id="accelerator_off_hours",
+        arn=f"arn:aws:ec2:{REGION}:{ACCOUNT}:instance/{instance}",
+        kind="ec2_instance",
+        name=instance,
+        instance_type="g5.xlarge",
+        count=1,
+        recommendation={"action": "schedule"},
+        evidence={
+            "schedule": "Mon–Fri 09:00–19:00; Sat–Sun off (UTC)",
+            "off_stretches": "Mon 19:00 → Tue 09:00; Fri 19:00 → Mon 09:00",
+        },
+    )
+
+
+def schedules() -> dict[str, Any]:
+    client = aws_context(REGION).client("scheduler")
+    names = [s["Name"] for s in client.list_schedules()["Schedules"]]
+    return {n: client.get_schedule(Name=n) for n in names}
+
+
+def test_off_hours_schedule_is_created_and_rolled_back(
+    aws: Emulator, session: Session, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from chipwise.settings import get_settings
+
+    monkeypatch.setenv("CHIPWISE_REMEDIATION_SCHEDULER_ROLE_ARN", ROLE)
+    get_settings.cache_clear()
+    instance = gpu_instance()
+    finding = office_hours_finding(session, instance)
+    dry = run(session, finding, dry_run=True)
+    assert [c.params.get("ScheduleExpression") for c in dry.calls[1:]] == [
+        "cron(0 19 ? * MON *)",
+        "cron(0 9 ? * TUE *)",
+        "cron(0 19 ? * FRI *)",
+        "cron(0 9 ? * MON *)",
+    ]
+    assert schedules() == {}
+    assert run(session, finding, approved=True).status == "applied"
+    made = schedules()
+    stop = made[f"chipwise-{finding[:8]}-1-stop"]
+    assert stop["Target"]["Arn"] == "arn:aws:scheduler:::aws-sdk:ec2:stopInstances"
+    assert stop["Target"]["RoleArn"] == ROLE and json.loads(stop["Target"]["Input"]) == {"InstanceIds": [instance]}
+    assert len(made) == 4 and instance_state(instance) == ("running", {MARK: finding})  # stopped only at 19:00
+    assert undo(session, finding).status == "rolled_back"
+    assert schedules() == {} and instance_state(instance) == ("running", {})
+
+
+def test_off_hours_schedule_needs_the_role_and_undoes_a_half_made_set(
+    aws: Emulator, session: Session, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from chipwise.settings import get_settings
+
+    instance = gpu_instance()
+    finding = office_hours_finding(session, instance)
+    with pytest.raises(InvalidInput, match="remediation_scheduler_role_arn"):
+        run(session, finding, approved=True)
+    monkeypatch.setenv("CHIPWISE_REMEDIATION_SCHEDULER_ROLE_ARN", ROLE)
+    get_settings.cache_clear()
+    taken = f"chipwise-{finding[:8]}-2-stop"  # someone's schedule holds the third name: CreateSchedule conflicts
+    aws_context(REGION).client("scheduler").create_schedule(
+        Name=taken,
+        ScheduleExpression="rate(1 day)",
+        FlexibleTimeWindow={"Mode": "OFF"},
+        Target={"Arn": "arn:aws:lambda:us-east-1:123456789012:function:other", "RoleArn": ROLE},
+    )
+    outcome = run(session, finding, approved=True)
+    assert outcome.status == "failed" and "scheduler.CreateSchedule failed" in outcome.message
+    assert set(schedules()) == {taken}  # the two it made are deleted, the one it did not make is kept
+    assert instance_state(instance) == ("running", {})

@@ -19,6 +19,8 @@ The guards read the resource again (it must still exist, be in the state the sca
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -43,11 +45,15 @@ from chipwise.models.records import HourlyRollup, SeriesCoverage
 from chipwise.models.resources import COMPONENT_ARN_MARK, VARIANT_ARN_MARK
 from chipwise.rules.builtin.gpu_idle import GpuIdleParams
 from chipwise.rules.builtin.inferentia_idle import InferentiaIdleParams
+from chipwise.settings import get_settings
 
 MARK_TAG = "chipwise:remediation"
 PROTECT_TAG = "chipwise:protect"
 EC2_STOP, COMPONENT_COPIES, VARIANT_CAPACITY = "ec2_stop", "component_copies", "variant_capacity"
 ENDPOINT_DELETE = "endpoint_delete"
+EC2_SCHEDULE = "ec2_schedule"
+OFF_HOURS_RULE = "accelerator_off_hours"
+_STRETCH = re.compile(r"(Mon|Tue|Wed|Thu|Fri|Sat|Sun) (\d\d):00 → (Mon|Tue|Wed|Thu|Fri|Sat|Sun) (\d\d):00")
 IDLE_RULES = ("gpu_idle", "inferentia_idle")
 
 
@@ -111,6 +117,8 @@ def mechanical_action(finding: FindingFacts) -> str | None:
         return EC2_STOP
     if finding.resource_kind == "sagemaker_inference_component" and action == "delete":
         return COMPONENT_COPIES
+    if finding.resource_kind == "ec2_instance" and action == "schedule" and finding.rule_id == OFF_HOURS_RULE:
+        return EC2_SCHEDULE
     if (
         finding.resource_kind == "sagemaker_endpoint"
         and action == "delete"
@@ -138,6 +146,7 @@ def may_apply(resource_kind: str, action: str) -> bool:
         ("sagemaker_inference_component", "delete"),
         ("sagemaker_endpoint", "rightsize"),
         ("sagemaker_endpoint", "delete"),
+        ("ec2_instance", "schedule"),
     }
 
 
@@ -184,6 +193,8 @@ def plan_step(aws: AwsContext, finding: FindingFacts, now: datetime) -> Remediat
         return _plan_variant_capacity(aws, finding, now)
     if action == ENDPOINT_DELETE:
         return _plan_endpoint_delete(aws, finding, now)
+    if action == EC2_SCHEDULE:
+        return _plan_ec2_schedule(aws, finding)
     step = finding.recommendation.get("action", "?")
     raise InvalidInput(
         f"finding {finding.finding_id[:8]}'s next step ({step} on a {finding.resource_kind}) is not mechanical: "
@@ -415,6 +426,79 @@ def _plan_endpoint_delete(aws: AwsContext, finding: FindingFacts, now: datetime)
     )
 
 
+def off_hours_crons(stretches: str) -> list[tuple[str, str]]:
+    """The finding's off stretches (``Mon 19:00 → Tue 09:00; …``, UTC) as (stop, start) EventBridge Scheduler cron
+    expressions: ``cron(0 19 ? * MON *)``, ``cron(0 9 ? * TUE *)``."""
+    found = _STRETCH.findall(stretches)
+    return [
+        (f"cron(0 {int(stop_hour)} ? * {stop_day.upper()} *)", f"cron(0 {int(start_hour)} ? * {start_day.upper()} *)")
+        for stop_day, stop_hour, start_day, start_hour in found
+    ]
+
+
+def _plan_ec2_schedule(aws: AwsContext, finding: FindingFacts) -> RemediationPlan:
+    """An instance that works office hours: one EventBridge Scheduler schedule stops it at the start of each off
+    stretch, another starts it at the end (UTC, as the finding's pattern was read). Rollback deletes them."""
+    role = get_settings().remediation_scheduler_role_arn
+    if not role:
+        raise InvalidInput("an off-hours schedule needs remediation_scheduler_role_arn (the role Scheduler assumes)")
+    crons = off_hours_crons(str(finding.evidence.get("off_stretches") or ""))
+    if not crons:
+        raise InvalidInput(f"finding {finding.finding_id[:8]} names no off stretch to schedule")
+    instance_id = finding.resource_arn.rsplit("/", 1)[-1]
+    try:
+        reservations = aws.client("ec2").describe_instances(InstanceIds=[instance_id]).get("Reservations", [])
+    except ClientError as exc:
+        if _gone(exc):
+            raise NotFound(f"instance {instance_id} no longer exists") from exc
+        raise
+    instances = [i for r in reservations for i in r.get("Instances", [])]
+    if not instances or (instances[0].get("State") or {}).get("Name") in {"terminated", "shutting-down"}:
+        raise NotFound(f"instance {instance_id} no longer exists")
+    instance: dict[str, Any] = dict(instances[0])
+    _protected(_tags(instance.get("Tags")), f"instance {instance_id}")
+    if finding.instance_type and instance.get("InstanceType") != finding.instance_type:
+        raise GuardRefusal(
+            f"instance {instance_id} is now a {instance.get('InstanceType')} (the scan saw a {finding.instance_type})"
+        )
+    payload = json.dumps({"InstanceIds": [instance_id]})
+    calls: list[ApiCall] = [
+        ApiCall(
+            "ec2", "CreateTags", {"Resources": [instance_id], "Tags": [{"Key": MARK_TAG, "Value": finding.finding_id}]}
+        )
+    ]
+    undo: list[ApiCall] = [ApiCall("ec2", "DeleteTags", {"Resources": [instance_id], "Tags": [{"Key": MARK_TAG}]})]
+    for index, (stop, start) in enumerate(crons, 1):
+        for verb, cron in (("stop", stop), ("start", start)):
+            name = f"chipwise-{finding.finding_id[:8]}-{index}-{verb}"
+            calls.append(
+                ApiCall(
+                    "scheduler",
+                    "CreateSchedule",
+                    {
+                        "Name": name,
+                        "ScheduleExpression": cron,
+                        "ScheduleExpressionTimezone": "UTC",
+                        "FlexibleTimeWindow": {"Mode": "OFF"},
+                        "Description": f"Chipwise off-hours {verb} of {instance_id} (finding {finding.finding_id})",
+                        "Target": {
+                            "Arn": f"arn:aws:scheduler:::aws-sdk:ec2:{verb}Instances",
+                            "RoleArn": role,
+                            "Input": payload,
+                        },
+                    },
+                )
+            )
+            undo.append(ApiCall("scheduler", "DeleteSchedule", {"Name": name}))
+    return RemediationPlan(
+        action=EC2_SCHEDULE,
+        resource=f"instance {instance_id}",
+        calls=calls,
+        undo=undo,
+        before={"instance_id": instance_id, "schedule": finding.evidence.get("schedule"), "crons": crons},
+    )
+
+
 def _sum(row: HourlyRollup) -> float | None:
     return row.sum
 
@@ -460,9 +544,15 @@ def _peak(
 
 def call(aws: AwsContext, api: ApiCall) -> None:
     """Make one call through the cached factory's clients (only the two services remediation touches)."""
-    client: Any = aws.client("ec2") if api.service == "ec2" else aws.client("sagemaker")
-    if api.service not in {"ec2", "sagemaker"}:
+    if api.service not in {"ec2", "sagemaker", "scheduler"}:
         raise ValueError(f"remediation makes no {api.service} calls")
+    client: Any = (
+        aws.client("ec2")
+        if api.service == "ec2"
+        else aws.client("scheduler")
+        if api.service == "scheduler"
+        else aws.client("sagemaker")
+    )
     operation = client.meta.method_to_api_mapping  # {"stop_instances": "StopInstances", ...}
     method = next(name for name, op in operation.items() if op == api.operation)
     getattr(client, method)(**api.params)
