@@ -103,3 +103,23 @@ def test_a_rule_under_the_floor_goes_to_the_digest_only(db_url: str, session_fac
     assert "5 alerted, 2 acted on, 3 dismissed (40 %), under the precision floor: digest only" in text
     (plain,) = [p for p in kept if p.kind == "digest" and p.recipient == "finops@example.com"]
     assert "5 alerted, 2 acted on, 3 dismissed (40 %)\n" in plain.payload["text"]
+    # The audit since the last digest (a day ago): the apply nine days ago is older; the dismissals are too
+    assert "Actions since the last digest" not in text
+
+
+def test_the_digest_lists_the_actions_since_the_last_digest(
+    db_url: str, session_factory: sessionmaker[Session]
+) -> None:
+    with session_factory.begin() as session:
+        findings = estate(session)
+        baseline_sent(session, NOW - timedelta(days=1))
+        event = RemediationEvent(APPLY, "ec2_stop", APPLIED, "alice", "cli", "done")
+        RemediationRepository(session).record(findings["old"], event, NOW - timedelta(hours=5))
+        planned = plan_notifications(session, now=NOW, settings=_settings(db_url), slack_enabled=False)
+    (digest,) = [p for p in planned if p.kind == "digest" and p.recipient == "finops@example.com"]
+    assert "Actions since the last digest" in digest.payload["text"]
+    assert (
+        "search-idle-inf2 (Inferentia idle): apply (ec2_stop) applied by alice"
+        in (digest.payload["text"])
+    )
+    assert "Actions since the last digest" in digest.payload["html"]

@@ -291,6 +291,18 @@ class PrecisionLine:
 
 
 @dataclass(frozen=True)
+class ActionLine:
+    """An apply, refusal, rollback or dismissal since the last digest (the remediation audit)."""
+
+    at: datetime
+    resource_name: str
+    rule_label: str
+    event: str
+    status: str
+    who: str
+
+
+@dataclass(frozen=True)
 class Digest:
     """The daily digest of one account (or of the part of it one owner owns)."""
 
@@ -328,6 +340,7 @@ class Digest:
     report_link: str | None = None  # the HTML scan report (None: the digest names `chipwise report`)
     alerts_held: int = 0  # new findings above the alert threshold not alerted (over alert_max_per_run)
     precision: tuple[PrecisionLine, ...] = ()  # alert precision per rule over 30 days (rules alerted on only)
+    actions: tuple[ActionLine, ...] = ()  # the audit since the last digest
 
     @property
     def has_news(self) -> bool:

@@ -26,6 +26,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from chipwise.act.notify import slack as slack_blocks
 from chipwise.act.notify.digest import (
     AccountSnapshot,
+    ActionLine,
     Alert,
     Digest,
     FindingLine,
@@ -54,7 +55,8 @@ from chipwise.observability import logger
 from chipwise.presentation import rule_label
 from chipwise.render import money, render
 from chipwise.settings import Settings
-from chipwise.store.repositories.remediations import alert_precision
+from chipwise.store.repositories.findings import FindingRepository
+from chipwise.store.repositories.remediations import RemediationRepository, alert_precision
 from chipwise.store.session import get_session_factory
 from chipwise.store.tables import OutboxMessage
 
@@ -199,6 +201,7 @@ def digest_messages(
     report_link: str | None = None,
     alerts_held: int = 0,
     precision: tuple[PrecisionLine, ...] = (),
+    actions: tuple[ActionLine, ...] = (),
 ) -> list[PlannedMessage]:
     """Today's digest for the configured recipients and Slack, and each opted-in owner's share of it."""
     day = f"{now:%Y-%m-%d}"
@@ -206,7 +209,14 @@ def digest_messages(
     planned: list[PlannedMessage] = []
 
     def framed(digest: Digest) -> Digest:
-        return replace(digest, baseline=baseline, report_link=report_link, alerts_held=alerts_held, precision=precision)
+        return replace(
+            digest,
+            baseline=baseline,
+            report_link=report_link,
+            alerts_held=alerts_held,
+            precision=precision,
+            actions=actions,
+        )
 
     digest = framed(build_digest(snapshot, now=now))
     digest = replace(digest, owners_not_allowed=tuple(o for o in snapshot.owners() if not owner_allowed(o, settings)))
@@ -323,12 +333,14 @@ def plan_notifications(
                 report_link=link,
                 alerts_held=held,
                 precision=precision,
+                actions=action_lines(session, account, since),
             )
     existing = existing_keys(session, [p.dedupe_key for p in planned])
     return [p for p in planned if p.dedupe_key not in existing]
 
 
 PRECISION_WINDOW = timedelta(days=30)
+STATUSES = ("open", "suppressed", "resolved", "withdrawn")
 
 
 def precision_lines(session: Session, *, now: datetime, settings: Settings) -> tuple[PrecisionLine, ...]:
@@ -346,6 +358,22 @@ def precision_lines(session: Session, *, now: datetime, settings: Settings) -> t
             PrecisionLine(p.rule_id, rule_label(p.rule_id), p.alerted, p.acted, p.dismissed, p.precision, held)
         )
     return tuple(lines)
+
+
+def action_lines(session: Session, account_id: str, since: datetime) -> tuple[ActionLine, ...]:
+    """The account's applies, refusals, rollbacks and dismissals since ``since``."""
+    names = {f.id: f.resource_name for f in FindingRepository(session).find(account_id=account_id, statuses=STATUSES)}
+    return tuple(
+        ActionLine(
+            at=r.created_at,
+            resource_name=names.get(r.finding_id, r.resource_arn),
+            rule_label=rule_label(r.rule_id),
+            event=f"{r.event} ({r.action})",
+            status=r.status,
+            who=r.actor,
+        )
+        for r in RemediationRepository(session).since(since, account_id)
+    )
 
 
 def enqueue_planned(session: Session, planned: Iterable[PlannedMessage], *, now: datetime) -> int:
