@@ -118,8 +118,5 @@ def test_the_digest_lists_the_actions_since_the_last_digest(
         planned = plan_notifications(session, now=NOW, settings=_settings(db_url), slack_enabled=False)
     (digest,) = [p for p in planned if p.kind == "digest" and p.recipient == "finops@example.com"]
     assert "Actions since the last digest" in digest.payload["text"]
-    assert (
-        "search-idle-inf2 (Inferentia idle): apply (ec2_stop) applied by alice"
-        in (digest.payload["text"])
-    )
+    assert "search-idle-inf2 (Inferentia idle): apply (ec2_stop) applied by alice" in (digest.payload["text"])
     assert "Actions since the last digest" in digest.payload["html"]
