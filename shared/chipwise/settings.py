@@ -111,6 +111,11 @@ class Settings(BaseSettings):
     slack_webhook_secret_name: str | None = Field(
         None, description="Secrets Manager secret (or SSM parameter) holding the Slack webhook URL."
     )
+    remediation_role_name: str | None = Field(
+        None,
+        description="The opt-in remediation role (iac/remediation-role.yaml) assumed in a finding's account to apply "
+        "or roll it back, with external_id; unset: the current credentials act (the account they belong to).",
+    )
     remediation_scheduler_role_arn: str | None = Field(
         None,
         description="IAM role EventBridge Scheduler assumes to stop and start an instance on an off-hours schedule "

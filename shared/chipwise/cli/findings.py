@@ -16,8 +16,7 @@ from rich.table import Table
 from rich.text import Text
 from sqlalchemy import func, select
 
-from chipwise.act.remediate.runner import RemediationOutcome, apply_finding, rollback_finding
-from chipwise.aws import aws_context
+from chipwise.act.remediate.runner import RemediationOutcome, apply_finding, remediation_context, rollback_finding
 from chipwise.cli.common import err, out, print_json, settings, store_session
 from chipwise.clock import utcnow
 from chipwise.economics import parse_day, parse_utc, usd
@@ -476,7 +475,7 @@ def apply_command(
     with store_session() as session:
         outcome = apply_finding(
             session,
-            aws_context,
+            remediation_context,
             finding_id,
             actor=operator(),
             source="cli",
@@ -493,7 +492,9 @@ def rollback_command(
 ) -> None:
     """Undo a finding's apply: start the instance, restore the copies or the instance count, remove the mark."""
     with store_session() as session:
-        outcome = rollback_finding(session, aws_context, finding_id, actor=operator(), source="cli", now=utcnow())
+        outcome = rollback_finding(
+            session, remediation_context, finding_id, actor=operator(), source="cli", now=utcnow()
+        )
     _report(outcome)
 
 

@@ -30,7 +30,7 @@ from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
 from aws_lambda_powertools.utilities.parameters import SecretsProvider
 from sqlalchemy.orm import Session
 
-from chipwise.act.remediate.runner import apply_finding
+from chipwise.act.remediate.runner import apply_finding, remediation_context
 from chipwise.aws import aws_context
 from chipwise.clock import utcnow
 from chipwise.errors import ChipwiseError, ConfigError, InvalidInput
@@ -129,7 +129,7 @@ def act(session: Session, action: SlackAction, now: datetime) -> str:
     """Do what the button says; the sentence that answers the user."""
     if action.action_id == APPLY:
         outcome = apply_finding(
-            session, aws_context, action.finding_id, actor=action.user, source="slack", now=now, approved=True
+            session, remediation_context, action.finding_id, actor=action.user, source="slack", now=now, approved=True
         )
         if not outcome.ok:
             return f"{outcome.status}: {outcome.message}"

@@ -27,7 +27,7 @@ from remediate_factories import (
 )
 from sqlalchemy.orm import Session
 
-from chipwise.act.remediate.runner import RemediationOutcome, apply_finding, rollback_finding
+from chipwise.act.remediate.runner import RemediationOutcome, apply_finding, remediation_context, rollback_finding
 from chipwise.aws import aws_context
 from chipwise.clock import utcnow
 from chipwise.errors import InvalidInput, NotFound
@@ -38,11 +38,11 @@ MARK = "chipwise:remediation"
 
 
 def run(session: Session, finding_id: str, **kw: Any) -> RemediationOutcome:
-    return apply_finding(session, aws_context, finding_id, actor="alice", source="cli", now=utcnow(), **kw)
+    return apply_finding(session, remediation_context, finding_id, actor="alice", source="cli", now=utcnow(), **kw)
 
 
 def undo(session: Session, finding_id: str) -> RemediationOutcome:
-    return rollback_finding(session, aws_context, finding_id, actor="bob", source="cli", now=utcnow())
+    return rollback_finding(session, remediation_context, finding_id, actor="bob", source="cli", now=utcnow())
 
 
 def audit(session: Session, finding_id: str) -> list[tuple[str, str, str]]:
@@ -459,3 +459,24 @@ def test_off_hours_schedule_needs_the_role_and_undoes_a_half_made_set(
     assert outcome.status == "failed" and "scheduler.CreateSchedule failed" in outcome.message
     assert set(schedules()) == {taken}  # the two it made are deleted, the one it did not make is kept
     assert instance_state(instance) == ("running", {})
+
+
+def test_with_a_remediation_role_the_finding_s_account_role_is_assumed(
+    aws: Emulator, session: Session, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from botocore.exceptions import ClientError
+
+    from chipwise.settings import get_settings
+
+    monkeypatch.setenv("CHIPWISE_REMEDIATION_ROLE_NAME", "ChipwiseRemediation")
+    monkeypatch.setenv("CHIPWISE_EXTERNAL_ID", "ext-1234567")
+    get_settings.cache_clear()
+    instance = gpu_instance()
+    finding = idle_instance_finding(session, instance)
+    aws.inject_fault("sts", "AssumeRole", "AccessDenied", "not trusted", status=403)
+    with pytest.raises(ClientError, match="not trusted"):  # refused by the member account: nothing happens
+        run(session, finding, approved=True)
+    assert aws.fault_hits() == {"sts.AssumeRole": 1}
+    assert instance_state(instance) == ("running", {}) and audit(session, finding) == []
+    assert run(session, finding, approved=True).status == "applied"  # assumed: the emulator's role acts
+    assert instance_state(instance)[0] == "stopped"

@@ -6,7 +6,7 @@ later stages' figures do not move."""
 
 from __future__ import annotations
 
-from chipwise.act.remediate.runner import apply_finding, rollback_finding
+from chipwise.act.remediate.runner import apply_finding, remediation_context, rollback_finding
 from chipwise.aws import aws_context
 from chipwise.clock import utcnow
 from chipwise.store import session_scope
@@ -22,13 +22,15 @@ def run(ctx: DemoContext) -> None:
         rows = FindingRepository(session).find(account_id=ctx.account_id, rule_ids=[QUICK_WIN[0]])
         (finding,) = [r for r in rows if r.resource_name == QUICK_WIN[1]]
         finding_id = finding.id
-        dry = apply_finding(session, aws_context, finding_id, actor="demo", source="cli", now=utcnow(), dry_run=True)
+        dry = apply_finding(
+            session, remediation_context, finding_id, actor="demo", source="cli", now=utcnow(), dry_run=True
+        )
         applied = apply_finding(
-            session, aws_context, finding_id, actor="demo", source="cli", now=utcnow(), approved=True
+            session, remediation_context, finding_id, actor="demo", source="cli", now=utcnow(), approved=True
         )
         state_after_apply = _state(ctx, finding.resource_arn)
     with session_scope(ctx.database_url) as session:
-        rolled = rollback_finding(session, aws_context, finding_id, actor="demo", source="cli", now=utcnow())
+        rolled = rollback_finding(session, remediation_context, finding_id, actor="demo", source="cli", now=utcnow())
         audit = RemediationRepository(session).for_finding(finding_id)
         trail = [(a.created_at, a.event, a.status, a.actor, [c["operation"] for c in a.calls], a.result) for a in audit]
     state_after_rollback = _state(ctx, finding.resource_arn)

@@ -25,8 +25,9 @@ from chipwise.act.remediate.steps import (
     plan_step,
     restore_kept_config,
 )
-from chipwise.aws import AwsContext
+from chipwise.aws import AssumeRole, AwsContext, aws_context
 from chipwise.errors import InvalidInput
+from chipwise.settings import get_settings
 from chipwise.store.repositories.findings import FindingRepository
 from chipwise.store.repositories.remediations import (
     APPLIED,
@@ -41,7 +42,17 @@ from chipwise.store.repositories.remediations import (
 )
 from chipwise.store.tables import Finding
 
-AwsFactory = Callable[[str], AwsContext]  # region -> clients
+AwsFactory = Callable[[str, str], AwsContext]  # (account id, region) -> clients
+
+
+def remediation_context(account_id: str, region: str) -> AwsContext:
+    """The clients that act on ``account_id``: with ``remediation_role_name`` set, that account's opt-in remediation
+    role (iac/remediation-role.yaml, with the ExternalId); otherwise the current credentials."""
+    settings = get_settings()
+    if not settings.remediation_role_name:
+        return aws_context(region)
+    arn = f"arn:aws:iam::{account_id}:role/{settings.remediation_role_name}"
+    return aws_context(region, AssumeRole(arn, settings.external_id, session_name="chipwise-remediation"))
 
 
 @dataclass
@@ -98,7 +109,7 @@ def apply_finding(
     found = facts(finding)
     action = mechanical_action(found) or "none"
     try:
-        plan = plan_step(aws_for(finding.region), found, now)
+        plan = plan_step(aws_for(finding.account_id, finding.region), found, now)
     except GuardRefusal as refusal:
         if not dry_run:
             audit.record(
@@ -111,7 +122,7 @@ def apply_finding(
         return RemediationOutcome(
             "dry_run" if dry_run else "unapproved", finding.id, plan.resource, plan.calls, plan.undo
         )
-    done, failure = _run(aws_for(finding.region), plan)
+    done, failure = _run(aws_for(finding.account_id, finding.region), plan)
     if failure:
         audit.record(finding, _event(plan, actor, source, FAILED, failure, done), now)
         return RemediationOutcome(FAILED, finding.id, plan.resource, plan.calls[:done], message=failure)
@@ -176,7 +187,7 @@ def rollback_finding(
     if applied is None:
         raise InvalidInput(f"finding {finding.id[:8]} has no apply in force: nothing to roll back")
     undo = [ApiCall.from_json(c) for c in applied.undo]
-    aws = aws_for(finding.region)
+    aws = aws_for(finding.account_id, finding.region)
     try:
         restore_kept_config(aws, dict(applied.before or {}))
     except (ClientError, BotoCoreError) as exc:
