@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from mypy_boto3_pricing import PricingClient
     from mypy_boto3_s3 import S3Client
     from mypy_boto3_sagemaker import SageMakerClient
+    from mypy_boto3_scheduler import EventBridgeSchedulerClient
     from mypy_boto3_secretsmanager import SecretsManagerClient
     from mypy_boto3_sesv2 import SESV2Client
     from mypy_boto3_sqs import SQSClient
@@ -122,6 +123,8 @@ class AwsContext:
     def client(self, service: Literal["s3"], region: str | None = None) -> S3Client: ...
     @overload
     def client(self, service: Literal["sagemaker"], region: str | None = None) -> SageMakerClient: ...
+    @overload
+    def client(self, service: Literal["scheduler"], region: str | None = None) -> EventBridgeSchedulerClient: ...
     @overload
     def client(self, service: Literal["secretsmanager"], region: str | None = None) -> SecretsManagerClient: ...
     @overload

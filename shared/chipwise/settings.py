@@ -111,6 +111,31 @@ class Settings(BaseSettings):
     slack_webhook_secret_name: str | None = Field(
         None, description="Secrets Manager secret (or SSM parameter) holding the Slack webhook URL."
     )
+    remediation_role_name: str | None = Field(
+        None,
+        description="The opt-in remediation role (iac/remediation-role.yaml) assumed in a finding's account to apply "
+        "or roll it back, with external_id; unset: the current credentials act (the account they belong to).",
+    )
+    remediation_scheduler_role_arn: str | None = Field(
+        None,
+        description="IAM role EventBridge Scheduler assumes to stop and start an instance on an off-hours schedule "
+        "(`chipwise findings apply` of an accelerator_off_hours finding); unset: such findings are not applied.",
+    )
+    slack_signing_secret_name: str | None = Field(
+        None,
+        description="Secrets Manager secret holding the Slack app's signing secret: turns on the alert buttons "
+        "(Apply, Snooze 7 days, Not waste) and verifies their requests.",
+    )
+    alert_precision_floor: float = Field(
+        0.0,
+        ge=0,
+        le=1,
+        description="A rule whose alerts were acted on less than this share of the time (applied or resolved, "
+        "against dismissed or suppressed, over 30 days) goes to the digest only until it recovers; 0: never.",
+    )
+    alert_precision_min_decisions: int = Field(
+        3, ge=1, le=1000, description="Decided alerts (acted on or dismissed) a rule needs before the floor applies."
+    )
     alert_threshold_usd: Decimal = Field(Decimal("500"), ge=0, description="Alert at once above this saving.")
     owner_email_domains: list[str] = Field(
         default_factory=list,

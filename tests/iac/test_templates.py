@@ -17,6 +17,7 @@ from cfnlint.decode import cfn_yaml
 ROOT = Path(__file__).resolve().parents[2]
 TEMPLATE = ROOT / "iac" / "template.yaml"
 MEMBER_ROLE = ROOT / "iac" / "member-role.yaml"
+REMEDIATION_ROLE = ROOT / "iac" / "remediation-role.yaml"
 FUNCTIONS = (
     "scan_dispatch",
     "scan_account",
@@ -27,6 +28,7 @@ FUNCTIONS = (
     "notify",
     "intake",
     "migrate",
+    "slack_actions",
 )
 # Actions whose API takes no resource-level permission (or only "*"): the only place "*" may appear.
 STAR_RESOURCE_ACTIONS = {
@@ -66,7 +68,7 @@ def _template(path: Path) -> dict[str, Any]:
     return loaded
 
 
-@pytest.mark.parametrize("path", [TEMPLATE, MEMBER_ROLE], ids=lambda p: p.name)
+@pytest.mark.parametrize("path", [TEMPLATE, MEMBER_ROLE, REMEDIATION_ROLE], ids=lambda p: p.name)
 def test_cfn_lint_reports_no_errors(path: Path) -> None:
     cfn_lint = Path(sys.executable).with_name("cfn-lint")
     done = subprocess.run(
@@ -111,7 +113,7 @@ def _as_list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else [value]
 
 
-@pytest.mark.parametrize("path", [TEMPLATE, MEMBER_ROLE], ids=lambda p: p.name)
+@pytest.mark.parametrize("path", [TEMPLATE, MEMBER_ROLE, REMEDIATION_ROLE], ids=lambda p: p.name)
 def test_iam_is_least_privilege(path: Path) -> None:
     statements = _statements(_template(path))
     assert statements
@@ -270,3 +272,45 @@ def test_the_intake_function_has_only_what_it_uses_and_runs_retention_daily() ->
         api["RouteSettings"]["POST /intake"]["ThrottlingRateLimit"]
         <= api["DefaultRouteSettings"]["ThrottlingRateLimit"]
     )
+
+
+def test_the_remediation_role_is_opt_in_tag_conditioned_and_the_scan_role_stays_read_only() -> None:
+    # Given the member account's two roles
+    remediation = _statements(_template(REMEDIATION_ROLE))
+    scan = {a for _, s in _statements(_template(MEMBER_ROLE)) if "Resource" in s for a in _as_list(s["Action"])}
+    # Then the scan role changes nothing (only reads)
+    assert all(a.split(":")[1].startswith(("Get", "List", "Describe")) for a in scan), scan
+    # And the remediation role grants only the mechanical steps, each change conditioned on the mark tag or its key
+    allowed = {
+        a for _, s in remediation if s.get("Effect") == "Allow" and "Resource" in s for a in _as_list(s["Action"])
+    }
+    changes = {a for a in allowed if not a.split(":")[1].startswith(("Get", "List", "Describe"))}
+    assert changes == {
+        "ec2:CreateTags",
+        "ec2:DeleteTags",
+        "ec2:StopInstances",
+        "ec2:StartInstances",
+        "sagemaker:AddTags",
+        "sagemaker:DeleteTags",
+        "sagemaker:UpdateEndpointWeightsAndCapacities",
+        "sagemaker:DeleteEndpoint",
+        "sagemaker:UpdateInferenceComponentRuntimeConfig",
+        "sagemaker:CreateEndpoint",
+        "sagemaker:CreateEndpointConfig",
+        "scheduler:CreateSchedule",
+        "scheduler:DeleteSchedule",
+        "iam:PassRole",
+    }
+    for _, statement in remediation:
+        actions = set(_as_list(statement["Action"]))
+        if statement.get("Effect") == "Allow" and actions & {"ec2:StopInstances", "sagemaker:DeleteEndpoint"}:
+            assert "aws:ResourceTag/chipwise:remediation" in statement["Condition"]["StringLike"]
+        if statement.get("Effect") == "Allow" and actions & {"ec2:CreateTags", "sagemaker:AddTags"}:
+            assert statement["Condition"]["ForAllValues:StringEquals"]["aws:TagKeys"] == ["chipwise:remediation"]
+    denies = [s for _, s in remediation if s.get("Effect") == "Deny"]
+    for deny in denies:
+        assert deny["Condition"]["StringEqualsIgnoreCase"] == {"aws:ResourceTag/chipwise:protect": "true"}
+    trust = _template(REMEDIATION_ROLE)["Resources"]["ChipwiseRemediationRole"]["Properties"][
+        "AssumeRolePolicyDocument"
+    ]
+    assert "SlackActionsFunctionRole" in json.dumps(trust) and "sts:ExternalId" in json.dumps(trust)

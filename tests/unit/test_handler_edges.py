@@ -67,7 +67,7 @@ def _imports(path: Path) -> set[str]:
     return names
 
 
-def test_there_are_nine_handlers_each_with_sample_events() -> None:
+def test_there_are_ten_handlers_each_with_sample_events() -> None:
     assert FUNCTIONS == [
         "benchmark_dispatch",
         "benchmark_result",
@@ -78,6 +78,7 @@ def test_there_are_nine_handlers_each_with_sample_events() -> None:
         "notify",
         "scan_account",
         "scan_dispatch",
+        "slack_actions",
     ]
     assert all(_samples(name) for name in FUNCTIONS)
 

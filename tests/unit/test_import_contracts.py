@@ -121,13 +121,18 @@ SQL_CONSTRUCTS = re.compile(
 )
 
 
+# Not Chipwise's database: the bill reader queries the export's Parquet files with its own DuckDB connection.
+OTHER_ENGINES = {Path("collect/bill.py"): re.compile(r"\bcon\.execute\(")}
+
+
 def _sql_outside_the_store(package: Path) -> list[str]:
     found = []
     for path in sorted(package.rglob("*.py")):
         if path.relative_to(package).parts[0] == "store":
             continue
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-            if SQL_CONSTRUCTS.search(line):
+            other = OTHER_ENGINES.get(path.relative_to(package))
+            if SQL_CONSTRUCTS.search(line) and not (other and other.search(line)):
                 found.append(f"{path.relative_to(package)}:{number}: {line.strip()}")
     return found
 

@@ -15,10 +15,11 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from chipwise.act.remediate.runner import RemediationOutcome, apply_finding, remediation_context, rollback_finding
 from chipwise.cli.common import err, out, print_json, settings, store_session
 from chipwise.clock import utcnow
 from chipwise.economics import parse_day, parse_utc, usd
-from chipwise.errors import InvalidInput, NotFound
+from chipwise.errors import ChipwiseError, InvalidInput, NotFound
 from chipwise.models.common import is_account_id
 from chipwise.models.findings import FindingDocument
 from chipwise.pipeline.evaluate import evaluate_account
@@ -49,6 +50,7 @@ from chipwise.store.repositories.accounts import AccountRepository
 from chipwise.store.repositories.findings import FindingRepository, finding_document
 from chipwise.store.repositories.inventory import ResourceRepository
 from chipwise.store.repositories.realised import RealisedSavingRepository
+from chipwise.store.repositories.remediations import RemediationRepository
 
 STATUSES = ("open", "suppressed", "resolved", "withdrawn")
 CONFIDENCE_COLOUR = {"high": "green", "medium": "yellow", "low": "red"}
@@ -326,6 +328,18 @@ def show_command(
             for h in repository.history(row.id)
         ]
         suppression = {"until": row.suppressed_until, "reason": row.suppress_reason}
+        audit = [
+            {
+                "at": a.created_at.isoformat(),
+                "event": a.event,
+                "action": a.action,
+                "status": a.status,
+                "who": f"{a.actor} ({a.source})",
+                "calls": [f"{c['service']}.{c['operation']}" for c in a.calls],
+                "result": a.result,
+            }
+            for a in RemediationRepository(session).for_finding(row.id)
+        ]
     link = console_url(document.resource_id, document.region, document.resource_kind)
     if json_output:
         print_json(
@@ -335,6 +349,7 @@ def show_command(
                 "suppress_command": suppress_hint(document.finding_id),
                 "suppression": suppression,
                 "history": history,
+                "audit": audit,
             }
         )
         return
@@ -347,6 +362,18 @@ def show_command(
         saving = "-" if h["monthly_savings_usd"] is None else usd(Decimal(str(h["monthly_savings_usd"])))
         trail.add_row(str(h["at"]), str(h["source"]), str(h["action"]), target, saving, str(h["confidence"]))
     out.print(trail)
+    if audit:
+        table = Table("at", "event", "status", "who", "calls", "result", title="audit", title_justify="left")
+        for a in audit:
+            table.add_row(
+                str(a["at"]),
+                f"{a['event']} {a['action']}",
+                str(a["status"]),
+                Text(str(a["who"])),
+                Text(", ".join(a["calls"]) or "-"),
+                Text(str(a["result"])),
+            )
+        out.print(table)
 
 
 def print_finding(document: FindingDocument, suppression: dict[str, Any], link: str) -> None:
@@ -501,6 +528,71 @@ def until_words(typed: str, ends: datetime | None) -> str:
     except ValueError:
         return f"until {ends.isoformat() if ends else typed}"
     return f"through {day.isoformat()} (UTC); the next scan after it reopens it if the condition still holds"
+
+
+def operator() -> str:
+    """Who acts from the CLI: the OS user."""
+    import getpass
+
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return "unknown"
+
+
+@findings_app.command("apply")
+def apply_command(
+    finding_id: str = typer.Argument(..., help="The finding id (or at least six of its first characters)."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Print the exact API calls; change nothing."),
+    yes: bool = typer.Option(False, "--yes", help="Make the change (without it, only what would be done)."),
+) -> None:
+    """Perform a finding's mechanical next step (stop an idle instance, scale an idle inference component to 0
+    copies, lower a variant's instance count) after re-checking the resource and its metrics since the scan."""
+    with store_session() as session:
+        outcome = apply_finding(
+            session,
+            remediation_context,
+            finding_id,
+            actor=operator(),
+            source="cli",
+            now=utcnow(),
+            dry_run=dry_run,
+            approved=yes,
+        )
+    _report(outcome)
+
+
+@findings_app.command("rollback")
+def rollback_command(
+    finding_id: str = typer.Argument(..., help="The finding id (or at least six of its first characters)."),
+) -> None:
+    """Undo a finding's apply: start the instance, restore the copies or the instance count, remove the mark."""
+    with store_session() as session:
+        outcome = rollback_finding(
+            session, remediation_context, finding_id, actor=operator(), source="cli", now=utcnow()
+        )
+    _report(outcome)
+
+
+def _report(outcome: RemediationOutcome) -> None:
+    """Print what was (or would be) done; a refusal or failure is one line on stderr and exit 1 (it is stored)."""
+    short = short_id(outcome.finding_id)
+    if not outcome.ok:
+        raise ChipwiseError(f"{outcome.status}: {outcome.message}")
+    if outcome.status in {"dry_run", "unapproved"}:
+        head = "dry run" if outcome.status == "dry_run" else "not approved (add --yes to make the change)"
+        out.print(f"{head}: {outcome.resource} ({short}) would get these calls:", highlight=False)
+        for api in outcome.calls:
+            out.print(f"  {api}", highlight=False, markup=False)
+        out.print(
+            f"rollback would make: {'; '.join(str(u) for u in reversed(outcome.undo))}", highlight=False, markup=False
+        )
+        return
+    out.print(f"{outcome.status}: {outcome.resource} ({short})", highlight=False)
+    for api in outcome.calls:
+        out.print(f"  {api}", highlight=False, markup=False)
+    if outcome.status == "applied":
+        out.print(f"undo with: chipwise findings rollback {short}", highlight=False)
 
 
 @findings_app.command("evaluate")

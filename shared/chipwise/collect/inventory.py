@@ -196,6 +196,13 @@ def collect_ec2_instances(
     return found
 
 
+def ec2_resource(
+    instance: Mapping[str, Any], owner: str, region: str, types: TypeFactsReader | None = None
+) -> CollectedResource:
+    """One DescribeInstances instance as the scan records it (the remediation re-check reads it this way too)."""
+    return _ec2_resource(dict(instance), owner, region, types)
+
+
 def _ec2_resource(
     instance: dict[str, Any], owner: str, region: str, types: TypeFactsReader | None = None
 ) -> CollectedResource:

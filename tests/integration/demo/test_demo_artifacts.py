@@ -144,7 +144,7 @@ def test_the_reports_do_not_grade_themselves_with_the_demos_ground_truth(demo: P
     # answer key; that check stays in the demo's summary
     for name in ["report.md", *(p.name for p in demo.glob("chipwise-report-*.html"))]:
         text = (demo / name).read_text(encoding="utf-8")
-        assert "ground truth" not in text.lower() and "precision" not in text.lower(), name
+        assert "ground truth" not in text.lower() and "precision and recall" not in text.lower(), name
     summary = (demo / "summary.md").read_text(encoding="utf-8")
     assert "against its ground truth" in summary and "| gpu_idle | 1.00 | 1.00 |" in summary
 
@@ -154,3 +154,17 @@ def test_the_demo_documents_name_rules_by_their_titles(demo: Path) -> None:
     assert "| GPU training portable to Trainium |" in report and "| gpu_training_portable |" not in report
     assert "top: Idle GPU instance or endpoint on p4d-research-idle" in (demo / "summary.md").read_text()
     assert "| gpu_training_portable |" not in (demo / "benchmarks.md").read_text(encoding="utf-8")
+
+
+def test_the_demo_applies_a_quick_win_and_rolls_it_back(demo: Path) -> None:
+    actions = (demo / "actions.md").read_text()
+    assert "# Acting on a quick win: gpu_idle on gpu-notebook-g5-idle" in actions
+    assert "ec2.StopInstances(InstanceIds=['i-" in actions
+    assert ": applied (instance stopped);" in actions and ": rolled_back (instance running)." in actions
+    rows = [line for line in actions.splitlines() if line.startswith("| 20")]
+    assert [row.split(" | ")[1:3] for row in rows] == [["apply", "applied"], ["rollback", "rolled_back"]]
+    (report,) = demo.glob("chipwise-report-*.html")
+    html = report.read_text()
+    assert "Actions and alert precision, last 30 days" in html
+    assert "apply ec2_stop" in html and "rollback ec2_stop" in html and "ec2.StartInstances, ec2.DeleteTags" in html
+    assert "Alert precision: no alert was sent in the last 30 days." in html  # the demo's first run sends no alert

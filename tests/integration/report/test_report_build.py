@@ -118,3 +118,50 @@ def test_the_report_groups_savings_by_team(two_scans: str) -> None:
     assert teams["search"] > 0 and "(no team tag)" in teams
     assert 'id="by-team"' in html and 'data-team="search"' in html
     assert without.by_team == [] and view.cost_source == "cost_explorer"
+
+
+def test_the_report_shows_the_audit_and_the_alert_precision(two_scans: str) -> None:
+    from chipwise.store.repositories.findings import FindingRepository
+    from chipwise.store.repositories.remediations import (
+        APPLIED,
+        APPLY,
+        DISMISSAL,
+        RECORDED,
+        RemediationEvent,
+        RemediationRepository,
+    )
+    from chipwise.store.tables import OutboxMessage
+
+    at = NOW + timedelta(days=1, minutes=30)
+    factory = get_session_factory(two_scans)
+    with factory.begin() as session:
+        first, second = FindingRepository(session).find()[:2]
+        audit = RemediationRepository(session)
+        stop = {"service": "ec2", "operation": "StopInstances", "params": {"InstanceIds": ["i-0abc"]}}
+        audit.record(first, RemediationEvent(APPLY, "ec2_stop", APPLIED, "alice", "cli", "done", calls=[stop]), at)
+        audit.record(second, RemediationEvent(DISMISSAL, "not_waste", RECORDED, "slack:bob (U1)", "slack", "x"), at)
+        for finding in (first, second):
+            session.add(
+                OutboxMessage(
+                    channel="slack",
+                    kind="alert",
+                    recipient="slack:chipwise/slack",
+                    dedupe_key=f"alert:{finding.id}:20261120T0600Z:slack:slack:chipwise/slack",
+                    payload={},
+                    account_id=finding.account_id,
+                    status="sent",
+                    created_at=at,
+                    next_attempt_at=at,
+                )
+            )
+        rules = {first.rule_id, second.rule_id}
+    with factory() as session:
+        view = build_report(session, find_scan(session), now=NOW + timedelta(days=1, hours=1))
+    html = render_report(view)
+    assert [(a.event, a.status, a.who, a.calls) for a in view.audit] == [
+        ("apply ec2_stop", "applied", "alice (cli)", "ec2.StopInstances"),
+        ("dismissal not_waste", "recorded", "slack:bob (U1) (slack)", "-"),
+    ]
+    assert "Actions and alert precision, last 30 days" in html and "ec2.StopInstances" in html
+    assert {p.rule_id for p in view.precision} == rules
+    assert sum(p.acted for p in view.precision) == 1 and sum(p.dismissed for p in view.precision) == 1

@@ -106,6 +106,22 @@ def test_alert_message_shape() -> None:
     assert payload["text"].startswith("Chipwise alert: $2,401 a month on chat")
 
 
+def test_alert_buttons_with_approvals() -> None:
+    # Given an idle instance's finding (mechanical: it can be applied) and a migration (not mechanical)
+    stop = line("gpu-box", "734.40", rule="gpu_idle", resource_kind="ec2_instance", action="stop")
+    move = line("chat", "2400.50")
+    for finding, labels in ((stop, ["Apply", "Snooze 7 days", "Not waste"]), (move, ["Snooze 7 days", "Not waste"])):
+        snapshot = AccountSnapshot("123456789012", "Acme", NOW - timedelta(days=1), [finding], [], [])
+        alert = build_alert(snapshot, finding, now=NOW, threshold_usd=Decimal(500))
+        # When built for a Slack app with approvals, Then the buttons carry the finding id; without, there are none
+        approvals = alert_message(alert, approvals=True)["blocks"]
+        (buttons,) = [b for b in approvals if b.get("block_id") == "chipwise-approvals"]
+        assert [e["text"]["text"] for e in buttons["elements"]] == labels
+        assert {e["value"] for e in buttons["elements"]} == {finding.finding_id}
+        assert [e["action_id"] for e in buttons["elements"]][-2:] == ["chipwise_snooze", "chipwise_not_waste"]
+        assert not any(b.get("block_id") == "chipwise-approvals" for b in alert_message(alert)["blocks"])
+
+
 def test_fit_blocks_caps_at_fifty() -> None:
     blocks = [section(str(i)) for i in range(80)]
     fitted = fit_blocks(blocks)

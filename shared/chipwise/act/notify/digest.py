@@ -344,6 +344,31 @@ def waste_by_team(lines: Sequence[FindingLine]) -> tuple[TeamLine, ...]:
 
 
 @dataclass(frozen=True)
+class PrecisionLine:
+    """A rule's alert precision over the last 30 days, and whether it is held to the digest (under the floor)."""
+
+    rule_id: str
+    label: str
+    alerted: int
+    acted: int
+    dismissed: int
+    precision: float | None
+    digest_only: bool = False
+
+
+@dataclass(frozen=True)
+class ActionLine:
+    """An apply, refusal, rollback or dismissal since the last digest (the remediation audit)."""
+
+    at: datetime
+    resource_name: str
+    rule_label: str
+    event: str
+    status: str
+    who: str
+
+
+@dataclass(frozen=True)
 class Digest:
     """The daily digest of one account (or of the part of it one owner owns)."""
 
@@ -384,6 +409,8 @@ class Digest:
     baseline: bool = False  # the account's first digest: everything found so far, no alerts sent
     report_link: str | None = None  # the HTML scan report (None: the digest says whom to ask for it)
     alerts_held: int = 0  # new findings above the alert threshold not alerted (over alert_max_per_run)
+    precision: tuple[PrecisionLine, ...] = ()  # alert precision per rule over 30 days (rules alerted on only)
+    actions: tuple[ActionLine, ...] = ()  # the audit since the last digest
 
     @property
     def has_news(self) -> bool:

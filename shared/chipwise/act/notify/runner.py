@@ -21,9 +21,11 @@ from typing import Any
 from chipwise.act.notify import slack as slack_blocks
 from chipwise.act.notify.digest import (
     AccountSnapshot,
+    ActionLine,
     Alert,
     Digest,
     FindingLine,
+    PrecisionLine,
     account_ids_with_findings,
     alert_candidates,
     build_alert,
@@ -45,13 +47,16 @@ from chipwise.act.report.naming import report_link
 from chipwise.catalog import get_public_mail_domains
 from chipwise.clock import utcnow
 from chipwise.observability import logger
+from chipwise.presentation import rule_label
 from chipwise.render import money, render
 from chipwise.settings import Settings
 from chipwise.store import Session, SessionFactory, get_session_factory, transaction
 from chipwise.store.repositories import digests as digest_store
 from chipwise.store.repositories import messaging as messaging_store
 from chipwise.store.repositories import rows as rows_store
+from chipwise.store.repositories.findings import FindingRepository
 from chipwise.store.repositories.notified import claim_scan, scan_notified
+from chipwise.store.repositories.remediations import RemediationRepository, alert_precision
 from chipwise.store.tables import OutboxMessage
 
 FIRST_DIGEST_LOOKBACK = timedelta(days=1)  # "since the last digest" when there has never been one
@@ -217,6 +222,8 @@ def digest_messages(
     baseline: bool = False,
     report_link: str | None = None,
     alerts_held: int = 0,
+    precision: tuple[PrecisionLine, ...] = (),
+    actions: tuple[ActionLine, ...] = (),
 ) -> list[PlannedMessage]:
     """Today's digest for the configured recipients and Slack, and each opted-in owner's share of it."""
     day = f"{now:%Y-%m-%d}"
@@ -224,7 +231,14 @@ def digest_messages(
     planned: list[PlannedMessage] = []
 
     def framed(digest: Digest) -> Digest:
-        return replace(digest, baseline=baseline, report_link=report_link, alerts_held=alerts_held)
+        return replace(
+            digest,
+            baseline=baseline,
+            report_link=report_link,
+            alerts_held=alerts_held,
+            precision=precision,
+            actions=actions,
+        )
 
     digest = framed(build_digest(snapshot, now=now))
     digest = replace(digest, owners_not_allowed=tuple(o for o in snapshot.owners() if not owner_allowed(o, settings)))
@@ -277,7 +291,7 @@ def alert_messages(
             planned.append(message)
         if slack_enabled:
             target = slack_recipient(settings)
-            payload = slack_blocks.alert_message(alert)
+            payload = slack_blocks.alert_message(alert, approvals=bool(settings.slack_signing_secret_name))
             key = dedupe_key(*base, "slack", target)
             planned.append(PlannedMessage("slack", "alert", target, key, None, payload, snapshot.account_id))
     return planned
@@ -307,6 +321,8 @@ def plan_notifications(
     named = list(new_finding_ids)
     planned: list[PlannedMessage] = []
     alerted = 0
+    precision = precision_lines(session, now=now, settings=settings)
+    digest_only = {p.rule_id for p in precision if p.digest_only}
     for account in accounts if accounts is not None else account_ids_with_findings(session):
         last = last_digest_at(session, account)
         baseline = last is None
@@ -318,6 +334,8 @@ def plan_notifications(
         if alerts and not baseline:
             lines = alert_candidates(snapshot, threshold_usd=settings.alert_threshold_usd, finding_ids=named)
             for line in lines:
+                if line.rule_id in digest_only:
+                    continue  # under the precision floor: the digest lists it
                 messages = alert_messages(snapshot, [line], now=now, settings=settings, slack_enabled=slack_enabled)
                 existing = existing_keys(session, [m.dedupe_key for m in messages])
                 fresh = [m for m in messages if m.dedupe_key not in existing]
@@ -339,9 +357,48 @@ def plan_notifications(
                 baseline=baseline,
                 report_link=link,
                 alerts_held=held,
+                precision=precision,
+                actions=action_lines(session, account, since),
             )
     existing = existing_keys(session, [p.dedupe_key for p in planned])
     return [p for p in planned if p.dedupe_key not in existing]
+
+
+PRECISION_WINDOW = timedelta(days=30)
+STATUSES = ("open", "suppressed", "resolved", "withdrawn")
+
+
+def precision_lines(session: Session, *, now: datetime, settings: Settings) -> tuple[PrecisionLine, ...]:
+    """Each alerted rule's precision over 30 days; a rule with enough decisions under ``alert_precision_floor``
+    is digest-only until it recovers."""
+    lines = []
+    for p in alert_precision(session, now - PRECISION_WINDOW):
+        held = (
+            settings.alert_precision_floor > 0
+            and p.precision is not None
+            and p.decided >= settings.alert_precision_min_decisions
+            and p.precision < settings.alert_precision_floor
+        )
+        lines.append(
+            PrecisionLine(p.rule_id, rule_label(p.rule_id), p.alerted, p.acted, p.dismissed, p.precision, held)
+        )
+    return tuple(lines)
+
+
+def action_lines(session: Session, account_id: str, since: datetime) -> tuple[ActionLine, ...]:
+    """The account's applies, refusals, rollbacks and dismissals since ``since``."""
+    names = {f.id: f.resource_name for f in FindingRepository(session).find(account_id=account_id, statuses=STATUSES)}
+    return tuple(
+        ActionLine(
+            at=r.created_at,
+            resource_name=names.get(r.finding_id, r.resource_arn),
+            rule_label=rule_label(r.rule_id),
+            event=f"{r.event} ({r.action})",
+            status=r.status,
+            who=r.actor,
+        )
+        for r in RemediationRepository(session).since(since, account_id)
+    )
 
 
 def enqueue_planned(session: Session, planned: Iterable[PlannedMessage], *, now: datetime) -> int:

@@ -20,8 +20,9 @@ from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools.utilities.parameters import SecretsProvider, SSMProvider
 
-from chipwise.act.notify.digest import Alert, Digest
+from chipwise.act.notify.digest import Alert, Digest, FindingLine
 from chipwise.act.notify.outbox import SLACK_MAX_BLOCKS, SLACK_MAX_SECTION_TEXT, SendError, SlackPayload
+from chipwise.act.remediate.steps import may_apply
 from chipwise.aws import aws_context
 from chipwise.clock import utcnow
 from chipwise.errors import ConfigError
@@ -165,8 +166,30 @@ def _change_groups(digest: Digest) -> list[tuple[str, list[str]]]:
     return [(title, lines) for title, lines in groups if lines]
 
 
-def alert_message(alert: Alert) -> dict[str, Any]:
-    """One new finding above the threshold."""
+def choice(text: str, action_id: str, value: str, style: str | None = None) -> dict[str, Any]:
+    """An interactive button: Slack posts ``action_id`` and ``value`` to the app's request URL when pressed."""
+    found: dict[str, Any] = {
+        "type": "button",
+        "text": {"type": "plain_text", "text": clip(text, BUTTON_TEXT_MAX), "emoji": False},
+        "action_id": action_id[:255],
+        "value": value[:2000],
+    }
+    return {**found, "style": style} if style else found
+
+
+def approval_buttons(f: FindingLine) -> dict[str, Any]:
+    """Apply (only when the finding's next step is mechanical), Snooze 7 days and Not waste: the buttons the Slack
+    approvals function (:mod:`chipwise.pipeline.slack_actions`) answers."""
+    buttons = [
+        *([choice("Apply", "chipwise_apply", f.finding_id, "primary")] if may_apply(f.resource_kind, f.action) else []),
+        choice("Snooze 7 days", "chipwise_snooze", f.finding_id),
+        choice("Not waste", "chipwise_not_waste", f.finding_id, "danger"),
+    ]
+    return {**actions(*buttons), "block_id": "chipwise-approvals"}
+
+
+def alert_message(alert: Alert, approvals: bool = False) -> dict[str, Any]:
+    """One new finding above the threshold; with ``approvals`` (a Slack app with a signing secret) its buttons."""
     f = alert.finding
     blocks = [
         header(f"Chipwise alert · {money(f.monthly_savings_usd, 0)} a month"),
@@ -176,6 +199,7 @@ def alert_message(alert: Alert) -> dict[str, Any]:
             if f.console_url
             else []
         ),
+        *([approval_buttons(f)] if approvals else []),
         context(f"{f.rule_label} · first seen {f.first_seen:%Y-%m-%d %H:%M} UTC · finding `{f.short_id}`"),
     ]
     return _message(render("slack/alert_fallback.txt.j2", alert=alert), blocks)

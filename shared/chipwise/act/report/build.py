@@ -52,6 +52,7 @@ from chipwise.store.repositories.bill import teams_by_arn
 from chipwise.store.repositories.findings import OPEN, WITHDRAWN, FindingRepository, Prediction, finding_document
 from chipwise.store.repositories.inventory import ResourceRepository
 from chipwise.store.repositories.realised import RealisedSavingRepository
+from chipwise.store.repositories.remediations import RemediationRepository, RulePrecision, alert_precision
 from chipwise.store.tables import Recommendation, Resource, Scan
 
 HEAT_MAPS = 4  # top findings drawn as heat-maps
@@ -143,6 +144,21 @@ def _predictions(session: Session, account_id: str, region: str) -> list[Predict
 
 
 @dataclass(frozen=True)
+class AuditRow:
+    """One apply, refusal, rollback or dismissal of the last 30 days (``chipwise findings apply`` / Slack)."""
+
+    at: datetime
+    short_id: str
+    resource: str
+    rule_label: str
+    event: str
+    status: str
+    who: str
+    calls: str
+    result: str
+
+
+@dataclass(frozen=True)
 class ReportView:
     account_id: str
     region: str
@@ -164,6 +180,8 @@ class ReportView:
     predictions: list[PredictionRow] = field(default_factory=list)
     by_team: list[Bar] = field(default_factory=list)  # counted savings by the resources' team tag (none: no section)
     cost_source: str = "cost_explorer"  # where the scan's spend came from: bill | cost_explorer
+    audit: list[AuditRow] = field(default_factory=list)
+    precision: list[RulePrecision] = field(default_factory=list)
 
     @property
     def filename(self) -> str:
@@ -395,7 +413,32 @@ def build_report(session: Session, scan: Scan, *, now: datetime, team_tag_keys: 
         predictions=prediction_errors(_predictions(session, scan.account_id, scan.region)),
         by_team=_team_bars(session, scan.account_id, counted, team_tag_keys),
         cost_source=document.costs.source if document else "cost_explorer",
+        audit=_audit(session, scan.account_id, now),
+        precision=alert_precision(session, now - AUDIT_WINDOW, scan.account_id),
     )
+
+
+AUDIT_WINDOW = timedelta(days=30)
+
+
+def _audit(session: Session, account_id: str, now: datetime) -> list[AuditRow]:
+    rows = RemediationRepository(session).since(now - AUDIT_WINDOW, account_id)
+    statuses = (OPEN, WITHDRAWN, "suppressed", "resolved")
+    names = {f.id: f.resource_name for f in FindingRepository(session).find(account_id=account_id, statuses=statuses)}
+    return [
+        AuditRow(
+            at=_utc(r.created_at),
+            short_id=short_id(r.finding_id),
+            resource=names.get(r.finding_id, r.resource_arn),
+            rule_label=rule_title(r.rule_id),
+            event=f"{r.event} {r.action}",
+            status=r.status,
+            who=f"{r.actor} ({r.source})",
+            calls=", ".join(f"{c['service']}.{c['operation']}" for c in r.calls) or "-",
+            result=r.result,
+        )
+        for r in rows
+    ]
 
 
 def _with(view: FindingView, **changes: Any) -> FindingView:

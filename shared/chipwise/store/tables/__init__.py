@@ -6,6 +6,7 @@ from chipwise.store.tables.intake import IntakeLimit, IntakeSubmission, Plan
 from chipwise.store.tables.inventory import Account, Resource
 from chipwise.store.tables.messaging import Draft, NotifiedScan, OutboxMessage
 from chipwise.store.tables.realised import RealisedSaving
+from chipwise.store.tables.remediations import Remediation
 from chipwise.store.tables.scans import Scan
 from chipwise.store.tables.usage import CostRecord, MetricCoverage, MetricRollup, NeuronRollup
 
@@ -29,6 +30,7 @@ __all__ = [
     "Plan",
     "RealisedSaving",
     "Recommendation",
+    "Remediation",
     "Resource",
     "Scan",
 ]

@@ -1,0 +1,71 @@
+"""Stage 4½: act on a quick win, safely. The idle GPU notebook's ``gpu_idle`` finding is applied as
+``chipwise findings apply ID`` does it: a dry run (the exact calls, nothing changed), the apply (re-checked
+against the instance's state and its metrics since the scan, then marked and stopped) and the rollback (started
+again, mark removed). Writes ``actions.md`` with the calls and the audit; the instance ends as it began, so the
+later stages' figures do not move."""
+
+from __future__ import annotations
+
+from chipwise.act.remediate.runner import apply_finding, remediation_context, rollback_finding
+from chipwise.aws import aws_context
+from chipwise.clock import utcnow
+from chipwise.store import session_scope
+from chipwise.store.repositories.findings import FindingRepository
+from chipwise.store.repositories.remediations import RemediationRepository
+from chipwise_devkit.demo.runner import DemoContext, Stage
+
+QUICK_WIN = ("gpu_idle", "gpu-notebook-g5-idle")
+
+
+def run(ctx: DemoContext) -> None:
+    with session_scope(ctx.database_url) as session:
+        rows = FindingRepository(session).find(account_id=ctx.account_id, rule_ids=[QUICK_WIN[0]])
+        (finding,) = [r for r in rows if r.resource_name == QUICK_WIN[1]]
+        finding_id = finding.id
+        dry = apply_finding(
+            session, remediation_context, finding_id, actor="demo", source="cli", now=utcnow(), dry_run=True
+        )
+        applied = apply_finding(
+            session, remediation_context, finding_id, actor="demo", source="cli", now=utcnow(), approved=True
+        )
+        state_after_apply = _state(ctx, finding.resource_arn)
+    with session_scope(ctx.database_url) as session:
+        rolled = rollback_finding(session, remediation_context, finding_id, actor="demo", source="cli", now=utcnow())
+        audit = RemediationRepository(session).for_finding(finding_id)
+        trail = [(a.created_at, a.event, a.status, a.actor, [c["operation"] for c in a.calls], a.result) for a in audit]
+    state_after_rollback = _state(ctx, finding.resource_arn)
+    lines = [
+        f"# Acting on a quick win: {QUICK_WIN[0]} on {QUICK_WIN[1]} ({finding_id[:8]})",
+        "",
+        f"`chipwise findings apply {finding_id[:8]} --dry-run` would make:",
+        "",
+        *(f"    {call}" for call in dry.calls),
+        "",
+        f"`chipwise findings apply {finding_id[:8]} --yes`: {applied.status} (instance {state_after_apply}); "
+        f"`chipwise findings rollback {finding_id[:8]}`: {rolled.status} (instance {state_after_rollback}).",
+        "",
+        "| at (UTC) | event | status | who | calls | result |",
+        "| --- | --- | --- | --- | --- | --- |",
+        *(
+            f"| {at:%Y-%m-%d %H:%M:%S} | {event} | {status} | {who} | {', '.join(calls)} | {result} |"
+            for at, event, status, who, calls, result in trail
+        ),
+    ]
+    ctx.write("actions.md", "\n".join(lines) + "\n")
+    ctx.results["actions"] = {"applied": applied.status, "rolled_back": rolled.status, "audit": len(trail)}
+    ctx.summary.append(
+        (
+            "Act",
+            f"applied and rolled back {QUICK_WIN[0]} on {QUICK_WIN[1]} ({applied.status}, {rolled.status}): "
+            "see actions.md",
+        )
+    )
+
+
+def _state(ctx: DemoContext, arn: str) -> str:
+    instance_id = arn.rsplit("/", 1)[-1]
+    found = aws_context(ctx.region).client("ec2").describe_instances(InstanceIds=[instance_id])
+    return str(found["Reservations"][0]["Instances"][0]["State"]["Name"])
+
+
+STAGE = Stage("Act on a quick win (apply, then roll back)", run)

@@ -1,0 +1,157 @@
+"""The remediation audit: every apply, refusal, rollback and Slack dismissal of a finding, and what alerts earned.
+
+An apply row keeps the calls it made and the calls that undo them (``undo``), so a rollback needs nothing but the
+row. A finding has at most one live apply: an ``applied`` row whose ``rolled_back_at`` is empty.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from chipwise.store.tables import Finding, OutboxMessage, Remediation
+
+APPLY, REFUSAL, ROLLBACK, DISMISSAL = "apply", "refusal", "rollback", "dismissal"
+APPLIED, REFUSED, FAILED, ROLLED_BACK, RECORDED = "applied", "refused", "failed", "rolled_back", "recorded"
+
+
+@dataclass(frozen=True)
+class RemediationEvent:
+    """What to record: one event on one finding."""
+
+    event: str
+    action: str
+    status: str
+    actor: str
+    source: str
+    result: str
+    calls: Sequence[dict[str, Any]] = ()
+    undo: Sequence[dict[str, Any]] = ()
+    before: dict[str, Any] | None = None
+    reverts_id: str | None = None
+
+
+class RemediationRepository:
+    def __init__(self, session: Session) -> None:
+        self.session = session
+
+    def record(self, finding: Finding, event: RemediationEvent, now: datetime) -> Remediation:
+        row = Remediation(
+            id=str(uuid.uuid4()),
+            finding_id=finding.id,
+            rule_id=finding.rule_id,
+            account_id=finding.account_id,
+            region=finding.region,
+            resource_arn=finding.resource_arn,
+            event=event.event,
+            action=event.action,
+            status=event.status,
+            actor=event.actor,
+            source=event.source,
+            calls=list(event.calls),
+            undo=list(event.undo),
+            before=dict(event.before or {}),
+            result=event.result,
+            reverts_id=event.reverts_id,
+            rolled_back_at=None,
+            created_at=now,
+        )
+        self.session.add(row)
+        self.session.flush()
+        return row
+
+    def live_apply(self, finding_id: str) -> Remediation | None:
+        """The finding's apply that is in force (applied and not rolled back), if any."""
+        stmt = (
+            select(Remediation)
+            .where(
+                Remediation.finding_id == finding_id,
+                Remediation.event == APPLY,
+                Remediation.status == APPLIED,
+                Remediation.rolled_back_at.is_(None),
+            )
+            .order_by(Remediation.created_at.desc())
+            .limit(1)
+        )
+        return self.session.scalars(stmt).first()
+
+    def mark_rolled_back(self, row: Remediation, now: datetime) -> None:
+        row.rolled_back_at = now
+        self.session.flush()
+
+    def for_finding(self, finding_id: str) -> list[Remediation]:
+        stmt = (
+            select(Remediation)
+            .where(Remediation.finding_id == finding_id)
+            .order_by(Remediation.created_at, Remediation.id)
+        )
+        return list(self.session.scalars(stmt))
+
+    def since(self, start: datetime, account_id: str | None = None) -> list[Remediation]:
+        """Every event from ``start`` on (for the digest's audit and the rules' alert precision)."""
+        stmt = select(Remediation).where(Remediation.created_at >= start)
+        if account_id is not None:
+            stmt = stmt.where(Remediation.account_id == account_id)
+        return list(self.session.scalars(stmt.order_by(Remediation.created_at, Remediation.id)))
+
+
+# --- alert precision --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RulePrecision:
+    """Of one rule's findings alerted in the window: how many were acted on (applied, or resolved) and how many
+    dismissed ("Not waste", or suppressed); ``precision`` is acted / (acted + dismissed), None before any decision."""
+
+    rule_id: str
+    alerted: int
+    acted: int
+    dismissed: int
+
+    @property
+    def decided(self) -> int:
+        return self.acted + self.dismissed
+
+    @property
+    def precision(self) -> float | None:
+        return self.acted / self.decided if self.decided else None
+
+
+def alert_precision(session: Session, since: datetime, account_id: str | None = None) -> list[RulePrecision]:
+    """Per rule, what became of the findings alerted since ``since`` (an alert's outbox key is
+    ``alert:<finding id>:…``). A finding both applied and later suppressed counts as acted on."""
+    stmt = select(OutboxMessage.dedupe_key).where(OutboxMessage.kind == "alert", OutboxMessage.created_at >= since)
+    if account_id is not None:
+        stmt = stmt.where(OutboxMessage.account_id == account_id)
+    alerted = {key.split(":", 2)[1] for key in session.scalars(stmt) if key.count(":") >= 2}
+    if not alerted:
+        return []
+    findings = session.execute(select(Finding.id, Finding.rule_id, Finding.status).where(Finding.id.in_(alerted)))
+    events = session.execute(
+        select(Remediation.finding_id, Remediation.event, Remediation.status).where(
+            Remediation.finding_id.in_(alerted), Remediation.created_at >= since
+        )
+    )
+    applied = {f for f, event, status in events if event == APPLY and status == APPLIED}
+    dismissed_events = set(
+        session.scalars(
+            select(Remediation.finding_id).where(
+                Remediation.finding_id.in_(alerted), Remediation.event == DISMISSAL, Remediation.created_at >= since
+            )
+        )
+    )
+    counts: dict[str, list[int]] = {}
+    for finding_id, rule_id, status in findings:
+        row = counts.setdefault(rule_id, [0, 0, 0])
+        row[0] += 1
+        if finding_id in applied or status == "resolved":
+            row[1] += 1
+        elif finding_id in dismissed_events or status == "suppressed":
+            row[2] += 1
+    return [RulePrecision(rule, *values) for rule, values in sorted(counts.items())]

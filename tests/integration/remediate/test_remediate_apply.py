@@ -1,0 +1,482 @@
+"""Applying a finding's mechanical step on the emulator, per action: a dry run changes nothing; an apply changes
+exactly the resource; a rollback restores it; a resource busy since the scan, changed, or protected is refused; a
+call failing half-way undoes what was done; bad input is an error that stores nothing. Each event is audited."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from remediate_factories import (
+    ACCOUNT,
+    REGION,
+    add_finding,
+    component,
+    copies_of,
+    endpoint,
+    endpoint_tags,
+    gpu_instance,
+    gpu_utilisation,
+    idle_instance_finding,
+    instance_state,
+    invocations,
+    variant_count,
+)
+from sqlalchemy.orm import Session
+
+from chipwise.act.remediate.runner import RemediationOutcome, apply_finding, remediation_context, rollback_finding
+from chipwise.aws import aws_context
+from chipwise.clock import utcnow
+from chipwise.errors import InvalidInput, NotFound
+from chipwise.store.repositories.remediations import RemediationRepository
+from chipwise_devkit.emulator import Emulator
+
+MARK = "chipwise:remediation"
+
+
+def run(session: Session, finding_id: str, **kw: Any) -> RemediationOutcome:
+    return apply_finding(session, remediation_context, finding_id, actor="alice", source="cli", now=utcnow(), **kw)
+
+
+def undo(session: Session, finding_id: str) -> RemediationOutcome:
+    return rollback_finding(session, remediation_context, finding_id, actor="bob", source="cli", now=utcnow())
+
+
+def audit(session: Session, finding_id: str) -> list[tuple[str, str, str]]:
+    return [(r.event, r.status, r.actor) for r in RemediationRepository(session).for_finding(finding_id)]
+
+
+# --- EC2 stop ----------------------------------------------------------------------------------------------------
+
+
+def test_ec2_dry_run_prints_the_calls_and_changes_nothing(aws: Emulator, session: Session) -> None:
+    instance = gpu_instance()
+    finding = idle_instance_finding(session, instance)
+    outcome = run(session, finding[:8], dry_run=True, approved=True)
+    assert outcome.status == "dry_run"
+    assert [str(c) for c in outcome.calls] == [
+        f"ec2.CreateTags(Resources=['{instance}'], Tags=[{{'Key': '{MARK}', 'Value': '{finding}'}}])",
+        f"ec2.StopInstances(InstanceIds=['{instance}'])",
+    ]
+    assert instance_state(instance) == ("running", {})
+    assert audit(session, finding) == []
+
+
+def test_ec2_without_approval_changes_nothing(aws: Emulator, session: Session) -> None:
+    instance = gpu_instance()
+    finding = idle_instance_finding(session, instance)
+    assert run(session, finding).status == "unapproved"
+    assert instance_state(instance) == ("running", {})
+    assert audit(session, finding) == []
+
+
+def test_ec2_apply_stops_exactly_the_instance_and_rollback_starts_it(aws: Emulator, session: Session) -> None:
+    instance, neighbour = gpu_instance(), gpu_instance()
+    finding = idle_instance_finding(session, instance)
+    gpu_utilisation(aws, instance, 1.5)  # idle still: under gpu_idle's 5 %
+    outcome = run(session, finding, approved=True)
+    assert outcome.status == "applied"
+    assert instance_state(instance) == ("stopped", {MARK: finding})
+    assert instance_state(neighbour) == ("running", {})
+    with pytest.raises(InvalidInput, match="already applied"):
+        run(session, finding, approved=True)
+    assert undo(session, finding).status == "rolled_back"
+    assert instance_state(instance) == ("running", {})
+    assert audit(session, finding) == [("apply", "applied", "alice"), ("rollback", "rolled_back", "bob")]
+    applied = RemediationRepository(session).for_finding(finding)[0]
+    assert [c["operation"] for c in applied.calls] == ["CreateTags", "StopInstances"]
+    assert applied.rolled_back_at is not None and applied.before["state"] == "running"
+    with pytest.raises(InvalidInput, match="nothing to roll back"):
+        undo(session, finding)
+
+
+def test_ec2_busy_since_the_scan_is_refused(aws: Emulator, session: Session) -> None:
+    instance = gpu_instance()
+    finding = idle_instance_finding(session, instance)
+    gpu_utilisation(aws, instance, 63.0)
+    outcome = run(session, finding, approved=True)
+    assert outcome.status == "refused"
+    assert "became busy since the scan" in outcome.message and "63.0 %" in outcome.message
+    assert instance_state(instance) == ("running", {})
+    assert audit(session, finding) == [("refusal", "refused", "alice")]
+
+
+def test_ec2_busy_before_the_scan_does_not_count(aws: Emulator, session: Session) -> None:
+    instance = gpu_instance()
+    finding = idle_instance_finding(session, instance)
+    gpu_utilisation(aws, instance, 90.0, hours_ago=30)  # the scan saw it and still called it idle
+    assert run(session, finding, approved=True).status == "applied"
+
+
+def test_ec2_changed_since_the_scan_is_refused(aws: Emulator, session: Session) -> None:
+    instance = gpu_instance()
+    finding = idle_instance_finding(session, instance)
+    aws_context(REGION).client("ec2").stop_instances(InstanceIds=[instance])
+    outcome = run(session, finding, approved=True)
+    assert outcome.status == "refused" and "is stopped (it was running at the scan)" in outcome.message
+
+
+def test_ec2_protected_is_refused(aws: Emulator, session: Session) -> None:
+    instance = gpu_instance(tags={"chipwise:protect": "true"})
+    finding = idle_instance_finding(session, instance)
+    outcome = run(session, finding, approved=True)
+    assert outcome.status == "refused" and "chipwise:protect=true" in outcome.message
+    assert instance_state(instance) == ("running", {"chipwise:protect": "true"})
+
+
+def test_ec2_failure_half_way_undoes_the_mark(aws: Emulator, session: Session) -> None:
+    instance = gpu_instance()
+    finding = idle_instance_finding(session, instance)
+    aws.inject_fault("ec2", "StopInstances", "UnauthorizedOperation", "not allowed", status=403)
+    outcome = run(session, finding, approved=True)
+    assert outcome.status == "failed"
+    assert "ec2.StopInstances failed (UnauthorizedOperation: not allowed)" in outcome.message
+    assert instance_state(instance) == ("running", {})  # the tag made before the failure is gone
+    assert audit(session, finding) == [("apply", "failed", "alice")]
+    assert RemediationRepository(session).live_apply(finding) is None  # can be tried again
+
+
+def test_ec2_gone_unknown_and_not_mechanical_are_errors(aws: Emulator, session: Session) -> None:
+    instance = gpu_instance()
+    finding = idle_instance_finding(session, instance)
+    aws_context(REGION).client("ec2").terminate_instances(InstanceIds=[instance])
+    with pytest.raises(NotFound, match="no longer exists"):
+        run(session, finding, approved=True)
+    with pytest.raises(NotFound, match="no finding 'ffffffff'"):
+        run(session, "ffffffff", approved=True)
+    migrate = add_finding(
+        session,
+        rule_id="gpu_inference_portable",
+        arn=f"arn:aws:ec2:{REGION}:{ACCOUNT}:instance/{gpu_instance()}",
+        kind="ec2_instance",
+        name="portable",
+        instance_type="g5.xlarge",
+        count=1,
+        recommendation={"action": "migrate", "target_instance_type": "inf2.xlarge", "target_count": 1},
+    )
+    with pytest.raises(InvalidInput, match="is not mechanical"):
+        run(session, migrate, approved=True)
+    assert audit(session, finding) == [] and audit(session, migrate) == []
+
+
+# --- inference component copies to 0 ------------------------------------------------------------------------------
+
+
+def component_finding(session: Session, endpoint_arn: str, name: str, copies: int = 2) -> str:
+    return add_finding(
+        session,
+        rule_id="gpu_idle",
+        arn=f"{endpoint_arn}/inference-component/{name}",
+        kind="sagemaker_inference_component",
+        name=f"llm-ep/{name}",
+        instance_type="ml.g5.12xlarge",
+        count=copies,
+        recommendation={"action": "delete"},
+    )
+
+
+def test_component_dry_run_apply_and_rollback(aws: Emulator, session: Session) -> None:
+    arn = endpoint("llm-ep", count=1, for_components=True)
+    component("llm-ep", "chat", copies=2)
+    component("llm-ep", "summarise", copies=3)
+    finding = component_finding(session, arn, "chat")
+    dry = run(session, finding, dry_run=True)
+    assert [c.operation for c in dry.calls] == ["AddTags", "UpdateInferenceComponentRuntimeConfig"]
+    assert dry.calls[1].params == {"InferenceComponentName": "chat", "DesiredRuntimeConfig": {"CopyCount": 0}}
+    assert copies_of("chat") == 2 and endpoint_tags(arn) == {}
+    assert run(session, finding, approved=True).status == "applied"
+    assert (copies_of("chat"), copies_of("summarise")) == (0, 3)
+    assert endpoint_tags(arn) == {MARK: finding}
+    assert undo(session, finding).status == "rolled_back"
+    assert (copies_of("chat"), copies_of("summarise")) == (2, 3)
+    assert endpoint_tags(arn) == {}
+
+
+def test_component_busy_since_the_scan_is_refused(aws: Emulator, session: Session) -> None:
+    arn = endpoint("llm-ep", count=1, for_components=True)
+    component("llm-ep", "chat", copies=2)
+    finding = component_finding(session, arn, "chat")
+    invocations(aws, {"InferenceComponentName": "chat"}, 41)
+    outcome = run(session, finding, approved=True)
+    assert outcome.status == "refused" and "served 41 requests" in outcome.message
+    assert copies_of("chat") == 2
+
+
+def test_component_changed_protected_and_gone(aws: Emulator, session: Session) -> None:
+    arn = endpoint("llm-ep", count=1, for_components=True)
+    component("llm-ep", "chat", copies=3)
+    changed = component_finding(session, arn, "chat", copies=2)  # the scan saw 2 copies
+    outcome = run(session, changed, approved=True)
+    assert outcome.status == "refused" and "has 3 copies now (the scan saw 2)" in outcome.message
+    gone = component_finding(session, arn, "deleted-one")
+    with pytest.raises(NotFound, match="inference component deleted-one no longer exists"):
+        run(session, gone, approved=True)
+    guarded = endpoint("guarded-ep", count=1, for_components=True, tags={"chipwise:protect": "true"})
+    component("guarded-ep", "kept", copies=1)
+    protected = component_finding(session, guarded, "kept", copies=1)
+    outcome = run(session, protected, approved=True)
+    assert outcome.status == "refused" and "endpoint guarded-ep is tagged chipwise:protect=true" in outcome.message
+    assert copies_of("kept") == 1
+
+
+def test_component_failure_half_way_rolls_back(aws: Emulator, session: Session) -> None:
+    arn = endpoint("llm-ep", count=1, for_components=True)
+    component("llm-ep", "chat", copies=2)
+    finding = component_finding(session, arn, "chat")
+    aws.inject_fault("sagemaker", "UpdateInferenceComponentRuntimeConfig", "AccessDeniedException", "denied")
+    outcome = run(session, finding, approved=True)
+    assert outcome.status == "failed" and "AccessDeniedException" in outcome.message
+    assert copies_of("chat") == 2 and endpoint_tags(arn) == {}
+    assert aws.fault_hits() == {"sagemaker.UpdateInferenceComponentRuntimeConfig": 1}
+
+
+# --- endpoint variant instance count down -------------------------------------------------------------------------
+
+
+def variant_finding(session: Session, arn: str, count: int = 4, target: int = 2, peak: float | None = 120) -> str:
+    return add_finding(
+        session,
+        rule_id="inferentia_underutilized",
+        arn=arn,
+        kind="sagemaker_endpoint",
+        name="chat-ep",
+        instance_type="ml.inf2.xlarge",
+        count=count,
+        recommendation={"action": "rightsize", "target_instance_type": "ml.inf2.xlarge", "target_count": target},
+        evidence={"peak_requests_per_hour": peak},
+    )
+
+
+def test_variant_dry_run_apply_and_rollback(aws: Emulator, session: Session) -> None:
+    arn = endpoint("chat-ep", count=4)
+    other = endpoint("other-ep", count=4)
+    finding = variant_finding(session, arn)
+    invocations(aws, {"EndpointName": "chat-ep", "VariantName": "AllTraffic"}, 110)  # within the scan's peak
+    dry = run(session, finding, dry_run=True)
+    assert str(dry.calls[1]) == (
+        "sagemaker.UpdateEndpointWeightsAndCapacities(EndpointName='chat-ep', "
+        "DesiredWeightsAndCapacities=[{'VariantName': 'AllTraffic', 'DesiredInstanceCount': 2}])"
+    )
+    assert variant_count("chat-ep") == 4
+    assert run(session, finding, approved=True).status == "applied"
+    assert (variant_count("chat-ep"), variant_count("other-ep")) == (2, 4)
+    assert endpoint_tags(arn) == {MARK: finding} and endpoint_tags(other) == {}
+    assert undo(session, finding).status == "rolled_back"
+    assert variant_count("chat-ep") == 4 and endpoint_tags(arn) == {}
+
+
+def test_variant_busier_since_the_scan_is_refused(aws: Emulator, session: Session) -> None:
+    arn = endpoint("chat-ep", count=4)
+    finding = variant_finding(session, arn, peak=120)
+    invocations(aws, {"EndpointName": "chat-ep", "VariantName": "AllTraffic"}, 480)
+    outcome = run(session, finding, approved=True)
+    assert outcome.status == "refused" and "480 requests in an hour" in outcome.message
+    assert variant_count("chat-ep") == 4
+
+
+def test_variant_changed_and_protected_are_refused(aws: Emulator, session: Session) -> None:
+    arn = endpoint("chat-ep", count=3)
+    assert "runs 3 instances now" in run(session, variant_finding(session, arn), approved=True).message
+    guarded = endpoint("guarded-ep", count=4, tags={"chipwise:protect": "TRUE"})
+    outcome = run(session, variant_finding(session, guarded), approved=True)
+    assert outcome.status == "refused" and "chipwise:protect=true" in outcome.message
+    assert variant_count("guarded-ep") == 4
+
+
+def test_variant_failure_half_way_rolls_back(aws: Emulator, session: Session) -> None:
+    arn = endpoint("chat-ep", count=4)
+    finding = variant_finding(session, arn)
+    aws.inject_fault("sagemaker", "UpdateEndpointWeightsAndCapacities", "ValidationException", "bad capacity")
+    outcome = run(session, finding, approved=True)
+    assert outcome.status == "failed" and "the calls before it were undone" in outcome.message
+    assert variant_count("chat-ep") == 4 and endpoint_tags(arn) == {}
+
+
+def test_variant_gone_is_an_error(aws: Emulator, session: Session) -> None:
+    arn = endpoint("chat-ep", count=4)
+    finding = variant_finding(session, arn)
+    aws_context(REGION).client("sagemaker").delete_endpoint(EndpointName="chat-ep")
+    with pytest.raises(NotFound, match="endpoint chat-ep no longer exists"):
+        run(session, finding, approved=True)
+
+
+def test_a_finding_seen_long_ago_reads_metrics_only_since_its_scan(aws: Emulator, session: Session) -> None:
+    instance = gpu_instance()
+    scanned = utcnow() - timedelta(hours=5)
+    finding = add_finding(
+        session,
+        rule_id="gpu_idle",
+        arn=f"arn:aws:ec2:{REGION}:{ACCOUNT}:instance/{instance}",
+        kind="ec2_instance",
+        name=instance,
+        instance_type="g5.xlarge",
+        count=1,
+        recommendation={"action": "stop"},
+        seen=scanned,
+    )
+    gpu_utilisation(aws, instance, 20.0, hours_ago=4)  # after the scan
+    refused: Callable[[], RemediationOutcome] = lambda: run(session, finding, approved=True)  # noqa: E731
+    assert refused().status == "refused"
+
+
+# --- idle endpoint deleted, its configuration kept ----------------------------------------------------------------
+
+
+def idle_endpoint_finding(session: Session, arn: str, count: int = 2) -> str:
+    return add_finding(
+        session,
+        rule_id="inferentia_idle",
+        arn=arn,
+        kind="sagemaker_endpoint",
+        name=arn.rsplit("/", 1)[-1],
+        instance_type="ml.inf2.xlarge",
+        count=count,
+        recommendation={"action": "delete"},
+    )
+
+
+def endpoint_names() -> set[str]:
+    return {e["EndpointName"] for e in aws_context(REGION).client("sagemaker").list_endpoints()["Endpoints"]}
+
+
+def test_endpoint_delete_keeps_its_config_and_rollback_recreates_it(aws: Emulator, session: Session) -> None:
+    arn = endpoint("idle-ep", count=2, tags={"team": "search"})
+    endpoint("busy-ep", count=2)
+    finding = idle_endpoint_finding(session, arn)
+    dry = run(session, finding, dry_run=True)
+    assert [str(c) for c in dry.calls][1] == "sagemaker.DeleteEndpoint(EndpointName='idle-ep')"
+    assert endpoint_names() == {"idle-ep", "busy-ep"}
+    assert run(session, finding, approved=True).status == "applied"
+    assert endpoint_names() == {"busy-ep"}
+    applied = RemediationRepository(session).for_finding(finding)[0]
+    kept = applied.before["endpoint_config"]
+    assert kept["EndpointConfigName"] == "idle-ep-cfg"
+    assert kept["ProductionVariants"][0]["InitialInstanceCount"] == 2
+    sm = aws_context(REGION).client("sagemaker")
+    sm.delete_endpoint_config(EndpointConfigName="idle-ep-cfg")  # someone tidied up meanwhile: the kept copy serves
+    assert undo(session, finding).status == "rolled_back"
+    assert endpoint_names() == {"idle-ep", "busy-ep"}
+    assert sm.describe_endpoint(EndpointName="idle-ep")["EndpointConfigName"] == "idle-ep-cfg"
+    assert variant_count("idle-ep") == 2 and endpoint_tags(arn) == {"team": "search"}
+
+
+def test_endpoint_delete_guards(aws: Emulator, session: Session) -> None:
+    busy = endpoint("idle-ep", count=2)
+    invocations(aws, {"EndpointName": "idle-ep", "VariantName": "AllTraffic"}, 12)
+    outcome = run(session, idle_endpoint_finding(session, busy), approved=True)
+    assert outcome.status == "refused" and "served 12 requests" in outcome.message
+    guarded = endpoint("guarded-ep", count=2, tags={"chipwise:protect": "true"})
+    assert run(session, idle_endpoint_finding(session, guarded), approved=True).status == "refused"
+    assert endpoint_names() == {"idle-ep", "guarded-ep"}
+
+
+def test_endpoint_delete_failure_half_way_rolls_back(aws: Emulator, session: Session) -> None:
+    arn = endpoint("idle-ep", count=2)
+    finding = idle_endpoint_finding(session, arn)
+    aws.inject_fault("sagemaker", "DeleteEndpoint", "AccessDeniedException", "denied")
+    outcome = run(session, finding, approved=True)
+    assert outcome.status == "failed" and "sagemaker.DeleteEndpoint failed" in outcome.message
+    assert endpoint_names() == {"idle-ep"} and endpoint_tags(arn) == {}
+
+
+# --- off-hours schedule (EventBridge Scheduler) -------------------------------------------------------------------
+
+ROLE = "arn:aws:iam::123456789012:role/chipwise-scheduler"
+
+
+def office_hours_finding(session: Session, instance: str) -> str:
+    return add_finding(
+        session,
+        rule_id="accelerator_off_hours",
+        arn=f"arn:aws:ec2:{REGION}:{ACCOUNT}:instance/{instance}",
+        kind="ec2_instance",
+        name=instance,
+        instance_type="g5.xlarge",
+        count=1,
+        recommendation={"action": "schedule"},
+        evidence={
+            "schedule": "Mon–Fri 09:00–19:00; Sat–Sun off (UTC)",
+            "off_stretches": "Mon 19:00 → Tue 09:00; Fri 19:00 → Mon 09:00",
+        },
+    )
+
+
+def schedules() -> dict[str, Any]:
+    client = aws_context(REGION).client("scheduler")
+    names = [s["Name"] for s in client.list_schedules()["Schedules"]]
+    return {n: client.get_schedule(Name=n) for n in names}
+
+
+def test_off_hours_schedule_is_created_and_rolled_back(
+    aws: Emulator, session: Session, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from chipwise.settings import get_settings
+
+    monkeypatch.setenv("CHIPWISE_REMEDIATION_SCHEDULER_ROLE_ARN", ROLE)
+    get_settings.cache_clear()
+    instance = gpu_instance()
+    finding = office_hours_finding(session, instance)
+    dry = run(session, finding, dry_run=True)
+    assert [c.params.get("ScheduleExpression") for c in dry.calls[1:]] == [
+        "cron(0 19 ? * MON *)",
+        "cron(0 9 ? * TUE *)",
+        "cron(0 19 ? * FRI *)",
+        "cron(0 9 ? * MON *)",
+    ]
+    assert schedules() == {}
+    assert run(session, finding, approved=True).status == "applied"
+    made = schedules()
+    stop = made[f"chipwise-{finding[:8]}-1-stop"]
+    assert stop["Target"]["Arn"] == "arn:aws:scheduler:::aws-sdk:ec2:stopInstances"
+    assert stop["Target"]["RoleArn"] == ROLE and json.loads(stop["Target"]["Input"]) == {"InstanceIds": [instance]}
+    assert len(made) == 4 and instance_state(instance) == ("running", {MARK: finding})  # stopped only at 19:00
+    assert undo(session, finding).status == "rolled_back"
+    assert schedules() == {} and instance_state(instance) == ("running", {})
+
+
+def test_off_hours_schedule_needs_the_role_and_undoes_a_half_made_set(
+    aws: Emulator, session: Session, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from chipwise.settings import get_settings
+
+    instance = gpu_instance()
+    finding = office_hours_finding(session, instance)
+    with pytest.raises(InvalidInput, match="remediation_scheduler_role_arn"):
+        run(session, finding, approved=True)
+    monkeypatch.setenv("CHIPWISE_REMEDIATION_SCHEDULER_ROLE_ARN", ROLE)
+    get_settings.cache_clear()
+    taken = f"chipwise-{finding[:8]}-2-stop"  # someone's schedule holds the third name: CreateSchedule conflicts
+    aws_context(REGION).client("scheduler").create_schedule(
+        Name=taken,
+        ScheduleExpression="rate(1 day)",
+        FlexibleTimeWindow={"Mode": "OFF"},
+        Target={"Arn": "arn:aws:lambda:us-east-1:123456789012:function:other", "RoleArn": ROLE},
+    )
+    outcome = run(session, finding, approved=True)
+    assert outcome.status == "failed" and "scheduler.CreateSchedule failed" in outcome.message
+    assert set(schedules()) == {taken}  # the two it made are deleted, the one it did not make is kept
+    assert instance_state(instance) == ("running", {})
+
+
+def test_with_a_remediation_role_the_finding_s_account_role_is_assumed(
+    aws: Emulator, session: Session, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from botocore.exceptions import ClientError
+
+    from chipwise.settings import get_settings
+
+    monkeypatch.setenv("CHIPWISE_REMEDIATION_ROLE_NAME", "ChipwiseRemediation")
+    monkeypatch.setenv("CHIPWISE_EXTERNAL_ID", "ext-1234567")
+    get_settings.cache_clear()
+    instance = gpu_instance()
+    finding = idle_instance_finding(session, instance)
+    aws.inject_fault("sts", "AssumeRole", "AccessDenied", "not trusted", status=403)
+    with pytest.raises(ClientError, match="not trusted"):  # refused by the member account: nothing happens
+        run(session, finding, approved=True)
+    assert aws.fault_hits() == {"sts.AssumeRole": 1}
+    assert instance_state(instance) == ("running", {}) and audit(session, finding) == []
+    assert run(session, finding, approved=True).status == "applied"  # assumed: the emulator's role acts
+    assert instance_state(instance)[0] == "stopped"

@@ -1,0 +1,78 @@
+"""``chipwise findings apply`` / ``rollback`` as a user runs them (the installed console script, the emulator, a
+SQLite store): what a dry run and an unapproved apply print, the audit in ``findings show``, and one-line errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from remediate_factories import gpu_instance, gpu_utilisation, idle_instance_finding, instance_state
+
+from chipwise.store.session import get_session_factory
+from chipwise_devkit.emulator import Emulator
+
+CHIPWISE = Path(sys.executable).with_name("chipwise")
+
+
+def chipwise(tmp_path: Path, url: str, aws: Emulator, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "CHIPWISE_"))}
+    env.update(aws.env(), CHIPWISE_DATABASE_URL=url, AWS_MAX_ATTEMPTS="1", COLUMNS="200", USER="carol")
+    return subprocess.run(
+        [str(CHIPWISE), *args], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120, check=False
+    )
+
+
+def test_apply_show_and_rollback_from_the_cli(tmp_path: Path, sqlite_url: str, aws: Emulator) -> None:
+    instance = gpu_instance()
+    with get_session_factory(sqlite_url).begin() as session:
+        finding = idle_instance_finding(session, instance)
+    short = finding[:8]
+
+    dry = chipwise(tmp_path, sqlite_url, aws, "findings", "apply", short, "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    assert dry.stdout.startswith(f"dry run: instance {instance} ({short}) would get these calls:")
+    assert f"  ec2.StopInstances(InstanceIds=['{instance}'])" in dry.stdout.splitlines()
+    unapproved = chipwise(tmp_path, sqlite_url, aws, "findings", "apply", short)
+    assert unapproved.returncode == 0 and "add --yes to make the change" in unapproved.stdout
+    assert instance_state(instance)[0] == "running"
+
+    applied = chipwise(tmp_path, sqlite_url, aws, "findings", "apply", short, "--yes")
+    assert applied.returncode == 0, applied.stderr
+    assert applied.stdout.splitlines()[0] == f"applied: instance {instance} ({short})"
+    assert instance_state(instance)[0] == "stopped"
+
+    again = chipwise(tmp_path, sqlite_url, aws, "findings", "apply", short, "--yes")
+    assert again.returncode == 1 and len(again.stderr.strip().splitlines()) <= 2 and "already applied" in again.stderr
+
+    back = chipwise(tmp_path, sqlite_url, aws, "findings", "rollback", short)
+    assert back.returncode == 0, back.stderr
+    assert instance_state(instance)[0] == "running"
+
+    shown = json.loads(chipwise(tmp_path, sqlite_url, aws, "findings", "show", short, "--json").stdout)
+    assert [(a["event"], a["status"], a["who"]) for a in shown["audit"]] == [
+        ("apply", "applied", "carol (cli)"),
+        ("rollback", "rolled_back", "carol (cli)"),
+    ]
+    assert shown["audit"][0]["calls"] == ["ec2.CreateTags", "ec2.StopInstances"]
+    table = chipwise(tmp_path, sqlite_url, aws, "findings", "show", short).stdout
+    assert "audit" in table and "rolled_back" in table
+
+
+def test_refusal_and_bad_ids_are_one_line_and_exit_1(tmp_path: Path, sqlite_url: str, aws: Emulator) -> None:
+    instance = gpu_instance()
+    with get_session_factory(sqlite_url).begin() as session:
+        finding = idle_instance_finding(session, instance)
+    gpu_utilisation(aws, instance, 71.0)
+    refused = chipwise(tmp_path, sqlite_url, aws, "findings", "apply", finding[:8], "--yes")
+    assert refused.returncode == 1
+    assert len(refused.stderr.strip().splitlines()) <= 2 and "became busy since the scan" in refused.stderr
+    assert "Traceback" not in refused.stderr
+    shown = json.loads(chipwise(tmp_path, sqlite_url, aws, "findings", "show", finding[:8], "--json").stdout)
+    assert [a["status"] for a in shown["audit"]] == ["refused"]  # the refusal is kept although the command failed
+    for args in (("apply", "0badf00d", "--yes"), ("rollback", finding[:8])):
+        done = chipwise(tmp_path, sqlite_url, aws, "findings", *args)
+        assert done.returncode == 1 and len(done.stderr.strip().splitlines()) <= 2, done.stderr
+        assert "Traceback" not in done.stderr
