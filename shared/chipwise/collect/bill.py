@@ -484,13 +484,15 @@ def _quote(path: Path) -> str:
 
 @dataclass
 class ReadResult:
-    rows: Iterable[Mapping[str, Any]]
+    """The query's aggregated rows as tuples in :data:`RESULT_COLUMNS` order (``rows``: the same as mappings)."""
+
+    records: Sequence[Sequence[Any]]
     bytes_read: int
 
-
-def _as_mappings(names: Sequence[str], rows: Iterable[Sequence[Any]]) -> Iterator[dict[str, Any]]:
-    for row in rows:
-        yield dict(zip(names, row, strict=True))
+    @property
+    def rows(self) -> Iterator[dict[str, Any]]:
+        for record in self.records:
+            yield dict(zip(RESULT_COLUMNS, record, strict=True))
 
 
 def run_duckdb(files: Sequence[tuple[Path, str]], table: BillTable, split: bool) -> ReadResult:
@@ -507,9 +509,11 @@ def run_duckdb(files: Sequence[tuple[Path, str]], table: BillTable, split: bool)
             cursor = con.execute(sql)
         except duckdb.Error as exc:
             raise BillError(f"{files[0][1]}: the bill query failed ({str(exc).splitlines()[0]})") from exc
-        names = [d[0] for d in cursor.description or []]
-        rows = cursor.fetchall()  # tuples: each becomes a mapping only while it is assembled
-        return ReadResult(_as_mappings(names, rows), sum(p.stat().st_size for p, _ in files))
+        names = tuple(d[0] for d in cursor.description or [])
+        if names != RESULT_COLUMNS:
+            raise BillError(f"{files[0][1]}: the bill query returned {', '.join(names)}")
+        records = cursor.fetchall()  # the aggregated rows, as tuples: no mapping per row
+        return ReadResult(records, sum(p.stat().st_size for p, _ in files))
     finally:
         con.close()
 
@@ -602,7 +606,7 @@ def run_athena(aws: AwsContext, athena: AthenaTable, table: BillTable, period: s
                 rows.append(dict(zip(header, values, strict=False)))
     except ClientError as exc:
         raise denied(exc, "athena:GetQueryResults", target) from exc
-    return ReadResult(rows, scanned)
+    return ReadResult([tuple(row.get(name) for name in RESULT_COLUMNS) for row in rows], scanned)
 
 
 # --- from rows to a billing period ---------------------------------------------------------------------------------
@@ -621,6 +625,8 @@ REASONS = {
 
 
 def _decimal(value: Any) -> Decimal:
+    if type(value) is Decimal:  # the query's sums (DECIMAL): as they come
+        return value
     if value is None or value == "":
         return Decimal(0)
     return value if isinstance(value, Decimal) else Decimal(str(value))
@@ -678,8 +684,32 @@ def assemble(
     engine: Engine,
     bytes_read: int,
 ) -> BillPeriod:
-    """The query's rows as one billing period: resources, commitments (with coverage of accelerator hours and
-    utilisation), and what no resource carries."""
+    """The query's rows (mappings by column name) as one billing period: see :func:`assemble_records`."""
+    return assemble_records(
+        (tuple(row.get(name) for name in RESULT_COLUMNS) for row in rows),
+        period=period,
+        table=table,
+        export_uri=export_uri,
+        manifest_uri=manifest_uri,
+        execution_id=execution_id,
+        engine=engine,
+        bytes_read=bytes_read,
+    )
+
+
+def assemble_records(
+    records: Iterable[Sequence[Any]],
+    *,
+    period: str,
+    table: BillTable,
+    export_uri: str,
+    manifest_uri: str,
+    execution_id: str,
+    engine: Engine,
+    bytes_read: int,
+) -> BillPeriod:
+    """The query's aggregated rows (tuples in :data:`RESULT_COLUMNS` order) as one billing period: resources,
+    commitments (with coverage of accelerator hours and utilisation), and what no resource carries."""
     result = BillPeriod(
         billing_period=period,
         table=table,
@@ -689,61 +719,106 @@ def assemble(
         engine=engine,
         bytes_read=bytes_read,
     )
-    unattributed: dict[tuple[str, str, str], Decimal] = defaultdict(Decimal)
-    commitment_rows: dict[str, dict[str, Any]] = {}
-    shared_tags: dict[tuple[tuple[str, str], ...], dict[str, str]] = {}  # one dict per distinct tag set
-    for row in rows:
-        kind = _text(row["kind"])
-        result.line_items += int(row.get("line_items") or 0)
-        if kind == "negation":  # cancels the covered usage's unblended cost: nobody's effective cost
-            continue
-        account, region = _text(row["account_id"]), _text(row["region"])
-        effective = _decimal(row["effective"])
-        arn = _text(row["commitment_arn"])
-        if arn:
-            entry = commitment_rows.setdefault(arn, _commitment_entry(account))
-            for key, column in (("offering", "offering_type"), ("family", "family"), ("end", "end_time")):
-                entry[key] = entry.get(key) or _text(row[column])
-        if kind in USAGE_KINDS and _text(row["resource_id"]):
-            usage_type = _text(row["usage_type"])
-            _kind, instance_type, _region = describe_usage_type(usage_type) if usage_type else (None, None, None)
-            rate = row.get("list_rate")
-            cost = ResourceCost(
-                account_id=account,
-                region=region,
-                day=_day(row["day"]),
-                resource_id=_text(row["resource_id"]),
-                service=_text(row["service"]),
-                usage_type=usage_type,
-                instance_type=instance_type,
-                pricing=_pricing(kind),
-                effective_cost=effective,
-                billed_cost=_decimal(row["billed"]),
-                public_on_demand_cost=_decimal(row["list_cost"]),
-                public_on_demand_rate=None if rate in (None, "") else _decimal(rate),
-                usage_hours=_decimal(row["hours"]),
-                commitment_arn=arn or None,
-                parent_resource_id=_text(row["parent_resource_id"]) or None,
-                tags=_shared(shared_tags, parse_tags(row.get("tags"))),
-            )
-            result.resources.append(cost)
-            if arn and cost.parent_resource_id is None:
-                commitment_rows[arn]["used"] += effective
-                commitment_rows[arn]["accounts"].add(account)
-            continue
-        if kind == "commitment_unused" and arn:
-            commitment_rows[arn]["unused"] += effective
-            commitment_rows[arn]["total"] += _decimal(row["commitment_total"])
-            commitment_rows[arn]["fee_hours"] += _decimal(row["hours"]) if _decimal(row["commitment_total"]) else 0
-        category = "no_resource" if kind in USAGE_KINDS else kind
-        if effective:
-            unattributed[(account, region, category)] += effective
+    assembler = _Assembler(result)
+    for record in records:
+        assembler.add(record)
     result.unattributed = [
         Unattributed(account, region, category, REASONS.get(category, REASONS["other"]), amount)
-        for (account, region, category), amount in sorted(unattributed.items())
+        for (account, region, category), amount in sorted(assembler.unattributed.items())
     ]
-    result.commitments = _commitments(commitment_rows, result.resources)
+    result.commitments = _commitments(assembler.commitments, result.resources)
     return result
+
+
+# Positions of the result columns in a record (the query's SELECT order).
+(
+    _ACCOUNT, _REGION, _DAY, _RESOURCE, _PARENT, _SERVICE, _USAGE_TYPE, _KIND, _ARN, _EFFECTIVE, _BILLED, _LIST_COST,
+    _LIST_RATE, _HOURS, _COMMITMENT_TOTAL, _OFFERING, _FAMILY, _END, _TAGS, _LINE_ITEMS,
+) = range(len(RESULT_COLUMNS))  # fmt: skip
+
+
+class _Assembler:
+    """Adds the query's records to a billing period. Per-row work is only what the row itself carries: the usage
+    type's instance type and a tag set are parsed once per distinct value (the caches), sums arrive as Decimals."""
+
+    def __init__(self, result: BillPeriod) -> None:
+        self.result = result
+        self.unattributed: dict[tuple[str, str, str], Decimal] = defaultdict(Decimal)
+        self.commitments: dict[str, dict[str, Any]] = {}
+        self.shared_tags: dict[tuple[tuple[str, str], ...], dict[str, str]] = {}  # one dict per distinct tag set
+        self.tags_seen: dict[Any, dict[str, str]] = {}  # the raw value (its items, or Athena's text) → that dict
+        self.instance_types: dict[str, str | None] = {}
+
+    def add(self, r: Sequence[Any]) -> None:
+        kind = _text(r[_KIND])
+        self.result.line_items += int(r[_LINE_ITEMS] or 0)
+        if kind == "negation":  # cancels the covered usage's unblended cost: nobody's effective cost
+            return
+        account = _text(r[_ACCOUNT])
+        effective = _decimal(r[_EFFECTIVE])
+        arn = _text(r[_ARN])
+        if arn:
+            entry = self.commitments.get(arn)
+            if entry is None:
+                entry = self.commitments[arn] = _commitment_entry(account)
+            for key, at in (("offering", _OFFERING), ("family", _FAMILY), ("end", _END)):
+                entry[key] = entry.get(key) or _text(r[at])
+        if kind in USAGE_KINDS and r[_RESOURCE]:
+            self._resource(r, kind, account, effective, arn)
+            return
+        if kind == "commitment_unused" and arn:
+            entry = self.commitments[arn]
+            total = _decimal(r[_COMMITMENT_TOTAL])
+            entry["unused"] += effective
+            entry["total"] += total
+            entry["fee_hours"] += _decimal(r[_HOURS]) if total else 0
+        category = "no_resource" if kind in USAGE_KINDS else kind
+        if effective:
+            self.unattributed[(account, _text(r[_REGION]), category)] += effective
+
+    def _resource(self, r: Sequence[Any], kind: str, account: str, effective: Decimal, arn: str) -> None:
+        usage_type = _text(r[_USAGE_TYPE])
+        rate = r[_LIST_RATE]
+        cost = ResourceCost(
+            account_id=account,
+            region=_text(r[_REGION]),
+            day=_day(r[_DAY]),
+            resource_id=_text(r[_RESOURCE]),
+            service=_text(r[_SERVICE]),
+            usage_type=usage_type,
+            instance_type=self._instance_type(usage_type),
+            pricing=_pricing(kind),
+            effective_cost=effective,
+            billed_cost=_decimal(r[_BILLED]),
+            public_on_demand_cost=_decimal(r[_LIST_COST]),
+            public_on_demand_rate=None if rate is None or rate == "" else _decimal(rate),
+            usage_hours=_decimal(r[_HOURS]),
+            commitment_arn=arn or None,
+            parent_resource_id=_text(r[_PARENT]) or None,
+            tags=self._tags(r[_TAGS]),
+        )
+        self.result.resources.append(cost)
+        if arn and cost.parent_resource_id is None:
+            entry = self.commitments[arn]
+            entry["used"] += effective
+            entry["accounts"].add(account)
+
+    def _instance_type(self, usage_type: str) -> str | None:
+        if usage_type not in self.instance_types:
+            self.instance_types[usage_type] = describe_usage_type(usage_type)[1] if usage_type else None
+        return self.instance_types[usage_type]
+
+    def _tags(self, value: Any) -> dict[str, str]:
+        """The same dict for the same tags (a resource's lines all carry its tags: one copy, not one per day)."""
+        key = tuple(value.items()) if isinstance(value, Mapping) else value
+        try:
+            return self.tags_seen[key]
+        except KeyError:
+            pass
+        except TypeError:  # an unhashable value: parsed, not remembered
+            return _shared(self.shared_tags, parse_tags(value))
+        found = self.tags_seen[key] = _shared(self.shared_tags, parse_tags(value))
+        return found
 
 
 def _shared(cache: dict[tuple[tuple[str, str], ...], dict[str, str]], tags: dict[str, str]) -> dict[str, str]:
@@ -770,8 +845,11 @@ def _pricing(kind: str) -> Pricing:
 def _commitments(found: Mapping[str, Mapping[str, Any]], resources: Sequence[ResourceCost]) -> list[Commitment]:
     hours_by_account: dict[str, Decimal] = defaultdict(Decimal)
     covered: dict[str, Decimal] = defaultdict(Decimal)
+    accelerator: dict[str | None, bool] = {}
     for cost in resources:
-        if cost.parent_resource_id is None and _accelerator(cost.instance_type):
+        if cost.instance_type not in accelerator:
+            accelerator[cost.instance_type] = _accelerator(cost.instance_type)
+        if cost.parent_resource_id is None and accelerator[cost.instance_type]:
             hours_by_account[cost.account_id] += cost.usage_hours
             if cost.commitment_arn:
                 covered[cost.commitment_arn] += cost.usage_hours
@@ -830,8 +908,8 @@ def read_period(
             found = run_duckdb(_download(aws, location, manifest.data_files, scratch), table, split)
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
-    return assemble(
-        found.rows,
+    return assemble_records(
+        found.records,
         period=period,
         table=table,
         export_uri=location.uri,
