@@ -406,22 +406,40 @@ def columns_read(table: BillTable, split: bool) -> list[str]:
     return [*CUR_COLUMNS, *(CUR_SPLIT_COLUMNS if split else {})]
 
 
-def logical_query(table: BillTable, source: str, where: str = "", split: bool = False) -> str:
+# How each engine returns a resource's tags (the one dialect difference): DuckDB as JSON text (unambiguous, and
+# text crosses into Python far cheaper than a MAP becomes a dict), Athena the map as it prints it (``{k=v, ...}``).
+TAGS_AS_TEXT: dict[Dialect, str] = {"duckdb": "to_json(arbitrary(tags))", "athena": "arbitrary(tags)"}
+
+
+def logical_query(
+    table: BillTable, source: str, where: str = "", split: bool = False, dialect: Dialect = "duckdb"
+) -> str:
     """The one query: the table's lines in canonical form, then summed per account, region, day, resource, pricing
     and commitment (the tags of a resource are the same on its lines: any one is kept; negations stay as their own
     rows, at 0, so that every line item read is counted). ``source`` is the FROM
     item (DuckDB's ``read_parquet([...])`` or Athena's table) and ``where`` the partition filter; ``split``: the
-    CUR export has the split cost allocation columns."""
+    CUR export has the split cost allocation columns. Sums leave as exact decimal text (``CAST(SUM(..) AS
+    VARCHAR)``: one ``Decimal(text)`` each in Python, the cheapest exact way across for DuckDB, what Athena returns
+    anyway); ``dialect`` only changes how the tags leave (:data:`TAGS_AS_TEXT`)."""
     lines = _focus_lines() if table == "FOCUS_1_2_AWS" else _cur_lines(split)
     projection = ",\n  ".join(f"{expr} AS {name}" for name, expr in lines.items())
     group = ", ".join(GROUP_COLUMNS)
+    sums = ", ".join(
+        f"CAST({agg}({name}) AS VARCHAR) AS {name}"
+        for agg, name in (
+            ("SUM", "effective"),
+            ("SUM", "billed"),
+            ("SUM", "list_cost"),
+            ("MAX", "list_rate"),
+            ("SUM", "hours"),
+            ("SUM", "commitment_total"),
+        )
+    )
     return (
         f"WITH lines AS (\n  SELECT\n  {projection}\n  FROM {source}{f' WHERE {where}' if where else ''}\n)\n"
-        f"SELECT {group},\n"
-        "  SUM(effective) AS effective, SUM(billed) AS billed, SUM(list_cost) AS list_cost,\n"
-        "  MAX(list_rate) AS list_rate, SUM(hours) AS hours, SUM(commitment_total) AS commitment_total,\n"
+        f"SELECT {group},\n  {sums},\n"
         "  MAX(offering_type) AS offering_type, MAX(family) AS family, MAX(end_time) AS end_time,\n"
-        "  arbitrary(tags) AS tags, COUNT(*) AS line_items\n"
+        f"  {TAGS_AS_TEXT[dialect]} AS tags, COUNT(*) AS line_items\n"
         f"FROM lines\nGROUP BY {group}"
     )
 
@@ -550,7 +568,7 @@ def athena_statement(table: BillTable, athena: AthenaTable, period: str, split: 
     if not re.fullmatch(r"[A-Za-z0-9_]+", athena.database) or not re.fullmatch(r"[A-Za-z0-9_]+", athena.table):
         raise BillError(f"athena table {athena.database}.{athena.table}: letters, digits and _ only")
     source = f'"{athena.database}"."{athena.table}"'
-    return logical_query(table, source, where=f"billing_period = '{period}'", split=split)
+    return logical_query(table, source, where=f"billing_period = '{period}'", split=split, dialect="athena")
 
 
 def _wait_for_athena(client: Any, athena: AthenaTable, execution_id: str, target: str) -> int:
@@ -625,7 +643,9 @@ REASONS = {
 
 
 def _decimal(value: Any) -> Decimal:
-    if type(value) is Decimal:  # the query's sums (DECIMAL): as they come
+    if type(value) is str and value:  # the query's sums, as exact decimal text
+        return Decimal(value)
+    if type(value) is Decimal:
         return value
     if value is None or value == "":
         return Decimal(0)
@@ -645,12 +665,20 @@ def _day(value: Any) -> date:
 
 
 def parse_tags(value: Any) -> dict[str, str]:
-    """A map column as DuckDB returns it (a dict) or as Athena prints it (``{k=v, k2=v2}``)."""
+    """A map column as a dict, as DuckDB's ``to_json`` writes it (``{"k":"v"}``) or as Athena prints it
+    (``{k=v, k2=v2}``)."""
     if value is None or value == "":
         return {}
     if isinstance(value, Mapping):
         return {str(k): str(v) for k, v in value.items() if v is not None and v != ""}
     text = str(value).strip()
+    if text.startswith('{"'):  # DuckDB's to_json
+        try:
+            found_json = json.loads(text)
+        except ValueError:
+            found_json = None
+        if isinstance(found_json, dict):
+            return parse_tags(found_json)
     if text.startswith("{") and text.endswith("}"):
         text = text[1:-1]
     found: dict[str, str] = {}
