@@ -24,6 +24,7 @@ FOCUS 1.2 states the same thing in its own columns: ``EffectiveCost`` of ``Charg
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import tempfile
@@ -513,11 +514,19 @@ class ReadResult:
             yield dict(zip(RESULT_COLUMNS, record, strict=True))
 
 
+def _cores() -> int:
+    """The CPU cores this process may run on (DuckDB's threads)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
 def run_duckdb(files: Sequence[tuple[Path, str]], table: BillTable, split: bool) -> ReadResult:
     """The logical query over the period's Parquet files (each checked first: named in any error)."""
     import duckdb
 
-    con = duckdb.connect(config={"threads": 1})
+    con = duckdb.connect(config={"threads": _cores()})
     try:
         for path, shown in files:
             _check_file(con, path, shown, table, split)
@@ -657,6 +666,8 @@ def _text(value: Any) -> str:
 
 
 def _day(value: Any) -> date:
+    if type(value) is date:  # DuckDB's
+        return value
     if isinstance(value, datetime):
         return value.date()
     if isinstance(value, date):
@@ -778,13 +789,13 @@ class _Assembler:
         self.instance_types: dict[str, str | None] = {}
 
     def add(self, r: Sequence[Any]) -> None:
-        kind = _text(r[_KIND])
+        kind = r[_KIND] or ""
         self.result.line_items += int(r[_LINE_ITEMS] or 0)
         if kind == "negation":  # cancels the covered usage's unblended cost: nobody's effective cost
             return
-        account = _text(r[_ACCOUNT])
+        account = r[_ACCOUNT] or ""
         effective = _decimal(r[_EFFECTIVE])
-        arn = _text(r[_ARN])
+        arn = r[_ARN] or ""
         if arn:
             entry = self.commitments.get(arn)
             if entry is None:
@@ -805,14 +816,14 @@ class _Assembler:
             self.unattributed[(account, _text(r[_REGION]), category)] += effective
 
     def _resource(self, r: Sequence[Any], kind: str, account: str, effective: Decimal, arn: str) -> None:
-        usage_type = _text(r[_USAGE_TYPE])
+        usage_type = r[_USAGE_TYPE] or ""
         rate = r[_LIST_RATE]
         cost = ResourceCost(
             account_id=account,
-            region=_text(r[_REGION]),
+            region=r[_REGION] or "",
             day=_day(r[_DAY]),
-            resource_id=_text(r[_RESOURCE]),
-            service=_text(r[_SERVICE]),
+            resource_id=r[_RESOURCE],
+            service=r[_SERVICE] or "",
             usage_type=usage_type,
             instance_type=self._instance_type(usage_type),
             pricing=_pricing(kind),
@@ -822,7 +833,7 @@ class _Assembler:
             public_on_demand_rate=None if rate is None or rate == "" else _decimal(rate),
             usage_hours=_decimal(r[_HOURS]),
             commitment_arn=arn or None,
-            parent_resource_id=_text(r[_PARENT]) or None,
+            parent_resource_id=r[_PARENT] or None,
             tags=self._tags(r[_TAGS]),
         )
         self.result.resources.append(cost)
@@ -838,7 +849,13 @@ class _Assembler:
 
     def _tags(self, value: Any) -> dict[str, str]:
         """The same dict for the same tags (a resource's lines all carry its tags: one copy, not one per day)."""
-        key = tuple(value.items()) if isinstance(value, Mapping) else value
+        key = (
+            value
+            if value is None or type(value) is str
+            else tuple(value.items())
+            if isinstance(value, Mapping)
+            else value
+        )
         try:
             return self.tags_seen[key]
         except KeyError:
