@@ -30,7 +30,7 @@ import shutil
 import tempfile
 import time
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import Decimal
@@ -522,8 +522,18 @@ def _cores() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def run_duckdb(files: Sequence[tuple[Path, str]], table: BillTable, split: bool) -> ReadResult:
-    """The logical query over the period's Parquet files (each checked first: named in any error)."""
+FETCH_BATCH = 50_000  # result rows fetched at a time when they are consumed as they come
+
+
+def run_duckdb(
+    files: Sequence[tuple[Path, str]],
+    table: BillTable,
+    split: bool,
+    sink: Callable[[Sequence[Any]], None] | None = None,
+) -> ReadResult:
+    """The logical query over the period's Parquet files (each checked first: named in any error). With ``sink``,
+    each result row goes to it as it is fetched (in batches: the whole result is never held) and the returned
+    records are empty."""
     import duckdb
 
     con = duckdb.connect(config={"threads": _cores()})
@@ -539,10 +549,23 @@ def run_duckdb(files: Sequence[tuple[Path, str]], table: BillTable, split: bool)
         names = tuple(d[0] for d in cursor.description or [])
         if names != RESULT_COLUMNS:
             raise BillError(f"{files[0][1]}: the bill query returned {', '.join(names)}")
-        records = cursor.fetchall()  # the aggregated rows, as tuples: no mapping per row
-        return ReadResult(records, sum(p.stat().st_size for p, _ in files))
+        size = sum(p.stat().st_size for p, _ in files)
+        try:
+            return ReadResult(_fetch(cursor, sink), size)
+        except duckdb.Error as exc:
+            raise BillError(f"{files[0][1]}: the bill query failed ({str(exc).splitlines()[0]})") from exc
     finally:
         con.close()
+
+
+def _fetch(cursor: duckdb.DuckDBPyConnection, sink: Callable[[Sequence[Any]], None] | None) -> list[Any]:
+    """Every result row (tuples, no mapping per row), or, with ``sink``, each to it in batches (none returned)."""
+    if sink is None:
+        return cursor.fetchall()
+    while batch := cursor.fetchmany(FETCH_BATCH):
+        for record in batch:
+            sink(record)
+    return []
 
 
 def _download(
@@ -761,12 +784,7 @@ def assemble_records(
     assembler = _Assembler(result)
     for record in records:
         assembler.add(record)
-    result.unattributed = [
-        Unattributed(account, region, category, REASONS.get(category, REASONS["other"]), amount)
-        for (account, region, category), amount in sorted(assembler.unattributed.items())
-    ]
-    result.commitments = _commitments(assembler.commitments, result.resources)
-    return result
+    return assembler.finish()
 
 
 # Positions of the result columns in a record (the query's SELECT order).
@@ -814,6 +832,15 @@ class _Assembler:
         category = "no_resource" if kind in USAGE_KINDS else kind
         if effective:
             self.unattributed[(account, _text(r[_REGION]), category)] += effective
+
+    def finish(self) -> BillPeriod:
+        """The period with what no resource carries and the commitments (once every record is added)."""
+        self.result.unattributed = [
+            Unattributed(account, region, category, REASONS.get(category, REASONS["other"]), amount)
+            for (account, region, category), amount in sorted(self.unattributed.items())
+        ]
+        self.result.commitments = _commitments(self.commitments, self.result.resources)
+        return self.result
 
     def _resource(self, r: Sequence[Any], kind: str, account: str, effective: Decimal, arn: str) -> None:
         usage_type = r[_USAGE_TYPE] or ""
@@ -938,28 +965,33 @@ def read_period(
     manifest_uri, manifest = read_manifest(aws, location, period)
     table = table_of(manifest, manifest_uri)
     split = _check_manifest_columns(manifest, manifest_uri, table)
+    result = BillPeriod(
+        billing_period=period,
+        table=table,
+        export_uri=location.uri,
+        manifest_uri=manifest_uri,
+        execution_id=manifest.execution_id,
+        engine=engine,
+        bytes_read=0,
+    )
+    assembler = _Assembler(result)  # DuckDB's rows are assembled as they are fetched
     found: ReadResult
     if engine == "athena":
         if aws is None or athena is None:
             raise BillError("the athena engine needs athena_database, athena_table and athena_workgroup")
         found = run_athena(aws, athena, table, period, split)
     elif location.bucket is None:
-        found = run_duckdb([(location.local(uri), uri) for uri in manifest.data_files], table, split)
+        files = [(location.local(uri), uri) for uri in manifest.data_files]
+        found = run_duckdb(files, table, split, sink=assembler.add)
     else:
         if aws is None:
             raise BillError(f"{location.uri}: an s3:// export needs AWS access")
         scratch = Path(tempfile.mkdtemp(prefix="chipwise-bill-"))
         try:
-            found = run_duckdb(_download(aws, location, manifest.data_files, scratch), table, split)
+            found = run_duckdb(_download(aws, location, manifest.data_files, scratch), table, split, assembler.add)
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
-    return assemble_records(
-        found.records,
-        period=period,
-        table=table,
-        export_uri=location.uri,
-        manifest_uri=manifest_uri,
-        execution_id=manifest.execution_id,
-        engine=engine,
-        bytes_read=found.bytes_read,
-    )
+    for record in found.records:
+        assembler.add(record)
+    result.bytes_read = found.bytes_read
+    return assembler.finish()
