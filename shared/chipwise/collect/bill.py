@@ -24,12 +24,13 @@ FOCUS 1.2 states the same thing in its own columns: ``EffectiveCost`` of ``Charg
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import tempfile
 import time
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import Decimal
@@ -406,22 +407,40 @@ def columns_read(table: BillTable, split: bool) -> list[str]:
     return [*CUR_COLUMNS, *(CUR_SPLIT_COLUMNS if split else {})]
 
 
-def logical_query(table: BillTable, source: str, where: str = "", split: bool = False) -> str:
+# How each engine returns a resource's tags (the one dialect difference): DuckDB as JSON text (unambiguous, and
+# text crosses into Python far cheaper than a MAP becomes a dict), Athena the map as it prints it (``{k=v, ...}``).
+TAGS_AS_TEXT: dict[Dialect, str] = {"duckdb": "to_json(arbitrary(tags))", "athena": "arbitrary(tags)"}
+
+
+def logical_query(
+    table: BillTable, source: str, where: str = "", split: bool = False, dialect: Dialect = "duckdb"
+) -> str:
     """The one query: the table's lines in canonical form, then summed per account, region, day, resource, pricing
     and commitment (the tags of a resource are the same on its lines: any one is kept; negations stay as their own
     rows, at 0, so that every line item read is counted). ``source`` is the FROM
     item (DuckDB's ``read_parquet([...])`` or Athena's table) and ``where`` the partition filter; ``split``: the
-    CUR export has the split cost allocation columns."""
+    CUR export has the split cost allocation columns. Sums leave as exact decimal text (``CAST(SUM(..) AS
+    VARCHAR)``: one ``Decimal(text)`` each in Python, the cheapest exact way across for DuckDB, what Athena returns
+    anyway); ``dialect`` only changes how the tags leave (:data:`TAGS_AS_TEXT`)."""
     lines = _focus_lines() if table == "FOCUS_1_2_AWS" else _cur_lines(split)
     projection = ",\n  ".join(f"{expr} AS {name}" for name, expr in lines.items())
     group = ", ".join(GROUP_COLUMNS)
+    sums = ", ".join(
+        f"CAST({agg}({name}) AS VARCHAR) AS {name}"
+        for agg, name in (
+            ("SUM", "effective"),
+            ("SUM", "billed"),
+            ("SUM", "list_cost"),
+            ("MAX", "list_rate"),
+            ("SUM", "hours"),
+            ("SUM", "commitment_total"),
+        )
+    )
     return (
         f"WITH lines AS (\n  SELECT\n  {projection}\n  FROM {source}{f' WHERE {where}' if where else ''}\n)\n"
-        f"SELECT {group},\n"
-        "  SUM(effective) AS effective, SUM(billed) AS billed, SUM(list_cost) AS list_cost,\n"
-        "  MAX(list_rate) AS list_rate, SUM(hours) AS hours, SUM(commitment_total) AS commitment_total,\n"
+        f"SELECT {group},\n  {sums},\n"
         "  MAX(offering_type) AS offering_type, MAX(family) AS family, MAX(end_time) AS end_time,\n"
-        "  arbitrary(tags) AS tags, COUNT(*) AS line_items\n"
+        f"  {TAGS_AS_TEXT[dialect]} AS tags, COUNT(*) AS line_items\n"
         f"FROM lines\nGROUP BY {group}"
     )
 
@@ -484,20 +503,40 @@ def _quote(path: Path) -> str:
 
 @dataclass
 class ReadResult:
-    rows: Iterable[Mapping[str, Any]]
+    """The query's aggregated rows as tuples in :data:`RESULT_COLUMNS` order (``rows``: the same as mappings)."""
+
+    records: Sequence[Sequence[Any]]
     bytes_read: int
 
+    @property
+    def rows(self) -> Iterator[dict[str, Any]]:
+        for record in self.records:
+            yield dict(zip(RESULT_COLUMNS, record, strict=True))
 
-def _as_mappings(names: Sequence[str], rows: Iterable[Sequence[Any]]) -> Iterator[dict[str, Any]]:
-    for row in rows:
-        yield dict(zip(names, row, strict=True))
+
+def _cores() -> int:
+    """The CPU cores this process may run on (DuckDB's threads)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
 
 
-def run_duckdb(files: Sequence[tuple[Path, str]], table: BillTable, split: bool) -> ReadResult:
-    """The logical query over the period's Parquet files (each checked first: named in any error)."""
+FETCH_BATCH = 50_000  # result rows fetched at a time when they are consumed as they come
+
+
+def run_duckdb(
+    files: Sequence[tuple[Path, str]],
+    table: BillTable,
+    split: bool,
+    sink: Callable[[Sequence[Any]], None] | None = None,
+) -> ReadResult:
+    """The logical query over the period's Parquet files (each checked first: named in any error). With ``sink``,
+    each result row goes to it as it is fetched (in batches: the whole result is never held) and the returned
+    records are empty."""
     import duckdb
 
-    con = duckdb.connect(config={"threads": 1})
+    con = duckdb.connect(config={"threads": _cores()})
     try:
         for path, shown in files:
             _check_file(con, path, shown, table, split)
@@ -507,11 +546,26 @@ def run_duckdb(files: Sequence[tuple[Path, str]], table: BillTable, split: bool)
             cursor = con.execute(sql)
         except duckdb.Error as exc:
             raise BillError(f"{files[0][1]}: the bill query failed ({str(exc).splitlines()[0]})") from exc
-        names = [d[0] for d in cursor.description or []]
-        rows = cursor.fetchall()  # tuples: each becomes a mapping only while it is assembled
-        return ReadResult(_as_mappings(names, rows), sum(p.stat().st_size for p, _ in files))
+        names = tuple(d[0] for d in cursor.description or [])
+        if names != RESULT_COLUMNS:
+            raise BillError(f"{files[0][1]}: the bill query returned {', '.join(names)}")
+        size = sum(p.stat().st_size for p, _ in files)
+        try:
+            return ReadResult(_fetch(cursor, sink), size)
+        except duckdb.Error as exc:
+            raise BillError(f"{files[0][1]}: the bill query failed ({str(exc).splitlines()[0]})") from exc
     finally:
         con.close()
+
+
+def _fetch(cursor: duckdb.DuckDBPyConnection, sink: Callable[[Sequence[Any]], None] | None) -> list[Any]:
+    """Every result row (tuples, no mapping per row), or, with ``sink``, each to it in batches (none returned)."""
+    if sink is None:
+        return cursor.fetchall()
+    while batch := cursor.fetchmany(FETCH_BATCH):
+        for record in batch:
+            sink(record)
+    return []
 
 
 def _download(
@@ -546,7 +600,7 @@ def athena_statement(table: BillTable, athena: AthenaTable, period: str, split: 
     if not re.fullmatch(r"[A-Za-z0-9_]+", athena.database) or not re.fullmatch(r"[A-Za-z0-9_]+", athena.table):
         raise BillError(f"athena table {athena.database}.{athena.table}: letters, digits and _ only")
     source = f'"{athena.database}"."{athena.table}"'
-    return logical_query(table, source, where=f"billing_period = '{period}'", split=split)
+    return logical_query(table, source, where=f"billing_period = '{period}'", split=split, dialect="athena")
 
 
 def _wait_for_athena(client: Any, athena: AthenaTable, execution_id: str, target: str) -> int:
@@ -602,7 +656,7 @@ def run_athena(aws: AwsContext, athena: AthenaTable, table: BillTable, period: s
                 rows.append(dict(zip(header, values, strict=False)))
     except ClientError as exc:
         raise denied(exc, "athena:GetQueryResults", target) from exc
-    return ReadResult(rows, scanned)
+    return ReadResult([tuple(row.get(name) for name in RESULT_COLUMNS) for row in rows], scanned)
 
 
 # --- from rows to a billing period ---------------------------------------------------------------------------------
@@ -621,6 +675,10 @@ REASONS = {
 
 
 def _decimal(value: Any) -> Decimal:
+    if type(value) is str and value:  # the query's sums, as exact decimal text
+        return Decimal(value)
+    if type(value) is Decimal:
+        return value
     if value is None or value == "":
         return Decimal(0)
     return value if isinstance(value, Decimal) else Decimal(str(value))
@@ -631,6 +689,8 @@ def _text(value: Any) -> str:
 
 
 def _day(value: Any) -> date:
+    if type(value) is date:  # DuckDB's
+        return value
     if isinstance(value, datetime):
         return value.date()
     if isinstance(value, date):
@@ -639,12 +699,20 @@ def _day(value: Any) -> date:
 
 
 def parse_tags(value: Any) -> dict[str, str]:
-    """A map column as DuckDB returns it (a dict) or as Athena prints it (``{k=v, k2=v2}``)."""
+    """A map column as a dict, as DuckDB's ``to_json`` writes it (``{"k":"v"}``) or as Athena prints it
+    (``{k=v, k2=v2}``)."""
     if value is None or value == "":
         return {}
     if isinstance(value, Mapping):
         return {str(k): str(v) for k, v in value.items() if v is not None and v != ""}
     text = str(value).strip()
+    if text.startswith('{"'):  # DuckDB's to_json
+        try:
+            found_json = json.loads(text)
+        except ValueError:
+            found_json = None
+        if isinstance(found_json, dict):
+            return parse_tags(found_json)
     if text.startswith("{") and text.endswith("}"):
         text = text[1:-1]
     found: dict[str, str] = {}
@@ -678,8 +746,32 @@ def assemble(
     engine: Engine,
     bytes_read: int,
 ) -> BillPeriod:
-    """The query's rows as one billing period: resources, commitments (with coverage of accelerator hours and
-    utilisation), and what no resource carries."""
+    """The query's rows (mappings by column name) as one billing period: see :func:`assemble_records`."""
+    return assemble_records(
+        (tuple(row.get(name) for name in RESULT_COLUMNS) for row in rows),
+        period=period,
+        table=table,
+        export_uri=export_uri,
+        manifest_uri=manifest_uri,
+        execution_id=execution_id,
+        engine=engine,
+        bytes_read=bytes_read,
+    )
+
+
+def assemble_records(
+    records: Iterable[Sequence[Any]],
+    *,
+    period: str,
+    table: BillTable,
+    export_uri: str,
+    manifest_uri: str,
+    execution_id: str,
+    engine: Engine,
+    bytes_read: int,
+) -> BillPeriod:
+    """The query's aggregated rows (tuples in :data:`RESULT_COLUMNS` order) as one billing period: resources,
+    commitments (with coverage of accelerator hours and utilisation), and what no resource carries."""
     result = BillPeriod(
         billing_period=period,
         table=table,
@@ -689,61 +781,116 @@ def assemble(
         engine=engine,
         bytes_read=bytes_read,
     )
-    unattributed: dict[tuple[str, str, str], Decimal] = defaultdict(Decimal)
-    commitment_rows: dict[str, dict[str, Any]] = {}
-    shared_tags: dict[tuple[tuple[str, str], ...], dict[str, str]] = {}  # one dict per distinct tag set
-    for row in rows:
-        kind = _text(row["kind"])
-        result.line_items += int(row.get("line_items") or 0)
+    assembler = _Assembler(result)
+    for record in records:
+        assembler.add(record)
+    return assembler.finish()
+
+
+# Positions of the result columns in a record (the query's SELECT order).
+(
+    _ACCOUNT, _REGION, _DAY, _RESOURCE, _PARENT, _SERVICE, _USAGE_TYPE, _KIND, _ARN, _EFFECTIVE, _BILLED, _LIST_COST,
+    _LIST_RATE, _HOURS, _COMMITMENT_TOTAL, _OFFERING, _FAMILY, _END, _TAGS, _LINE_ITEMS,
+) = range(len(RESULT_COLUMNS))  # fmt: skip
+
+
+class _Assembler:
+    """Adds the query's records to a billing period. Per-row work is only what the row itself carries: the usage
+    type's instance type and a tag set are parsed once per distinct value (the caches), sums arrive as Decimals."""
+
+    def __init__(self, result: BillPeriod) -> None:
+        self.result = result
+        self.unattributed: dict[tuple[str, str, str], Decimal] = defaultdict(Decimal)
+        self.commitments: dict[str, dict[str, Any]] = {}
+        self.shared_tags: dict[tuple[tuple[str, str], ...], dict[str, str]] = {}  # one dict per distinct tag set
+        self.tags_seen: dict[Any, dict[str, str]] = {}  # the raw value (its items, or Athena's text) → that dict
+        self.instance_types: dict[str, str | None] = {}
+
+    def add(self, r: Sequence[Any]) -> None:
+        kind = r[_KIND] or ""
+        self.result.line_items += int(r[_LINE_ITEMS] or 0)
         if kind == "negation":  # cancels the covered usage's unblended cost: nobody's effective cost
-            continue
-        account, region = _text(row["account_id"]), _text(row["region"])
-        effective = _decimal(row["effective"])
-        arn = _text(row["commitment_arn"])
+            return
+        account = r[_ACCOUNT] or ""
+        effective = _decimal(r[_EFFECTIVE])
+        arn = r[_ARN] or ""
         if arn:
-            entry = commitment_rows.setdefault(arn, _commitment_entry(account))
-            for key, column in (("offering", "offering_type"), ("family", "family"), ("end", "end_time")):
-                entry[key] = entry.get(key) or _text(row[column])
-        if kind in USAGE_KINDS and _text(row["resource_id"]):
-            usage_type = _text(row["usage_type"])
-            _kind, instance_type, _region = describe_usage_type(usage_type) if usage_type else (None, None, None)
-            rate = row.get("list_rate")
-            cost = ResourceCost(
-                account_id=account,
-                region=region,
-                day=_day(row["day"]),
-                resource_id=_text(row["resource_id"]),
-                service=_text(row["service"]),
-                usage_type=usage_type,
-                instance_type=instance_type,
-                pricing=_pricing(kind),
-                effective_cost=effective,
-                billed_cost=_decimal(row["billed"]),
-                public_on_demand_cost=_decimal(row["list_cost"]),
-                public_on_demand_rate=None if rate in (None, "") else _decimal(rate),
-                usage_hours=_decimal(row["hours"]),
-                commitment_arn=arn or None,
-                parent_resource_id=_text(row["parent_resource_id"]) or None,
-                tags=_shared(shared_tags, parse_tags(row.get("tags"))),
-            )
-            result.resources.append(cost)
-            if arn and cost.parent_resource_id is None:
-                commitment_rows[arn]["used"] += effective
-                commitment_rows[arn]["accounts"].add(account)
-            continue
+            entry = self.commitments.get(arn)
+            if entry is None:
+                entry = self.commitments[arn] = _commitment_entry(account)
+            for key, at in (("offering", _OFFERING), ("family", _FAMILY), ("end", _END)):
+                entry[key] = entry.get(key) or _text(r[at])
+        if kind in USAGE_KINDS and r[_RESOURCE]:
+            self._resource(r, kind, account, effective, arn)
+            return
         if kind == "commitment_unused" and arn:
-            commitment_rows[arn]["unused"] += effective
-            commitment_rows[arn]["total"] += _decimal(row["commitment_total"])
-            commitment_rows[arn]["fee_hours"] += _decimal(row["hours"]) if _decimal(row["commitment_total"]) else 0
+            entry = self.commitments[arn]
+            total = _decimal(r[_COMMITMENT_TOTAL])
+            entry["unused"] += effective
+            entry["total"] += total
+            entry["fee_hours"] += _decimal(r[_HOURS]) if total else 0
         category = "no_resource" if kind in USAGE_KINDS else kind
         if effective:
-            unattributed[(account, region, category)] += effective
-    result.unattributed = [
-        Unattributed(account, region, category, REASONS.get(category, REASONS["other"]), amount)
-        for (account, region, category), amount in sorted(unattributed.items())
-    ]
-    result.commitments = _commitments(commitment_rows, result.resources)
-    return result
+            self.unattributed[(account, _text(r[_REGION]), category)] += effective
+
+    def finish(self) -> BillPeriod:
+        """The period with what no resource carries and the commitments (once every record is added)."""
+        self.result.unattributed = [
+            Unattributed(account, region, category, REASONS.get(category, REASONS["other"]), amount)
+            for (account, region, category), amount in sorted(self.unattributed.items())
+        ]
+        self.result.commitments = _commitments(self.commitments, self.result.resources)
+        return self.result
+
+    def _resource(self, r: Sequence[Any], kind: str, account: str, effective: Decimal, arn: str) -> None:
+        usage_type = r[_USAGE_TYPE] or ""
+        rate = r[_LIST_RATE]
+        cost = ResourceCost(
+            account_id=account,
+            region=r[_REGION] or "",
+            day=_day(r[_DAY]),
+            resource_id=r[_RESOURCE],
+            service=r[_SERVICE] or "",
+            usage_type=usage_type,
+            instance_type=self._instance_type(usage_type),
+            pricing=_pricing(kind),
+            effective_cost=effective,
+            billed_cost=_decimal(r[_BILLED]),
+            public_on_demand_cost=_decimal(r[_LIST_COST]),
+            public_on_demand_rate=None if rate is None or rate == "" else _decimal(rate),
+            usage_hours=_decimal(r[_HOURS]),
+            commitment_arn=arn or None,
+            parent_resource_id=r[_PARENT] or None,
+            tags=self._tags(r[_TAGS]),
+        )
+        self.result.resources.append(cost)
+        if arn and cost.parent_resource_id is None:
+            entry = self.commitments[arn]
+            entry["used"] += effective
+            entry["accounts"].add(account)
+
+    def _instance_type(self, usage_type: str) -> str | None:
+        if usage_type not in self.instance_types:
+            self.instance_types[usage_type] = describe_usage_type(usage_type)[1] if usage_type else None
+        return self.instance_types[usage_type]
+
+    def _tags(self, value: Any) -> dict[str, str]:
+        """The same dict for the same tags (a resource's lines all carry its tags: one copy, not one per day)."""
+        key = (
+            value
+            if value is None or type(value) is str
+            else tuple(value.items())
+            if isinstance(value, Mapping)
+            else value
+        )
+        try:
+            return self.tags_seen[key]
+        except KeyError:
+            pass
+        except TypeError:  # an unhashable value: parsed, not remembered
+            return _shared(self.shared_tags, parse_tags(value))
+        found = self.tags_seen[key] = _shared(self.shared_tags, parse_tags(value))
+        return found
 
 
 def _shared(cache: dict[tuple[tuple[str, str], ...], dict[str, str]], tags: dict[str, str]) -> dict[str, str]:
@@ -770,8 +917,11 @@ def _pricing(kind: str) -> Pricing:
 def _commitments(found: Mapping[str, Mapping[str, Any]], resources: Sequence[ResourceCost]) -> list[Commitment]:
     hours_by_account: dict[str, Decimal] = defaultdict(Decimal)
     covered: dict[str, Decimal] = defaultdict(Decimal)
+    accelerator: dict[str | None, bool] = {}
     for cost in resources:
-        if cost.parent_resource_id is None and _accelerator(cost.instance_type):
+        if cost.instance_type not in accelerator:
+            accelerator[cost.instance_type] = _accelerator(cost.instance_type)
+        if cost.parent_resource_id is None and accelerator[cost.instance_type]:
             hours_by_account[cost.account_id] += cost.usage_hours
             if cost.commitment_arn:
                 covered[cost.commitment_arn] += cost.usage_hours
@@ -815,28 +965,33 @@ def read_period(
     manifest_uri, manifest = read_manifest(aws, location, period)
     table = table_of(manifest, manifest_uri)
     split = _check_manifest_columns(manifest, manifest_uri, table)
+    result = BillPeriod(
+        billing_period=period,
+        table=table,
+        export_uri=location.uri,
+        manifest_uri=manifest_uri,
+        execution_id=manifest.execution_id,
+        engine=engine,
+        bytes_read=0,
+    )
+    assembler = _Assembler(result)  # DuckDB's rows are assembled as they are fetched
     found: ReadResult
     if engine == "athena":
         if aws is None or athena is None:
             raise BillError("the athena engine needs athena_database, athena_table and athena_workgroup")
         found = run_athena(aws, athena, table, period, split)
     elif location.bucket is None:
-        found = run_duckdb([(location.local(uri), uri) for uri in manifest.data_files], table, split)
+        files = [(location.local(uri), uri) for uri in manifest.data_files]
+        found = run_duckdb(files, table, split, sink=assembler.add)
     else:
         if aws is None:
             raise BillError(f"{location.uri}: an s3:// export needs AWS access")
         scratch = Path(tempfile.mkdtemp(prefix="chipwise-bill-"))
         try:
-            found = run_duckdb(_download(aws, location, manifest.data_files, scratch), table, split)
+            found = run_duckdb(_download(aws, location, manifest.data_files, scratch), table, split, assembler.add)
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
-    return assemble(
-        found.rows,
-        period=period,
-        table=table,
-        export_uri=location.uri,
-        manifest_uri=manifest_uri,
-        execution_id=manifest.execution_id,
-        engine=engine,
-        bytes_read=found.bytes_read,
-    )
+    for record in found.records:
+        assembler.add(record)
+    result.bytes_read = found.bytes_read
+    return assembler.finish()
