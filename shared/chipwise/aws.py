@@ -20,6 +20,7 @@ from botocore.config import Config
 from chipwise.observability import quiet_libraries
 
 if TYPE_CHECKING:
+    from mypy_boto3_application_autoscaling import ApplicationAutoScalingClient
     from mypy_boto3_batch import BatchClient
     from mypy_boto3_ce import CostExplorerClient
     from mypy_boto3_cloudwatch import CloudWatchClient
@@ -94,6 +95,10 @@ class AwsContext:
     counter: ApiCallCounter = field(default_factory=ApiCallCounter)
     _clients: dict[tuple[str, str], Any] = field(default_factory=dict)
 
+    @overload
+    def client(
+        self, service: Literal["application-autoscaling"], region: str | None = None
+    ) -> ApplicationAutoScalingClient: ...
     @overload
     def client(self, service: Literal["batch"], region: str | None = None) -> BatchClient: ...
     @overload

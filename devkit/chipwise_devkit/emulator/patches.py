@@ -7,6 +7,8 @@
 4. SageMaker has inference components (Create, Describe, List, Delete, UpdateInferenceComponentRuntimeConfig),
    and an endpoint config's variant may name no model, as one for inference components does
    (:mod:`chipwise_devkit.emulator.inference_components`).
+5. Application Auto Scaling refuses a scheduled action on an unregistered target or the delete of a missing one,
+   and deregistering a target deletes its scheduled actions (:mod:`chipwise_devkit.emulator.application_autoscaling`).
 """
 
 from __future__ import annotations
@@ -44,10 +46,11 @@ def install() -> None:
     with _lock:
         if _installed:
             return
-        from chipwise_devkit.emulator import fast_cloudwatch, faults, inference_components
+        from chipwise_devkit.emulator import application_autoscaling, fast_cloudwatch, faults, inference_components
 
         install_sagemaker()
         inference_components.install()
+        application_autoscaling.install()
         fast_cloudwatch.install()
         faults.install()
         _installed = True
