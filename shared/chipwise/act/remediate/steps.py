@@ -1,6 +1,6 @@
 """A finding's mechanical next step: which resource, what to re-read, what to check, which calls, and their undo.
 
-Three steps are mechanical (the others need a person: a migration, a rightsizing to another type):
+These steps are mechanical (the others need a person: a migration, a rightsizing to another type):
 
 - ``ec2_stop``: an idle GPU or Inferentia EC2 instance (``gpu_idle`` / ``inferentia_idle``, action ``stop``) is
   stopped (``StopInstances``; undone by ``StartInstances``).
@@ -8,13 +8,18 @@ Three steps are mechanical (the others need a person: a migration, a rightsizing
   with ``CopyCount`` 0; undone by restoring the copies it had).
 - ``variant_capacity``: an endpoint variant recommended fewer instances of the same type has its instance count
   lowered (``UpdateEndpointWeightsAndCapacities``; undone by restoring the count).
+- ``endpoint_delete``: an idle whole endpoint is deleted with its configuration kept (undone by recreating it).
+- ``ec2_schedule`` / ``variant_schedule``: an office-hours instance or endpoint variant (``accelerator_off_hours``,
+  action ``schedule``) gets EventBridge Scheduler stop/start schedules, or Application Auto Scaling scheduled actions
+  on the variant's ``DesiredInstanceCount`` (undone by deleting them and restoring the scalable target).
 
 Before any of them the resource is marked with the ``chipwise:remediation`` tag (the finding's id): the opt-in
 remediation role only allows the change on a resource carrying it, and a person looking at the resource sees who
 changed it. The mark is removed by the rollback.
 
 The guards read the resource again (it must still exist, be in the state the scan saw, and not carry
-``chipwise:protect=true``) and its metrics since the scan (:func:`busy_reason`).
+``chipwise:protect=true``) and its metrics since the scan (:func:`busy_reason`); a schedule is not checked for load
+(its off hours are scheduled, not happening now).
 """
 
 from __future__ import annotations
