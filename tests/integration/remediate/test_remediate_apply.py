@@ -599,6 +599,16 @@ def test_variant_schedule_keeps_a_registered_target_and_restores_it(aws: Emulato
     assert scaling() == ([{"ResourceId": VARIANT_ID, "Min": 2, "Max": 6}], {})
 
 
+def test_variant_schedule_rollback_after_an_action_was_deleted_by_hand(aws: Emulator, session: Session) -> None:
+    arn = endpoint("chat-ep", count=4)
+    finding = office_hours_variant_finding(session, arn)
+    assert run(session, finding, approved=True).status == "applied"
+    client = aws_context(REGION).client("application-autoscaling")
+    client.delete_scheduled_action(**TARGET, ScheduledActionName=f"chipwise-{finding[:8]}-1-off")
+    assert undo(session, finding).status == "rolled_back"  # the missing action counts as deleted
+    assert scaling() == ([], {}) and endpoint_tags(arn) == {}
+
+
 def test_variant_schedule_failure_half_way_rolls_back(aws: Emulator, session: Session) -> None:
     arn = endpoint("chat-ep", count=4)
     finding = office_hours_variant_finding(session, arn)
