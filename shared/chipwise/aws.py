@@ -20,6 +20,7 @@ from botocore.config import Config
 from chipwise.observability import quiet_libraries
 
 if TYPE_CHECKING:
+    from mypy_boto3_application_autoscaling import ApplicationAutoScalingClient
     from mypy_boto3_athena import AthenaClient
     from mypy_boto3_batch import BatchClient
     from mypy_boto3_ce import CostExplorerClient
@@ -99,6 +100,10 @@ class AwsContext:
 
     @overload
     def client(self, service: Literal["athena"], region: str | None = None) -> AthenaClient: ...
+    @overload
+    def client(
+        self, service: Literal["application-autoscaling"], region: str | None = None
+    ) -> ApplicationAutoScalingClient: ...
     @overload
     def client(self, service: Literal["batch"], region: str | None = None) -> BatchClient: ...
     @overload

@@ -3,7 +3,7 @@ to show. The CLI, the demo report, the digest, alerts, Slack and the drafts all 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import cast
@@ -476,6 +476,13 @@ def ledger(documents: Iterable[FindingDocument], costs: ScanCosts | None = None,
     return Ledger(rows=rows, headline=headline(docs), spend=spend_of(costs, window_hours))
 
 
+def cost_source_words(source: str | None, billing_periods: Sequence[str] = ()) -> str:
+    """Where a scan's spend came from, in words: "Cost Explorer", or "the bill (AWS Data Exports, 2026-11)"."""
+    if source == "bill":
+        return "the bill (AWS Data Exports" + (f", {', '.join(billing_periods)})" if billing_periods else ")")
+    return DEFAULT_COST_SOURCE
+
+
 def spend_of(costs: ScanCosts | None, window_hours: int) -> Spend | None:
     """The scan's spend, source named (the bill when the scan document says so, else Cost Explorer): attributed to
     instance types and unused reservations, the rest not attributed, with the reasons the scan recorded."""
@@ -490,7 +497,7 @@ def spend_of(costs: ScanCosts | None, window_hours: int) -> Spend | None:
     ]
     if costs.unknown_usage_types_count:
         reasons.append(f"{plural(costs.unknown_usage_types_count, 'usage type')} the catalog does not know")
-    source = str(getattr(costs, "source", None) or DEFAULT_COST_SOURCE)
+    source = cost_source_words(costs.source, costs.billing_periods)
     return Spend(
         source=source,
         window_usd=cents(costs.total_usd),

@@ -32,6 +32,8 @@ FUNCTIONS = (
 )
 # Actions whose API takes no resource-level permission (or only "*"): the only place "*" may appear.
 STAR_RESOURCE_ACTIONS = {
+    "application-autoscaling:DescribeScalableTargets",  # Describe* take no resource-level permissions
+    "application-autoscaling:DescribeScheduledActions",
     "ce:GetCostAndUsage",
     "cloudwatch:GetMetricData",
     "cloudwatch:ListMetrics",
@@ -300,6 +302,11 @@ def test_the_remediation_role_is_opt_in_tag_conditioned_and_the_scan_role_stays_
         "scheduler:CreateSchedule",
         "scheduler:DeleteSchedule",
         "iam:PassRole",
+        "application-autoscaling:RegisterScalableTarget",
+        "application-autoscaling:DeregisterScalableTarget",
+        "application-autoscaling:PutScheduledAction",
+        "application-autoscaling:DeleteScheduledAction",
+        "iam:CreateServiceLinkedRole",
     }
     for _, statement in remediation:
         actions = set(_as_list(statement["Action"]))
@@ -307,6 +314,15 @@ def test_the_remediation_role_is_opt_in_tag_conditioned_and_the_scan_role_stays_
             assert "aws:ResourceTag/chipwise:remediation" in statement["Condition"]["StringLike"]
         if statement.get("Effect") == "Allow" and actions & {"ec2:CreateTags", "sagemaker:AddTags"}:
             assert statement["Condition"]["ForAllValues:StringEquals"]["aws:TagKeys"] == ["chipwise:remediation"]
+        if statement.get("Effect") == "Allow" and any(a.startswith("application-autoscaling:Put") for a in actions):
+            assert statement["Condition"]["StringEquals"] == {
+                "application-autoscaling:service-namespace": "sagemaker",
+                "application-autoscaling:scalable-dimension": "sagemaker:variant:DesiredInstanceCount",
+            }
+        if statement.get("Effect") == "Allow" and "iam:CreateServiceLinkedRole" in actions:
+            assert statement["Condition"]["StringEquals"] == {
+                "iam:AWSServiceName": "sagemaker.application-autoscaling.amazonaws.com"
+            }
     denies = [s for _, s in remediation if s.get("Effect") == "Deny"]
     for deny in denies:
         assert deny["Condition"]["StringEqualsIgnoreCase"] == {"aws:ResourceTag/chipwise:protect": "true"}

@@ -17,6 +17,7 @@ from chipwise_devkit.demo.account import SAVINGS_PLAN_RATE, DemoResource, demo_r
 from chipwise_devkit.demo.seed import COST_DAYS, SeededAccount, _hours_per_day, billed_rate
 
 EXPORT_NAME = "chipwise-cur"
+BILLED_KINDS = ("ec2_instance", "sagemaker_endpoint", "sagemaker_training_job")  # as seed.py's Cost Explorer lines
 BILL_BUCKET = "chipwise-demo-bills"
 BILL_PREFIX = "cur"
 SPOT_RESOURCE = "gpu-notebook-g5-idle"  # this g5.xlarge runs on Spot in the bill
@@ -58,8 +59,8 @@ def demo_bill_lines(seeded: SeededAccount) -> list[Line]:
     lines: list[Line] = []
     covered_by_day: dict[datetime, Decimal] = defaultdict(Decimal)
     for res in demo_resources():
-        if res.kind == "batch_compute_environment":
-            continue
+        if res.kind not in BILLED_KINDS:
+            continue  # held capacity, notebooks, clusters, Batch: the same kinds the demo's Cost Explorer data has
         rate = billed_rate(res.instance_type, catalog)
         spot = res.name == SPOT_RESOURCE
         service, usage_type = _usage_type(res, spot)

@@ -10,6 +10,8 @@
 5. EC2 has capacity reservations and Capacity Blocks (:mod:`chipwise_devkit.emulator.capacity_reservations`).
 6. Bedrock has Provisioned Throughput (:mod:`chipwise_devkit.emulator.bedrock_provisioned`).
 7. SageMaker has Studio apps (:mod:`chipwise_devkit.emulator.studio_apps`).
+8. Application Auto Scaling refuses a scheduled action on an unregistered target or the delete of a missing one,
+   and deregistering a target deletes its scheduled actions (:mod:`chipwise_devkit.emulator.application_autoscaling`).
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ def install() -> None:
         if _installed:
             return
         from chipwise_devkit.emulator import (
+            application_autoscaling,
             bedrock_provisioned,
             capacity_reservations,
             fast_cloudwatch,
@@ -61,6 +64,7 @@ def install() -> None:
         capacity_reservations.install()
         bedrock_provisioned.install()
         studio_apps.install()
+        application_autoscaling.install()
         fast_cloudwatch.install()
         faults.install()
         _installed = True

@@ -164,7 +164,7 @@ def show_command(
     out.print(top)
     held = Table(title="commitments", title_justify="left")
     for column in ("period", "commitment", "family", "$/h", "accelerator coverage", "utilisation", "ends"):
-        held.add_column(column)
+        held.add_column(column, overflow="fold", min_width=10 if column in ("period", "ends") else None)
     for c in document["commitments"]:
         held.add_row(
             c["billing_period"], c["arn"].rsplit("/", 1)[-1], c["family"] or c["offering_type"] or c["kind"],

@@ -582,15 +582,18 @@ def _report(outcome: RemediationOutcome) -> None:
     if outcome.status in {"dry_run", "unapproved"}:
         head = "dry run" if outcome.status == "dry_run" else "not approved (add --yes to make the change)"
         out.print(f"{head}: {outcome.resource} ({short}) would get these calls:", highlight=False)
-        for api in outcome.calls:
-            out.print(f"  {api}", highlight=False, markup=False)
+        for api in outcome.calls:  # one line per call, never broken by the console (a long call stays exact)
+            out.print(f"  {api}", highlight=False, markup=False, soft_wrap=True)
         out.print(
-            f"rollback would make: {'; '.join(str(u) for u in reversed(outcome.undo))}", highlight=False, markup=False
+            f"rollback would make: {'; '.join(str(u) for u in reversed(outcome.undo))}",
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
         )
         return
     out.print(f"{outcome.status}: {outcome.resource} ({short})", highlight=False)
     for api in outcome.calls:
-        out.print(f"  {api}", highlight=False, markup=False)
+        out.print(f"  {api}", highlight=False, markup=False, soft_wrap=True)
     if outcome.status == "applied":
         out.print(f"undo with: chipwise findings rollback {short}", highlight=False)
 

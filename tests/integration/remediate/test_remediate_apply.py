@@ -480,3 +480,199 @@ def test_with_a_remediation_role_the_finding_s_account_role_is_assumed(
     assert instance_state(instance) == ("running", {}) and audit(session, finding) == []
     assert run(session, finding, approved=True).status == "applied"  # assumed: the emulator's role acts
     assert instance_state(instance)[0] == "stopped"
+
+
+# --- off-hours schedule of an endpoint variant (Application Auto Scaling scheduled actions) -----------------------
+
+VARIANT_ID = "endpoint/chat-ep/variant/AllTraffic"
+TARGET = {
+    "ServiceNamespace": "sagemaker",
+    "ResourceId": VARIANT_ID,
+    "ScalableDimension": "sagemaker:variant:DesiredInstanceCount",
+}
+
+
+def office_hours_variant_finding(
+    session: Session, arn: str, count: int = 4, stretches: str = "Fri 19:00 → Mon 09:00", variant_arn: bool = True
+) -> str:
+    """The finding on the variant (``…/variant/AllTraffic``), or on the endpoint whose only variant it is."""
+    return add_finding(
+        session,
+        rule_id="accelerator_off_hours",
+        arn=f"{arn}/variant/AllTraffic" if variant_arn else arn,
+        kind="sagemaker_endpoint",
+        name="chat-ep/AllTraffic",
+        instance_type="ml.inf2.xlarge",
+        count=count,
+        recommendation={"action": "schedule"},
+        evidence={"schedule": "Mon–Fri 09:00–19:00 (UTC)", "off_stretches": stretches},
+    )
+
+
+def scaling() -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]]]:
+    """The variant's scalable targets (min, max) and its scheduled actions by name (schedule, timezone, capacity)."""
+    client = aws_context(REGION).client("application-autoscaling")
+    targets = client.describe_scalable_targets(ServiceNamespace="sagemaker")["ScalableTargets"]
+    actions = client.describe_scheduled_actions(ServiceNamespace="sagemaker")["ScheduledActions"]
+    return (
+        [{"ResourceId": t["ResourceId"], "Min": t["MinCapacity"], "Max": t["MaxCapacity"]} for t in targets],
+        {
+            a["ScheduledActionName"]: {
+                "ResourceId": a["ResourceId"],
+                "Schedule": a["Schedule"],
+                "Timezone": a.get("Timezone"),
+                "Capacity": a.get("ScalableTargetAction"),
+            }
+            for a in actions
+        },
+    )
+
+
+def test_variant_schedule_dry_run_apply_and_rollback_of_a_new_target(aws: Emulator, session: Session) -> None:
+    arn = endpoint("chat-ep", count=4)
+    endpoint("other-ep", count=4)
+    finding = office_hours_variant_finding(session, arn)
+    busy = 900.0  # requests since the scan: a schedule does not look at the load (the off hours are scheduled)
+    invocations(aws, {"EndpointName": "chat-ep", "VariantName": "AllTraffic"}, busy)
+    dry = run(session, finding, dry_run=True)
+    assert dry.status == "dry_run"
+    off, on = f"chipwise-{finding[:8]}-1-off", f"chipwise-{finding[:8]}-1-on"
+    assert [str(c) for c in dry.calls[1:]] == [
+        "application-autoscaling.RegisterScalableTarget(ServiceNamespace='sagemaker', "
+        f"ResourceId='{VARIANT_ID}', ScalableDimension='sagemaker:variant:DesiredInstanceCount', "
+        "MinCapacity=4, MaxCapacity=4)",
+        "application-autoscaling.PutScheduledAction(ServiceNamespace='sagemaker', "
+        f"ResourceId='{VARIANT_ID}', ScalableDimension='sagemaker:variant:DesiredInstanceCount', "
+        f"ScheduledActionName='{off}', Schedule='cron(0 19 ? * FRI *)', Timezone='UTC', "
+        "ScalableTargetAction={'MinCapacity': 1, 'MaxCapacity': 1})",
+        "application-autoscaling.PutScheduledAction(ServiceNamespace='sagemaker', "
+        f"ResourceId='{VARIANT_ID}', ScalableDimension='sagemaker:variant:DesiredInstanceCount', "
+        f"ScheduledActionName='{on}', Schedule='cron(0 9 ? * MON *)', Timezone='UTC', "
+        "ScalableTargetAction={'MinCapacity': 4, 'MaxCapacity': 4})",
+    ]
+    assert scaling() == ([], {}) and endpoint_tags(arn) == {} and audit(session, finding) == []
+    assert run(session, finding, approved=True).status == "applied"
+    assert scaling() == (
+        [{"ResourceId": VARIANT_ID, "Min": 4, "Max": 4}],
+        {
+            off: {
+                "ResourceId": VARIANT_ID,
+                "Schedule": "cron(0 19 ? * FRI *)",
+                "Timezone": "UTC",
+                "Capacity": {"MinCapacity": 1, "MaxCapacity": 1},
+            },
+            on: {
+                "ResourceId": VARIANT_ID,
+                "Schedule": "cron(0 9 ? * MON *)",
+                "Timezone": "UTC",
+                "Capacity": {"MinCapacity": 4, "MaxCapacity": 4},
+            },
+        },
+    )
+    assert variant_count("chat-ep") == 4 and endpoint_tags(arn) == {MARK: finding}  # scaled only on Friday 19:00
+    assert undo(session, finding).status == "rolled_back"
+    assert scaling() == ([], {}) and endpoint_tags(arn) == {}  # the target it registered is deregistered
+    assert audit(session, finding) == [("apply", "applied", "alice"), ("rollback", "rolled_back", "bob")]
+
+
+def test_variant_schedule_keeps_a_registered_target_and_restores_it(aws: Emulator, session: Session) -> None:
+    arn = endpoint("chat-ep", count=4)
+    client = aws_context(REGION).client("application-autoscaling")
+    client.register_scalable_target(**TARGET, MinCapacity=2, MaxCapacity=6)  # the team's own auto scaling
+    finding = office_hours_variant_finding(session, arn, stretches="Mon 19:00 → Tue 09:00; Fri 19:00 → Mon 09:00")
+    outcome = run(session, finding, approved=True)
+    assert outcome.status == "applied"
+    register = outcome.calls[1].params
+    assert (register["MinCapacity"], register["MaxCapacity"]) == (2, 6)  # kept as registered
+    targets, actions = scaling()
+    assert targets == [{"ResourceId": VARIANT_ID, "Min": 2, "Max": 6}]
+    assert {n: (a["Schedule"], a["Capacity"]) for n, a in actions.items()} == {
+        f"chipwise-{finding[:8]}-1-off": ("cron(0 19 ? * MON *)", {"MinCapacity": 1, "MaxCapacity": 1}),
+        f"chipwise-{finding[:8]}-1-on": ("cron(0 9 ? * TUE *)", {"MinCapacity": 4, "MaxCapacity": 6}),
+        f"chipwise-{finding[:8]}-2-off": ("cron(0 19 ? * FRI *)", {"MinCapacity": 1, "MaxCapacity": 1}),
+        f"chipwise-{finding[:8]}-2-on": ("cron(0 9 ? * MON *)", {"MinCapacity": 4, "MaxCapacity": 6}),
+    }
+    stored = RemediationRepository(session).for_finding(finding)[0]
+    assert stored.before["scalable_target"] == {"MinCapacity": 2, "MaxCapacity": 6}
+    client.register_scalable_target(**TARGET, MinCapacity=3, MaxCapacity=8)  # changed meanwhile: rollback restores
+    assert undo(session, finding).status == "rolled_back"
+    assert scaling() == ([{"ResourceId": VARIANT_ID, "Min": 2, "Max": 6}], {})
+
+
+def test_variant_schedule_rollback_after_an_action_was_deleted_by_hand(aws: Emulator, session: Session) -> None:
+    arn = endpoint("chat-ep", count=4)
+    finding = office_hours_variant_finding(session, arn)
+    assert run(session, finding, approved=True).status == "applied"
+    client = aws_context(REGION).client("application-autoscaling")
+    client.delete_scheduled_action(**TARGET, ScheduledActionName=f"chipwise-{finding[:8]}-1-off")
+    assert undo(session, finding).status == "rolled_back"  # the missing action counts as deleted
+    assert scaling() == ([], {}) and endpoint_tags(arn) == {}
+
+
+def test_variant_schedule_failure_half_way_rolls_back(aws: Emulator, session: Session) -> None:
+    arn = endpoint("chat-ep", count=4)
+    finding = office_hours_variant_finding(session, arn)
+    aws.inject_fault("application-autoscaling", "PutScheduledAction", "ValidationException", "bad schedule")
+    # the first PutScheduledAction (the off one) fails: the target registered before it is deregistered
+    outcome = run(session, finding, approved=True)
+    assert outcome.status == "failed" and "application-autoscaling.PutScheduledAction failed" in outcome.message
+    assert "the calls before it were undone" in outcome.message
+    assert scaling() == ([], {}) and endpoint_tags(arn) == {}
+    assert aws.fault_hits() == {"application-autoscaling.PutScheduledAction": 1}
+
+
+def test_variant_schedule_failure_half_way_restores_a_registered_target(aws: Emulator, session: Session) -> None:
+    arn = endpoint("chat-ep", count=4)
+    client = aws_context(REGION).client("application-autoscaling")
+    client.register_scalable_target(**TARGET, MinCapacity=2, MaxCapacity=6)
+    client.put_scheduled_action(
+        **TARGET,
+        ScheduledActionName="team-nightly",
+        Schedule="cron(0 1 * * ? *)",
+        ScalableTargetAction={"MinCapacity": 2, "MaxCapacity": 3},
+    )
+    finding = office_hours_variant_finding(session, arn)
+    aws.inject_fault("application-autoscaling", "PutScheduledAction", "ValidationException", "bad schedule")
+    outcome = run(session, finding, approved=True)
+    assert outcome.status == "failed" and "the calls before it were undone" in outcome.message
+    # the target is registered again as it was, not deregistered (which would delete the team's action with it)
+    targets, actions = scaling()
+    assert targets == [{"ResourceId": VARIANT_ID, "Min": 2, "Max": 6}] and set(actions) == {"team-nightly"}
+    assert endpoint_tags(arn) == {}
+
+
+def test_variant_schedule_protected_changed_or_clashing_is_refused(aws: Emulator, session: Session) -> None:
+    guarded = endpoint("guarded-ep", count=4, tags={"chipwise:protect": "true"})
+    outcome = run(session, office_hours_variant_finding(session, guarded), approved=True)
+    assert outcome.status == "refused" and "chipwise:protect=true" in outcome.message
+    assert scaling() == ([], {}) and endpoint_tags(guarded) == {"chipwise:protect": "true"}
+    arn = endpoint("chat-ep", count=3)
+    outcome = run(session, office_hours_variant_finding(session, arn), approved=True)  # the scan saw 4
+    assert outcome.status == "refused" and "runs 3 instances now (the scan saw 4)" in outcome.message
+    client = aws_context(REGION).client("application-autoscaling")
+    client.register_scalable_target(**TARGET, MinCapacity=1, MaxCapacity=4)
+    clash = office_hours_variant_finding(session, arn, count=3, variant_arn=False)
+    taken = f"chipwise-{clash[:8]}-1-on"  # a Put of the same name would overwrite it: refused
+    client.put_scheduled_action(**TARGET, ScheduledActionName=taken, Schedule="cron(0 1 * * ? *)")
+    outcome = run(session, clash, approved=True)
+    assert outcome.status == "refused" and f"already has the scheduled action {taken}" in outcome.message
+    targets, actions = scaling()
+    assert targets == [{"ResourceId": VARIANT_ID, "Min": 1, "Max": 4}] and set(actions) == {taken}
+    assert endpoint_tags(arn) == {}
+
+
+def test_variant_schedule_of_a_single_instance_is_refused(aws: Emulator, session: Session) -> None:
+    arn = endpoint("chat-ep", count=1)
+    outcome = run(session, office_hours_variant_finding(session, arn, count=1), approved=True)
+    assert outcome.status == "refused" and "keeps at least 1" in outcome.message
+    assert scaling() == ([], {}) and endpoint_tags(arn) == {}
+
+
+def test_variant_schedule_without_an_off_stretch_or_endpoint_is_an_error(aws: Emulator, session: Session) -> None:
+    arn = endpoint("chat-ep", count=4)
+    with pytest.raises(InvalidInput, match="names no off stretch"):
+        run(session, office_hours_variant_finding(session, arn, stretches=""), approved=True)
+    gone = office_hours_variant_finding(session, arn, variant_arn=False)
+    aws_context(REGION).client("sagemaker").delete_endpoint(EndpointName="chat-ep")
+    with pytest.raises(NotFound, match="endpoint chat-ep no longer exists"):
+        run(session, gone, approved=True)

@@ -9,7 +9,16 @@ import subprocess
 import sys
 from pathlib import Path
 
-from remediate_factories import gpu_instance, gpu_utilisation, idle_instance_finding, instance_state
+import boto3
+from remediate_factories import (
+    REGION,
+    add_finding,
+    endpoint,
+    gpu_instance,
+    gpu_utilisation,
+    idle_instance_finding,
+    instance_state,
+)
 
 from chipwise.store.session import get_session_factory
 from chipwise_devkit.emulator import Emulator
@@ -76,3 +85,37 @@ def test_refusal_and_bad_ids_are_one_line_and_exit_1(tmp_path: Path, sqlite_url:
         done = chipwise(tmp_path, sqlite_url, aws, "findings", *args)
         assert done.returncode == 1 and len(done.stderr.strip().splitlines()) <= 2, done.stderr
         assert "Traceback" not in done.stderr
+
+
+def test_variant_off_hours_dry_run_prints_the_scaling_calls(tmp_path: Path, sqlite_url: str, aws: Emulator) -> None:
+
+    arn = endpoint("chat-ep", count=2)
+    with get_session_factory(sqlite_url).begin() as session:
+        finding = add_finding(
+            session,
+            rule_id="accelerator_off_hours",
+            arn=arn,
+            kind="sagemaker_endpoint",
+            name="chat-ep",
+            instance_type="ml.inf2.xlarge",
+            count=2,
+            recommendation={"action": "schedule"},
+            evidence={"off_stretches": "Sat 00:00 → Mon 06:00"},
+        )
+    short = finding[:8]
+    dry = chipwise(tmp_path, sqlite_url, aws, "findings", "apply", short, "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    lines = dry.stdout.splitlines()
+    assert lines[0].startswith(f"dry run: variant chat-ep/AllTraffic ({short}) would get these calls:")
+    target = (
+        "ServiceNamespace='sagemaker', ResourceId='endpoint/chat-ep/variant/AllTraffic', "
+        "ScalableDimension='sagemaker:variant:DesiredInstanceCount'"
+    )
+    assert f"  application-autoscaling.RegisterScalableTarget({target}, MinCapacity=2, MaxCapacity=2)" in lines
+    assert (
+        f"  application-autoscaling.PutScheduledAction({target}, ScheduledActionName='chipwise-{short}-1-off', "
+        "Schedule='cron(0 0 ? * SAT *)', Timezone='UTC', ScalableTargetAction={'MinCapacity': 1, 'MaxCapacity': 1})"
+    ) in lines
+    client = boto3.client("application-autoscaling", region_name=REGION)
+    assert client.describe_scalable_targets(ServiceNamespace="sagemaker")["ScalableTargets"] == []
+    assert client.describe_scheduled_actions(ServiceNamespace="sagemaker")["ScheduledActions"] == []

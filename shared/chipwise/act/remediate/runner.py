@@ -166,8 +166,18 @@ def _undo(aws: AwsContext, undo: list[ApiCall]) -> list[str]:
         try:
             call(aws, api)
         except (ClientError, BotoCoreError) as exc:
-            left.append(f"{api} ({_reason(exc)})")
+            if not _already_gone(api, exc):
+                left.append(f"{api} ({_reason(exc)})")
     return left
+
+
+def _already_gone(api: ApiCall, exc: Exception) -> bool:
+    """A delete whose object is gone already (someone removed a schedule or a scheduled action by hand): undone."""
+    code = str(exc.response.get("Error", {}).get("Code", "")) if isinstance(exc, ClientError) else ""
+    return api.operation.startswith(("Delete", "Deregister")) and code in {
+        "ObjectNotFoundException",  # Application Auto Scaling
+        "ResourceNotFoundException",  # EventBridge Scheduler
+    }
 
 
 def _reason(exc: Exception) -> str:

@@ -1,6 +1,6 @@
 """A finding's mechanical next step: which resource, what to re-read, what to check, which calls, and their undo.
 
-Three steps are mechanical (the others need a person: a migration, a rightsizing to another type):
+These steps are mechanical (the others need a person: a migration, a rightsizing to another type):
 
 - ``ec2_stop``: an idle GPU or Inferentia EC2 instance (``gpu_idle`` / ``inferentia_idle``, action ``stop``) is
   stopped (``StopInstances``; undone by ``StartInstances``).
@@ -8,13 +8,18 @@ Three steps are mechanical (the others need a person: a migration, a rightsizing
   with ``CopyCount`` 0; undone by restoring the copies it had).
 - ``variant_capacity``: an endpoint variant recommended fewer instances of the same type has its instance count
   lowered (``UpdateEndpointWeightsAndCapacities``; undone by restoring the count).
+- ``endpoint_delete``: an idle whole endpoint is deleted with its configuration kept (undone by recreating it).
+- ``ec2_schedule`` / ``variant_schedule``: an office-hours instance or endpoint variant (``accelerator_off_hours``,
+  action ``schedule``) gets EventBridge Scheduler stop/start schedules, or Application Auto Scaling scheduled actions
+  on the variant's ``DesiredInstanceCount`` (undone by deleting them and restoring the scalable target).
 
 Before any of them the resource is marked with the ``chipwise:remediation`` tag (the finding's id): the opt-in
 remediation role only allows the change on a resource carrying it, and a person looking at the resource sees who
 changed it. The mark is removed by the rollback.
 
 The guards read the resource again (it must still exist, be in the state the scan saw, and not carry
-``chipwise:protect=true``) and its metrics since the scan (:func:`busy_reason`).
+``chipwise:protect=true``) and its metrics since the scan (:func:`busy_reason`); a schedule is not checked for load
+(its off hours are scheduled, not happening now).
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Final
 
 from botocore.exceptions import ClientError
 
@@ -52,6 +57,10 @@ PROTECT_TAG = "chipwise:protect"
 EC2_STOP, COMPONENT_COPIES, VARIANT_CAPACITY = "ec2_stop", "component_copies", "variant_capacity"
 ENDPOINT_DELETE = "endpoint_delete"
 EC2_SCHEDULE = "ec2_schedule"
+VARIANT_SCHEDULE = "variant_schedule"
+AAS_NAMESPACE: Final = "sagemaker"  # Application Auto Scaling's names for an endpoint variant's instance count
+AAS_DIMENSION: Final = "sagemaker:variant:DesiredInstanceCount"
+OFF_HOURS_CAPACITY = 1  # a variant without inference components keeps at least one instance (zero needs components)
 OFF_HOURS_RULE = "accelerator_off_hours"
 _STRETCH = re.compile(r"(Mon|Tue|Wed|Thu|Fri|Sat|Sun) (\d\d):00 → (Mon|Tue|Wed|Thu|Fri|Sat|Sun) (\d\d):00")
 IDLE_RULES = ("gpu_idle", "inferentia_idle")
@@ -61,7 +70,7 @@ IDLE_RULES = ("gpu_idle", "inferentia_idle")
 class ApiCall:
     """One AWS call, as made and as stored: ``ec2.StopInstances(InstanceIds=['i-0abc'])``."""
 
-    service: str  # ec2 | sagemaker
+    service: str  # ec2 | sagemaker | scheduler | application-autoscaling
     operation: str
     params: dict[str, Any]
 
@@ -119,6 +128,8 @@ def mechanical_action(finding: FindingFacts) -> str | None:
         return COMPONENT_COPIES
     if finding.resource_kind == "ec2_instance" and action == "schedule" and finding.rule_id == OFF_HOURS_RULE:
         return EC2_SCHEDULE
+    if finding.resource_kind == "sagemaker_endpoint" and action == "schedule" and finding.rule_id == OFF_HOURS_RULE:
+        return VARIANT_SCHEDULE
     if (
         finding.resource_kind == "sagemaker_endpoint"
         and action == "delete"
@@ -147,6 +158,7 @@ def may_apply(resource_kind: str, action: str) -> bool:
         ("sagemaker_endpoint", "rightsize"),
         ("sagemaker_endpoint", "delete"),
         ("ec2_instance", "schedule"),
+        ("sagemaker_endpoint", "schedule"),
     }
 
 
@@ -195,6 +207,8 @@ def plan_step(aws: AwsContext, finding: FindingFacts, now: datetime) -> Remediat
         return _plan_endpoint_delete(aws, finding, now)
     if action == EC2_SCHEDULE:
         return _plan_ec2_schedule(aws, finding)
+    if action == VARIANT_SCHEDULE:
+        return _plan_variant_schedule(aws, finding)
     step = finding.recommendation.get("action", "?")
     raise InvalidInput(
         f"finding {finding.finding_id[:8]}'s next step ({step} on a {finding.resource_kind}) is not mechanical: "
@@ -308,7 +322,9 @@ def _plan_component_copies(aws: AwsContext, finding: FindingFacts, now: datetime
     )
 
 
-def _plan_variant_capacity(aws: AwsContext, finding: FindingFacts, now: datetime) -> RemediationPlan:
+def _read_variant(aws: AwsContext, finding: FindingFacts) -> tuple[str, str, str, dict[str, Any]]:
+    """The finding's endpoint variant read again: (endpoint, endpoint ARN, status, the variant). Refuses a protected
+    endpoint; ``NotFound`` when the endpoint or the variant is gone."""
     endpoint = _endpoint_name(finding.resource_arn)
     endpoint_arn = _endpoint_arn(finding.resource_arn)
     sm = aws.client("sagemaker")
@@ -328,9 +344,12 @@ def _plan_variant_capacity(aws: AwsContext, finding: FindingFacts, now: datetime
     chosen = [v for v in variants if v.get("VariantName") == wanted] if wanted else variants[:1]
     if not chosen or (not wanted and len(variants) != 1):
         raise NotFound(f"endpoint {endpoint} no longer has the variant the scan saw ({wanted or 'its only one'})")
-    variant = chosen[0]
+    return endpoint, endpoint_arn, str(described.get("EndpointStatus")), dict(chosen[0])
+
+
+def _plan_variant_capacity(aws: AwsContext, finding: FindingFacts, now: datetime) -> RemediationPlan:
+    endpoint, endpoint_arn, status, variant = _read_variant(aws, finding)
     name = str(variant["VariantName"])
-    status = str(described.get("EndpointStatus"))
     count = int(variant.get("CurrentInstanceCount") or 0)
     if status != "InService":
         raise GuardRefusal(f"endpoint {endpoint} is {status}, not InService: it is changing")
@@ -499,6 +518,113 @@ def _plan_ec2_schedule(aws: AwsContext, finding: FindingFacts) -> RemediationPla
     )
 
 
+def _plan_variant_schedule(aws: AwsContext, finding: FindingFacts) -> RemediationPlan:
+    """An endpoint variant that works office hours: registered as an Application Auto Scaling scalable target (its
+    MinCapacity/MaxCapacity kept if it already was one), with a scheduled action per off stretch that scales it to
+    :data:`OFF_HOURS_CAPACITY` at the stretch's start and one that scales it back to its current count at its end
+    (cron, UTC, as the finding's pattern was read). Rollback deletes the actions and restores (or deregisters) the
+    target. A variant keeps one instance: scaling to zero needs inference components, which a person sets up."""
+    crons = off_hours_crons(str(finding.evidence.get("off_stretches") or ""))
+    if not crons:
+        raise InvalidInput(f"finding {finding.finding_id[:8]} names no off stretch to schedule")
+    endpoint, endpoint_arn, status, variant = _read_variant(aws, finding)
+    name = str(variant["VariantName"])
+    count = int(variant.get("CurrentInstanceCount") or 0)
+    resource = f"variant {endpoint}/{name}"
+    if status != "InService":
+        raise GuardRefusal(f"endpoint {endpoint} is {status}, not InService: it is changing")
+    if count != finding.instance_count:
+        raise GuardRefusal(f"{resource} runs {count} instances now (the scan saw {finding.instance_count})")
+    kind = (variant.get("CurrentInstanceType") or variant.get("InstanceType")) or finding.instance_type
+    if finding.instance_type and kind != finding.instance_type:
+        raise GuardRefusal(f"{resource} is now {kind} (the scan saw {finding.instance_type})")
+    if count <= OFF_HOURS_CAPACITY:
+        raise GuardRefusal(
+            f"{resource} runs {count} instance: a variant keeps at least {OFF_HOURS_CAPACITY} "
+            "(scaling to zero needs inference components: a person sets that up)"
+        )
+    resource_id = f"endpoint/{endpoint}/variant/{name}"
+    target_id = {"ServiceNamespace": AAS_NAMESPACE, "ResourceId": resource_id, "ScalableDimension": AAS_DIMENSION}
+    autoscaling = aws.client("application-autoscaling")
+    registered = autoscaling.describe_scalable_targets(
+        ServiceNamespace=AAS_NAMESPACE, ResourceIds=[resource_id], ScalableDimension=AAS_DIMENSION
+    ).get("ScalableTargets", [])
+    names = [
+        (f"chipwise-{finding.finding_id[:8]}-{i}-off", f"chipwise-{finding.finding_id[:8]}-{i}-on")
+        for i in range(1, len(crons) + 1)
+    ]
+    existing = {
+        str(a["ScheduledActionName"])
+        for a in autoscaling.describe_scheduled_actions(
+            ServiceNamespace=AAS_NAMESPACE, ResourceId=resource_id, ScalableDimension=AAS_DIMENSION
+        ).get("ScheduledActions", [])
+    }
+    if clash := sorted(existing & {n for pair in names for n in pair}):
+        raise GuardRefusal(f"{resource} already has the scheduled action {clash[0]}: Chipwise would overwrite it")
+    previous: dict[str, Any] | None = None
+    if registered:
+        kept = registered[0]
+        previous = {"MinCapacity": int(kept["MinCapacity"]), "MaxCapacity": int(kept["MaxCapacity"])}
+        if kept.get("SuspendedState"):
+            previous["SuspendedState"] = dict(kept["SuspendedState"])
+    low, high = (previous["MinCapacity"], previous["MaxCapacity"]) if previous else (count, count)
+    on_max = max(high, count)
+    mark = [{"Key": MARK_TAG, "Value": finding.finding_id}]
+    calls = [
+        ApiCall("sagemaker", "AddTags", {"ResourceArn": endpoint_arn, "Tags": mark}),
+        ApiCall(
+            "application-autoscaling",
+            "RegisterScalableTarget",
+            {**target_id, "MinCapacity": low, "MaxCapacity": high},
+        ),
+    ]
+    undo = [
+        ApiCall("sagemaker", "DeleteTags", {"ResourceArn": endpoint_arn, "TagKeys": [MARK_TAG]}),
+        ApiCall("application-autoscaling", "RegisterScalableTarget", {**target_id, **previous})
+        if previous
+        else ApiCall("application-autoscaling", "DeregisterScalableTarget", dict(target_id)),
+    ]
+    for (off_cron, on_cron), (off_name, on_name) in zip(crons, names, strict=True):
+        for action_name, cron, capacity in (
+            (off_name, off_cron, {"MinCapacity": OFF_HOURS_CAPACITY, "MaxCapacity": OFF_HOURS_CAPACITY}),
+            (on_name, on_cron, {"MinCapacity": count, "MaxCapacity": on_max}),
+        ):
+            calls.append(
+                ApiCall(
+                    "application-autoscaling",
+                    "PutScheduledAction",
+                    {
+                        **target_id,
+                        "ScheduledActionName": action_name,
+                        "Schedule": cron,
+                        "Timezone": "UTC",
+                        "ScalableTargetAction": capacity,
+                    },
+                )
+            )
+            undo.append(
+                ApiCall(
+                    "application-autoscaling",
+                    "DeleteScheduledAction",
+                    {**target_id, "ScheduledActionName": action_name},
+                )
+            )
+    return RemediationPlan(
+        action=VARIANT_SCHEDULE,
+        resource=resource,
+        calls=calls,
+        undo=undo,
+        before={
+            "endpoint": endpoint,
+            "variant": name,
+            "instance_count": count,
+            "scalable_target": previous,
+            "schedule": finding.evidence.get("schedule"),
+            "crons": crons,
+        },
+    )
+
+
 def _sum(row: HourlyRollup) -> float | None:
     return row.sum
 
@@ -543,16 +669,16 @@ def _peak(
 
 
 def call(aws: AwsContext, api: ApiCall) -> None:
-    """Make one call through the cached factory's clients (only the two services remediation touches)."""
-    if api.service not in {"ec2", "sagemaker", "scheduler"}:
+    """Make one call through the cached factory's clients (only the services remediation touches)."""
+    clients: dict[str, Callable[[], Any]] = {
+        "ec2": lambda: aws.client("ec2"),
+        "sagemaker": lambda: aws.client("sagemaker"),
+        "scheduler": lambda: aws.client("scheduler"),
+        "application-autoscaling": lambda: aws.client("application-autoscaling"),
+    }
+    if api.service not in clients:
         raise ValueError(f"remediation makes no {api.service} calls")
-    client: Any = (
-        aws.client("ec2")
-        if api.service == "ec2"
-        else aws.client("scheduler")
-        if api.service == "scheduler"
-        else aws.client("sagemaker")
-    )
+    client: Any = clients[api.service]()
     operation = client.meta.method_to_api_mapping  # {"stop_instances": "StopInstances", ...}
     method = next(name for name, op in operation.items() if op == api.operation)
     getattr(client, method)(**api.params)
