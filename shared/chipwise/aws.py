@@ -11,11 +11,14 @@ import os
 import threading
 from collections import Counter
 from dataclasses import dataclass, field
+from datetime import datetime
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 import boto3
+import botocore.session
 from botocore.config import Config
+from botocore.utils import parse_timestamp
 
 from chipwise.observability import quiet_libraries
 
@@ -157,12 +160,35 @@ class AwsContext:
         return self._account
 
 
+def parse_aws_timestamp(value: Any) -> datetime:
+    """botocore's timestamp parser with a fast path: an ISO 8601 text with its offset (``2026-11-12T10:00:00.000Z``,
+    how the XML and JSON APIs send ``LaunchTime`` and the like) read by :meth:`datetime.fromisoformat` (microseconds
+    where dateutil takes a tenth of a millisecond each: a third of the CPU of parsing DescribeInstances for 1,000
+    instances); anything else (epoch seconds, RFC 822, text without an offset) by botocore's own parser. The same
+    instant either way (UTC-aware)."""
+    if isinstance(value, str):
+        try:
+            parsed = datetime.fromisoformat(value)
+        except ValueError:
+            parsed = None
+        if parsed is not None and parsed.tzinfo is not None:
+            return parsed
+    return parse_timestamp(value)
+
+
+def _core_session() -> botocore.session.Session:
+    """A botocore session whose clients parse timestamps with :func:`parse_aws_timestamp`."""
+    core = botocore.session.Session()
+    core.get_component("response_parser_factory").set_parser_defaults(timestamp_parser=parse_aws_timestamp)
+    return core
+
+
 @lru_cache(maxsize=8)
 def base_session(profile: str | None = None) -> boto3.Session:
     """The home session (credentials from the standard chain), built once per profile. botocore's own loggers are
     held at WARNING first: at DEBUG they print request bodies (an AssumeRole's ExternalId, a secret's value)."""
     quiet_libraries()
-    return boto3.Session(profile_name=profile)
+    return boto3.Session(botocore_session=_core_session(), profile_name=profile)
 
 
 def assume_role_session(role: AssumeRole, region: str, counter: ApiCallCounter | None = None) -> boto3.Session:
@@ -175,6 +201,7 @@ def assume_role_session(role: AssumeRole, region: str, counter: ApiCallCounter |
         params["ExternalId"] = role.external_id
     creds = sts.assume_role(**params)["Credentials"]
     return boto3.Session(
+        botocore_session=_core_session(),
         aws_access_key_id=creds["AccessKeyId"],
         aws_secret_access_key=creds["SecretAccessKey"],
         aws_session_token=creds["SessionToken"],

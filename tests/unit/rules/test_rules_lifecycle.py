@@ -234,3 +234,34 @@ def test_applying_many_drafts_takes_as_many_statements_as_applying_a_few(store: 
     assert counts[0] == counts[1]
     with store() as session:
         assert session.scalar(select(func.count()).select_from(Finding)) == 310
+
+
+def test_an_unchanged_finding_gets_only_its_last_seen_written(store: sessionmaker[Session]) -> None:
+    # Given two findings, evaluated again a day later: one the same, one re-priced
+    with store.begin() as session:
+        FindingRepository(session).apply(
+            account_id=ACCOUNT, region="us-east-1", drafts=[draft("same"), draft("moved")], rule_ids=RULES, now=NOW
+        )
+    with store.begin() as session, count_statements(session) as statements:
+        result = FindingRepository(session).apply(
+            account_id=ACCOUNT,
+            region="us-east-1",
+            drafts=[draft("same"), draft("moved", saving="250.00")],
+            rule_ids=RULES,
+            now=LATER,
+            scan_id="scan-2",
+        )
+    updates = [s for s in statements if s.lstrip().upper().startswith("UPDATE")]
+    # Then the re-priced one is rewritten, the other gets last_seen and last_scan_id only
+    assert result.updated == 2 and result.new == 0
+    assert len(updates) == 2
+    assert sum("evidence" in s for s in updates) == 1
+    assert any("last_seen" in s and "evidence" not in s and "summary" not in s for s in updates)
+    found = findings(store)
+    for name in ("same", "moved"):
+        assert found[name].last_seen.replace(tzinfo=None) == LATER.replace(tzinfo=None)
+        assert found[name].last_scan_id == "scan-2"
+        assert found[name].first_seen.replace(tzinfo=None) == NOW.replace(tzinfo=None)
+    assert found["same"].estimated_monthly_savings_usd == Decimal("100.00")
+    assert found["moved"].estimated_monthly_savings_usd == Decimal("250.00")
+    assert [h.monthly_savings_usd for h in history(store)] == [Decimal("100.00"), Decimal("100.00"), Decimal("250.00")]

@@ -47,6 +47,21 @@ _DRAFT_FIELDS = (
     "break_even_months",
     "summary",
 )
+# What an UPDATE of an existing finding writes besides ``last_seen`` and ``last_scan_id``: when every one of these
+# is what the store holds already, only those two are written (one statement for all such findings).
+_COMPARED = (
+    *_DRAFT_FIELDS,
+    "recommendation",
+    "signals_used",
+    "signals_missing",
+    "evidence",
+    "measured_monthly_savings_usd",
+    "status",
+    "resolved_at",
+    "suppressed_until",
+    "suppress_reason",
+)
+_SEEN_CHUNK = 500
 
 
 @dataclass(frozen=True)
@@ -69,6 +84,7 @@ class _Existing:
     confidence: str
     evidence: Mapping[str, Any]
     summary: str
+    stored: Mapping[str, Any]  # the columns of _COMPARED as the store holds them
 
 
 @dataclass(frozen=True)
@@ -106,6 +122,7 @@ class FindingRepository:
         existing = self._existing(account_id, region)
         inserts: list[dict[str, Any]] = []
         updates: list[dict[str, Any]] = []
+        seen_only: list[str] = []  # the same figures, status and evidence: last_seen and last_scan_id only
         history: list[dict[str, Any]] = []
         reopened = 0
         seen: set[tuple[str, str]] = set()
@@ -120,7 +137,10 @@ class FindingRepository:
                 continue
             row = _updated_row(before, draft, now, scan_id)
             reopened += before.status == RESOLVED
-            updates.append(row)
+            if _unchanged(before, row):
+                seen_only.append(before.id)
+            else:
+                updates.append(row)
             if _repriced(before, draft):
                 history.append(_history(before.id, draft, now))
         evaluated = set(rule_ids)
@@ -130,27 +150,42 @@ class FindingRepository:
             if key[0] in evaluated and key not in seen and item.status != RESOLVED
         ]
         self._write(inserts, updates, resolved, history)
-        return LifecycleResult(new=len(inserts), updated=len(updates), reopened=reopened, resolved=len(resolved))
+        self._mark_seen(seen_only, now, scan_id)
+        return LifecycleResult(
+            new=len(inserts), updated=len(updates) + len(seen_only), reopened=reopened, resolved=len(resolved)
+        )
 
     def _existing(self, account_id: str, region: str) -> dict[tuple[str, str], _Existing]:
-        stmt = select(
-            Finding.rule_id,
-            Finding.resource_arn,
-            Finding.id,
-            Finding.status,
-            Finding.suppressed_until,
-            Finding.suppress_reason,
-            Finding.recommendation,
-            Finding.estimated_monthly_savings_usd,
-            Finding.measured_monthly_savings_usd,
-            Finding.confidence,
-            Finding.evidence,
-            Finding.summary,
-        ).where(Finding.account_id == account_id, Finding.region == region)
+        columns = ("rule_id", "resource_arn", "id", *_COMPARED)
+        stmt = select(*(getattr(Finding, c) for c in columns)).where(
+            Finding.account_id == account_id, Finding.region == region
+        )
         found: dict[tuple[str, str], _Existing] = {}
-        for rule_id, arn, *rest in self.session.execute(stmt):
-            found[(rule_id, arn)] = _Existing(*rest)
+        for row in self.session.execute(stmt):
+            m = row._mapping
+            found[(m["rule_id"], m["resource_arn"])] = _Existing(
+                id=m["id"],
+                status=m["status"],
+                suppressed_until=m["suppressed_until"],
+                suppress_reason=m["suppress_reason"],
+                recommendation=m["recommendation"],
+                estimated_monthly_savings_usd=m["estimated_monthly_savings_usd"],
+                measured_monthly_savings_usd=m["measured_monthly_savings_usd"],
+                confidence=m["confidence"],
+                evidence=m["evidence"],
+                summary=m["summary"],
+                stored={c: m[c] for c in _COMPARED},
+            )
         return found
+
+    def _mark_seen(self, ids: list[str], now: datetime, scan_id: str | None) -> None:
+        """``last_seen`` (and ``last_scan_id`` when given) of findings the evaluation left as they were."""
+        findings: Table = Finding.__table__  # type: ignore[assignment]
+        values: dict[str, Any] = {"last_seen": now} | ({"last_scan_id": scan_id} if scan_id is not None else {})
+        for start in range(0, len(ids), _SEEN_CHUNK):
+            self.session.execute(
+                update(findings).where(findings.c.id.in_(ids[start : start + _SEEN_CHUNK])).values(values)
+            )
 
     def _write(
         self,
@@ -357,6 +392,11 @@ def _updated_row(before: _Existing, draft: FindingDraft, now: datetime, scan_id:
 def _target(recommendation: Mapping[str, Any]) -> str | None:
     value = recommendation.get("target_instance_type")
     return str(value) if value else None
+
+
+def _unchanged(before: _Existing, row: Mapping[str, Any]) -> bool:
+    """Whether the UPDATE ``row`` would leave every compared column as the store holds it."""
+    return all(before.stored[c] == row[c] for c in _COMPARED)
 
 
 def _repriced(before: _Existing, draft: FindingDraft) -> bool:
