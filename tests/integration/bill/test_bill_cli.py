@@ -11,7 +11,10 @@ from chipwise.cli import main
 from chipwise_devkit.bill_export import TEST_SP, line_item_type_bill, write_export
 
 
-def test_ingest_then_show(use_db: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_ingest_then_show(
+    use_db: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "200")  # a piped page, whatever the worker's terminal
     export = write_export(tmp_path, "chipwise-cur", "2026-11", line_item_type_bill())
     assert main(["bill", "ingest", "--uri", str(export), "--period", "2026-11", "--json"]) == 0
     (stored,) = json.loads(capsys.readouterr().out)

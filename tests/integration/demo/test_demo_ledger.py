@@ -53,7 +53,9 @@ def test_every_demo_measurement_is_inside_its_plausible_range(demo: Path) -> Non
         if fraction is not None and low is not None:
             ranged += 1
             assert Decimal(low) <= Decimal(str(fraction)) <= Decimal(high), target
-    assert ranged >= 4  # both training runs and both GPU → Inferentia runs with a baseline were held to a range
+    # both training runs and the GPU → Inferentia run with observed traffic were held to a range (the g6 box's run
+    # is inconclusive: no observed traffic to size its target against, so it has no measured saving to range)
+    assert ranged >= 3
 
 
 def _csv(demo: Path) -> list[dict[str, str]]:
