@@ -477,9 +477,9 @@ def ledger(documents: Iterable[FindingDocument], costs: ScanCosts | None = None,
 
 
 def cost_source_words(source: str | None, billing_periods: Sequence[str] = ()) -> str:
-    """Where a scan's spend came from, in words: "Cost Explorer", or "the bill (AWS Data Exports, 2026-11)"."""
+    """Where a scan's spend came from, in words: "Cost Explorer", or "the bill, AWS Data Exports 2026-11"."""
     if source == "bill":
-        return "the bill (AWS Data Exports" + (f", {', '.join(billing_periods)})" if billing_periods else ")")
+        return "the bill, AWS Data Exports" + (f" {', '.join(billing_periods)}" if billing_periods else "")
     return DEFAULT_COST_SOURCE
 
 
