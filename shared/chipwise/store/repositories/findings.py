@@ -61,7 +61,6 @@ _COMPARED = (
     "suppressed_until",
     "suppress_reason",
 )
-_SEEN_CHUNK = 500
 
 
 @dataclass(frozen=True)
@@ -181,11 +180,12 @@ class FindingRepository:
     def _mark_seen(self, ids: list[str], now: datetime, scan_id: str | None) -> None:
         """``last_seen`` (and ``last_scan_id`` when given) of findings the evaluation left as they were."""
         findings: Table = Finding.__table__  # type: ignore[assignment]
+        if not ids:
+            return
         values: dict[str, Any] = {"last_seen": now} | ({"last_scan_id": scan_id} if scan_id is not None else {})
-        for start in range(0, len(ids), _SEEN_CHUNK):
-            self.session.execute(
-                update(findings).where(findings.c.id.in_(ids[start : start + _SEEN_CHUNK])).values(values)
-            )
+        # one executemany whatever the number of findings (an IN list would need chunks, one statement each)
+        stmt = update(findings).where(findings.c.id == bindparam("seen_id")).values(values)
+        self.session.execute(stmt, [{"seen_id": finding_id} for finding_id in ids])
 
     def _write(
         self,
