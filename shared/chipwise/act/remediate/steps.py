@@ -29,7 +29,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 from botocore.exceptions import ClientError
 
@@ -177,6 +177,19 @@ def _tags(items: Sequence[Any] | None) -> dict[str, str]:
     return {str(t["Key"]): str(t.get("Value", "")) for t in items or []}
 
 
+R = TypeVar("R")
+
+
+def _read_again(what: str, read: Callable[[], R]) -> R:
+    """A resource read again before acting: ``NotFound`` (``<what> no longer exists``) when AWS says it is gone."""
+    try:
+        return read()
+    except ClientError as exc:
+        if _gone(exc):
+            raise NotFound(f"{what} no longer exists") from exc
+        raise
+
+
 def _gone(exc: ClientError) -> bool:
     error = exc.response.get("Error", {})
     code, message = str(error.get("Code", "")), str(error.get("Message", ""))
@@ -219,12 +232,9 @@ def plan_step(aws: AwsContext, finding: FindingFacts, now: datetime) -> Remediat
 def _plan_ec2_stop(aws: AwsContext, finding: FindingFacts, now: datetime) -> RemediationPlan:
     instance_id = finding.resource_arn.rsplit("/", 1)[-1]
     ec2 = aws.client("ec2")
-    try:
-        reservations = ec2.describe_instances(InstanceIds=[instance_id]).get("Reservations", [])
-    except ClientError as exc:
-        if _gone(exc):
-            raise NotFound(f"instance {instance_id} no longer exists") from exc
-        raise
+    reservations = _read_again(
+        f"instance {instance_id}", lambda: ec2.describe_instances(InstanceIds=[instance_id]).get("Reservations", [])
+    )
     instances = [i for r in reservations for i in r.get("Instances", [])]
     if not instances or (instances[0].get("State") or {}).get("Name") in {"terminated", "shutting-down"}:
         raise NotFound(f"instance {instance_id} no longer exists")
@@ -277,12 +287,9 @@ def _plan_component_copies(aws: AwsContext, finding: FindingFacts, now: datetime
     name = finding.resource_arn.split(COMPONENT_ARN_MARK, 1)[1]
     endpoint_arn = _endpoint_arn(finding.resource_arn)
     sm = aws.client("sagemaker")
-    try:
-        described = sm.describe_inference_component(InferenceComponentName=name)
-    except ClientError as exc:
-        if _gone(exc):
-            raise NotFound(f"inference component {name} no longer exists") from exc
-        raise
+    described = _read_again(
+        f"inference component {name}", lambda: sm.describe_inference_component(InferenceComponentName=name)
+    )
     _protected(_endpoint_tags(aws, endpoint_arn), f"endpoint {_endpoint_name(finding.resource_arn)}")
     status = str(described.get("InferenceComponentStatus"))
     copies = int((described.get("RuntimeConfig") or {}).get("CurrentCopyCount") or 0)
@@ -328,12 +335,7 @@ def _read_variant(aws: AwsContext, finding: FindingFacts) -> tuple[str, str, str
     endpoint = _endpoint_name(finding.resource_arn)
     endpoint_arn = _endpoint_arn(finding.resource_arn)
     sm = aws.client("sagemaker")
-    try:
-        described = sm.describe_endpoint(EndpointName=endpoint)
-    except ClientError as exc:
-        if _gone(exc):
-            raise NotFound(f"endpoint {endpoint} no longer exists") from exc
-        raise
+    described = _read_again(f"endpoint {endpoint}", lambda: sm.describe_endpoint(EndpointName=endpoint))
     _protected(_endpoint_tags(aws, endpoint_arn), f"endpoint {endpoint}")
     variants = list(described.get("ProductionVariants") or [])
     wanted = (
@@ -398,12 +400,7 @@ def _plan_endpoint_delete(aws: AwsContext, finding: FindingFacts, now: datetime)
     endpoint = _endpoint_name(finding.resource_arn)
     endpoint_arn = _endpoint_arn(finding.resource_arn)
     sm = aws.client("sagemaker")
-    try:
-        described = sm.describe_endpoint(EndpointName=endpoint)
-    except ClientError as exc:
-        if _gone(exc):
-            raise NotFound(f"endpoint {endpoint} no longer exists") from exc
-        raise
+    described = _read_again(f"endpoint {endpoint}", lambda: sm.describe_endpoint(EndpointName=endpoint))
     tags = _endpoint_tags(aws, endpoint_arn)
     _protected(tags, f"endpoint {endpoint}")
     status = str(described.get("EndpointStatus"))
@@ -465,12 +462,10 @@ def _plan_ec2_schedule(aws: AwsContext, finding: FindingFacts) -> RemediationPla
     if not crons:
         raise InvalidInput(f"finding {finding.finding_id[:8]} names no off stretch to schedule")
     instance_id = finding.resource_arn.rsplit("/", 1)[-1]
-    try:
-        reservations = aws.client("ec2").describe_instances(InstanceIds=[instance_id]).get("Reservations", [])
-    except ClientError as exc:
-        if _gone(exc):
-            raise NotFound(f"instance {instance_id} no longer exists") from exc
-        raise
+    reservations = _read_again(
+        f"instance {instance_id}",
+        lambda: aws.client("ec2").describe_instances(InstanceIds=[instance_id]).get("Reservations", []),
+    )
     instances = [i for r in reservations for i in r.get("Instances", [])]
     if not instances or (instances[0].get("State") or {}).get("Name") in {"terminated", "shutting-down"}:
         raise NotFound(f"instance {instance_id} no longer exists")
