@@ -14,6 +14,7 @@ from chipwise.economics import cents, per_month, round_money, usd
 from chipwise.models.common import SERVING_KINDS, Effort
 from chipwise.models.evidence import FindingEvidence
 from chipwise.models.findings import FindingDocument, RecommendationDoc
+from chipwise.models.resources import VARIANT_KEY_MARK
 from chipwise.models.scan import ScanCosts
 
 _ACRONYMS = {"gpu": "GPU", "cpu": "CPU", "ec2": "EC2", "eks": "EKS", "sagemaker": "SageMaker"}
@@ -265,22 +266,24 @@ def short_id(finding_id: str) -> str:
     return finding_id[:SHORT_ID]
 
 
-def console_url(resource_arn: str, region: str, resource_kind: str) -> str:
-    """The AWS console page of a resource: its own page for the kinds Chipwise collects, otherwise the
-    console's ARN redirect (``/go/view?arn=``)."""
-    name = resource_arn.rsplit("/", 1)[-1]
-    if resource_kind in SERVING_KINDS:  # ...:endpoint/<endpoint>/variant/<v> or /inference-component/<c>
-        name = resource_arn.split(":endpoint/", 1)[-1].split("/", 1)[0]
+def console_url(resource_id: str, region: str, resource_kind: str, resource_name: str) -> str:
+    """The AWS console page of a resource (``resource_id`` its ARN or Chipwise's key of a variant): its own page
+    for the kinds Chipwise collects (an endpoint's variant or inference component: its endpoint's page, named
+    first in ``resource_name``), otherwise the console's ARN redirect (``/go/view?arn=``)."""
+    arn = resource_id.split(VARIANT_KEY_MARK, 1)[0]
+    name = arn.rsplit("/", 1)[-1]
+    if resource_kind in SERVING_KINDS:  # <endpoint>, <endpoint>/<variant> or <endpoint>/<component>
+        name = resource_name.split("/", 1)[0]
     base = f"https://{region}.console.aws.amazon.com"
     if resource_kind == "ec2_instance":
         return f"{base}/ec2/home?region={region}#InstanceDetails:instanceId={quote(name, safe='')}"
-    if resource_kind in SERVING_KINDS:  # an inference component is listed on its endpoint's page
+    if resource_kind in SERVING_KINDS:  # a variant or an inference component is listed on its endpoint's page
         return f"{base}/sagemaker/home?region={region}#/endpoints/{quote(name, safe='')}"
     if resource_kind == "sagemaker_training_job":
         return f"{base}/sagemaker/home?region={region}#/jobs/{quote(name, safe='')}"
     if resource_kind == "batch_compute_environment":
-        return f"{base}/batch/home?region={region}#compute-environments/detail/{quote(resource_arn, safe='')}"
-    return f"https://console.aws.amazon.com/go/view?arn={quote(resource_arn, safe='')}"
+        return f"{base}/batch/home?region={region}#compute-environments/detail/{quote(arn, safe='')}"
+    return f"https://console.aws.amazon.com/go/view?arn={quote(arn, safe='')}"
 
 
 def suppress_step(finding_id: str) -> str:

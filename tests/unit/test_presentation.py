@@ -58,5 +58,9 @@ def test_capacity_reads_an_inference_component_as_copies_on_its_endpoint() -> No
     assert current_capacity("ml.g5.12xlarge", 1, "sagemaker_inference_component") == "ml.g5.12xlarge, 1 copy"
     assert current_capacity("ml.g5.12xlarge", 2, "sagemaker_inference_component") == "ml.g5.12xlarge, 2 copies"
     # and its console page is its endpoint's, where SageMaker lists the components
-    arn = "arn:aws:sagemaker:us-east-1:123456789012:endpoint/shared-llm/inference-component/chat"
-    assert console_url(arn, "us-east-1", "sagemaker_inference_component").endswith("#/endpoints/shared-llm")
+    arn = "arn:aws:sagemaker:us-east-1:123456789012:inference-component/chat"
+    link = console_url(arn, "us-east-1", "sagemaker_inference_component", "shared-llm/chat")
+    assert link.endswith("#/endpoints/shared-llm")
+    # and a variant's, whose id is its endpoint's ARN with the variant
+    variant = "arn:aws:sagemaker:us-east-1:123456789012:endpoint/chat-ab#variant/canary"
+    assert console_url(variant, "us-east-1", "sagemaker_endpoint", "chat-ab/canary").endswith("#/endpoints/chat-ab")

@@ -153,8 +153,8 @@ def _monthly_cost(resource: Resource, costed: dict[str, Decimal]) -> Decimal | N
     one, else the on-demand run-rate of an always-on instance or endpoint (catalog price in its region × its
     instances × 730 h); None for what runs part-time or shares instances (a training job, an inference
     component) or an unpriced type."""
-    if resource.arn in costed:
-        return costed[resource.arn]
+    if resource.key in costed:
+        return costed[resource.key]
     if resource.kind not in ALWAYS_ON or not resource.instance_type:
         return None
     price = get_catalog().price(resource.instance_type, resource.region)

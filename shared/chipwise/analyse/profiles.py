@@ -40,6 +40,7 @@ from chipwise.models.resources import (
     WorkloadHints,
     parse_details,
     parse_hints,
+    resource_key,
 )
 
 RATE_PLACES = Decimal("0.000001")
@@ -202,7 +203,7 @@ class ResourceProfile:
     """One resource over ``[window_start, window_end)``."""
 
     resource_id: int
-    arn: str
+    arn: str  # an ARN AWS accepts: the endpoint's for one variant of a multi-variant endpoint (``variant``)
     kind: str
     name: str
     account_id: str
@@ -233,6 +234,7 @@ class ResourceProfile:
     billed_instances: Decimal | None = None
     component_name: str | None = None  # an inference component: its name (``name`` is ``<endpoint>/<component>``)
     billed_unknown: bool = False  # a variant whose components could not be read: its own share is unknown
+    variant: str | None = None  # the production variant this resource is, when its endpoint has several
     # A kind whose activity AWS does not expose (a notebook instance): (reason, fix, action) for rule cannot_judge.
     activity_unknown: tuple[str, str, Action] | None = None
     # Capacity held whether used or not (issue 25): a capacity reservation's instances nothing runs in (Total -
@@ -245,6 +247,11 @@ class ResourceProfile:
     vcpu_per_instance: int | None = None
     last_user_activity: datetime | None = None  # Studio apps: LastUserActivityTimestamp
     commitment_term: str | None = None  # Bedrock Provisioned Throughput: OneMonth / SixMonths (None: no commitment)
+
+    @property
+    def key(self) -> str:
+        """Chipwise's id of this resource (:func:`chipwise.models.resources.resource_key`)."""
+        return resource_key(self.arn, self.variant)
 
     @property
     def window_hours(self) -> float:
@@ -412,8 +419,11 @@ def _rates(
     return facts
 
 
-def bill_key(row: Mapping[str, Any]) -> str:
-    """How the bill names a resource: its EC2 instance id, else its ARN (lower case)."""
+def bill_key(row: Mapping[str, Any]) -> str | None:
+    """How the bill names a resource: its EC2 instance id, else its ARN (lower case); None for one variant of a
+    multi-variant endpoint (the bill names the endpoint: its variants' shares are split by rate and count)."""
+    if row.get("variant"):
+        return None
     details = row.get("details") or {}
     instance_id = details.get("instance_id") if isinstance(details, Mapping) else None
     return str(instance_id or row["arn"]).lower()
@@ -431,7 +441,8 @@ def _bill_rates(
         return {}
     found: dict[int, dict[str, CostFacts]] = {}
     for row in resources:
-        item = usage.get(bill_key(row))
+        key = bill_key(row)
+        item = usage.get(key) if key is not None else None
         instance_type = row.get("instance_type")
         if item is None or not instance_type:
             continue
@@ -560,6 +571,7 @@ def _profile(
     return ResourceProfile(
         resource_id=int(row["id"]),
         arn=str(row["arn"]),
+        variant=row.get("variant") or None,
         kind=str(row["kind"]),
         name=str(row["name"]),
         account_id=str(row["account_id"]),

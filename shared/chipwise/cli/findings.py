@@ -22,6 +22,7 @@ from chipwise.economics import parse_day, parse_utc, usd
 from chipwise.errors import ChipwiseError, InvalidInput, NotFound
 from chipwise.models.common import is_account_id
 from chipwise.models.findings import FindingDocument
+from chipwise.models.resources import split_key
 from chipwise.pipeline.evaluate import evaluate_account
 from chipwise.pipeline.policy import load_policy
 from chipwise.presentation import (
@@ -163,8 +164,8 @@ def findings_command(
         figures = ledger(finding_document(row) for row in rows)
         documents = [r.document for r in figures.rows]
         owners = {
-            arn: owner_label(tags)
-            for arn, tags in ResourceRepository(session).tags_by_arn(d.resource_id for d in documents).items()
+            key: owner_label(tags)
+            for key, tags in ResourceRepository(session).tags_by_key(d.resource_id for d in documents).items()
         }
         total = len(documents) or FindingRepository(session).count()
     if json_output or output == "json":
@@ -230,7 +231,7 @@ def write_csv(figures: Ledger, stream: IO[str], owners: dict[str, str] | None = 
                 d.effort,
                 d.first_seen.isoformat(),
                 d.last_seen.isoformat(),
-                console_url(d.resource_id, d.region, d.resource_kind),
+                console_url(d.resource_id, d.region, d.resource_kind, d.resource_name),
             ]
         )
 
@@ -340,7 +341,7 @@ def show_command(
             }
             for a in RemediationRepository(session).for_finding(row.id)
         ]
-    link = console_url(document.resource_id, document.region, document.resource_kind)
+    link = console_url(document.resource_id, document.region, document.resource_kind, document.resource_name)
     if json_output:
         print_json(
             {
@@ -392,7 +393,8 @@ def print_finding(document: FindingDocument, suppression: dict[str, Any], link: 
     )
     saving = usd(best_saving(d)) + (" measured" if d.measured_monthly_savings_usd is not None else " estimated")
     rows = [
-        ("resource (ARN)", d.resource_id),
+        ("resource (ARN)", d.resource_arn or split_key(d.resource_id)[0]),
+        *([("variant", d.variant)] if d.variant else []),
         ("account", d.account_id),
         ("region", d.region),
         ("status", d.status),

@@ -10,6 +10,7 @@ from rich.table import Table
 from chipwise.cli.common import out, print_json, store_session
 from chipwise.cli.findings import findings_app
 from chipwise.errors import InvalidInput, NotFound
+from chipwise.models.resources import split_key
 from chipwise.models.scan import ScanDocument
 from chipwise.models.verdicts import OUTCOME_WORDS, VERDICT_WORDS, ResourceVerdict
 from chipwise.presentation import rule_label
@@ -61,13 +62,16 @@ def resources_command(
 def find_verdict(document: ScanDocument, resource: str) -> ResourceVerdict:
     """A resource by its name, ARN, or the end of its ARN (an instance id)."""
     wanted = resource.strip()
-    matches = [
-        v for v in document.verdicts if wanted in (v.name, v.resource_id) or v.resource_id.rsplit("/", 1)[-1] == wanted
-    ]
+    matches = []
+    for v in document.verdicts:
+        arn = split_key(v.resource_id)[0]
+        if wanted in (v.name, v.resource_id, arn) or arn.rsplit("/", 1)[-1] == wanted:
+            matches.append(v)
     if not matches:
         raise NotFound(f"no resource {wanted!r} in scan {document.scan_id[:8]}: `chipwise resources` lists them")
     if len(matches) > 1:
-        raise InvalidInput(f"{wanted!r} names several resources: give the ARN")
+        listed = ", ".join(sorted(v.name for v in matches))
+        raise InvalidInput(f"{wanted!r} names several resources ({listed}): give one of those names")
     return matches[0]
 
 

@@ -38,8 +38,7 @@ from chipwise.models.resources import (
     ProvisionedThroughputDetails,
     StudioAppDetails,
     TrainingJobDetails,
-    component_resource_arn,
-    variant_arn,
+    component_arn,
 )
 from chipwise.presentation import plural
 
@@ -319,7 +318,7 @@ def collect_sagemaker_endpoints(aws: AwsContext) -> Inventory:
             types.prefetch(v.get("InstanceType") for v in config.get("ProductionVariants") or [])
             resources = endpoint_resources(endpoint, config, tags, models, components, types, components_read)
             result.resources.extend(resources)
-            if resources and all(r.arn != arn for r in resources):
+            if resources and all(r.key != arn for r in resources):
                 result.listed_arns.discard(arn)  # described: its variants stand for it (and the endpoint is gone)
             for model_name in set(models.failed) - failed_before or _models_of(config) & set(models.failed):
                 error = models.failed[model_name]
@@ -508,7 +507,7 @@ def _endpoint_resource(
     arn, name = str(endpoint["EndpointArn"]), endpoint_name
     basis = None
     if split:
-        arn, name = variant_arn(arn, primary.variant_name), f"{endpoint_name}/{primary.variant_name}"
+        name = f"{endpoint_name}/{primary.variant_name}"
         basis = (
             f"variant {primary.variant_name} of {endpoint_name}: {count} x {instance_type} (SageMaker bills hosting "
             "per instance type; the variant's share is its type's hourly rate x its instance count x hours)"
@@ -545,6 +544,8 @@ def _endpoint_resource(
     image = primary.image or next((c.image for c in alone if c.image), None)
     resource = CollectedResource(
         arn=arn,
+        variant=primary.variant_name if split else None,
+        parent_arn=arn if split else None,
         kind="sagemaker_endpoint",
         name=name,
         instance_type=instance_type,
@@ -624,8 +625,10 @@ def _component_resource(
         environment=component.environment,
         model_data_url=component.artifact_url,
     )
+    endpoint_arn = str(endpoint["EndpointArn"])
     return CollectedResource(
-        arn=component_resource_arn(str(endpoint["EndpointArn"]), component.name),
+        arn=component.arn or component_arn(endpoint_arn, component.name),
+        parent_arn=endpoint_arn,
         kind="sagemaker_inference_component",
         name=f"{endpoint_name}/{component.name}",
         instance_type=variant.instance_type,
@@ -639,7 +642,7 @@ def _component_resource(
         details=InferenceComponentDetails(
             component=component,
             endpoint_name=endpoint_name,
-            endpoint_arn=str(endpoint["EndpointArn"]),
+            endpoint_arn=endpoint_arn,
             variant_name=variant_name,
             catalog=details.catalog if details else {},
         ),

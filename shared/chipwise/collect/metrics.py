@@ -136,7 +136,7 @@ def _dims(**values: str) -> Dimensions:
 class MetricTarget:
     """One metric of one resource: the series to read (one per variant, host or GPU) and how they combine."""
 
-    resource_arn: str
+    resource_key: str
     spec: MetricSpec
     series: tuple[Dimensions, ...]
     listed: bool = False  # ListMetrics listed these series: the metric exists even without datapoints
@@ -325,7 +325,7 @@ def plan_targets(resources: Iterable[CollectedResource], discovered: Discovered)
         elif resource.kind == "sagemaker_training_job":
             targets.extend(_training_targets(resource))
         elif resource.kind == "bedrock_provisioned_throughput":
-            targets.append(MetricTarget(resource.arn, BEDROCK_INVOCATIONS, (_dims(ModelId=resource.arn),)))
+            targets.append(MetricTarget(resource.key, BEDROCK_INVOCATIONS, (_dims(ModelId=resource.arn),)))
     return targets
 
 
@@ -336,7 +336,7 @@ def _endpoint_targets(resource: CollectedResource) -> Iterator[MetricTarget]:
     every = tuple(_dims(EndpointName=endpoint, VariantName=v.variant_name) for v in variants)
     provisioned = tuple(_dims(EndpointName=endpoint, VariantName=v.variant_name) for v in variants if v.instance_type)
     for spec in ENDPOINT_SPECS:
-        yield MetricTarget(resource.arn, spec, every)
+        yield MetricTarget(resource.key, spec, every)
     if not provisioned:
         return  # serverless: no instance metrics
     specs: tuple[MetricSpec, ...] = ENDPOINT_INSTANCE_SPECS
@@ -345,7 +345,7 @@ def _endpoint_targets(resource: CollectedResource) -> Iterator[MetricTarget]:
     if _is_neuron(resource):
         specs += NEURON_SPECS
     for spec in specs:
-        yield MetricTarget(resource.arn, spec, provisioned)
+        yield MetricTarget(resource.key, spec, provisioned)
 
 
 def _component_targets(resource: CollectedResource) -> Iterator[MetricTarget]:
@@ -358,7 +358,7 @@ def _component_targets(resource: CollectedResource) -> Iterator[MetricTarget]:
     if resource.platform == "nvidia":
         specs += COMPONENT_GPU_SPECS
     for spec in specs:
-        yield MetricTarget(resource.arn, spec, own)
+        yield MetricTarget(resource.key, spec, own)
 
 
 def _instance_targets(
@@ -369,25 +369,25 @@ def _instance_targets(
     instance_id = resource.details.instance_id
     eks_cluster = resource.details.eks_cluster
     own = (_dims(InstanceId=instance_id),)
-    yield MetricTarget(resource.arn, EC2_CPU, own)
+    yield MetricTarget(resource.key, EC2_CPU, own)
     if resource.platform == "nvidia":
         gpus, _ = agent_series_for(resource, discovered, owners)
-        yield MetricTarget(resource.arn, CWAGENT_GPU, gpus, listed=bool(gpus))
-        yield MetricTarget(resource.arn, CWAGENT_GPU_MEMORY, gpus)  # the same agent block publishes both
+        yield MetricTarget(resource.key, CWAGENT_GPU, gpus, listed=bool(gpus))
+        yield MetricTarget(resource.key, CWAGENT_GPU_MEMORY, gpus)  # the same agent block publishes both
     if _is_neuron(resource):
         for spec in NEURON_SPECS:
-            yield MetricTarget(resource.arn, spec, own)
+            yield MetricTarget(resource.key, spec, own)
         if eks_cluster:
             nodes = tuple(discovered.eks_series.get(instance_id, []))
-            yield MetricTarget(resource.arn, EKS_NEURONCORE, nodes, listed=bool(nodes))
+            yield MetricTarget(resource.key, EKS_NEURONCORE, nodes, listed=bool(nodes))
     if resource.platform == "nvidia" and eks_cluster:
         # the same series (dimension sets) carry node_gpu_utilization, _memory_utilization and _power_draw
         gpus = tuple(discovered.eks_gpu_series.get(instance_id, []))
         for spec in EKS_GPU_SPECS:
-            yield MetricTarget(resource.arn, spec, gpus, listed=bool(gpus) and spec is EKS_GPU)
+            yield MetricTarget(resource.key, spec, gpus, listed=bool(gpus) and spec is EKS_GPU)
         nodes = tuple(sorted({node_dimensions(dims) for dims in gpus}))
         for spec in EKS_GPU_NODE_SPECS:
-            yield MetricTarget(resource.arn, spec, nodes)
+            yield MetricTarget(resource.key, spec, nodes)
 
 
 def node_dimensions(dims: Dimensions) -> Dimensions:
@@ -398,9 +398,9 @@ def node_dimensions(dims: Dimensions) -> Dimensions:
 def _training_targets(resource: CollectedResource) -> Iterator[MetricTarget]:
     names = resource.details.hosts if isinstance(resource.details, TrainingJobDetails) else []
     hosts = tuple(_dims(Host=h) for h in names)
-    yield MetricTarget(resource.arn, TRAINING_CPU, hosts)
+    yield MetricTarget(resource.key, TRAINING_CPU, hosts)
     if resource.platform == "nvidia":
-        yield MetricTarget(resource.arn, TRAINING_GPU, hosts)
+        yield MetricTarget(resource.key, TRAINING_GPU, hosts)
 
 
 # --- packing and reading --------------------------------------------------------------------------------------
@@ -522,7 +522,7 @@ def _flush(
         rollups.extend(rows)
         exists = bool(rows) or target.listed or target.spec.zero_when_absent
         coverage.append(
-            SeriesCoverage(target.resource_arn, target.spec.namespace, target.spec.metric, exists, len(rows))
+            SeriesCoverage(target.resource_key, target.spec.namespace, target.spec.metric, exists, len(rows))
         )
     if coverage:
         result.rollups += len(rollups)
@@ -542,7 +542,7 @@ def combine_series(target: MetricTarget, series: dict[int, dict[Stat, dict[HourK
                 columns[_COLUMN[stat]] = _combine(stat, found, target.spec.combine)
         rows.append(
             HourlyRollup(
-                target.resource_arn,
+                target.resource_key,
                 target.spec.namespace,
                 target.spec.metric,
                 _as_datetime(hour),

@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from chipwise.models.common import Action, Confidence, Effort, FindingStatus, MoneyStr, TargetPlatform, TotalsExclusion
 from chipwise.models.evidence import FindingEvidence
+from chipwise.models.resources import resource_key
 
 EvidenceValue = float | int | str | bool | None
 
@@ -32,7 +33,9 @@ class FindingDocument(BaseModel):
     rule_id: str
     account_id: str
     region: str
-    resource_id: str
+    resource_id: str  # Chipwise's id of the resource: its ARN, or the endpoint's then #variant/<name> for a variant
+    resource_arn: str | None = None  # an ARN AWS accepts (the endpoint's, for a variant)
+    variant: str | None = None  # the production variant, for one variant of a multi-variant endpoint
     resource_kind: str
     resource_name: str
     instance_type: str | None
@@ -61,7 +64,8 @@ class FindingDraft(BaseModel):
     rule_id: str
     account_id: str
     region: str
-    resource_arn: str
+    resource_arn: str  # an ARN AWS accepts (the endpoint's, for one variant of a multi-variant endpoint)
+    resource_variant: str | None = None
     resource_kind: str
     resource_name: str
     instance_type: str | None
@@ -76,3 +80,8 @@ class FindingDraft(BaseModel):
     break_even_months: float | None = None
     summary: str
     evidence: FindingEvidence = Field(default_factory=FindingEvidence)
+
+    @property
+    def resource_key(self) -> str:
+        """Chipwise's id of the resource (:func:`chipwise.models.resources.resource_key`)."""
+        return resource_key(self.resource_arn, self.resource_variant)

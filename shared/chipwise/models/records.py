@@ -7,7 +7,7 @@ from datetime import date, datetime
 from decimal import Decimal
 
 from chipwise.models.common import Platform, ResourceKind
-from chipwise.models.resources import NoDetails, ResourceDetails, WorkloadHints
+from chipwise.models.resources import NoDetails, ResourceDetails, WorkloadHints, resource_key
 
 
 @dataclass(frozen=True)
@@ -30,7 +30,7 @@ class CostLine:
 class HourlyRollup:
     """One hour of one metric of one resource (a row of ``metric_rollups`` without the resource id)."""
 
-    resource_arn: str
+    resource_key: str
     namespace: str
     metric: str
     hour: datetime
@@ -44,7 +44,7 @@ class HourlyRollup:
 class SeriesCoverage:
     """Whether a metric exists for a resource over the window, and how many hours had datapoints."""
 
-    resource_arn: str
+    resource_key: str
     namespace: str
     metric: str
     exists: bool
@@ -68,6 +68,16 @@ class CollectedResource:
     tags: dict[str, str] = field(default_factory=dict)
     hints: WorkloadHints = field(default_factory=WorkloadHints)
     details: ResourceDetails = field(default_factory=NoDetails)
+    # One production variant of a multi-variant endpoint (``arn`` is then the endpoint's): the variant's name.
+    variant: str | None = None
+    # The endpoint a variant or an inference component belongs to (kept as stored when its endpoint could not be
+    # described this scan).
+    parent_arn: str | None = None
+
+    @property
+    def key(self) -> str:
+        """Chipwise's id of this resource (:func:`chipwise.models.resources.resource_key`)."""
+        return resource_key(self.arn, self.variant)
 
 
 @dataclass(frozen=True)
@@ -87,6 +97,6 @@ class Inventory:
 
     resources: list[CollectedResource] = field(default_factory=list)
     problems: list[ResourceProblem] = field(default_factory=list)
-    listed_arns: set[str] = field(default_factory=set)  # every ARN the listing named (never marked gone)
+    listed_arns: set[str] = field(default_factory=set)  # every resource key the listing named (never marked gone)
     # Resources whose children (variants, inference components) could not all be read this scan: kept as stored.
     keep_children_of: set[str] = field(default_factory=set)

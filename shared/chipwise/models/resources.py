@@ -302,23 +302,30 @@ def parse_hints(raw: Mapping[str, Any] | None) -> WorkloadHints:
     return WorkloadHints.model_validate({k: v for k, v in data.items() if v is not None})
 
 
-VARIANT_ARN_MARK = "/variant/"
-COMPONENT_ARN_MARK = "/inference-component/"
+VARIANT_KEY_MARK = "#variant/"
 
 
-def variant_arn(endpoint_arn: str, variant_name: str) -> str:
-    """The resource ARN Chipwise gives one production variant of an endpoint (SageMaker has no variant ARN):
-    ``arn:aws:sagemaker:…:endpoint/<name>/variant/<VariantName>``."""
-    return f"{endpoint_arn}{VARIANT_ARN_MARK}{variant_name}"
+def resource_key(arn: str, variant: str | None = None) -> str:
+    """Chipwise's id of a resource (the scan document's ``resources[].id``, a finding's ``resource_id``): its ARN,
+    or for one production variant of a multi-variant endpoint, the endpoint's ARN then ``#variant/<VariantName>``
+    (SageMaker gives a variant no ARN of its own; the ARN field always holds one AWS accepts)."""
+    return f"{arn}{VARIANT_KEY_MARK}{variant}" if variant else arn
 
 
-def component_resource_arn(endpoint_arn: str, component_name: str) -> str:
-    """The resource ARN Chipwise gives an inference component: a child of its endpoint's ARN
-    (``…:endpoint/<name>/inference-component/<component>``), so that an endpoint listed but not described keeps its
-    components as it keeps its variants. The component's own ARN is in its details."""
-    return f"{endpoint_arn}{COMPONENT_ARN_MARK}{component_name}"
+def split_key(key: str) -> tuple[str, str | None]:
+    """The ARN and the variant (None for a whole resource) of a :func:`resource_key`."""
+    arn, mark, variant = key.partition(VARIANT_KEY_MARK)
+    return arn, (variant or None) if mark else None
 
 
-def parent_arn(arn: str) -> str:
-    """The endpoint ARN of a variant's or an inference component's resource ARN (any other ARN unchanged)."""
-    return arn.split(VARIANT_ARN_MARK, 1)[0].split(COMPONENT_ARN_MARK, 1)[0]
+def component_arn(endpoint_arn: str, component_name: str) -> str:
+    """An inference component's own ARN, in the documented form
+    ``arn:<partition>:sagemaker:<region>:<account>:inference-component/<name>``, from the ARN of its endpoint
+    (for a component whose description did not say it)."""
+    head = endpoint_arn.split(":endpoint/", 1)[0]
+    return f"{head}:inference-component/{component_name}"
+
+
+def component_name_of(arn: str) -> str:
+    """The name in an inference component's ARN."""
+    return arn.split(":inference-component/", 1)[-1]

@@ -62,11 +62,15 @@ class ScanWindow(BaseModel):
 
 
 class ScanResource(BaseModel):
-    """One resource as the scan saw it; ``id`` is its ARN."""
+    """One resource as the scan saw it. ``id`` is Chipwise's id of it: its ARN, or for one production variant of a
+    multi-variant endpoint the endpoint's ARN then ``#variant/<VariantName>``; ``arn`` is always an ARN AWS accepts
+    (the endpoint's, for a variant) and ``variant`` names the variant."""
 
     model_config = ConfigDict(extra="forbid")
 
     id: str
+    arn: str | None = None
+    variant: str | None = None
     kind: ResourceKind
     name: str
     instance_type: str | None

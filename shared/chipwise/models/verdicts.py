@@ -44,7 +44,7 @@ class ResourceVerdict(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    resource_id: str  # the ARN
+    resource_id: str  # Chipwise's id of the resource (ScanResource.id: its ARN, #variant/<name> for a variant)
     name: str
     kind: str
     platform: str

@@ -311,7 +311,7 @@ def _collect_inventory(aws: AwsContext, session_factory: SessionFactory, run: _R
     with transaction(session_factory) as session:
         repository = ResourceRepository(session)
         run.resource_ids = repository.save(run.account_id, run.region, found, run.scan_id, run.now)
-        described = {r.arn for r in found}
+        described = {r.key for r in found}
         seen = described | listed
         undescribed = listed - described  # listed, not described: its stored variants are kept too
         keep = undescribed | keep_children_of
@@ -386,7 +386,7 @@ def _collect_metrics(aws: AwsContext, session_factory: SessionFactory, run: _Run
     last_read = {
         target_index: end
         for target_index, target in enumerate(targets)
-        if (found := prior.get((run.resource_ids[target.resource_arn], target.spec.namespace, target.spec.metric)))
+        if (found := prior.get((run.resource_ids[target.resource_key], target.spec.namespace, target.spec.metric)))
         and (end := found[0]) > run.metric_start
     }
     groups = metrics.read_starts(
@@ -439,18 +439,18 @@ def _save_window_coverage(
     stored = stored_hours(session, run.account_id, run.region, *window)
     merged = []
     for c in read:
-        key = (run.resource_ids[c.resource_arn], c.namespace, c.metric)
+        key = (run.resource_ids[c.resource_key], c.namespace, c.metric)
         hours = stored.get(key, 0)
         earlier = prior.get(key)
         existed = earlier is not None and earlier[1] and earlier[0] > run.metric_start
-        merged.append(SeriesCoverage(c.resource_arn, c.namespace, c.metric, c.exists or existed or hours > 0, hours))
+        merged.append(SeriesCoverage(c.resource_key, c.namespace, c.metric, c.exists or existed or hours > 0, hours))
     save_coverage(session, merged, run.resource_ids, window, run.now)
 
 
 def _neuron_coverage(session_factory: SessionFactory, run: _Run) -> None:
     """SeriesCoverage rows saying which EC2 Neuron instances have neuron-monitor reports in the window."""
     neuron = {
-        r.details.instance_id: r.arn
+        r.details.instance_id: r.key
         for r in run.resources
         if isinstance(r.details, InstanceDetails) and r.platform in ("inferentia", "trainium")
     }
@@ -500,7 +500,7 @@ def _evaluate_rules(session_factory: SessionFactory, run: _Run) -> list[FindingD
 
 
 def _document(aws: AwsContext, session: Session, run: _Run, findings: Sequence[FindingDocument]) -> ScanDocument:
-    resources = [_scan_resource(r) for r in sorted(run.resources, key=lambda r: (r.kind, r.name, r.arn))]
+    resources = [_scan_resource(r) for r in sorted(run.resources, key=lambda r: (r.kind, r.name, r.key))]
     if run.cost_source == "bill":
         costs = _bill_costs(session, run, resources)
     else:
@@ -529,12 +529,12 @@ def _every_verdict(run: _Run) -> list[ResourceVerdict]:
     run on (CPU capacity is not profiled)."""
     found = {v.resource_id: v for v in run.verdicts}
     for r in run.resources:
-        if r.arn not in found:
+        if r.key not in found:
             why = (
                 f"{r.platform} capacity: not an AI accelerator" if r.platform == "cpu" else "not profiled by the rules"
             )
-            found[r.arn] = ResourceVerdict(
-                resource_id=r.arn,
+            found[r.key] = ResourceVerdict(
+                resource_id=r.key,
                 name=r.name,
                 kind=r.kind,
                 platform=r.platform,
@@ -563,11 +563,11 @@ def _bill_costs(session: Session, run: _Run, resources: list[ScanResource]) -> S
         total += bill.effective_cost
         if bill.instance_type:
             by_type[bill.instance_type] = by_type.get(bill.instance_type, Decimal(0)) + bill.effective_cost
-    collected = {r.arn: r for r in run.resources}
+    collected = {r.key: r for r in run.resources}
     for resource in resources:
         source = collected[resource.id]
         instance_id = source.details.instance_id if isinstance(source.details, InstanceDetails) else None
-        found = by_key.get((instance_id or resource.id).lower())
+        found = by_key.get((instance_id or source.arn).lower()) if source.variant is None else None
         tags = {**(found.tags if found else {}), **{k: str(v) for k, v in (source.tags or {}).items()}}
         resource.team = first_tag(tags, settings.team_tag_keys)
         resource.owner = first_tag(tags, settings.owner_tag_keys)
@@ -629,7 +629,9 @@ def _scan_resource(resource: CollectedResource) -> ScanResource:
     details = resource.details
     shared = details if isinstance(details, EndpointDetails | InferenceComponentDetails) else None
     return ScanResource(
-        id=resource.arn,
+        id=resource.key,
+        arn=resource.arn,
+        variant=resource.variant,
         kind=resource.kind,
         name=resource.name,
         instance_type=resource.instance_type,

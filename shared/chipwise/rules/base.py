@@ -115,6 +115,7 @@ class Rule(ABC, Generic[P]):
             account_id=profile.account_id,
             region=profile.region,
             resource_arn=profile.arn,
+            resource_variant=profile.variant,
             resource_kind=profile.kind,
             resource_name=profile.name,
             instance_type=profile.instance_type,

@@ -161,7 +161,7 @@ def resource_verdict(profile: ResourceProfile, outcomes: Sequence[RuleOutcome]) 
         kind: VerdictKind, reason: str, missing: Sequence[MissingInput] = (), rules: Sequence[str] = ()
     ) -> ResourceVerdict:
         return ResourceVerdict(
-            resource_id=profile.arn,
+            resource_id=profile.key,
             name=profile.name,
             kind=profile.kind,
             platform=profile.platform,

@@ -191,7 +191,23 @@ def _advisory_lock(url: str, connection: Connection, timeout: float) -> None:
 def migration_transaction(url: str, timeout: float = DEFAULT_LOCK_TIMEOUT_SECONDS) -> Iterator[Connection]:
     """A transaction holding the database's migration lock: concurrent migrations wait for it (up to ``timeout``
     seconds, then StoreUnavailable) and see the schema the previous one committed."""
-    with _file_lock(url, timeout), get_engine(url).begin() as connection:
-        if connection.dialect.name == "postgresql":
-            _advisory_lock(url, connection, timeout)
-        yield connection
+    with _file_lock(url, timeout), get_engine(url).connect() as connection:
+        if connection.dialect.name != "sqlite":
+            with connection.begin():
+                _advisory_lock(url, connection, timeout)
+                yield connection
+            return
+        # SQLite rebuilds a table to alter it (Alembic's batch mode): with foreign keys on, dropping the old table
+        # would cascade to its children (a finding's history, a resource's rollups). SQLite's documented way is
+        # foreign keys off outside the transaction, then foreign_key_check before the commit.
+        connection.exec_driver_sql("PRAGMA foreign_keys=OFF")
+        connection.commit()
+        try:
+            with connection.begin():
+                yield connection
+                broken = connection.exec_driver_sql("PRAGMA foreign_key_check").fetchall()
+                if broken:
+                    raise StoreUnavailable(f"the migration would break {len(broken)} foreign keys: rolled back")
+        finally:
+            connection.exec_driver_sql("PRAGMA foreign_keys=ON")
+            connection.commit()

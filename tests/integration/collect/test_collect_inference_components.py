@@ -130,7 +130,8 @@ def test_each_inference_component_is_judged_on_its_own_share_and_series(
         "ml.g5.12xlarge",
         2,
     )
-    assert chat.id == f"{ENDPOINT_ARN}/inference-component/mistral-chat"
+    # under its own ARN (as DescribeInferenceComponent gives it), a child of its endpoint
+    assert chat.id == chat.arn == f"arn:aws:sagemaker:{REGION}:{ACCOUNT}:inference-component/mistral-chat"
     assert chat.hints["hf_model_id"] == "mistralai/Mistral-7B-Instruct-v0.3"
     assert "2 copies x 2 GPUs / 4 GPUs per ml.g5.12xlarge = 1 instance reserved" in (chat.cost_basis or "")
     with session_factory() as session:

@@ -188,8 +188,11 @@ def test_an_ab_endpoint_is_two_resources_and_the_idle_canary_gets_the_finding(
     assert found["chat-ab/g5-canary"] == ("ml.g5.xlarge", 1, "nvidia")
     assert "chat-ab" not in found
     with session_factory() as session:
-        canary = session.scalars(select(Resource).where(Resource.arn == f"{AB_ARN}/variant/g5-canary")).one()
+        canary = session.scalars(select(Resource).where(Resource.arn == AB_ARN, Resource.variant == "g5-canary")).one()
         details = parse_details(canary.kind, canary.details)
+        # (stored under the endpoint's ARN, which AWS accepts, with the variant in its own column and in its id)
+        assert canary.key == f"{AB_ARN}#variant/g5-canary" and canary.parent_arn == AB_ARN
+        assert found_ids(document) >= {f"{AB_ARN}#variant/g5-canary", f"{AB_ARN}#variant/inf2-main"}
     assert [v.variant_name for v in details.variants] == ["g5-canary"]  # type: ignore[union-attr]
     # And the idle GPU canary has a gpu_idle finding naming the variant, priced at the variant's own cost
     idle = [f for f in document.findings if f.rule_id == "gpu_idle"]
@@ -198,6 +201,11 @@ def test_an_ab_endpoint_is_two_resources_and_the_idle_canary_gets_the_finding(
     assert finding.monthly_cost_usd == Decimal("1029.88")  # 1.4108 USD/h x 1 x 730 h
     assert finding.estimated_monthly_savings_usd == Decimal("1029.88")
     assert "remove variant g5-canary from endpoint chat-ab" in finding.summary
+    assert (finding.resource_id, finding.resource_arn, finding.variant) == (
+        f"{AB_ARN}#variant/g5-canary",
+        AB_ARN,
+        "g5-canary",
+    )
     evidence = finding.evidence
     assert evidence["variant_name"] == "g5-canary"
     assert evidence["endpoint_name"] == "chat-ab"
@@ -259,3 +267,9 @@ def test_a_default_cloudwatch_agent_is_matched_by_host(
     assert box.signals.gpu_util.maximum == 37.0
     assert box.signals.gpu_source == "CWAgent"
     assert box.signals.sources["gpu_util"] == "CWAgent"
+
+
+def found_ids(document: ScanDocument) -> set[str]:
+    """The ids of a scan's resources, each variant's arn the endpoint's (an ARN AWS accepts)."""
+    assert all(r.arn is not None and "#" not in r.arn and "/variant/" not in r.arn for r in document.resources)
+    return {r.id for r in document.resources}

@@ -169,7 +169,7 @@ def component_finding(session: Session, endpoint_arn: str, name: str, copies: in
     return add_finding(
         session,
         rule_id="gpu_idle",
-        arn=f"{endpoint_arn}/inference-component/{name}",
+        arn=f"arn:aws:sagemaker:{REGION}:{ACCOUNT}:inference-component/{name}",  # its own ARN, as AWS gives it
         kind="sagemaker_inference_component",
         name=f"llm-ep/{name}",
         instance_type="ml.g5.12xlarge",
@@ -495,11 +495,13 @@ TARGET = {
 def office_hours_variant_finding(
     session: Session, arn: str, count: int = 4, stretches: str = "Fri 19:00 → Mon 09:00", variant_arn: bool = True
 ) -> str:
-    """The finding on the variant (``…/variant/AllTraffic``), or on the endpoint whose only variant it is."""
+    """The finding on the variant (the endpoint's ARN with variant ``AllTraffic``), or on the endpoint whose only
+    variant it is."""
     return add_finding(
         session,
         rule_id="accelerator_off_hours",
-        arn=f"{arn}/variant/AllTraffic" if variant_arn else arn,
+        arn=arn,
+        variant="AllTraffic" if variant_arn else "",
         kind="sagemaker_endpoint",
         name="chat-ep/AllTraffic",
         instance_type="ml.inf2.xlarge",

@@ -71,7 +71,7 @@ def test_an_inference_component_reads_its_own_series_by_inference_component_name
     targets = plan_targets([gpu, neuron], Discovered())
     # Then invocations and latency come from AWS/SageMaker, utilisation from /aws/sagemaker/InferenceComponents
     # (0-100 % of what the component reserved), all by InferenceComponentName; GPU series only on GPUs
-    mine = [t for t in targets if t.resource_arn == gpu.arn]
+    mine = [t for t in targets if t.resource_key == gpu.key]
     assert _names(mine) == [
         ("AWS/SageMaker", "Invocations", 1),
         ("AWS/SageMaker", "ModelLatency", 1),
@@ -80,7 +80,7 @@ def test_an_inference_component_reads_its_own_series_by_inference_component_name
         ("/aws/sagemaker/InferenceComponents", "GPUMemoryUtilizationNormalized", 1),
     ]
     assert {t.series for t in mine} == {((("InferenceComponentName", "mistral-ic"),),)}
-    assert [t.spec.metric for t in targets if t.resource_arn == neuron.arn] == [
+    assert [t.spec.metric for t in targets if t.resource_key == neuron.key] == [
         "Invocations",
         "ModelLatency",
         "CPUUtilizationNormalized",

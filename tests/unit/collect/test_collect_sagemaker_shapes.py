@@ -19,7 +19,6 @@ from chipwise.models.resources import (
     EndpointDetails,
     InferenceComponentDetails,
     TrainingJobDetails,
-    parent_arn,
     parse_details,
 )
 
@@ -110,18 +109,21 @@ def _models() -> _ModelCache:
 def test_a_two_variant_endpoint_is_two_resources() -> None:
     # When the documented DescribeEndpoint / DescribeEndpointConfig / DescribeModel answers are read
     found = endpoint_resources(dict(DESCRIBE_ENDPOINT), dict(DESCRIBE_ENDPOINT_CONFIG), {"team": "chat"}, _models())
-    # Then each variant is a resource: its ARN under the endpoint's, its own type, live count and model
+    # Then each variant is a resource: the endpoint's ARN (SageMaker gives a variant none) with the variant in its own
+    # field, its own type, live count and model
     by_name = {r.name: r for r in found}
     assert sorted(by_name) == ["chat-ab/g5-canary", "chat-ab/inf2-main"]
     main, canary = by_name["chat-ab/inf2-main"], by_name["chat-ab/g5-canary"]
-    assert (main.arn, main.instance_type, main.instance_count, main.platform) == (
-        f"{ARN}/variant/inf2-main",
+    assert (main.arn, main.variant, main.key, main.instance_type, main.instance_count, main.platform) == (
+        ARN,
+        "inf2-main",
+        f"{ARN}#variant/inf2-main",
         "ml.inf2.xlarge",
         3,  # CurrentInstanceCount beats InitialInstanceCount
         "inferentia",
     )
     assert (canary.instance_type, canary.instance_count, canary.platform) == ("ml.g5.xlarge", 1, "nvidia")
-    assert parent_arn(canary.arn) == ARN
+    assert (canary.arn, canary.variant, canary.parent_arn) == (ARN, "g5-canary", ARN)
     details = canary.details
     assert isinstance(details, EndpointDetails)
     assert (details.endpoint_name, details.variant_name) == ("chat-ab", "g5-canary")
@@ -204,10 +206,11 @@ def test_an_inference_component_endpoint_gets_its_model_from_the_component() -> 
     assert placed.cost_basis == (
         "inference component mistral-ic: 2 copies x 1 GPU / 4 GPUs per ml.g5.12xlarge = 0.5 instances reserved"
     )
-    # And the component is a resource of its own: a child of the endpoint's ARN, on the variant's instance type,
+    # And the component is a resource of its own: its own ARN (as DescribeInferenceComponent says it), a child of the
+    # endpoint, on the variant's instance type,
     # its copies as its count, its share as what it costs; the variant pays for the 1.5 instances nobody reserves
-    assert as_resource.arn == f"{SHARED_ARN}/inference-component/mistral-ic"
-    assert parent_arn(as_resource.arn) == SHARED_ARN
+    assert as_resource.arn == "arn:aws:sagemaker:us-east-1:123456789012:inference-component/mistral-ic"
+    assert (as_resource.key, as_resource.variant, as_resource.parent_arn) == (as_resource.arn, None, SHARED_ARN)
     assert (as_resource.kind, as_resource.name) == ("sagemaker_inference_component", "shared-gpu/mistral-ic")
     assert (as_resource.instance_type, as_resource.instance_count, as_resource.platform) == (
         "ml.g5.12xlarge",
@@ -335,7 +338,7 @@ def test_each_variant_of_an_ab_endpoint_gets_only_its_own_components() -> None:
     assert by_name["shared-gpu/on-b"].instance_type == "ml.g5.2xlarge"
     assert by_name["shared-gpu/on-b"].details.billed_instances == Decimal("1")  # type: ignore[union-attr]
     assert by_name["shared-gpu/b"].details.billed_instances == 0  # type: ignore[union-attr]
-    assert parent_arn(by_name["shared-gpu/on-b"].arn) == SHARED_ARN
+    assert by_name["shared-gpu/on-b"].parent_arn == SHARED_ARN
 
 
 def test_an_inference_component_reservation_is_unknown_where_the_field_is_ambiguous() -> None:

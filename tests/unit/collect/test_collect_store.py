@@ -33,9 +33,11 @@ NOW = datetime(2026, 11, 20, 12, tzinfo=UTC)
 H = datetime(2026, 11, 20, 10, tzinfo=UTC)
 
 
-def _resource(arn: str, kind: str = "ec2_instance", name: str = "box") -> CollectedResource:
+def _resource(arn: str, kind: str = "ec2_instance", name: str = "box", variant: str | None = None) -> CollectedResource:
     return CollectedResource(
         arn=arn,
+        variant=variant,
+        parent_arn=arn if variant else None,
         kind=kind,
         name=name,
         instance_type="inf2.xlarge",
@@ -74,7 +76,7 @@ def test_resources_are_upserted_by_arn_and_vanished_ones_marked_gone(session: Se
     gone = repo.mark_gone(ACCOUNT, "us-east-1", ["ec2_instance"], [a], NOW + timedelta(days=1))
     # Then ids are stable, the row is updated (first_seen kept) and the other one is gone
     assert first == second and gone == 1
-    kept = repo.by_arn(a)
+    kept = repo.by_key(a)
     assert kept is not None and kept.name == "renamed" and kept.last_scan_id == "scan-2"
     assert kept.first_seen == NOW and kept.last_seen == NOW + timedelta(days=1)
     assert [r.arn for r in repo.list(ACCOUNT)] == [a]
@@ -180,12 +182,21 @@ def test_variants_of_an_endpoint_not_described_this_scan_are_kept(session: Sessi
     AccountRepository(session).ensure(ACCOUNT)
     repo = ResourceRepository(session)
     endpoint = "arn:aws:sagemaker:us-east-1:123456789012:endpoint/chat-ab"
-    main, canary = f"{endpoint}/variant/main", f"{endpoint}/variant/canary"
-    resources = [_resource(main, kind="sagemaker_endpoint"), _resource(canary, kind="sagemaker_endpoint")]
-    repo.save(ACCOUNT, "us-east-1", resources, "scan-1", NOW)
+    resources = [
+        _resource(endpoint, kind="sagemaker_endpoint", variant="main"),
+        _resource(endpoint, kind="sagemaker_endpoint", variant="canary"),
+    ]
+    ids = repo.save(ACCOUNT, "us-east-1", resources, "scan-1", NOW)
+    # (each is stored under the endpoint's ARN, the variant in its own column, with a key of its own)
+    main, canary = f"{endpoint}#variant/main", f"{endpoint}#variant/canary"
+    assert sorted(ids) == [canary, main]
+    assert sorted((r.arn, r.variant, r.key) for r in repo.list(ACCOUNT)) == [
+        (endpoint, "canary", canary),
+        (endpoint, "main", main),
+    ]
     later = NOW + timedelta(days=1)
     # When the next scan lists the endpoint but cannot describe it (throttled), Then its variants are not gone
     assert repo.mark_gone(ACCOUNT, "us-east-1", ["sagemaker_endpoint"], [endpoint], later, [endpoint]) == 0
     # When a scan describes it and finds only the main variant (the canary was removed), Then the canary is gone
     assert repo.mark_gone(ACCOUNT, "us-east-1", ["sagemaker_endpoint"], [main], later) == 1
-    assert [r.arn for r in repo.list(ACCOUNT)] == [main]
+    assert [r.key for r in repo.list(ACCOUNT)] == [main]

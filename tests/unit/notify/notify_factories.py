@@ -48,7 +48,7 @@ def line(
         "first_seen": NOW - timedelta(hours=hours_ago),
         "owners": ("support-ai@example.com",),
         "console_url": console_url(
-            f"arn:aws:sagemaker:us-east-1:123456789012:endpoint/{name}", "us-east-1", "sagemaker_endpoint"
+            f"arn:aws:sagemaker:us-east-1:123456789012:endpoint/{name}", "us-east-1", "sagemaker_endpoint", name
         ),
     }
     values.update(kw)

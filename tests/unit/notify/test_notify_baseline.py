@@ -102,7 +102,7 @@ def test_first_scan_sends_one_baseline_digest_per_channel_and_no_alert(
     assert "baseline" in json.dumps(slack.payload)
     # ...and each names every finding's id and console link, and how a reader has one hidden (no CLI command)
     for finding in findings:
-        link = console_url(finding.resource_arn, finding.region, finding.resource_kind)
+        link = console_url(finding.resource_arn, finding.region, finding.resource_kind, finding.resource_name)
         for message in (email, slack):
             body = _text(message)
             assert short_id(finding.id) in body

@@ -173,11 +173,11 @@ def dispatch_benchmarks(
         if clients is not None:
             report.sweep = sweep_runs(session, clients=clients, settings=settings, now=now)
     findings = eligible_findings(session, settings, account_id=account_id, finding_ids=finding_ids)
-    resources = resources_by_arn(session, [f.resource_arn for f in findings])
+    resources = resources_by_key(session, [f.resource_key for f in findings])
     runs = runs_by_finding(session, [f.id for f in findings])
     catalog = get_catalog()
     for finding in findings:
-        resource = resources.get(finding.resource_arn)
+        resource = resources.get(finding.resource_key)
         workload = describe_workload(finding, resource, load_telemetry(session, resource))
         to_submit, skipped = plan_finding(finding, workload, runs[finding.id], settings=settings, catalog=catalog)
         report.planned += to_submit
@@ -210,8 +210,8 @@ def eligible_findings(
     )
 
 
-def resources_by_arn(session: Session, arns: Sequence[str]) -> dict[str, Resource]:
-    return ResourceRepository(session).by_arns(arns)
+def resources_by_key(session: Session, keys: Sequence[str]) -> dict[str, Resource]:
+    return ResourceRepository(session).by_keys(keys)
 
 
 # --- planning (pure given its inputs) -----------------------------------------------------------------------------

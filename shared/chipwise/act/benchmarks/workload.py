@@ -261,7 +261,7 @@ def observe(session: Session, finding: Finding) -> BenchmarkWorkload:
 
 
 def resource_of(session: Session, finding: Finding) -> Resource | None:
-    return ResourceRepository(session).by_arn(finding.resource_arn)
+    return ResourceRepository(session).by_key(finding.resource_key)
 
 
 # --- money in and out ---------------------------------------------------------------------------------------------

@@ -153,7 +153,7 @@ class FindingLine:
             owners=owners,
             team=team,
             excluded_from_totals=exclusion(doc),
-            console_url=console_url(doc.resource_id, doc.region, doc.resource_kind),
+            console_url=console_url(doc.resource_id, doc.region, doc.resource_kind, doc.resource_name),
             document=doc,
         )
 

@@ -77,6 +77,7 @@ def facts(finding: Finding) -> FindingFacts:
         finding_id=finding.id,
         rule_id=finding.rule_id,
         resource_arn=finding.resource_arn,
+        resource_variant=finding.resource_variant or None,
         resource_kind=finding.resource_kind,
         instance_type=finding.instance_type,
         instance_count=finding.instance_count,

@@ -47,7 +47,7 @@ from chipwise.collect.metrics import (
 )
 from chipwise.errors import InvalidInput, NotFound
 from chipwise.models.records import HourlyRollup, SeriesCoverage
-from chipwise.models.resources import COMPONENT_ARN_MARK, VARIANT_ARN_MARK
+from chipwise.models.resources import component_name_of
 from chipwise.rules.builtin.gpu_idle import GpuIdleParams
 from chipwise.rules.builtin.inferentia_idle import InferentiaIdleParams
 from chipwise.settings import get_settings
@@ -92,7 +92,8 @@ class FindingFacts:
 
     finding_id: str
     rule_id: str
-    resource_arn: str
+    resource_arn: str  # an ARN AWS accepts: the endpoint's for a variant, the component's own for a component
+    resource_variant: str | None  # the production variant, for one variant of a multi-variant endpoint
     resource_kind: str
     instance_type: str | None
     instance_count: int
@@ -134,7 +135,7 @@ def mechanical_action(finding: FindingFacts) -> str | None:
         finding.resource_kind == "sagemaker_endpoint"
         and action == "delete"
         and finding.rule_id in IDLE_RULES
-        and VARIANT_ARN_MARK not in finding.resource_arn
+        and not finding.resource_variant
     ):
         return ENDPOINT_DELETE
     target_count = finding.recommendation.get("target_count")
@@ -162,15 +163,8 @@ def may_apply(resource_kind: str, action: str) -> bool:
     }
 
 
-def _endpoint_arn(resource_arn: str) -> str:
-    for mark in (VARIANT_ARN_MARK, COMPONENT_ARN_MARK):
-        if mark in resource_arn:
-            return resource_arn.split(mark, 1)[0]
-    return resource_arn
-
-
-def _endpoint_name(resource_arn: str) -> str:
-    return _endpoint_arn(resource_arn).split(":endpoint/", 1)[1]
+def _endpoint_name(endpoint_arn: str) -> str:
+    return endpoint_arn.split(":endpoint/", 1)[1]
 
 
 def _tags(items: Sequence[Any] | None) -> dict[str, str]:
@@ -284,13 +278,13 @@ def _endpoint_tags(aws: AwsContext, endpoint_arn: str) -> dict[str, str]:
 
 
 def _plan_component_copies(aws: AwsContext, finding: FindingFacts, now: datetime) -> RemediationPlan:
-    name = finding.resource_arn.split(COMPONENT_ARN_MARK, 1)[1]
-    endpoint_arn = _endpoint_arn(finding.resource_arn)
+    name = component_name_of(finding.resource_arn)
     sm = aws.client("sagemaker")
     described = _read_again(
         f"inference component {name}", lambda: sm.describe_inference_component(InferenceComponentName=name)
     )
-    _protected(_endpoint_tags(aws, endpoint_arn), f"endpoint {_endpoint_name(finding.resource_arn)}")
+    endpoint_arn = str(described["EndpointArn"])  # the endpoint it is placed on (its tags hold the protection)
+    _protected(_endpoint_tags(aws, endpoint_arn), f"endpoint {described.get('EndpointName')}")
     status = str(described.get("InferenceComponentStatus"))
     copies = int((described.get("RuntimeConfig") or {}).get("CurrentCopyCount") or 0)
     if status != "InService":
@@ -332,17 +326,13 @@ def _plan_component_copies(aws: AwsContext, finding: FindingFacts, now: datetime
 def _read_variant(aws: AwsContext, finding: FindingFacts) -> tuple[str, str, str, dict[str, Any]]:
     """The finding's endpoint variant read again: (endpoint, endpoint ARN, status, the variant). Refuses a protected
     endpoint; ``NotFound`` when the endpoint or the variant is gone."""
-    endpoint = _endpoint_name(finding.resource_arn)
-    endpoint_arn = _endpoint_arn(finding.resource_arn)
+    endpoint_arn = finding.resource_arn
+    endpoint = _endpoint_name(endpoint_arn)
     sm = aws.client("sagemaker")
     described = _read_again(f"endpoint {endpoint}", lambda: sm.describe_endpoint(EndpointName=endpoint))
     _protected(_endpoint_tags(aws, endpoint_arn), f"endpoint {endpoint}")
     variants = list(described.get("ProductionVariants") or [])
-    wanted = (
-        finding.resource_arn.split(VARIANT_ARN_MARK, 1)[1]
-        if VARIANT_ARN_MARK in finding.resource_arn
-        else finding.evidence.get("variant_name")
-    )
+    wanted = finding.resource_variant or finding.evidence.get("variant_name")
     chosen = [v for v in variants if v.get("VariantName") == wanted] if wanted else variants[:1]
     if not chosen or (not wanted and len(variants) != 1):
         raise NotFound(f"endpoint {endpoint} no longer has the variant the scan saw ({wanted or 'its only one'})")
@@ -397,8 +387,8 @@ def _plan_endpoint_delete(aws: AwsContext, finding: FindingFacts, now: datetime)
     """An idle endpoint is deleted only with its configuration kept (its endpoint config, which DeleteEndpoint leaves,
     and a copy of it in the audit row): the rollback creates the endpoint again from it, the config too if it is gone
     by then."""
-    endpoint = _endpoint_name(finding.resource_arn)
-    endpoint_arn = _endpoint_arn(finding.resource_arn)
+    endpoint_arn = finding.resource_arn
+    endpoint = _endpoint_name(endpoint_arn)
     sm = aws.client("sagemaker")
     described = _read_again(f"endpoint {endpoint}", lambda: sm.describe_endpoint(EndpointName=endpoint))
     tags = _endpoint_tags(aws, endpoint_arn)

@@ -25,6 +25,7 @@ from chipwise.act.report.naming import report_filename
 from chipwise.economics import per_month, usd
 from chipwise.errors import InvalidInput, NotFound
 from chipwise.models.findings import FindingDocument
+from chipwise.models.resources import split_key
 from chipwise.models.scan import ScanDocument
 from chipwise.presentation import (
     Headline,
@@ -326,7 +327,7 @@ def _finding_view(d: FindingDocument) -> FindingView:
         measured=measured,
         counted=counts_in_totals(d),
         next_step=next_step(d),
-        console_url=console_url(d.resource_id, d.region, d.resource_kind),
+        console_url=console_url(d.resource_id, d.region, d.resource_kind, d.resource_name),
         suppress_command=suppress_command(d.finding_id),
         evidence=flatten(d.evidence),
         row=ledger_row(d),
@@ -339,12 +340,12 @@ def _team_bars(
 ) -> list[Bar]:
     """Counted savings per team (the resource's team tag, live or the bill's cost allocation tag); empty when no
     finding's resource carries one."""
-    teams = teams_by_arn(session, account_id, [d.resource_id for d in documents], keys)
+    teams = teams_by_arn(session, account_id, [split_key(d.resource_id)[0] for d in documents], keys)
     if not teams:
         return []
     totals: dict[str, list[Any]] = defaultdict(lambda: [Decimal(0), 0])
     for d in documents:
-        entry = totals[teams.get(d.resource_id, "(no team tag)")]
+        entry = totals[teams.get(split_key(d.resource_id)[0], "(no team tag)")]
         entry[0] += best_saving(d)
         entry[1] += 1
     items = sorted(
@@ -366,7 +367,7 @@ def build_report(session: Session, scan: Scan, *, now: datetime, team_tag_keys: 
     window_end = document.window.end if document else scan.window_end
     start = datetime.combine(window_start, time(0), tzinfo=UTC)
     end = datetime.combine(window_end, time(0), tzinfo=UTC)
-    resources = ResourceRepository(session).by_arns(d.resource_id for d in documents)
+    resources = ResourceRepository(session).by_keys(d.resource_id for d in documents)
     drawn: list[FindingView] = []
     for index, view in enumerate(views):
         if index < HEAT_MAPS and view.counted:

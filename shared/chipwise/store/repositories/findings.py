@@ -1,7 +1,7 @@
 """Findings and their recommendation history: the lifecycle the rules' drafts go through.
 
-- A finding is identified by (rule_id, resource_arn): evaluating again updates it (``last_seen``, figures,
-  evidence) and keeps its id and ``first_seen``.
+- A finding is identified by (rule_id, resource_arn, resource_variant): evaluating again updates it
+  (``last_seen``, figures, evidence) and keeps its id and ``first_seen``.
 - A finding the rules no longer produce is ``resolved`` (``resolved_at`` set); if the condition comes back it
   is reopened under the same id.
 - ``suppress`` hides a finding until a moment, with a reason; while suppressed it is still updated, and once the
@@ -29,6 +29,7 @@ from sqlalchemy.orm import Session
 
 from chipwise.errors import InvalidInput, NotFound
 from chipwise.models.findings import FindingDocument, FindingDraft, RecommendationDoc
+from chipwise.models.resources import resource_key
 from chipwise.store.tables import Finding, Recommendation
 
 OPEN, RESOLVED, SUPPRESSED, WITHDRAWN = "open", "resolved", "suppressed", "withdrawn"
@@ -126,7 +127,7 @@ class FindingRepository:
         reopened = 0
         seen: set[tuple[str, str]] = set()
         for draft in drafts:
-            key = (draft.rule_id, draft.resource_arn)
+            key = (draft.rule_id, draft.resource_key)
             seen.add(key)
             before = existing.get(key)
             if before is None:
@@ -155,14 +156,14 @@ class FindingRepository:
         )
 
     def _existing(self, account_id: str, region: str) -> dict[tuple[str, str], _Existing]:
-        columns = ("rule_id", "resource_arn", "id", *_COMPARED)
+        columns = ("rule_id", "resource_arn", "resource_variant", "id", *_COMPARED)
         stmt = select(*(getattr(Finding, c) for c in columns)).where(
             Finding.account_id == account_id, Finding.region == region
         )
         found: dict[tuple[str, str], _Existing] = {}
         for row in self.session.execute(stmt):
             m = row._mapping
-            found[(m["rule_id"], m["resource_arn"])] = _Existing(
+            found[(m["rule_id"], resource_key(m["resource_arn"], m["resource_variant"]))] = _Existing(
                 id=m["id"],
                 status=m["status"],
                 suppressed_until=m["suppressed_until"],
@@ -346,6 +347,7 @@ def _new_row(draft: FindingDraft, now: datetime, scan_id: str | None) -> dict[st
         "region": draft.region,
         "rule_id": draft.rule_id,
         "resource_arn": draft.resource_arn,
+        "resource_variant": draft.resource_variant or "",
         **_draft_values(draft),
         "measured_monthly_savings_usd": None,
         "status": OPEN,
@@ -437,7 +439,9 @@ def finding_document(row: Finding) -> FindingDocument:
         rule_id=row.rule_id,
         account_id=row.account_id,
         region=row.region,
-        resource_id=row.resource_arn,
+        resource_id=row.resource_key,
+        resource_arn=row.resource_arn,
+        variant=row.resource_variant or None,
         resource_kind=row.resource_kind,
         resource_name=row.resource_name,
         instance_type=row.instance_type,

@@ -2,7 +2,8 @@
 
 Store shape (read by the rules):
 
-- ``resources`` one row per ARN (``arn`` is the identity, also the scan document's ``resources[].id``), with
+- ``resources`` one row per resource, identified by ``(arn, variant)`` (its key, the scan document's
+  ``resources[].id``: the ARN, or the endpoint's ARN then ``#variant/<name>`` for one variant), with
   ``kind`` ec2_instance | sagemaker_endpoint | sagemaker_inference_component | sagemaker_training_job |
   batch_compute_environment,
   ``instance_type`` (SageMaker types keep the ``ml.`` prefix), ``instance_count``, ``platform``
@@ -24,7 +25,7 @@ from sqlalchemy import or_, select, update
 from sqlalchemy.orm import Session
 
 from chipwise.models.records import CollectedResource
-from chipwise.models.resources import parent_arn
+from chipwise.models.resources import resource_key, split_key
 from chipwise.store.tables import Resource
 from chipwise.store.upsert import upsert
 
@@ -49,6 +50,7 @@ _UPDATED = (
     "name",
     "instance_type",
     "instance_count",
+    "parent_arn",
     "platform",
     "state",
     "unknown_instance_type",
@@ -74,14 +76,17 @@ class ResourceRepository:
         scan_id: str | None,
         now: datetime,
     ) -> dict[str, int]:
-        """Insert or update every resource by ARN (``first_seen`` kept); returns ARN -> row id."""
+        """Insert or update every resource by ARN and variant (``first_seen`` kept); returns key -> row id."""
         rows = [_row(account_id, region, r, scan_id, now) for r in resources]
-        upsert(self.session, Resource, rows, conflict=["arn"], update=list(_UPDATED))
+        upsert(self.session, Resource, rows, conflict=["arn", "variant"], update=list(_UPDATED))
         return self.ids(account_id, region)
 
     def ids(self, account_id: str, region: str) -> dict[str, int]:
-        stmt = select(Resource.arn, Resource.id).where(Resource.account_id == account_id, Resource.region == region)
-        return {str(arn): int(rid) for arn, rid in self.session.execute(stmt)}
+        """Resource key (:func:`resource_key`) -> row id of an account's resources in a region."""
+        stmt = select(Resource.arn, Resource.variant, Resource.id).where(
+            Resource.account_id == account_id, Resource.region == region
+        )
+        return {resource_key(arn, variant): int(rid) for arn, variant, rid in self.session.execute(stmt)}
 
     def mark_gone(
         self,
@@ -92,21 +97,24 @@ class ResourceRepository:
         now: datetime,
         keep_children_of: Iterable[str] = (),
     ) -> int:
-        """Live resources of ``kinds`` the scan did not find again: state ``gone``, ``ended_at`` now. The variants
-        of an endpoint in ``keep_children_of`` (listed but not described this scan) are kept as they are."""
+        """Live resources of ``kinds`` whose key the scan did not find again (``seen``): state ``gone``,
+        ``ended_at`` now. The variants and inference components of an endpoint in ``keep_children_of`` (listed but
+        not described this scan) are kept as they are."""
         kinds = [k for k in kinds if k in LIVE_KINDS]
         if not kinds:
             return 0
-        seen_arns = set(seen)
+        seen_keys = set(seen)
         parents = set(keep_children_of)
-        stmt = select(Resource.id, Resource.arn).where(
+        stmt = select(Resource.id, Resource.arn, Resource.variant, Resource.parent_arn).where(
             Resource.account_id == account_id,
             Resource.region == region,
             Resource.kind.in_(kinds),
             Resource.state.is_distinct_from(GONE),
         )
         gone = [
-            rid for rid, arn in self.session.execute(stmt) if arn not in seen_arns and parent_arn(arn) not in parents
+            rid
+            for rid, arn, variant, parent in self.session.execute(stmt)
+            if resource_key(arn, variant) not in seen_keys and (parent or arn) not in parents
         ]
         for start in range(0, len(gone), 1000):
             self.session.execute(
@@ -142,25 +150,37 @@ class ResourceRepository:
             stmt = stmt.where(Resource.state.is_distinct_from(GONE))
         return list(self.session.scalars(stmt))
 
-    def tags_by_arn(self, arns: Iterable[str]) -> dict[str, dict[str, str]]:
-        """The tags of each resource in ``arns`` that the store holds (chunks of 500 ARNs a query)."""
-        wanted = sorted(set(arns))
+    def tags_by_key(self, keys: Iterable[str]) -> dict[str, dict[str, str]]:
+        """The tags of each resource of ``keys`` (:func:`resource_key`) that the store holds (chunks of 500 ARNs a
+        query)."""
+        wanted = set(keys)
+        arns = sorted({split_key(key)[0] for key in wanted})
         found: dict[str, dict[str, str]] = {}
-        for start in range(0, len(wanted), 500):
-            chunk = wanted[start : start + 500]
-            for arn, tags in self.session.execute(select(Resource.arn, Resource.tags).where(Resource.arn.in_(chunk))):
-                found[arn] = {str(k): str(v) for k, v in (tags or {}).items()}
+        for start in range(0, len(arns), 500):
+            stmt = select(Resource.arn, Resource.variant, Resource.tags).where(
+                Resource.arn.in_(arns[start : start + 500])
+            )
+            for arn, variant, tags in self.session.execute(stmt):
+                if (key := resource_key(arn, variant)) in wanted:
+                    found[key] = {str(k): str(v) for k, v in (tags or {}).items()}
         return found
 
-    def by_arn(self, arn: str) -> Resource | None:
-        return self.session.scalars(select(Resource).where(Resource.arn == arn)).first()
+    def by_key(self, key: str) -> Resource | None:
+        """The resource of a key (:func:`resource_key`): an ARN, or an endpoint's ARN with ``#variant/<name>``."""
+        arn, variant = split_key(key)
+        stmt = select(Resource).where(Resource.arn == arn, Resource.variant == (variant or ""))
+        return self.session.scalars(stmt).first()
 
-    def by_arns(self, arns: Iterable[str]) -> dict[str, Resource]:
-        """The resources of ``arns`` by ARN (those the store does not hold left out)."""
-        wanted = list(set(arns))
-        if not wanted:
-            return {}
-        return {r.arn: r for r in self.session.scalars(select(Resource).where(Resource.arn.in_(wanted)))}
+    def by_keys(self, keys: Iterable[str]) -> dict[str, Resource]:
+        """The resources of ``keys`` by key (those the store does not hold left out)."""
+        wanted = set(keys)
+        arns = sorted({split_key(key)[0] for key in wanted})
+        found: dict[str, Resource] = {}
+        for start in range(0, len(arns), 500):
+            for r in self.session.scalars(select(Resource).where(Resource.arn.in_(arns[start : start + 500]))):
+                if r.key in wanted:
+                    found[r.key] = r
+        return found
 
     def by_instance_id(self, instance_id: str) -> Resource | None:
         """The EC2 instance with this id (whatever account or region it is in)."""
@@ -175,6 +195,8 @@ def _row(account_id: str, region: str, r: CollectedResource, scan_id: str | None
         "account_id": account_id,
         "region": region,
         "arn": r.arn,
+        "variant": r.variant or "",
+        "parent_arn": r.parent_arn,
         "kind": r.kind,
         "name": r.name,
         "instance_type": r.instance_type,

@@ -23,6 +23,7 @@ STREAM_ROWS = 20_000
 _RESOURCE_COLUMNS = (
     Resource.id,
     Resource.arn,
+    Resource.variant,
     Resource.kind,
     Resource.name,
     Resource.account_id,

@@ -8,7 +8,7 @@ from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import func, or_, select
+from sqlalchemy import and_, func, or_, select
 from sqlalchemy.orm import Session
 
 from chipwise.store.tables import CostRecord, Finding, RealisedSaving, Resource
@@ -43,7 +43,9 @@ class RealisedSavingRepository:
         days after the change (it is refined scan by scan), with their resource when it is still stored."""
         stmt = (
             select(Finding, Resource)
-            .outerjoin(Resource, Resource.arn == Finding.resource_arn)
+            .outerjoin(
+                Resource, and_(Resource.arn == Finding.resource_arn, Resource.variant == Finding.resource_variant)
+            )
             .outerjoin(RealisedSaving, RealisedSaving.finding_id == Finding.id)
             .where(
                 Finding.account_id == account_id,

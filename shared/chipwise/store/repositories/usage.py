@@ -259,7 +259,7 @@ def effective_hourly_rates(session: Session, account_id: str, start: date, end: 
 def save_rollups(session: Session, rollups: Iterable[HourlyRollup], resource_ids: dict[str, int]) -> int:
     rows = [
         {
-            "resource_id": resource_ids[r.resource_arn],
+            "resource_id": resource_ids[r.resource_key],
             "namespace": r.namespace,
             "metric": r.metric,
             "hour": r.hour,
@@ -282,7 +282,7 @@ def save_coverage(
 ) -> int:
     rows = [
         {
-            "resource_id": resource_ids[c.resource_arn],
+            "resource_id": resource_ids[c.resource_key],
             "namespace": c.namespace,
             "metric": c.metric,
             "exists": c.exists,

@@ -10,15 +10,18 @@ from sqlalchemy import Float, ForeignKey, Index, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from chipwise.clock import utcnow
+from chipwise.models.resources import resource_key
 from chipwise.store.base import Base
 
 
 class Finding(Base):
-    """Upserted by (rule_id, resource_arn); resolved when the condition is gone; suppressible."""
+    """Upserted by (rule_id, resource_arn, resource_variant); resolved when the condition is gone; suppressible.
+    ``resource_arn`` is an ARN AWS accepts (the endpoint's for a variant), ``resource_variant`` the production
+    variant of a multi-variant endpoint (empty otherwise)."""
 
     __tablename__ = "findings"
     __table_args__ = (
-        UniqueConstraint("rule_id", "resource_arn"),
+        UniqueConstraint("rule_id", "resource_arn", "resource_variant"),
         Index("ix_findings_account_status", "account_id", "status"),
     )
 
@@ -27,6 +30,7 @@ class Finding(Base):
     region: Mapped[str] = mapped_column(String(32))
     rule_id: Mapped[str] = mapped_column(String(64))
     resource_arn: Mapped[str] = mapped_column(String(2048))
+    resource_variant: Mapped[str] = mapped_column(String(256), default="", server_default="")
     resource_kind: Mapped[str] = mapped_column(String(48))
     resource_name: Mapped[str] = mapped_column(String(512))
     instance_type: Mapped[str | None] = mapped_column(String(64))
@@ -49,6 +53,11 @@ class Finding(Base):
     suppressed_until: Mapped[datetime | None]
     suppress_reason: Mapped[str | None] = mapped_column(Text)
     last_scan_id: Mapped[str | None] = mapped_column(String(36))
+
+    @property
+    def resource_key(self) -> str:
+        """Chipwise's id of the finding's resource (:func:`chipwise.models.resources.resource_key`)."""
+        return resource_key(self.resource_arn, self.resource_variant)
 
 
 class Recommendation(Base):

@@ -9,6 +9,7 @@ from sqlalchemy import ForeignKey, Index, String, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from chipwise.clock import utcnow
+from chipwise.models.resources import resource_key
 from chipwise.store.base import Base
 
 
@@ -25,14 +26,16 @@ class Account(Base):
 class Resource(Base):
     """One EC2 instance, SageMaker endpoint, training job, Batch compute environment/queue/job.
 
-    ``arn`` is the stable identity; ``details`` keeps what the collector saw (variants, serverless config,
-    image, environment, catalog facts), ``hints`` the workload hints (model family, training/inference,
-    custom CUDA, owner).
+    ``(arn, variant)`` is the stable identity (:attr:`key`): ``arn`` is always an ARN AWS accepts, and ``variant``
+    names one production variant of a multi-variant endpoint (``arn`` is then the endpoint's; empty otherwise);
+    ``parent_arn`` is the endpoint of a variant or an inference component. ``details`` keeps what the collector
+    saw (variants, serverless config, image, environment, catalog facts), ``hints`` the workload hints (model
+    family, training/inference, custom CUDA, owner).
     """
 
     __tablename__ = "resources"
     __table_args__ = (
-        UniqueConstraint("arn"),
+        UniqueConstraint("arn", "variant"),
         Index("ix_resources_account_region_kind", "account_id", "region", "kind"),
     )
 
@@ -40,6 +43,8 @@ class Resource(Base):
     account_id: Mapped[str] = mapped_column(ForeignKey("accounts.account_id"))
     region: Mapped[str] = mapped_column(String(32))
     arn: Mapped[str] = mapped_column(String(2048))
+    variant: Mapped[str] = mapped_column(String(256), default="", server_default="")
+    parent_arn: Mapped[str | None] = mapped_column(String(2048))
     kind: Mapped[str] = mapped_column(String(48))
     name: Mapped[str] = mapped_column(String(512))
     instance_type: Mapped[str | None] = mapped_column(String(64))
@@ -55,3 +60,8 @@ class Resource(Base):
     first_seen: Mapped[datetime] = mapped_column(default=utcnow)
     last_seen: Mapped[datetime] = mapped_column(default=utcnow)
     last_scan_id: Mapped[str | None] = mapped_column(String(36))
+
+    @property
+    def key(self) -> str:
+        """Chipwise's id of this resource (:func:`chipwise.models.resources.resource_key`)."""
+        return resource_key(self.arn, self.variant)
