@@ -57,7 +57,7 @@ def _split_csv(value: object) -> object:
 class BatchQueues(BaseModel):
     """AWS Batch job queues for benchmark runs, by target family."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     inf2: str = "chipwise-bench-inf2"
     trn1: str = "chipwise-bench-trn1"

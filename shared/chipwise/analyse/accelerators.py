@@ -20,7 +20,7 @@ from chipwise.errors import ConfigError
 
 
 class GpuFamily(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     accelerator: str
     memory_bandwidth_gb_per_s: Decimal = Field(gt=0)
@@ -28,7 +28,7 @@ class GpuFamily(BaseModel):
 
 
 class GpuThroughput(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     schema_version: Literal[1]
     description: str

@@ -95,7 +95,7 @@ _M = TypeVar("_M", bound=BaseModel)
 
 
 class _FrozenData(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
 
 def _load(model: type[_M], name: str) -> _M:

@@ -57,7 +57,7 @@ class UnknownInstanceType(NotFound):
 
 
 class _FrozenFacts(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
 
 PriceConfidence = Literal["verified", "corroborated", "single", "derived", "none"]

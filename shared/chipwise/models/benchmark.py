@@ -86,7 +86,7 @@ class BenchmarkParameters(BaseModel):
     at (``ml.inf2.xlarge`` for a SageMaker endpoint runs on an ``inf2.xlarge`` host).
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True)
 
     run_id: str = Field(min_length=8, max_length=36, pattern=r"^[A-Za-z0-9-]+$")
     finding_id: str = Field(min_length=1, max_length=36)
@@ -157,7 +157,7 @@ class Measurement(BaseModel):
     instance (every NeuronCore or GPU the job was given).
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True)
 
     batch_size: int = Field(ge=1)
     sequence_length: int = Field(ge=1)
@@ -192,7 +192,7 @@ class SloSizing(BaseModel):
     throughput per instance among the concurrency levels whose end-to-end p95 meets the target (and whose error
     rate stays under ``max_error_rate``), and ceil(peak ÷ that throughput) instances."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True)
 
     latency_target_ms: Decimal = Field(gt=0)
     latency_metric: Literal["e2e_p95"] = "e2e_p95"
@@ -208,7 +208,7 @@ class SloSizing(BaseModel):
 class SkippedShape(BaseModel):
     """A shape the job could not run (did not compile, did not fit device memory)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True)
 
     batch_size: int = Field(ge=1)
     sequence_length: int = Field(ge=1)
@@ -218,7 +218,7 @@ class SkippedShape(BaseModel):
 class BenchmarkResult(BaseModel):
     """``s3://<bucket>/benchmarks/<run_id>/result.json``: written by the job, validated when read."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True)
 
     schema_version: Literal[1]
     run_id: str
@@ -335,7 +335,7 @@ def split_s3_uri(uri: str) -> tuple[str, str]:
 class _Lenient(BaseModel):
     """AWS adds properties to JobDetail over time: ignore what is unknown, accept what is missing."""
 
-    model_config = ConfigDict(extra="ignore", populate_by_name=True, frozen=True)
+    model_config = ConfigDict(defer_build=True, extra="ignore", populate_by_name=True, frozen=True)
 
 
 def _string_map(value: object) -> object:

@@ -23,7 +23,7 @@ BILLING_PERIOD = re.compile(r"^\d{4}-(0[1-9]|1[0-2])$")
 
 
 class ManifestColumn(BaseModel):
-    model_config = ConfigDict(extra="ignore", frozen=True)
+    model_config = ConfigDict(defer_build=True, extra="ignore", frozen=True)
 
     name: str
     type: str = ""
@@ -34,7 +34,7 @@ class ExportManifest(BaseModel):
     (``executionId``, ``exportArn``, ``columns``, ``dataFiles``) plus the billing period and the query statement
     when the delivery carries them. Unknown fields are ignored (AWS adds fields)."""
 
-    model_config = ConfigDict(extra="ignore", frozen=True, populate_by_name=True)
+    model_config = ConfigDict(defer_build=True, extra="ignore", frozen=True, populate_by_name=True)
 
     execution_id: str = Field("", alias="executionId")
     export_arn: str = Field("", alias="exportArn")

@@ -65,7 +65,7 @@ class ScanRequestRecord(SqsRecordModel):
 class S3TestEvent(BaseModel):
     """The message S3 sends once when a notification to SQS is configured."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(defer_build=True, extra="allow")
 
     Event: Literal["s3:TestEvent"]
     Bucket: str
@@ -94,7 +94,7 @@ class ObjectCreatedEvent(
 class IntakeRetentionJob(BaseModel):
     """The intake function's daily schedule (its ``Input``): queue the digest, delete what is past retention."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     chipwise_job: Literal["intake_retention"]
 

@@ -19,7 +19,7 @@ Number = int | float
 class FindingEvidence(BaseModel):
     """The evidence of one finding; every field optional (each rule records the figures it used)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     # How the resource was priced
     hourly_rate_usd: Number | None = None

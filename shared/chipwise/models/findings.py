@@ -16,7 +16,7 @@ EvidenceValue = float | int | str | bool | None
 
 
 class RecommendationDoc(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     action: Action
     target_platform: TargetPlatform | None = None
@@ -27,7 +27,7 @@ class RecommendationDoc(BaseModel):
 
 
 class FindingDocument(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     finding_id: str
     rule_id: str
@@ -59,7 +59,7 @@ class FindingDocument(BaseModel):
 class FindingDraft(BaseModel):
     """What a rule concluded about one resource, before the lifecycle (ids, first/last seen, status) is applied."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     rule_id: str
     account_id: str

@@ -19,7 +19,7 @@ WorkloadKind = Literal["training", "inference"]
 
 
 class _StoredJson(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="ignore")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="ignore")
 
 
 class WorkloadHints(_StoredJson):

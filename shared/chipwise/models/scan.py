@@ -21,7 +21,7 @@ ScanStatus = Literal["succeeded", "partial", "failed"]
 class ScanRequest(BaseModel):
     """One (account, region) to scan: the body of a message on the scan queue."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True)
 
     account_id: AccountId
     region: str = Field(pattern=r"^[a-z]{2}(-gov)?-[a-z]+-\d$")
@@ -38,7 +38,7 @@ class ScanRequest(BaseModel):
 class ScanCompleted(BaseModel):
     """Detail of the ``ScanCompleted`` event on the Chipwise bus (benchmark dispatch and notify listen)."""
 
-    model_config = ConfigDict(extra="ignore", frozen=True)
+    model_config = ConfigDict(defer_build=True, extra="ignore", frozen=True)
 
     scan_id: str
     account_id: str
@@ -55,7 +55,7 @@ class ScanCompleted(BaseModel):
 class ScanWindow(BaseModel):
     """The cost window of a scan, half-open like Cost Explorer's: ``[start, end)`` in UTC days."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     start: date
     end: date
@@ -66,7 +66,7 @@ class ScanResource(BaseModel):
     multi-variant endpoint the endpoint's ARN then ``#variant/<VariantName>``; ``arn`` is always an ARN AWS accepts
     (the endpoint's, for a variant) and ``variant`` names the variant."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     id: str
     arn: str | None = None
@@ -98,7 +98,7 @@ class ScanCostKind(BaseModel):
     """One billing usage kind over the window: attributed (instance hours, unused reservations), deliberately
     ignored (with the reason) or unknown (kept and counted, never dropped)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     kind: str
     treatment: Literal["instance_hours", "unused_reservation", "ignored", "unknown"]
@@ -110,7 +110,7 @@ class ScanCostKind(BaseModel):
 class ScanUnusedReservation(BaseModel):
     """Capacity reserved and not used (UnusedBox/UnusedDed): money on an instance type that no resource ran."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     instance_type: str
     platform: Platform | None = Field(None, description="None: a type the catalog does not know.")
@@ -122,7 +122,7 @@ class ScanUnusedReservation(BaseModel):
 
 
 class ScanUnknownUsageType(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     usage_type: str
     usd: MoneyStr
@@ -136,7 +136,7 @@ class ScanCosts(BaseModel):
     what every usage kind was and why an ignored one is not attributed; usage types the catalog does not know are
     counted in ``unknown_usage_types`` (with their dollars, the largest first)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     total_usd: MoneyStr
     source: Literal["bill", "cost_explorer"] = Field(
@@ -154,7 +154,7 @@ class ScanCosts(BaseModel):
 class ScanError(BaseModel):
     """A source that failed (after retries): the scan goes on and is recorded as partial."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     source: str
     code: str | None = None
@@ -164,7 +164,7 @@ class ScanError(BaseModel):
 class ScanDocument(BaseModel):
     """The scan document: what one scan of one account and region collected, and the findings it led to."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     scan_id: str
     account_id: str

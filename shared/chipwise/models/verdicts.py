@@ -30,7 +30,7 @@ class RuleOutcome(BaseModel):
     """What one rule concluded on one resource: fired, passed (with the evidence), lacked data (and which), or did
     not apply (and why)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True)
 
     rule_id: str
     outcome: RuleOutcomeKind
@@ -42,7 +42,7 @@ class ResourceVerdict(BaseModel):
     """Exactly one verdict per resource of a scan: ``waste`` (its findings), ``efficient`` (checked, with the
     evidence that cleared it), ``cannot_judge`` (the missing inputs named) or ``out_of_scope`` (with why)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True)
 
     resource_id: str  # Chipwise's id of the resource (ScanResource.id: its ARN, #variant/<name> for a variant)
     name: str

@@ -21,7 +21,7 @@ RateStr = Annotated[Decimal, PlainSerializer(lambda v: f"{v.quantize(Decimal('0.
 
 
 class _Doc(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
 
 class FigureSource(_Doc):

@@ -21,7 +21,7 @@ from chipwise.models.common import Effort
 
 
 class _FrozenFigures(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
 
 class PlannerFigures(_FrozenFigures):

@@ -130,7 +130,7 @@ Region = Annotated[str, StringConstraints(max_length=32), AfterValidator(_region
 
 
 class _IntakeModel(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True)
 
 
 class CompanyIn(_IntakeModel):

@@ -33,7 +33,7 @@ RULE_ID_PATTERN = r"^[a-z][a-z0-9]*(_[a-z0-9]+)*$"
 class RuleMeta(BaseModel):
     """A rule's identity and why it exists. ``id`` must equal the rule's module name (checked at registration)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     id: str = Field(pattern=RULE_ID_PATTERN, max_length=64)
     title: str = Field(min_length=3, max_length=120)
@@ -48,7 +48,7 @@ class RuleMeta(BaseModel):
 class RuleParams(BaseModel):
     """Thresholds of one rule; a policy file overrides them (``[rules.<rule_id>]``). Unknown keys are rejected."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     enabled: bool = Field(True, description="Evaluate this rule.")
 

@@ -32,7 +32,7 @@ SEND_ATTEMPTS = 3
 class CustomResourceResponse(BaseModel):
     """The body CloudFormation reads from the response URL."""
 
-    model_config = ConfigDict(populate_by_name=True)
+    model_config = ConfigDict(defer_build=True, populate_by_name=True)
 
     status: Literal["SUCCESS", "FAILED"] = Field(alias="Status")
     reason: str = Field(alias="Reason")

@@ -86,7 +86,7 @@ SHAPES: dict[BenchmarkTask, Shapes] = {
 class SkippedFinding(BaseModel):
     """A finding (or its GPU baseline) that gets no job this time, and why."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True)
 
     finding_id: str
     rule_id: str
@@ -96,7 +96,7 @@ class SkippedFinding(BaseModel):
 
 
 class SubmittedRun(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True)
 
     run_id: str
     finding_id: str
@@ -126,7 +126,7 @@ class SubmittedRun(BaseModel):
 class DeferredRun(BaseModel):
     """A submission AWS Batch could not take now (no attempt spent)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     finding_id: str
     reason: str
@@ -135,7 +135,7 @@ class DeferredRun(BaseModel):
 class BenchmarkDispatchReport(BaseModel):
     """What one dispatch planned, submitted and skipped (``--dry-run`` fills ``planned`` only)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     dry_run: bool
     planned: list[PlannedRun] = []

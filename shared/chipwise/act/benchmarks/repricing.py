@@ -136,7 +136,7 @@ class RepricingPolicy:
 
 
 class ChosenShape(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True)
 
     batch_size: int
     sequence_length: int
@@ -170,7 +170,7 @@ class ChosenShape(BaseModel):
 class MeasuredEconomics(BaseModel):
     """The priced measurement, stored on the run (``benchmark_runs.measured``) and shown by the CLI and demo."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True)
 
     kind: Literal["inference", "training"]
     verdict: Verdict

@@ -84,7 +84,7 @@ _STARTED = ("STARTING", "RUNNING")
 class StateOutcome(BaseModel):
     """What one state change did (the Lambda's return value, logged and shown by the demo)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     status: Literal["recorded", "ignored", "duplicate", "rejected"]
     job_id: str | None = None
@@ -250,7 +250,7 @@ def after_failure(
 class SweepReport(BaseModel):
     """Runs the dispatcher found past their expiry: caught-up terminal states and expired runs."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     caught_up: list[str] = []
     expired: list[str] = []

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 class PlannedRun(BaseModel):
     """A run about to be submitted (what ``--dry-run`` prints)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True)
 
     finding_id: str
     rule_id: str

@@ -44,7 +44,7 @@ MAX_DEDUPE_KEY = 256  # the column's width
 class Attachment(BaseModel):
     """A small text attachment (a JSON draft, a CSV): the content is stored in the outbox row as text."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True)
 
     filename: str = Field(min_length=1, max_length=200, pattern=r"^[^/\\\r\n]+$")
     content_type: str = Field("text/plain", pattern=r"^[a-z]+/[a-z0-9.+-]+$")
@@ -58,7 +58,7 @@ class EmailPayload(BaseModel):
     row's ``subject`` column (required for email).
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True)
 
     html: str = Field(min_length=1)
     text: str = Field(min_length=1)
@@ -71,7 +71,7 @@ class EmailPayload(BaseModel):
 class SlackPayload(BaseModel):
     """A Slack incoming-webhook body: the notification text (required fallback) and Block Kit blocks."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True)
 
     text: str = Field(min_length=1, max_length=40_000)
     blocks: list[dict[str, Any]] = Field(default_factory=list, max_length=SLACK_MAX_BLOCKS)
