@@ -3,8 +3,8 @@
 A profile is plain data (frozen dataclasses) so every rule is a pure function of profiles, testable without a
 database. :func:`build_profiles` assembles them from a :class:`ProfileSource` (the store's
 :class:`~chipwise.store.repositories.profile_inputs.ProfileInputRepository` reads it with a fixed number of SQL
-statements whatever the number of resources; CloudWatch rollups are streamed in resource order and summarised on
-the fly, see :mod:`chipwise.analyse.series`). This module imports no database code.
+statements whatever the number of resources; CloudWatch rollups come one series at a time, mostly packed into one
+row each, and are summarised as they come, see :mod:`chipwise.analyse.series`). This module imports no database code.
 
 Signals are named by what they mean, not where they came from: ``neuron_util`` is the NeuronCore utilisation of the
 busiest core whichever source had it (neuron-monitor reports in S3, Chipwise's agent in CloudWatch, Container

@@ -1,5 +1,7 @@
 """The store side of profiling: one account and region's resources, metric coverage, cost totals and telemetry
-rows, read with a fixed number of statements whatever the number of resources (five). The rows are handed to
+rows, read with a fixed number of statements whatever the number of resources (six: CloudWatch series take two,
+the packed series and the rows of resources not packed, see :mod:`chipwise.store.repositories.metric_series`).
+The rows are handed to
 :func:`chipwise.analyse.profiles.build_profiles`, which turns them into profiles without touching the database."""
 
 from __future__ import annotations
