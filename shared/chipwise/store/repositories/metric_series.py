@@ -238,7 +238,10 @@ def save_packed(session: Session, rows: Sequence[Mapping[str, Any]]) -> None:
 def _read_packed(session: Session, resource_ids: Sequence[int]) -> dict[SeriesKey, PackedSeries]:
     found: dict[SeriesKey, PackedSeries] = {}
     for offset in range(0, len(resource_ids), _ID_CHUNK):
-        stmt = _packed_columns().where(MetricSeries.resource_id.in_(resource_ids[offset : offset + _ID_CHUNK]))
+        chunk = resource_ids[offset : offset + _ID_CHUNK]
+        # Locked until the transaction ends (PostgreSQL; SQLite has one writer): a concurrent scan of the same
+        # resources merges into what this one writes, not into what both read.
+        stmt = _packed_columns().where(MetricSeries.resource_id.in_(chunk)).with_for_update()
         for rid, ns, metric, *columns in session.execute(stmt):
             found[(int(rid), str(ns), str(metric))] = PackedSeries.from_row(*columns)
     return found
