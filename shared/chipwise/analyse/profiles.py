@@ -3,8 +3,8 @@
 A profile is plain data (frozen dataclasses) so every rule is a pure function of profiles, testable without a
 database. :func:`build_profiles` assembles them from a :class:`ProfileSource` (the store's
 :class:`~chipwise.store.repositories.profile_inputs.ProfileInputRepository` reads it with a fixed number of SQL
-statements whatever the number of resources; CloudWatch rollups are streamed in resource order and summarised on
-the fly, see :mod:`chipwise.analyse.series`). This module imports no database code.
+statements whatever the number of resources; CloudWatch rollups come one series at a time, mostly packed into one
+row each, and are summarised as they come, see :mod:`chipwise.analyse.series`). This module imports no database code.
 
 Signals are named by what they mean, not where they came from: ``neuron_util`` is the NeuronCore utilisation of the
 busiest core whichever source had it (neuron-monitor reports in S3, Chipwise's agent in CloudWatch, Container
@@ -16,9 +16,9 @@ signal is None when nothing was published, and ``neuron_telemetry`` says whether
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import Any, Literal, Protocol
 
@@ -311,14 +311,9 @@ class ResourceProfile:
 # --- building profiles from the store ---------------------------------------------------------------------------
 
 
-@dataclass
-class _RawSeries:
-    hours: list[Any] = field(default_factory=list)  # as the driver returns them (text), parsed on demand
-    values: list[float] = field(default_factory=list)
-
-
 class _HourParser:
-    """Timestamps selected as text (faster than the driver's datetime conversion), parsed once per distinct hour."""
+    """Hours as the store hands them: timestamps selected as text (faster than the driver's datetime conversion)
+    or hours counted from the epoch (packed series), turned into datetimes once per distinct hour."""
 
     def __init__(self) -> None:
         self._cache: dict[Any, datetime] = {}
@@ -326,7 +321,10 @@ class _HourParser:
     def __call__(self, raw: Any) -> datetime:
         found = self._cache.get(raw)
         if found is None:
-            found = parse_utc(raw if isinstance(raw, datetime) else str(raw))
+            if isinstance(raw, int):
+                found = datetime.fromtimestamp(raw * 3600, UTC)
+            else:
+                found = parse_utc(raw if isinstance(raw, datetime) else str(raw))
             self._cache[raw] = found
         return found
 
@@ -353,15 +351,17 @@ class ProfileSource(Protocol):
         from Cost Explorer."""
         ...
 
-    def metric_rows(
+    def metric_series(
         self,
         start: datetime,
         end: datetime,
         names: Sequence[str],
         sum_metrics: Sequence[str],
         average_metrics: Sequence[str],
-    ) -> Iterable[tuple[int, str, str, Any, float | None]]:
-        """(resource id, namespace, metric, hour as text, the hour's value) in (resource, metric, hour) order."""
+    ) -> Iterable[tuple[int, str, str, Sequence[Any], Sequence[float]]]:
+        """(resource id, namespace, metric, hours, values) per series with data in the window, the hours oldest
+        first as text or as hours from the epoch, the values the hour's sum for ``sum_metrics``, average for
+        ``average_metrics`` and maximum for the others."""
         ...
 
     def neuron_rows(self, start: datetime, end: datetime) -> Iterable[tuple[Any, ...]]:
@@ -467,16 +467,20 @@ def _metric_series(
     source: ProfileSource, start: datetime, end: datetime, parse: _HourParser
 ) -> dict[int, dict[MetricKey, SeriesStats]]:
     """Every wanted metric of every wanted resource, summarised as the rows stream by."""
-    rows = source.metric_rows(
+    series = source.metric_series(
         start,
         end,
         sorted({metric for _, metric in READ_METRICS}),
         sorted({m for _, m in SUM_METRICS}),
         sorted({m for _, m in AVERAGE_METRICS}),
     )
+    read = frozenset(READ_METRICS)
     found: dict[int, dict[MetricKey, SeriesStats]] = defaultdict(dict)
-    for (resource_id, key), series in _grouped(rows, frozenset(READ_METRICS)):
-        stats = summarise(series.hours, series.values, parse, weekly=key in WEEKLY_METRICS)
+    for resource_id, namespace, metric, hours, values in series:
+        key = (namespace, metric)
+        if key not in read:
+            continue  # a namespace the rules do not read
+        stats = summarise(hours, values, parse, weekly=key in WEEKLY_METRICS)
         if stats is not None:
             found[resource_id][key] = stats
     return found
@@ -507,25 +511,6 @@ def _cost_facts(instance_type: str | None, region: str, rates: Mapping[str, Cost
         return found
     price = catalog.price(instance_type, region)
     return CostFacts(price, "catalog" if price is not None else None, price)
-
-
-def _grouped(rows: Iterable[Any], read: frozenset[MetricKey]) -> Iterator[tuple[tuple[int, MetricKey], _RawSeries]]:
-    """Consecutive rows of one (resource, metric) as one series; hours stay raw text until a summary needs one."""
-    current: tuple[int, str, str] | None = None
-    series = _RawSeries()
-    for resource_id, namespace, metric, hour, value in rows:
-        if current is None or resource_id != current[0] or metric != current[2] or namespace != current[1]:
-            if current is not None and series.values:
-                yield (current[0], (current[1], current[2])), series
-            current, series = (resource_id, namespace, metric), _RawSeries()
-            if (namespace, metric) not in read:
-                current = (resource_id, namespace, "")  # skipped: a namespace the rules do not read
-                continue
-        if value is not None and current[2]:
-            series.hours.append(hour)
-            series.values.append(value)
-    if current is not None and series.values:
-        yield (current[0], (current[1], current[2])), series
 
 
 @dataclass(frozen=True)

@@ -1,11 +1,13 @@
 """The store side of profiling: one account and region's resources, metric coverage, cost totals and telemetry
-rows, read with a fixed number of statements whatever the number of resources (five). The rows are handed to
+rows, read with a fixed number of statements whatever the number of resources (six: CloudWatch series take two,
+the packed series and the rows of resources not packed, see :mod:`chipwise.store.repositories.metric_series`).
+The rows are handed to
 :func:`chipwise.analyse.profiles.build_profiles`, which turns them into profiles without touching the database."""
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
@@ -15,6 +17,14 @@ from sqlalchemy.orm import Session
 
 from chipwise.catalog import get_usage_kinds
 from chipwise.models.neuron import INSTANCE_RUNTIME_TAG
+from chipwise.store.repositories.metric_series import (
+    AVERAGE,
+    MAXIMUM,
+    SUM,
+    packed_series,
+    unpacked_resources,
+    window_hours,
+)
 from chipwise.store.tables import CostRecord, MetricCoverage, MetricRollup, NeuronRollup, Resource
 
 GONE = "gone"
@@ -115,17 +125,43 @@ class ProfileInputRepository:
             if b.parent_resource_id is None
         }
 
-    def metric_rows(
+    def metric_series(
         self,
         start: datetime,
         end: datetime,
         names: Sequence[str],
         sum_metrics: Sequence[str],
         average_metrics: Sequence[str],
-    ) -> Iterator[tuple[int, str, str, Any, float | None]]:
-        """Rows streamed in (resource, metric, hour) order through the Core connection (no ORM row processing:
-        this is the query that reads millions of rows). The hour's value is chosen in SQL: the sum for counters,
-        the average for latency, else the maximum."""
+    ) -> Iterator[tuple[int, str, str, Sequence[Any], list[float]]]:
+        """Each series with a value in ``[start, end)``: (resource id, namespace, metric, hours oldest first,
+        values). The hour's value is the sum for counters, the average for latency, else the maximum (falling back
+        to the other of the two where one is missing). Packed series (``metric_series``) give their hours as epoch
+        hours in one row each; the resources not packed over the window are read from ``metric_rollups``, hours
+        as text."""
+        first_hour, end_hour = window_hours(start, end)
+        sums, averages = frozenset(sum_metrics), frozenset(average_metrics)
+        packed_in_window = packed_series(self._session, self._resource_ids(), start, names)
+        for (resource_id, namespace, metric), packed in packed_in_window:
+            if metric in sums:
+                hours, values = packed.values(first_hour, end_hour, SUM, None)
+            elif metric in averages:
+                hours, values = packed.values(first_hour, end_hour, AVERAGE, MAXIMUM)
+            else:
+                hours, values = packed.values(first_hour, end_hour, MAXIMUM, AVERAGE)
+            if values:
+                yield resource_id, namespace, metric, hours, values
+        yield from _series(self._metric_rows(start, end, names, sum_metrics, average_metrics))
+
+    def _metric_rows(
+        self,
+        start: datetime,
+        end: datetime,
+        names: Sequence[str],
+        sum_metrics: Sequence[str],
+        average_metrics: Sequence[str],
+    ) -> Iterator[Any]:
+        """The rollup rows of the resources not packed over the window, streamed in (resource, metric, hour)
+        order through the Core connection (no ORM row processing)."""
         value = case(
             (MetricRollup.metric.in_(list(sum_metrics)), MetricRollup.sum),
             (
@@ -143,7 +179,7 @@ class ProfileInputRepository:
                 value,
             )
             .where(
-                MetricRollup.resource_id.in_(self._resource_ids()),
+                MetricRollup.resource_id.in_(unpacked_resources(self._resource_ids(), start, names)),
                 MetricRollup.metric.in_(list(names)),
                 MetricRollup.hour >= start,
                 MetricRollup.hour < end,
@@ -176,3 +212,20 @@ class ProfileInputRepository:
         )
         for row in self._session.connection().execute(stmt.execution_options(yield_per=STREAM_ROWS)):
             yield tuple(row)
+
+
+def _series(rows: Iterable[Any]) -> Iterator[tuple[int, str, str, Sequence[Any], list[float]]]:
+    """Consecutive rows of one (resource, namespace, metric) as one series of the hours with a value."""
+    current: tuple[int, str, str] | None = None
+    hours: list[Any] = []
+    values: list[float] = []
+    for resource_id, namespace, metric, hour, value in rows:
+        if current is None or resource_id != current[0] or metric != current[2] or namespace != current[1]:
+            if current is not None and values:
+                yield current[0], current[1], current[2], hours, values
+            current, hours, values = (int(resource_id), str(namespace), str(metric)), [], []
+        if value is not None:
+            hours.append(hour)
+            values.append(value)
+    if current is not None and values:
+        yield current[0], current[1], current[2], hours, values

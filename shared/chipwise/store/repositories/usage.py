@@ -53,6 +53,13 @@ from sqlalchemy.orm import Session
 
 from chipwise.models.neuron import INSTANCE_RUNTIME_TAG, NeuronHourPart, merge_parts
 from chipwise.models.records import CostLine, HourlyRollup, SeriesCoverage
+from chipwise.store.repositories.metric_series import (
+    hour_rows,
+    packed_series,
+    save_packed,
+    unpacked_resources,
+    window_hours,
+)
 from chipwise.store.tables import CostRecord, MetricCoverage, MetricRollup, NeuronRollup, Resource
 from chipwise.store.upsert import upsert
 
@@ -270,6 +277,7 @@ def save_rollups(session: Session, rollups: Iterable[HourlyRollup], resource_ids
         }
         for r in rollups
     ]
+    save_packed(session, rows)  # before the upsert: a resource packed for the first time is packed from its rows
     return upsert(session, MetricRollup, rows, conflict=["resource_id", "namespace", "metric", "hour"])
 
 
@@ -314,19 +322,23 @@ def coverage_windows(session: Session, account_id: str, region: str) -> dict[Cov
 def stored_hours(
     session: Session, account_id: str, region: str, start: datetime, end: datetime
 ) -> dict[CoverageKey, int]:
-    """Hours with a stored rollup in ``[start, end)`` per (resource, namespace, metric) of the account and region."""
+    """Hours with a stored rollup in ``[start, end)`` per (resource, namespace, metric) of the account and region:
+    counted in the packed series, and in ``metric_rollups`` for the resources not packed over the window."""
+    resource_ids = (
+        select(Resource.id).where(Resource.account_id == account_id, Resource.region == region).scalar_subquery()
+    )
+    found = hour_rows(packed_series(session, resource_ids, start), *window_hours(start, end))
     stmt = (
         select(MetricRollup.resource_id, MetricRollup.namespace, MetricRollup.metric, func.count())
-        .join(Resource, Resource.id == MetricRollup.resource_id)
         .where(
-            Resource.account_id == account_id,
-            Resource.region == region,
+            MetricRollup.resource_id.in_(unpacked_resources(resource_ids, start)),
             MetricRollup.hour >= start,
             MetricRollup.hour < end,
         )
         .group_by(MetricRollup.resource_id, MetricRollup.namespace, MetricRollup.metric)
     )
-    return {(rid, ns, metric): int(n) for rid, ns, metric, n in session.execute(stmt)}
+    found.update({(rid, ns, metric): int(n) for rid, ns, metric, n in session.execute(stmt)})
+    return found
 
 
 def _aware(value: datetime) -> datetime:

@@ -8,7 +8,7 @@ from chipwise.store.tables.messaging import Draft, NotifiedScan, OutboxMessage
 from chipwise.store.tables.realised import RealisedSaving
 from chipwise.store.tables.remediations import Remediation
 from chipwise.store.tables.scans import Scan
-from chipwise.store.tables.usage import CostRecord, MetricCoverage, MetricRollup, NeuronRollup
+from chipwise.store.tables.usage import CostRecord, MetricCoverage, MetricRollup, MetricSeries, NeuronRollup
 
 __all__ = [
     "Account",
@@ -24,6 +24,7 @@ __all__ = [
     "IntakeSubmission",
     "MetricCoverage",
     "MetricRollup",
+    "MetricSeries",
     "NeuronRollup",
     "NotifiedScan",
     "OutboxMessage",

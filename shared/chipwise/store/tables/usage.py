@@ -6,7 +6,7 @@ from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import BigInteger, Float, ForeignKey, Index, String, UniqueConstraint
+from sqlalchemy import BigInteger, Float, ForeignKey, Index, LargeBinary, String, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from chipwise.clock import utcnow
@@ -52,6 +52,29 @@ class MetricRollup(Base):
     maximum: Mapped[float | None] = mapped_column(Float)
     sum: Mapped[float | None] = mapped_column(Float)
     sample_count: Mapped[float | None] = mapped_column(Float)
+
+
+class MetricSeries(Base):
+    """The hourly rollups of one (resource, namespace, metric) packed into one row, kept in step with
+    ``metric_rollups`` by the only code that writes those (``save_rollups``): what a profile reads instead of
+    hundreds of rows per series. Hours are counted from the epoch (hour ``first_hour + i`` is element ``i``);
+    ``present`` holds one byte of flags per hour (1: a row, 2: average, 4: maximum, 8: sum set), the value columns
+    little-endian float64 per hour (0 where unset). ``since_hour``: the hour from which the packed form holds every
+    row of the series (None: all of them; older hours are dropped once the series grows past the longest window)."""
+
+    __tablename__ = "metric_series"
+    __table_args__ = (UniqueConstraint("resource_id", "namespace", "metric"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True, autoincrement=True)
+    resource_id: Mapped[int] = mapped_column(ForeignKey("resources.id", ondelete="CASCADE"))
+    namespace: Mapped[str] = mapped_column(String(128))
+    metric: Mapped[str] = mapped_column(String(128))
+    first_hour: Mapped[int] = mapped_column(BigInteger)
+    since_hour: Mapped[int | None] = mapped_column(BigInteger)
+    present: Mapped[bytes] = mapped_column(LargeBinary)
+    average: Mapped[bytes] = mapped_column(LargeBinary)
+    maximum: Mapped[bytes] = mapped_column(LargeBinary)
+    sum: Mapped[bytes] = mapped_column(LargeBinary)
 
 
 class MetricCoverage(Base):
