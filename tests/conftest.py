@@ -75,6 +75,26 @@ def _postgres_url(worker_id: str) -> Iterator[str]:
     admin.dispose()
 
 
+@pytest.fixture(params=_database_backends())
+def empty_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """An empty database with no schema at all: a new SQLite file, or a new PostgreSQL database (dropped
+    afterwards), for tests of the migrations themselves."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'empty.db'}"
+        return
+    admin_url = make_url(os.environ[PG_ENV]).set(drivername="postgresql+psycopg")
+    name = f"chipwise_empty_{uuid.uuid4().hex[:8]}"
+    admin = create_engine(admin_url, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text(f'CREATE DATABASE "{name}"'))
+    url = admin_url.set(database=name).render_as_string(hide_password=False)
+    yield url
+    get_engine(url).dispose()
+    with admin.connect() as conn:
+        conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    admin.dispose()
+
+
 @pytest.fixture(scope="session")
 def worker_id(request: pytest.FixtureRequest) -> str:
     """xdist's worker id when running in parallel, "main" otherwise."""

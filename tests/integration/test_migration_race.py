@@ -3,21 +3,15 @@ schema is created once and is current. SQLite always, PostgreSQL too when CHIPWI
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-from sqlalchemy import create_engine, text
-from sqlalchemy.engine import make_url
+from sqlalchemy import text
 
 from chipwise.store.schema import schema_status
 from chipwise.store.session import get_engine, table_names
 
-PG_ENV = "CHIPWISE_TEST_DATABASE_URL"
 HANG_GUARD_S = 300  # only stops a hung child from hanging the suite
 # Each child waits for the other at a file barrier, then migrates.
 CHILD = """
@@ -31,29 +25,6 @@ while not other.exists():
 upgrade(url)
 print("migrated")
 """
-
-
-def _backends() -> list[str]:
-    return ["sqlite", "postgresql"] if os.environ.get(PG_ENV) else ["sqlite"]
-
-
-@pytest.fixture(params=_backends())
-def empty_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """An empty database: a new SQLite file, or a new PostgreSQL database (dropped afterwards)."""
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'race.db'}"
-        return
-    admin_url = make_url(os.environ[PG_ENV]).set(drivername="postgresql+psycopg")
-    name = f"chipwise_race_{uuid.uuid4().hex[:8]}"
-    admin = create_engine(admin_url, isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.execute(text(f'CREATE DATABASE "{name}"'))
-    url = admin_url.set(database=name).render_as_string(hide_password=False)
-    yield url
-    get_engine(url).dispose()
-    with admin.connect() as conn:
-        conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-    admin.dispose()
 
 
 def test_two_first_migrations_in_two_processes_both_succeed(empty_url: str, tmp_path: Path) -> None:

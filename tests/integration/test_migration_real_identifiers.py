@@ -3,47 +3,20 @@ and stored findings keep their ids and history (SQLite, and PostgreSQL when CHIP
 
 from __future__ import annotations
 
-import os
-import uuid
-from collections.abc import Iterator
 from datetime import UTC, datetime
-from pathlib import Path
 
-import pytest
 from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
-from sqlalchemy import create_engine, make_url, text
+from sqlalchemy import create_engine, text
 
 from chipwise.store.base import Base
 from chipwise.store.session import alembic_config, upgrade
 
-PG_ENV = "CHIPWISE_TEST_DATABASE_URL"
 ENDPOINT = "arn:aws:sagemaker:us-east-1:123456789012:endpoint/ab-test"
 SHARED = "arn:aws:sagemaker:us-east-1:123456789012:endpoint/shared-llm"
 INSTANCE = "arn:aws:ec2:us-east-1:123456789012:instance/i-0abc"
 NOW = datetime(2026, 11, 20, tzinfo=UTC)
-
-
-def _backends() -> list[str]:
-    return ["sqlite", "postgresql"] if os.environ.get(PG_ENV) else ["sqlite"]
-
-
-@pytest.fixture(params=_backends())
-def fresh_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """An empty database (no schema at all)."""
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'ids.db'}"
-        return
-    admin_url = make_url(os.environ[PG_ENV]).set(drivername="postgresql+psycopg")
-    name = f"chipwise_ids_{uuid.uuid4().hex[:10]}"
-    admin = create_engine(admin_url, isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.execute(text(f'CREATE DATABASE "{name}"'))
-    yield admin_url.set(database=name).render_as_string(hide_password=False)
-    with admin.connect() as conn:
-        conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-    admin.dispose()
 
 
 def _seed_old_rows(url: str) -> None:
@@ -107,52 +80,52 @@ def _rows(url: str, sql: str) -> list[tuple[object, ...]]:
     return found
 
 
-def test_made_up_arns_become_real_and_findings_keep_their_history(fresh_url: str) -> None:
-    upgrade(fresh_url, "0003_i28_act")
-    _seed_old_rows(fresh_url)
+def test_made_up_arns_become_real_and_findings_keep_their_history(empty_url: str) -> None:
+    upgrade(empty_url, "0003_i28_act")
+    _seed_old_rows(empty_url)
 
-    upgrade(fresh_url)
+    upgrade(empty_url)
 
-    assert _rows(fresh_url, "SELECT id, arn, variant, parent_arn FROM resources ORDER BY id") == [
+    assert _rows(empty_url, "SELECT id, arn, variant, parent_arn FROM resources ORDER BY id") == [
         (1, ENDPOINT, "inf2-main", ENDPOINT),
         (2, ENDPOINT, "g5-canary", ENDPOINT),
         (3, "arn:aws:sagemaker:us-east-1:123456789012:inference-component/chat", "", SHARED),
         (4, INSTANCE, "", None),
     ]
-    assert _rows(fresh_url, "SELECT id, resource_arn, resource_variant FROM findings ORDER BY id") == [
+    assert _rows(empty_url, "SELECT id, resource_arn, resource_variant FROM findings ORDER BY id") == [
         ("f-box", INSTANCE, ""),
         ("f-canary", ENDPOINT, "g5-canary"),
         ("f-chat", "arn:aws:sagemaker:us-east-1:123456789012:inference-component/chat", ""),
         ("f-main", ENDPOINT, "inf2-main"),
     ]
-    assert _rows(fresh_url, "SELECT finding_id, reason FROM recommendations") == [("f-canary", "first estimate")]
-    assert _rows(fresh_url, "SELECT finding_id, resource_arn FROM remediations") == [
+    assert _rows(empty_url, "SELECT finding_id, reason FROM recommendations") == [("f-canary", "first estimate")]
+    assert _rows(empty_url, "SELECT finding_id, resource_arn FROM remediations") == [
         ("f-chat", "arn:aws:sagemaker:us-east-1:123456789012:inference-component/chat")
     ]
     # no stored ARN is made up any more
-    arns = _rows(fresh_url, "SELECT arn FROM resources UNION SELECT resource_arn FROM findings")
+    arns = _rows(empty_url, "SELECT arn FROM resources UNION SELECT resource_arn FROM findings")
     assert not [a for (a,) in arns if "/variant/" in str(a) or (":endpoint/" in str(a) and "/inference" in str(a))]
 
 
-def test_the_migrated_schema_is_the_code_s_and_the_downgrade_restores_the_old_arns(fresh_url: str) -> None:
-    upgrade(fresh_url, "0003_i28_act")
-    _seed_old_rows(fresh_url)
-    upgrade(fresh_url)
-    engine = create_engine(fresh_url)
+def test_the_migrated_schema_is_the_code_s_and_the_downgrade_restores_the_old_arns(empty_url: str) -> None:
+    upgrade(empty_url, "0003_i28_act")
+    _seed_old_rows(empty_url)
+    upgrade(empty_url)
+    engine = create_engine(empty_url)
     with engine.connect() as conn:
         differences = compare_metadata(MigrationContext.configure(conn), Base.metadata)
     engine.dispose()
     assert differences == []
 
-    command.downgrade(alembic_config(fresh_url), "0003_i28_act")
+    command.downgrade(alembic_config(empty_url), "0003_i28_act")
 
-    assert _rows(fresh_url, "SELECT id, arn FROM resources ORDER BY id") == [
+    assert _rows(empty_url, "SELECT id, arn FROM resources ORDER BY id") == [
         (1, f"{ENDPOINT}/variant/inf2-main"),
         (2, f"{ENDPOINT}/variant/g5-canary"),
         (3, f"{SHARED}/inference-component/chat"),
         (4, INSTANCE),
     ]
-    assert _rows(fresh_url, "SELECT id, resource_arn FROM findings ORDER BY id")[1:3] == [
+    assert _rows(empty_url, "SELECT id, resource_arn FROM findings ORDER BY id")[1:3] == [
         ("f-canary", f"{ENDPOINT}/variant/g5-canary"),
         ("f-chat", f"{SHARED}/inference-component/chat"),
     ]
