@@ -56,6 +56,7 @@ from chipwise.models.scan import (
 )
 from chipwise.models.verdicts import ResourceVerdict
 from chipwise.observability import logger
+from chipwise.pipeline._gc import fewer_collections
 from chipwise.settings import get_settings
 from chipwise.store import Session, SessionFactory, get_session_factory, reading, transaction
 from chipwise.store.repositories.accounts import AccountRepository, ScanRepository
@@ -203,6 +204,20 @@ def run_scan(
     incremental: bool | None = None,
 ) -> ScanDocument:
     """Scan one account and region (account from STS when None); returns the stored scan document."""
+    with fewer_collections():
+        return _scan(aws, session_factory, account_id, region, now, lookback_days, on_stage, incremental)
+
+
+def _scan(
+    aws: AwsContext,
+    session_factory: SessionFactory,
+    account_id: str | None,
+    region: str,
+    now: datetime | None,
+    lookback_days: int | None,
+    on_stage: StageCallback | None,
+    incremental: bool | None,
+) -> ScanDocument:
     started_at = utcnow()
     now = now or started_at
     lookback = lookback_days or get_settings().lookback_days
