@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 import boto3
 import botocore.session
 from botocore.config import Config
+from botocore.model import ServiceModel, Shape
+from botocore.parsers import ResponseParser, ResponseParserFactory
 from botocore.utils import parse_timestamp
 
 from chipwise.observability import quiet_libraries
@@ -181,6 +183,97 @@ def _core_session() -> botocore.session.Session:
     core = botocore.session.Session()
     core.get_component("response_parser_factory").set_parser_defaults(timestamp_parser=parse_aws_timestamp)
     return core
+
+
+# --- lean clients: parse only what is read ---------------------------------------------------------------------
+
+# (shape name, the members kept), for a client whose responses carry only those members of those shapes.
+Projection = tuple[tuple[str, tuple[str, ...]], ...]
+
+
+class _ProjectingParser:
+    """botocore's parser for the protocol, handed the projected shape where one is named: the members left out are
+    never walked (an EC2 instance has ~60 members, nested several deep; the inventory reads ten)."""
+
+    def __init__(self, parser: ResponseParser, shapes: dict[str, Shape]) -> None:
+        self._parser = parser
+        self._shapes = shapes
+
+    def parse(self, response: dict[str, Any], shape: Shape) -> Any:
+        # botocore hands None for an operation without output (its stubs say Shape): nothing to project then
+        projected = self._shapes.get(shape.name) if shape is not None else None
+        return self._parser.parse(response, projected or shape)
+
+
+class ProjectingParserFactory(ResponseParserFactory):
+    def __init__(self, shapes: dict[str, Shape]) -> None:
+        super().__init__()
+        self._shapes = shapes
+
+    def create_parser(self, protocol_name: str) -> Any:
+        return _ProjectingParser(super().create_parser(protocol_name), self._shapes)
+
+
+def projected_shapes(core: botocore.session.Session, service: str, projection: Projection) -> dict[str, Shape]:
+    """The named shapes of ``service`` with only their kept members, resolved within one model, so a kept member
+    that is itself projected (DescribeInstancesResult > Reservation > Instance) is projected too."""
+    model = core.get_component("data_loader").load_service_model(service, "service-2")
+    shapes = dict(model["shapes"])
+    for name, keep in projection:
+        definition = shapes[name]
+        unknown = set(keep) - set(definition["members"])
+        if unknown:  # a typo or a renamed member would silently read as absent
+            raise ValueError(f"{service} shape {name} has no member {sorted(unknown)}")
+        shapes[name] = {**definition, "members": {k: v for k, v in definition["members"].items() if k in keep}}
+    projected = ServiceModel({**model, "shapes": shapes}, service_name=service)
+    return {name: projected.shape_for(name) for name, _ in projection}
+
+
+_lean_lock = threading.Lock()
+
+
+@lru_cache(maxsize=8)
+def _lean_core(service: str, projection: Projection, timestamps_as_sent: bool) -> botocore.session.Session:
+    """One botocore session per kind of lean client, kept for the process (its loaded models are reused)."""
+    core = botocore.session.Session()
+    factory = ProjectingParserFactory(projected_shapes(core, service, projection) if projection else {})
+    factory.set_parser_defaults(timestamp_parser=_as_sent if timestamps_as_sent else parse_aws_timestamp)
+    core.register_component("response_parser_factory", factory)
+    return core
+
+
+def _as_sent(value: Any) -> Any:
+    return value
+
+
+def lean_client(
+    aws: AwsContext,
+    service: str,
+    *,
+    projection: Projection = (),
+    timestamps_as_sent: bool = False,
+    validate: bool = True,
+) -> Any:
+    """A client with the context's credentials, region, retries and call counter that parses less: only the
+    ``projection``'s members of the shapes it names, timestamps left as the wire sent them when asked, and no
+    parameter validation when the caller builds its parameters from typed values. For the calls whose responses
+    are a scan's bulk (DescribeInstances, GetMetricData); every other call goes through :meth:`AwsContext.client`."""
+    credentials = aws.session.get_credentials()
+    frozen = credentials.get_frozen_credentials() if credentials is not None else None
+    keys: dict[str, Any] = {}
+    if frozen is not None and frozen.access_key and frozen.secret_key:
+        keys = {
+            "aws_access_key_id": frozen.access_key,
+            "aws_secret_access_key": frozen.secret_key,
+            "aws_session_token": frozen.token,
+        }
+    config = retry_config() if validate else retry_config().merge(Config(parameter_validation=False))
+    with _lean_lock:  # a botocore session is not thread-safe; the clients it makes are
+        client = _lean_core(service, projection, timestamps_as_sent).create_client(
+            service, region_name=aws.region, config=config, **keys
+        )
+    aws.counter.attach(client)
+    return client
 
 
 @lru_cache(maxsize=8)

@@ -17,7 +17,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from chipwise.aws import AwsContext
+from chipwise.aws import AwsContext, Projection, lean_client
 from chipwise.catalog import get_catalog
 from chipwise.catalog.instances import facts_from_ec2, platform_from_ec2
 from chipwise.collect.hints import ModelPlace, workload_hints
@@ -45,6 +45,26 @@ from chipwise.presentation import plural
 # How long a SageMaker training job may run (its MaxRuntimeInSeconds ceiling): older jobs cannot overlap.
 MAX_TRAINING_DAYS = 28
 _EC2_LIVE_STATES = ["pending", "running", "stopping", "stopped"]
+# What the inventory reads of DescribeInstances: the rest of an instance (~60 members, network interfaces, block
+# devices, ...) is never parsed, the listing's largest CPU cost. A member added to _ec2_resource must be added here.
+EC2_LISTING: Projection = (
+    ("DescribeInstancesResult", ("Reservations", "NextToken")),
+    ("Reservation", ("OwnerId", "Instances")),
+    (
+        "Instance",
+        (
+            "InstanceId",
+            "InstanceType",
+            "Tags",
+            "ImageId",
+            "Placement",
+            "PrivateDnsName",
+            "InstanceLifecycle",
+            "State",
+            "LaunchTime",
+        ),
+    ),
+)
 _EKS_CLUSTER_TAGS = ("eks:cluster-name", "aws:eks:cluster-name", "alpha.eksctl.io/cluster-name")
 _K8S_CLUSTER_TAG = re.compile(r"^kubernetes\.io/cluster/(?P<name>.+)$")
 MAX_RECENT_BATCH_JOBS = 50
@@ -176,7 +196,7 @@ def collect_ec2_instances(
 ) -> list[CollectedResource]:
     """Live EC2 instances of accelerator types (CPU instances are not Chipwise's business). ``types`` (a reader
     the caller keeps) lets the caller see a refused DescribeInstanceTypes call in its ``problems``."""
-    ec2 = aws.client("ec2")
+    ec2 = lean_client(aws, "ec2", projection=EC2_LISTING)
     listed: list[tuple[dict[str, Any], str]] = []
     pages = ec2.get_paginator("describe_instances").paginate(
         Filters=[{"Name": "instance-state-name", "Values": _EC2_LIVE_STATES}], PaginationConfig={"PageSize": 1000}
