@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Literal
@@ -397,6 +397,55 @@ def _training_targets(resource: CollectedResource) -> Iterator[MetricTarget]:
     yield MetricTarget(resource.key, TRAINING_CPU, hosts)
     if resource.platform == "nvidia":
         yield MetricTarget(resource.key, TRAINING_GPU, hosts)
+
+
+# --- optional agents' series: query only what ListMetrics lists -------------------------------------------------
+
+# Namespaces only an optional agent publishes (Chipwise's neuron-monitor agent, a serving-token publisher): most
+# resources have no series there, and a query for a series that does not exist still costs a metric requested.
+AGENT_NAMESPACES = (NEURON_NAMESPACE, SERVING_NAMESPACE)
+# ListMetrics lists the series with datapoints in the past two weeks (up to 15 minutes after the first one): its
+# silence is trusted for reads that start within this horizon (a day's margin), never for an older window.
+LISTING_HORIZON = timedelta(days=13)
+
+
+@dataclass
+class AgentListing:
+    """The series ListMetrics lists in :data:`AGENT_NAMESPACES`, read on first use (one listing per namespace, pages
+    of 500), as (metric, dimension set) pairs."""
+
+    aws: AwsContext
+    _listed: dict[str, frozenset[tuple[str, frozenset[tuple[str, str]]]]] = field(default_factory=dict)
+
+    def listed(self, namespace: str) -> frozenset[tuple[str, frozenset[tuple[str, str]]]]:
+        if namespace not in self._listed:
+            pages = self.aws.client("cloudwatch").get_paginator("list_metrics").paginate(Namespace=namespace)
+            self._listed[namespace] = frozenset(
+                (str(m["MetricName"]), frozenset((d["Name"], d["Value"]) for d in m.get("Dimensions", [])))
+                for page in pages
+                for m in page.get("Metrics", [])
+            )
+        return self._listed[namespace]
+
+
+def only_listed(
+    targets: Sequence[MetricTarget], listing: AgentListing, start: datetime, end: datetime
+) -> list[MetricTarget]:
+    """The targets with their agent-namespace series cut to those ListMetrics lists, for a read starting within
+    :data:`LISTING_HORIZON` of ``end`` (any other read keeps every series). A target left with no series reads
+    nothing and records the metric as absent, as a read that found no datapoints would; one with listed series is
+    marked ``listed`` (the metric exists even if the read finds no datapoint)."""
+    if start < end - LISTING_HORIZON:
+        return list(targets)
+    kept_targets = []
+    for target in targets:
+        if target.spec.namespace not in AGENT_NAMESPACES or not target.series:
+            kept_targets.append(target)
+            continue
+        listed = listing.listed(target.spec.namespace)
+        kept = tuple(dims for dims in target.series if (target.spec.metric, frozenset(dims)) in listed)
+        kept_targets.append(replace(target, series=kept, listed=bool(kept)))
+    return kept_targets
 
 
 # --- packing and reading --------------------------------------------------------------------------------------

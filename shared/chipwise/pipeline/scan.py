@@ -419,9 +419,11 @@ def _collect_metrics(aws: AwsContext, session_factory: SessionFactory, run: _Run
             buffered.clear()
 
     totals = metrics.MetricsResult()
+    listing = metrics.AgentListing(aws)
     try:
         for start, group in groups:
-            result = metrics.collect_metrics(aws, group, start, run.metric_end, write)
+            queried = _only_listed(group, listing, start, run)
+            result = metrics.collect_metrics(aws, queried, start, run.metric_end, write)
             totals.calls += result.calls
             totals.queries += result.queries
             totals.datapoints += result.datapoints
@@ -441,6 +443,18 @@ def _collect_metrics(aws: AwsContext, session_factory: SessionFactory, run: _Run
         "metric_targets_incremental": incremental,
         "metric_targets_full": len(targets) - incremental,
     }
+
+
+def _only_listed(
+    group: list[metrics.MetricTarget], listing: metrics.AgentListing, start: datetime, run: _Run
+) -> list[metrics.MetricTarget]:
+    """The group without the optional agents' series ListMetrics does not list; every series when it cannot list
+    them (nothing is lost: the series are read as before)."""
+    try:
+        return metrics.only_listed(group, listing, start, run.metric_end)
+    except AWS_ERRORS as exc:
+        logger().warning("ListMetrics failed: every agent series is read", extra={"error": str(exc)[:500]})
+        return group
 
 
 def _save_window_coverage(

@@ -182,7 +182,9 @@ def test_api_calls_are_at_the_floor(seeded: Seeded, session_factory: sessionmake
     # One query shape (two pages), GetMetricData packed, no per-resource statistics calls
     assert calls["ce.GetCostAndUsage"] == 2
     assert "cloudwatch.GetMetricStatistics" not in calls
-    assert calls["cloudwatch.ListMetrics"] == 2  # one listing for GPU series, one for EKS node series
+    # one listing for GPU series, one for EKS node series, one per optional agent's namespace (Chipwise/Neuron and
+    # Chipwise/Serving: a read starting within ListMetrics' two weeks queries only the series it lists)
+    assert calls["cloudwatch.ListMetrics"] == 2 + 2
     with session_factory() as session:
         scan = session.get(Scan, document.scan_id)
         assert scan is not None

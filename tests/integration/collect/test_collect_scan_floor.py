@@ -18,6 +18,7 @@ from chipwise_devkit.emulator import Emulator, MetricPoint
 
 NOW = datetime(2026, 11, 20, 12, tzinfo=UTC)
 QUERIES_PER_NEURON_INSTANCE = 9  # CPU (3 stats) + NeuronCoreUtilization (3) + Avg, memory, executions (1 each)
+CPU_QUERIES = 3  # Average, Maximum, SampleCount
 NEURON_SERIES = (
     ("AWS/EC2", "CPUUtilization"),
     ("Chipwise/Neuron", "NeuronCoreUtilization"),
@@ -54,8 +55,9 @@ def _cost_pages(pages: int) -> list[dict[str, Any]]:
     return out
 
 
-def test_1200_resources_cost_22_get_metric_data_calls(aws: Emulator, sqlite_url: str) -> None:
-    # Given 1,200 Inferentia instances with a day of CPU metrics, and three pages of Cost Explorer results
+def test_1200_resources_cost_8_get_metric_data_calls_and_one_listing(aws: Emulator, sqlite_url: str) -> None:
+    # Given 1,200 Inferentia instances with a day of CPU metrics and no Neuron agent, and three pages of Cost
+    # Explorer results
     ids = _instances(1_200)
     hours = [NOW - timedelta(hours=h) for h in range(1, 25)]
     aws.seed_metrics(
@@ -66,12 +68,15 @@ def test_1200_resources_cost_22_get_metric_data_calls(aws: Emulator, sqlite_url:
     document = run_scan(
         aws_context("us-east-1"), get_session_factory(sqlite_url), region="us-east-1", now=NOW, lookback_days=1
     )
-    # Then GetMetricData is called ceil(R x M / 500) times, Cost Explorer once per page, and nothing per resource
+    # Then the Neuron agent's namespace is listed once (a day lies within ListMetrics' two weeks) and lists
+    # nothing, so only CPU is queried: GetMetricData ceil(R x 3 / 500) times, not ceil(R x 9 / 500) = 22;
+    # Cost Explorer once per page, and nothing per resource
     calls = document.api_calls
     assert len(document.resources) == 1_200
-    assert calls["cloudwatch.GetMetricData"] == math.ceil(1_200 * QUERIES_PER_NEURON_INSTANCE / 500) == 22
+    assert calls["cloudwatch.ListMetrics"] == 1
+    assert calls["cloudwatch.GetMetricData"] == math.ceil(1_200 * CPU_QUERIES / 500) == 8
     assert calls["ce.GetCostAndUsage"] == 3
-    assert not {name for name in calls if name.endswith(("GetMetricStatistics", "ListMetrics"))}
+    assert not {name for name in calls if name.endswith("GetMetricStatistics")}
     with get_session_factory(sqlite_url)() as session:
         assert session.scalar(select(func.count()).select_from(MetricRollup)) == 1_200 * 24
         scan = session.get(Scan, document.scan_id)
@@ -93,8 +98,8 @@ def test_a_full_14_day_window_packs_by_datapoints_and_never_pages(aws: Emulator,
         aws_context("us-east-1"), get_session_factory(sqlite_url), region="us-east-1", now=NOW, lookback_days=14
     )
     # Then 300 queries fit one call's 100,800 datapoints: 2 calls, no NextToken pages, every datapoint read
-    assert document.api_calls["cloudwatch.GetMetricData"] == math.ceil(306 / (100_800 // 336)) == 2
+    assert document.api_calls["cloudwatch.GetMetricData"] == math.ceil(34 * QUERIES_PER_NEURON_INSTANCE / (100_800 // 336)) == 2
     with get_session_factory(sqlite_url)() as session:
         scan = session.get(Scan, document.scan_id)
-        assert scan is not None and scan.timings["counts"]["datapoints"] == 306 * 336
+        assert scan is not None and scan.timings["counts"]["datapoints"] == 34 * QUERIES_PER_NEURON_INSTANCE * 336
         assert session.scalar(select(func.count()).select_from(MetricRollup)) == 34 * 5 * 336

@@ -85,6 +85,12 @@ def test_the_next_day_scan_reads_a_day_and_the_overlap(aws: Emulator, sqlite_url
     assert counts["datapoints"] == 40 * 2 * GAUGE_STATS * 27 + 2 * GAUGE_STATS * 336
     assert counts["metric_targets_incremental"] == 40 * 5
     assert counts["metric_targets_full"] == 5
+    # And a day's read queries only the agent series ListMetrics lists: CPU and NeuronCoreUtilization (3 stats
+    # each) of the 40, not their unpublished Avg, memory and executions; the new instance's whole-window read
+    # (older than ListMetrics' two weeks) queries all 9
+    assert counts["metric_queries"] == 40 * 6 + QUERIES_PER_INSTANCE
+    assert second.api_calls["cloudwatch.ListMetrics"] >= 1
+    assert "cloudwatch.ListMetrics" not in first.api_calls  # a first read over the whole window never lists
     # And coverage spans the whole window from the store: 336 hours of each series, the late hour included
     with factory() as session:
         window_start = NEXT_DAY - timedelta(days=14)
