@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from datetime import UTC, date, datetime
 from decimal import ROUND_CEILING, ROUND_HALF_UP, Decimal
 from fractions import Fraction
+from functools import lru_cache
 from typing import TypeVar
 
 HOURS_PER_MONTH = Decimal(730)
@@ -154,6 +155,12 @@ def break_even_months(one_time_cost: Decimal, monthly_saving: Decimal) -> float 
 # --- statistics ---------------------------------------------------------------------------------------------------
 
 
+@lru_cache(maxsize=64)
+def _share(q: float) -> Fraction:
+    """``q`` percent as an exact fraction (a profile asks for the same few percentiles thousands of times)."""
+    return Fraction(str(q)) / 100
+
+
 def percentile(ordered: Sequence[N], q: float) -> N:
     """The ``q``-th percentile (0-100) of values sorted ascending, interpolating linearly between the closest
     ranks (see the module docstring). Works on floats and on Decimals (money and latencies stay exact)."""
@@ -161,7 +168,7 @@ def percentile(ordered: Sequence[N], q: float) -> N:
         raise ValueError("percentile of an empty series")
     if not 0 <= q <= 100:
         raise ValueError(f"percentile {q} is outside 0-100")
-    rank = (len(ordered) - 1) * Fraction(str(q)) / 100  # exact: 0.95 × 2 is 1.9, not 1.8999999999999999
+    rank = (len(ordered) - 1) * _share(q)  # exact: 0.95 × 2 is 1.9, not 1.8999999999999999
     low = math.floor(rank)
     high = min(low + 1, len(ordered) - 1)
     below, above, fraction = ordered[low], ordered[high], rank - low

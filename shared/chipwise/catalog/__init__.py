@@ -195,8 +195,12 @@ class ModelFamilies:
         self._families = list(document.families)
         self._by_id = {f.id: f for f in self._families}
         self.known_models = document.known_models
-        # Longest names first, so "gpt2-medium" wins over "gpt2".
-        self._known = sorted(document.known_models.params_billion.items(), key=lambda kv: -len(kv[0]))
+        # Longest names first, so "gpt2-medium" wins over "gpt2"; no letter, digit or dot right after the name.
+        self._known = [
+            (re.compile(rf"(?<![a-z0-9]){re.escape(known)}(?![a-z0-9.]|-?\d)"), params)
+            for known, params in sorted(document.known_models.params_billion.items(), key=lambda kv: -len(kv[0]))
+        ]
+        self._known_by_name: dict[str, Decimal | None] = {}  # a fleet names few models, each on many resources
         # Word start before the alias; no letter right after it (digits may follow: llama3, qwen2, gpt2).
         self._patterns = [
             (re.compile(rf"(?<![a-z0-9]){re.escape(alias)}(?![a-z])"), len(alias), family)
@@ -218,10 +222,9 @@ class ModelFamilies:
     def known_params(self, model_id: str) -> Decimal | None:
         """Parameters (billions) of a well-known model id that does not state its size (``bert-base-uncased``)."""
         name = model_id.strip().lower().rsplit("/", 1)[-1]
-        for known, params in self._known:
-            if re.search(rf"(?<![a-z0-9]){re.escape(known)}(?![a-z0-9.]|-?\d)", name):
-                return params
-        return None
+        if name not in self._known_by_name:
+            self._known_by_name[name] = next((params for pattern, params in self._known if pattern.search(name)), None)
+        return self._known_by_name[name]
 
     def match(self, text: str) -> ModelFamily | None:
         """The family named in a Hugging Face id (``meta-llama/Llama-3.1-8B-Instruct``), an image name or a tag

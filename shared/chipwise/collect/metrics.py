@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Literal
@@ -443,8 +443,8 @@ def only_listed(
             kept_targets.append(target)
             continue
         listed = listing.listed(target.spec.namespace)
-        kept = tuple(dims for dims in target.series if (target.spec.metric, frozenset(dims)) in listed)
-        kept_targets.append(replace(target, series=kept, listed=bool(kept)))
+        kept = tuple(dims for dims in target.series if listed and (target.spec.metric, frozenset(dims)) in listed)
+        kept_targets.append(MetricTarget(target.resource_key, target.spec, kept, listed=bool(kept)))
     return kept_targets
 
 
