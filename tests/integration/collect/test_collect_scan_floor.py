@@ -98,8 +98,9 @@ def test_a_full_14_day_window_packs_by_datapoints_and_never_pages(aws: Emulator,
         aws_context("us-east-1"), get_session_factory(sqlite_url), region="us-east-1", now=NOW, lookback_days=14
     )
     # Then 300 queries fit one call's 100,800 datapoints: 2 calls, no NextToken pages, every datapoint read
-    assert document.api_calls["cloudwatch.GetMetricData"] == math.ceil(34 * QUERIES_PER_NEURON_INSTANCE / (100_800 // 336)) == 2
+    queries = 34 * QUERIES_PER_NEURON_INSTANCE
+    assert document.api_calls["cloudwatch.GetMetricData"] == math.ceil(queries / (100_800 // 336)) == 2
     with get_session_factory(sqlite_url)() as session:
         scan = session.get(Scan, document.scan_id)
-        assert scan is not None and scan.timings["counts"]["datapoints"] == 34 * QUERIES_PER_NEURON_INSTANCE * 336
+        assert scan is not None and scan.timings["counts"]["datapoints"] == queries * 336
         assert session.scalar(select(func.count()).select_from(MetricRollup)) == 34 * 5 * 336
