@@ -31,6 +31,24 @@ def test_restores_the_thresholds_when_the_work_fails() -> None:
     assert gc.get_threshold() == (700, 10, 10)
 
 
+def test_objects_made_before_the_work_are_left_out_of_its_collections_and_rejoin_after() -> None:
+    gc.unfreeze()
+    with fewer_collections():
+        assert gc.get_freeze_count() > 0  # the imports' objects, at least
+    assert gc.get_freeze_count() == 0
+
+
+def test_a_process_that_froze_objects_itself_keeps_its_freeze() -> None:
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        with fewer_collections():
+            pass
+        assert gc.get_freeze_count() == frozen
+    finally:
+        gc.unfreeze()
+
+
 def test_never_collects_more_often_than_the_process_already_does() -> None:
     gc.set_threshold(100_000, 5, 5)
     with fewer_collections(young=20_000):
