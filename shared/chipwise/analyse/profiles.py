@@ -247,11 +247,22 @@ class ResourceProfile:
     vcpu_per_instance: int | None = None
     last_user_activity: datetime | None = None  # Studio apps: LastUserActivityTimestamp
     commitment_term: str | None = None  # Bedrock Provisioned Throughput: OneMonth / SixMonths (None: no commitment)
+    # Read by every rule on every resource: worked out once, when the profile is made (or replaced).
+    _key: str = field(init=False, repr=False, compare=False)
+    _neuron_telemetry: NeuronTelemetry = field(init=False, repr=False, compare=False)
+    _monthly_cost: Decimal | None = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_key", resource_key(self.arn, self.variant))
+        object.__setattr__(self, "_neuron_telemetry", self._telemetry())
+        count = self.billed_count
+        rate = self.cost.hourly_rate
+        object.__setattr__(self, "_monthly_cost", None if rate is None or count is None else monthly_cost(rate, count))
 
     @property
     def key(self) -> str:
         """Chipwise's id of this resource (:func:`chipwise.models.resources.resource_key`)."""
-        return resource_key(self.arn, self.variant)
+        return self._key
 
     @property
     def window_hours(self) -> float:
@@ -278,6 +289,9 @@ class ResourceProfile:
     def neuron_telemetry(self) -> NeuronTelemetry:
         """present: some Neuron source has data; missing: the sources were checked and none has; unknown: not
         checked (no coverage rows, e.g. the metrics stage failed)."""
+        return self._neuron_telemetry
+
+    def _telemetry(self) -> NeuronTelemetry:
         if self.signals.neuron_util is not None:
             return "present"
         checked = [c for key, c in self.coverage.items() if key in NEURON_COVERAGE]
@@ -302,10 +316,7 @@ class ResourceProfile:
     def monthly_cost(self) -> Decimal | None:
         """Always-on monthly cost (730 h) of the instances (or the share of them) it pays for at the effective
         rate."""
-        count = self.billed_count
-        if self.cost.hourly_rate is None or count is None:
-            return None
-        return monthly_cost(self.cost.hourly_rate, count)
+        return self._monthly_cost
 
 
 # --- building profiles from the store ---------------------------------------------------------------------------

@@ -692,7 +692,7 @@ def _store_document(session: Session, run: _Run, document: ScanDocument) -> None
     scan.api_calls = document.api_calls
     scan.timings = {**run.timings, "counts": run.counts, "cpu": run.cpu}
     scan.errors = [e.model_dump() for e in document.errors]
-    scan.document = document.model_dump(mode="json")
+    ScanRepository(session).save_document(run.scan_id, document.model_dump_json())
     account = AccountRepository(session).ensure(run.account_id)
     account.last_scan_at = document.finished_at
 

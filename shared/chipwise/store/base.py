@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
@@ -13,6 +14,17 @@ from sqlalchemy.orm import DeclarativeBase
 from sqlalchemy.types import TypeDecorator
 
 MICRO = Decimal("0.000001")
+
+
+class SerializedJson(str):
+    """A JSON document serialised already (pydantic's ``model_dump_json``, in Rust): a JSON column takes it as it
+    is, instead of a dict that ``json.dumps`` serialises again (a scan's document: 0.1 s of its CPU)."""
+
+
+def dump_json(value: Any) -> str:
+    """Every engine's JSON serialiser: :class:`SerializedJson` as it is, anything else with ``json.dumps``."""
+    return str(value) if isinstance(value, SerializedJson) else json.dumps(value)
+
 
 NAMING_CONVENTION = {
     "ix": "ix_%(column_0_label)s",

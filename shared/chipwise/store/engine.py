@@ -12,6 +12,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, OperationalError
 
 from chipwise.errors import ConfigError, StoreUnavailable
+from chipwise.store.base import dump_json
 
 warnings.filterwarnings("ignore", message=r"Dialect sqlite\+pysqlite does \*not\* support Decimal")
 
@@ -32,12 +33,12 @@ def get_engine(url: str) -> Engine:
     except ArgumentError as exc:
         raise ConfigError(f"invalid setting database_url (CHIPWISE_DATABASE_URL): {url!r} is not a URL") from exc
     if parsed.get_backend_name() == "sqlite":
-        engine = create_engine(parsed, connect_args={"timeout": 30})
+        engine = create_engine(parsed, connect_args={"timeout": 30}, json_serializer=dump_json)
         event.listen(engine, "connect", _sqlite_pragmas)
         return engine
     if parsed.get_backend_name() == "postgresql" and parsed.drivername == "postgresql":
         parsed = parsed.set(drivername="postgresql+psycopg")
-    return create_engine(parsed, pool_pre_ping=True)
+    return create_engine(parsed, pool_pre_ping=True, json_serializer=dump_json)
 
 
 def describe_url(url: str) -> str:

@@ -224,7 +224,7 @@ def test_the_document_is_stored_and_announced(seeded: Seeded, session_factory: s
         scan = session.get(Scan, document.scan_id)
         assert scan is not None
         assert (scan.status, scan.resource_count, scan.account_id) == ("succeeded", 10, ACCOUNT)
-        assert scan.document == json.loads(document.model_dump_json())
+        assert scan.document == json.loads(document.model_dump_json()) == document.model_dump(mode="json")
         assert scan.api_calls == document.api_calls and set(scan.timings) >= {"inventory", "costs", "metrics"}
     [message] = sqs.receive_message(QueueUrl=queue, WaitTimeSeconds=1)["Messages"]
     event: dict[str, Any] = json.loads(message["Body"])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 
@@ -98,3 +99,33 @@ def test_naive_datetimes_are_refused(session_factory: sessionmaker[Session]) -> 
             )
         )
         s.flush()
+
+
+def test_a_scan_document_given_as_json_text_reads_back_as_the_same_document(
+    session_factory: sessionmaker[Session],
+) -> None:
+    # Given a scan, and its document serialised by pydantic (non-ASCII text, floats, decimals as text, nesting)
+    from chipwise.store.repositories.accounts import ScanRepository
+    from chipwise.store.tables import Scan
+
+    text = '{"name":"Zürich – inf2","p95":0.1,"tiny":1e-5,"saving":"1234.560000","rows":[{"h":1},null],"ok":true}'
+    with session_factory.begin() as session:
+        AccountRepository(session).ensure("123456789012")
+        scan = Scan(
+            id="scan-json",
+            account_id="123456789012",
+            region="us-east-1",
+            status="running",
+            started_at=datetime(2026, 11, 20, tzinfo=UTC),
+            window_start=date(2026, 11, 6),
+            window_end=date(2026, 11, 20),
+        )
+        ScanRepository(session).add(scan)
+        # When it is stored as the text it is
+        ScanRepository(session).save_document("scan-json", text)
+        # Then the scan the session holds reads it as a document, not as text
+        assert scan.document == json.loads(text)
+    # And so does a new session, on this database
+    with session_factory() as session:
+        stored = ScanRepository(session).get("scan-json")
+        assert stored is not None and stored.document == json.loads(text)

@@ -9,6 +9,7 @@ from sqlalchemy import func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
+from chipwise.store.base import SerializedJson
 from chipwise.store.tables import Account, Finding, Scan
 
 FINISHED = ("succeeded", "partial")  # a scan that wrote its document
@@ -59,6 +60,14 @@ class ScanRepository:
 
     def get(self, scan_id: str) -> Scan | None:
         return self.session.get(Scan, scan_id)
+
+    def save_document(self, scan_id: str, document_json: str) -> None:
+        """Store a scan's document given as JSON text (written as it is: never parsed and serialised again)."""
+        stmt = update(Scan).where(Scan.id == scan_id).values(document=SerializedJson(document_json))
+        self.session.execute(stmt.execution_options(synchronize_session=False))
+        for held in self.session.identity_map.values():  # a loaded scan reads its document again, as a dict
+            if isinstance(held, Scan) and held.id == scan_id:
+                self.session.expire(held, ["document"])
 
     def latest(self, account_id: str | None = None) -> Scan | None:
         stmt = select(Scan).order_by(Scan.started_at.desc()).limit(1)
