@@ -26,6 +26,7 @@ from sqlalchemy.orm import Session
 
 from chipwise.models.records import CollectedResource
 from chipwise.models.resources import resource_key, split_key
+from chipwise.store.base import SerializedJson
 from chipwise.store.tables import Resource
 from chipwise.store.upsert import upsert
 
@@ -207,8 +208,8 @@ def _row(account_id: str, region: str, r: CollectedResource, scan_id: str | None
         "launched_at": r.launched_at,
         "ended_at": r.ended_at,
         "tags": r.tags,
-        "hints": r.hints.model_dump(mode="json"),
-        "details": r.details.model_dump(mode="json"),
+        "hints": SerializedJson(r.hints.model_dump_json()),
+        "details": SerializedJson(r.details.model_dump_json()),
         "first_seen": now,
         "last_seen": now,
         "last_scan_id": scan_id,

@@ -48,9 +48,10 @@ from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import and_, func, or_, select
+from sqlalchemy import String, and_, cast, func, or_, select
 from sqlalchemy.orm import Session
 
+from chipwise.economics import parse_utc
 from chipwise.models.neuron import INSTANCE_RUNTIME_TAG, NeuronHourPart, merge_parts
 from chipwise.models.records import CostLine, HourlyRollup, SeriesCoverage
 from chipwise.store.repositories.metric_series import (
@@ -310,13 +311,21 @@ CoverageKey = tuple[int, str, str]  # (resource id, namespace, metric)
 def coverage_windows(session: Session, account_id: str, region: str) -> dict[CoverageKey, tuple[datetime, bool]]:
     """The end of the window last read and whether the metric existed, per (resource, namespace, metric) of the
     account and region: where an incremental scan picks up."""
+    # the window's end as text, parsed once per distinct value (a scan's rows share a few): the driver's datetime
+    # conversion of every row costs more than the rest of the read
     stmt = (
         select(MetricCoverage.resource_id, MetricCoverage.namespace, MetricCoverage.metric)
-        .add_columns(MetricCoverage.window_end, MetricCoverage.exists)
+        .add_columns(cast(MetricCoverage.window_end, String), MetricCoverage.exists)
         .join(Resource, Resource.id == MetricCoverage.resource_id)
         .where(Resource.account_id == account_id, Resource.region == region)
     )
-    return {(rid, ns, metric): (_aware(end), bool(exists)) for rid, ns, metric, end, exists in session.execute(stmt)}
+    ends: dict[str, datetime] = {}
+    found: dict[CoverageKey, tuple[datetime, bool]] = {}
+    for rid, ns, metric, end, exists in session.execute(stmt):
+        if end not in ends:
+            ends[end] = parse_utc(end)
+        found[(rid, ns, metric)] = (ends[end], bool(exists))
+    return found
 
 
 def stored_hours(
@@ -339,10 +348,6 @@ def stored_hours(
     )
     found.update({(rid, ns, metric): int(n) for rid, ns, metric, n in session.execute(stmt)})
     return found
-
-
-def _aware(value: datetime) -> datetime:
-    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
 
 
 def rollups_for(
