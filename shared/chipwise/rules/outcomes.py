@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
+from functools import lru_cache
 
 from chipwise.analyse.profiles import ResourceProfile
 from chipwise.models.common import SERVING_KINDS
@@ -111,13 +112,20 @@ def _evidence(profile: ResourceProfile) -> str:
     return "; ".join(parts) or "its inputs"
 
 
+@lru_cache(maxsize=4096)
+def _outcome(rule_id: str, outcome: RuleOutcomeKind, reason: str, missing: MissingInput | None = None) -> RuleOutcome:
+    """One outcome, made once: a fleet of alike resources gets the same few outcomes (frozen, so shared) thousands
+    of times, and building each again was a tenth of the rules stage."""
+    return RuleOutcome(rule_id=rule_id, outcome=outcome, reason=reason, missing=missing)
+
+
 def rule_outcome(
     rule_id: str, profile: ResourceProfile, ctx: RuleContext, *, fired: bool, superseded: bool = False
 ) -> RuleOutcome:
     """One rule's outcome on one profile, with the reason (and the missing input when it could not judge)."""
     if fired:
         kind: RuleOutcomeKind = "superseded" if superseded else "fired"
-        return RuleOutcome(
+        return _outcome(
             rule_id=rule_id,
             outcome=kind,
             reason="made a finding"
@@ -126,28 +134,28 @@ def rule_outcome(
     scope = SCOPES.get(rule_id, DEFAULT_SCOPE)
     if profile.platform not in scope.platforms or (scope.kinds and profile.kind not in scope.kinds):
         looks_at = ", ".join(scope.platforms)
-        return RuleOutcome(
+        return _outcome(
             rule_id=rule_id,
             outcome="not_applicable",
             reason=f"looks at {looks_at} {' / '.join(k.replace('_', ' ') for k in scope.kinds) or 'resources'}; "
             f"this one: {profile.platform}, {profile.kind.replace('_', ' ')}",
         )
     if scope.live_only and not profile.live:
-        return RuleOutcome(rule_id=rule_id, outcome="not_applicable", reason="looks at running capacity only")
+        return _outcome(rule_id=rule_id, outcome="not_applicable", reason="looks at running capacity only")
     if rule_id in PORTING_RULES and profile.hints.custom_cuda:
-        return RuleOutcome(
+        return _outcome(
             rule_id=rule_id, outcome="not_applicable", reason="custom CUDA kernels: a Neuron port is not proposed"
         )
     if rule_id in WHOLE_WORKLOAD_RULES and profile.shares_instances:
-        return RuleOutcome(
+        return _outcome(
             rule_id=rule_id,
             outcome="not_applicable",
             reason="a variant its inference components share: each component is judged on its own",
         )
     for need in scope.needs:
         if _missing(profile, need, ctx):
-            return RuleOutcome(rule_id=rule_id, outcome="lacked_data", reason=_NEED_WORDS[need], missing=need)
-    return RuleOutcome(
+            return _outcome(rule_id=rule_id, outcome="lacked_data", reason=_NEED_WORDS[need], missing=need)
+    return _outcome(
         rule_id=rule_id,
         outcome="passed",
         reason=f"checked: its conditions did not hold ({_evidence(profile)})",
