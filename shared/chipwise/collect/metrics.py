@@ -616,14 +616,15 @@ def read_starts(
     ``last_read`` is keyed by the target's index. GetMetricData takes one start per call, so each group is one
     packed read; a daily scan has two groups at most (new resources, and everything else)."""
     groups: dict[datetime, list[MetricTarget]] = {}
+    begins: dict[datetime | None, datetime] = {None: start}  # the targets share a few last reads
     for index, target in enumerate(targets):
         last = last_read.get(index)
-        begin = start
-        if last is not None:
+        begin = begins.get(last)
+        if begin is None and last is not None:
             begin = max(start, min(last, end) - overlap).replace(minute=0, second=0, microsecond=0)
-            begin = min(begin, end - timedelta(hours=1))
-            begin = max(begin, start)
-        groups.setdefault(begin, []).append(target)
+            begin = max(min(begin, end - timedelta(hours=1)), start)
+            begins[last] = begin
+        groups.setdefault(begin or start, []).append(target)
     return sorted(groups.items(), key=lambda item: item[0])
 
 
