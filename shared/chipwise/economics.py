@@ -156,9 +156,10 @@ def break_even_months(one_time_cost: Decimal, monthly_saving: Decimal) -> float 
 
 
 @lru_cache(maxsize=64)
-def _share(q: float) -> Fraction:
-    """``q`` percent as an exact fraction (a profile asks for the same few percentiles thousands of times)."""
-    return Fraction(str(q)) / 100
+def _share(q: float) -> tuple[int, int]:
+    """``q`` percent as an exact fraction (numerator, denominator), worked out once per ``q``."""
+    share = Fraction(str(q)) / 100
+    return share.numerator, share.denominator
 
 
 def percentile(ordered: Sequence[N], q: float) -> N:
@@ -168,13 +169,14 @@ def percentile(ordered: Sequence[N], q: float) -> N:
         raise ValueError("percentile of an empty series")
     if not 0 <= q <= 100:
         raise ValueError(f"percentile {q} is outside 0-100")
-    rank = (len(ordered) - 1) * _share(q)  # exact: 0.95 × 2 is 1.9, not 1.8999999999999999
-    low = math.floor(rank)
+    # the rank (n - 1) x q / 100 in integers, exactly: 0.95 x 2 is 1.9, not 1.8999999999999999
+    numerator, denominator = _share(q)
+    low, remainder = divmod((len(ordered) - 1) * numerator, denominator)
     high = min(low + 1, len(ordered) - 1)
-    below, above, fraction = ordered[low], ordered[high], rank - low
+    below, above = ordered[low], ordered[high]
     if isinstance(below, Decimal) and isinstance(above, Decimal):
-        return below + (above - below) * Decimal(fraction.numerator) / Decimal(fraction.denominator)
-    return below + (above - below) * float(fraction)
+        return below + (above - below) * Decimal(remainder) / Decimal(denominator)
+    return below + (above - below) * (remainder / denominator)
 
 
 # --- time ---------------------------------------------------------------------------------------------------------
