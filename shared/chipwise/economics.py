@@ -15,7 +15,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from datetime import UTC, date, datetime
 from decimal import ROUND_CEILING, ROUND_HALF_UP, Decimal
