@@ -18,7 +18,7 @@ from chipwise.rules.policy import Policy
 from chipwise.settings import get_settings
 from chipwise.store import Session
 from chipwise.store.repositories.bill import public_rates
-from chipwise.store.repositories.findings import OPEN, FindingRepository, finding_document
+from chipwise.store.repositories.findings import OPEN, FindingRepository
 from chipwise.store.repositories.profile_inputs import ProfileInputRepository
 
 
@@ -88,5 +88,4 @@ def assess_account(
             "resolved": result.resolved,
         },
     )
-    rows = repository.find(account_id=account_id, region=region, statuses=(OPEN,))
-    return [finding_document(row) for row in rows], verdicts
+    return repository.documents(account_id=account_id, region=region, statuses=(OPEN,)), verdicts

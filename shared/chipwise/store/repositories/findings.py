@@ -24,7 +24,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import Table, bindparam, func, insert, select, update
+from sqlalchemy import Row, Table, bindparam, func, insert, select, update
 from sqlalchemy.orm import Session
 
 from chipwise.errors import InvalidInput, NotFound
@@ -239,6 +239,17 @@ class FindingRepository:
         ).execution_options(populate_existing=True)
         return list(self.session.scalars(stmt))
 
+    def documents(self, *, account_id: str, region: str, statuses: Iterable[str] = (OPEN,)) -> list[FindingDocument]:
+        """The documents of an account's findings in a region, in :meth:`find`'s order, read as columns (a scan's
+        thousand findings without mapping each to an object first)."""
+        columns = Finding.__table__.columns
+        stmt = (
+            select(*columns)
+            .where(Finding.status.in_(list(statuses)), Finding.account_id == account_id, Finding.region == region)
+            .order_by(Finding.estimated_monthly_savings_usd.desc(), Finding.rule_id, Finding.resource_name, Finding.id)
+        )
+        return [finding_document(row) for row in self.session.execute(stmt)]
+
     def count(self) -> int:
         """How many findings the store holds, whatever their status."""
         return int(self.session.scalar(select(func.count()).select_from(Finding)) or 0)
@@ -432,14 +443,15 @@ def _history(finding_id: str, draft: FindingDraft, now: datetime) -> dict[str, A
     }
 
 
-def finding_document(row: Finding) -> FindingDocument:
-    """The finding document of a stored finding row."""
+def finding_document(row: Finding | Row[Any]) -> FindingDocument:
+    """The finding document of a stored finding (a mapped row, or its columns as :meth:`FindingRepository.documents`
+    selects them)."""
     return FindingDocument(
         finding_id=row.id,
         rule_id=row.rule_id,
         account_id=row.account_id,
         region=row.region,
-        resource_id=row.resource_key,
+        resource_id=resource_key(row.resource_arn, row.resource_variant),
         resource_arn=row.resource_arn,
         variant=row.resource_variant or None,
         resource_kind=row.resource_kind,
