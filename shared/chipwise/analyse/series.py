@@ -13,6 +13,7 @@ Percentiles interpolate linearly between the closest ranks (the usual "linear" d
 from __future__ import annotations
 
 import math
+from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -90,10 +91,11 @@ def summarise(
     ordered = sorted(values)
     peaks: list[tuple[datetime, float]] = []
     running = -math.inf
-    for index in range(len(values) - 1, -1, -1):
-        if values[index] > running:
-            running = values[index]
-            peaks.append((to_time(hours[index]), running))
+    last = len(values) - 1
+    for offset, value in enumerate(reversed(values)):
+        if value > running:
+            running = value
+            peaks.append((to_time(hours[last - offset]), value))
     total = math.fsum(values)
     return SeriesStats(
         hours=len(values),
@@ -104,7 +106,7 @@ def summarise(
         p50=percentile(ordered, 50),
         p95=percentile(ordered, 95),
         maximum=ordered[-1],
-        nonzero_hours=sum(1 for v in values if v > 0),
+        nonzero_hours=len(ordered) - bisect_right(ordered, 0.0),  # the values above zero, counted in the sort
         first_hour=to_time(hours[0]),
         last_hour=to_time(hours[-1]),
         peaks=tuple(peaks),
