@@ -69,6 +69,7 @@ class Settings(BaseSettings):
     """Every knob Chipwise has. Environment variables win over chipwise.toml, which wins over defaults."""
 
     model_config = SettingsConfigDict(
+        defer_build=True,  # validators are built on the first get_settings(), not at import
         env_prefix="CHIPWISE_",
         env_nested_delimiter="__",
         extra="forbid",

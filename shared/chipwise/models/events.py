@@ -32,6 +32,8 @@ from chipwise.models.scan import ScanCompleted, ScanRequest
 class ScanCompletedEvent(EventBridgeModel):
     """``ScanCompleted`` on the Chipwise bus (source ``chipwise``)."""
 
+    model_config = ConfigDict(defer_build=True)
+
     source: Literal["chipwise"]
     detail_type: Literal["ScanCompleted"] = Field(alias="detail-type")
     detail: ScanCompleted
@@ -40,6 +42,8 @@ class ScanCompletedEvent(EventBridgeModel):
 class ScheduledEvent(EventBridgeModel):
     """An EventBridge schedule (rule or Scheduler): its detail carries nothing Chipwise reads."""
 
+    model_config = ConfigDict(defer_build=True)
+
     source: Literal["aws.events", "aws.scheduler"]
     detail_type: Literal["Scheduled Event"] = Field(alias="detail-type")
 
@@ -47,9 +51,13 @@ class ScheduledEvent(EventBridgeModel):
 class NotifyTrigger(RootModel[ScanCompletedEvent | ScheduledEvent]):
     """What starts the ``notify`` function: its daily schedule or a ``ScanCompleted`` event."""
 
+    model_config = ConfigDict(defer_build=True)
+
 
 class BatchJobStateChangeEvent(EventBridgeModel):
     """AWS Batch's "Batch Job State Change" (source ``aws.batch``)."""
+
+    model_config = ConfigDict(defer_build=True)
 
     source: Literal["aws.batch"]
     detail_type: Literal["Batch Job State Change"] = Field(alias="detail-type")
@@ -58,6 +66,8 @@ class BatchJobStateChangeEvent(EventBridgeModel):
 
 class ScanRequestRecord(SqsRecordModel):
     """One message on the scan queue: its body is a :class:`ScanRequest`."""
+
+    model_config = ConfigDict(defer_build=True)
 
     body: Json[ScanRequest]
 
@@ -74,10 +84,14 @@ class S3TestEvent(BaseModel):
 class S3NotificationRecord(SqsRecordModel):
     """An SQS message carrying an S3 notification (or S3's one-off test event)."""
 
+    model_config = ConfigDict(defer_build=True)
+
     body: Json[Annotated[S3TestEvent | S3Model, Field(union_mode="left_to_right")]]
 
 
 class S3NotificationsFromSqs(SqsModel):
+    model_config = ConfigDict(defer_build=True)
+
     Records: list[S3NotificationRecord]
 
 
@@ -89,6 +103,8 @@ class ObjectCreatedEvent(
     ]
 ):
     """What the ``ingest_neuron`` function receives: any of the three ways an S3 "object created" arrives."""
+
+    model_config = ConfigDict(defer_build=True)
 
 
 class IntakeRetentionJob(BaseModel):
@@ -104,6 +120,8 @@ class IntakeEvent(
 ):
     """What the ``intake`` function receives: its retention schedule or an API Gateway HTTP API (2.0) request."""
 
+    model_config = ConfigDict(defer_build=True)
+
 
 class SchemaMigrationRequest(
     RootModel[
@@ -116,6 +134,8 @@ class SchemaMigrationRequest(
     ]
 ):
     """The ``SchemaMigration`` custom resource's request from CloudFormation (Create, Update or Delete)."""
+
+    model_config = ConfigDict(defer_build=True)
 
 
 @dataclass(frozen=True)
