@@ -12,6 +12,7 @@ from sqlalchemy.orm import Mapped, mapped_column
 from chipwise.clock import utcnow
 from chipwise.models.resources import resource_key
 from chipwise.store.base import Base
+from chipwise.store.tables.inventory import Account  # noqa: F401  (mapped first: foreign keys name it)
 
 
 class Finding(Base):

@@ -10,6 +10,7 @@ from sqlalchemy.orm import Mapped, mapped_column
 
 from chipwise.clock import utcnow
 from chipwise.store.base import Base
+from chipwise.store.tables.findings import Finding  # noqa: F401  (mapped first: foreign keys name it)
 
 
 class RealisedSaving(Base):

@@ -11,6 +11,7 @@ from sqlalchemy.orm import Mapped, mapped_column
 
 from chipwise.clock import utcnow
 from chipwise.store.base import Base
+from chipwise.store.tables.inventory import Resource  # noqa: F401  (mapped first: foreign keys name it)
 
 
 class CostRecord(Base):
