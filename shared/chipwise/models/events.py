@@ -25,7 +25,7 @@ from aws_lambda_powertools.utilities.parser.models import (
 )
 from pydantic import BaseModel, ConfigDict, Field, Json, RootModel, ValidationError
 
-from chipwise.models.benchmark import BatchJobDetail
+from chipwise.models.batch import BatchJobDetail
 from chipwise.models.scan import ScanCompleted, ScanRequest
 
 

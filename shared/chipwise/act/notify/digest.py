@@ -41,7 +41,6 @@ from chipwise.presentation import (
     suppress_step,
     target_label,
 )
-from chipwise.rules.registry import rule_title
 from chipwise.store import Session
 from chipwise.store.repositories import digests as digest_store
 from chipwise.store.repositories import rows as rows_store
@@ -55,6 +54,14 @@ OWNER_TAGS = ("chipwise:owner", "owner", "Owner", "OWNER")
 NOTIFY_TAG = "chipwise:notify"  # "yes" opts a resource's owners in to email; "off" opts them out
 OPT_IN_VALUES = {"yes", "true", "on", "1"}
 OPT_OUT_VALUES = {"off", "no", "false", "0"}
+
+
+def _rule_title(rule_id: str) -> str:
+    """A rule's title (:func:`chipwise.rules.registry.rule_title`). The registry loads every rule module: imported
+    here, by the digest or alert that names a rule, not by every function that imports this module."""
+    from chipwise.rules.registry import rule_title
+
+    return rule_title(rule_id)
 
 
 def owners_opted_in(tags: Mapping[str, Any], *, opt_in_by_default: bool) -> bool:
@@ -132,7 +139,7 @@ class FindingLine:
         return cls(
             finding_id=doc.finding_id,
             rule_id=doc.rule_id,
-            rule_label=rule_title(doc.rule_id),
+            rule_label=_rule_title(doc.rule_id),
             account_id=doc.account_id,
             region=doc.region,
             resource_id=doc.resource_id,
@@ -272,7 +279,7 @@ def realised_by_rule(lines: Iterable[RealisedLine]) -> list[RuleAccuracyLine]:
         accuracy = (realised / estimated).quantize(Decimal("0.001")) if measured and estimated > 0 else None
         found.append(
             RuleAccuracyLine(
-                rule_id, rule_title(rule_id), len(measured), len(items) - len(measured), estimated, realised, accuracy
+                rule_id, _rule_title(rule_id), len(measured), len(items) - len(measured), estimated, realised, accuracy
             )
         )
     return found
@@ -495,7 +502,7 @@ def _realised(session: Session, account_id: str) -> tuple[RealisedLine, ...]:
     return tuple(
         RealisedLine(
             rule_id=r.rule_id,
-            rule_label=rule_title(r.rule_id),
+            rule_label=_rule_title(r.rule_id),
             resource_name=r.resource_name,
             cause=r.cause,
             estimated_savings_usd=r.estimated_monthly_savings_usd,
@@ -548,7 +555,7 @@ def waste_by_rule(lines: Sequence[FindingLine]) -> list[RuleBar]:
         return []
     largest = ranked[0][1]
     return [
-        RuleBar(rule, rule_title(rule), counts[rule], total, max(1, int((total * 100 / largest).to_integral_value())))
+        RuleBar(rule, _rule_title(rule), counts[rule], total, max(1, int((total * 100 / largest).to_integral_value())))
         for rule, total in ranked
     ]
 
