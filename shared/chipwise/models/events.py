@@ -9,7 +9,7 @@ ExternalIds or email addresses.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, Literal
+from typing import Annotated, Generic, Literal, TypeVar
 from urllib.parse import unquote_plus
 
 from aws_lambda_powertools.utilities.parser.models import (
@@ -27,6 +27,15 @@ from pydantic import BaseModel, ConfigDict, Field, Json, RootModel, ValidationEr
 
 from chipwise.models.batch import BatchJobDetail
 from chipwise.models.scan import ScanCompleted, ScanRequest
+
+_Root = TypeVar("_Root")
+
+
+class _DeferredRoot(RootModel[_Root], Generic[_Root]):
+    """A root model whose parametrisation (``_DeferredRoot[A | B]``) builds its validator on first use too:
+    ``RootModel[A | B]`` would build one for every event union at import."""
+
+    model_config = ConfigDict(defer_build=True)
 
 
 class ScanCompletedEvent(EventBridgeModel):
@@ -48,7 +57,7 @@ class ScheduledEvent(EventBridgeModel):
     detail_type: Literal["Scheduled Event"] = Field(alias="detail-type")
 
 
-class NotifyTrigger(RootModel[ScanCompletedEvent | ScheduledEvent]):
+class NotifyTrigger(_DeferredRoot[ScanCompletedEvent | ScheduledEvent]):
     """What starts the ``notify`` function: its daily schedule or a ``ScanCompleted`` event."""
 
     model_config = ConfigDict(defer_build=True)
@@ -96,7 +105,7 @@ class S3NotificationsFromSqs(SqsModel):
 
 
 class ObjectCreatedEvent(
-    RootModel[
+    _DeferredRoot[
         Annotated[
             S3EventNotificationEventBridgeModel | S3NotificationsFromSqs | S3Model, Field(union_mode="left_to_right")
         ]
@@ -116,7 +125,7 @@ class IntakeRetentionJob(BaseModel):
 
 
 class IntakeEvent(
-    RootModel[Annotated[IntakeRetentionJob | APIGatewayProxyEventV2Model, Field(union_mode="left_to_right")]]
+    _DeferredRoot[Annotated[IntakeRetentionJob | APIGatewayProxyEventV2Model, Field(union_mode="left_to_right")]]
 ):
     """What the ``intake`` function receives: its retention schedule or an API Gateway HTTP API (2.0) request."""
 
@@ -124,7 +133,7 @@ class IntakeEvent(
 
 
 class SchemaMigrationRequest(
-    RootModel[
+    _DeferredRoot[
         Annotated[
             CloudFormationCustomResourceCreateModel
             | CloudFormationCustomResourceUpdateModel

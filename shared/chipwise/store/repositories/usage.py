@@ -51,7 +51,6 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import and_, func, or_, select
 from sqlalchemy.orm import Session
 
-from chipwise.models.neuron import INSTANCE_RUNTIME_TAG, NeuronHourPart, merge_parts
 from chipwise.models.records import CostLine, HourlyRollup, SeriesCoverage
 from chipwise.store.repositories.metric_series import (
     hour_rows,
@@ -65,6 +64,7 @@ from chipwise.store.upsert import upsert
 
 if TYPE_CHECKING:
     from chipwise.catalog.usage_types import Treatment
+    from chipwise.models.neuron import NeuronHourPart
 
 RATE_PLACES = Decimal("0.000001")
 NEURON_MONITOR_NAMESPACE = "neuron-monitor"
@@ -378,6 +378,8 @@ class NeuronRepository:
 
     def merge(self, account_id: str, source: str, parts: Sequence[NeuronHourPart]) -> int:
         """Put ``source``'s parts into their hours (replacing what ``source`` said before) and recompute them."""
+        from chipwise.models.neuron import merge_parts  # the report models: only Neuron instances need them
+
         if not parts:
             return 0
         existing = self._existing(account_id, parts)
@@ -417,6 +419,8 @@ class NeuronRepository:
         return found
 
     def rollups(self, instance_id: str, start: datetime, end: datetime) -> list[NeuronRollup]:
+        from chipwise.models.neuron import INSTANCE_RUNTIME_TAG  # the report models: only Neuron instances need them
+
         stmt = (
             select(NeuronRollup)
             .where(
@@ -434,6 +438,8 @@ class NeuronRepository:
     ) -> dict[str, int]:
         """Hours with telemetry, per instance, over ``[start, end)``: at least one report that measured the cores
         or found them idle (hours whose every report had the driver or device failing are missing, not idle)."""
+        from chipwise.models.neuron import INSTANCE_RUNTIME_TAG  # the report models: only Neuron instances need them
+
         ids = sorted(set(instance_ids))
         if not ids:
             return {}

@@ -13,8 +13,9 @@ from chipwise.store.base import Base
 if TYPE_CHECKING:
     from sqlalchemy import MetaData
 
+    from chipwise.store.tables.benchmarks import BenchmarkRun
     from chipwise.store.tables.bill import BillCommitment, BillPeriodRow, BillResourceCost, BillUnattributed
-    from chipwise.store.tables.findings import BenchmarkRun, Finding, Recommendation
+    from chipwise.store.tables.findings import Finding, Recommendation
     from chipwise.store.tables.intake import IntakeLimit, IntakeSubmission, Plan
     from chipwise.store.tables.inventory import Account, Resource
     from chipwise.store.tables.messaging import Draft, NotifiedScan, OutboxMessage
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
 # Each table's module (under chipwise.store.tables).
 _MODULE_OF = {
     "Account": "inventory",
-    "BenchmarkRun": "findings",
+    "BenchmarkRun": "benchmarks",
     "BillCommitment": "bill",
     "BillPeriodRow": "bill",
     "BillResourceCost": "bill",
