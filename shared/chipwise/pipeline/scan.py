@@ -30,10 +30,9 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from chipwise.aws import AssumeRole, AwsContext, aws_context
 from chipwise.catalog import platform_of
-from chipwise.clock import utcnow
+from chipwise.clock import billing_periods, utcnow
 from chipwise.collect import costs as cost_collector
 from chipwise.collect import inventory, metrics
-from chipwise.collect.bill import billing_periods
 from chipwise.errors import UpstreamError
 from chipwise.models.common import SERVING_KINDS, first_tag
 from chipwise.models.findings import FindingDocument

@@ -8,13 +8,15 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import date, datetime
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import delete, func, insert, or_, select
 from sqlalchemy.orm import Session
 
-from chipwise.models.bill import BillPeriod
 from chipwise.store.tables import BillCommitment, BillPeriodRow, BillResourceCost, BillUnattributed
+
+if TYPE_CHECKING:
+    from chipwise.models.bill import BillPeriod
 
 INSERT_CHUNK = 5_000
 
