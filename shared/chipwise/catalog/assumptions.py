@@ -11,8 +11,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from chipwise.catalog.families import PortingEffortByWorkload
-from chipwise.catalog.instances import PriceConfidence, Source
-from chipwise.catalog.loading import FrozenData, check_sources, load_document
+from chipwise.catalog.loading import FrozenData, PriceConfidence, Source, check_sources, load_document
 from chipwise.economics import porting_cost
 from chipwise.models.common import Effort
 

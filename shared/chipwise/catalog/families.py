@@ -11,8 +11,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from chipwise.catalog.instances import Source
-from chipwise.catalog.loading import FrozenData, check_sources, load_document
+from chipwise.catalog.loading import FrozenData, Source, check_sources, load_document
 from chipwise.models.common import Effort
 
 SupportLevel = Literal["drop_in", "supported", "needs_work", "unsupported"]

@@ -7,8 +7,7 @@ from functools import lru_cache
 
 from pydantic import Field, model_validator
 
-from chipwise.catalog.instances import Source
-from chipwise.catalog.loading import FrozenData, check_sources, load_document
+from chipwise.catalog.loading import FrozenData, Source, check_sources, load_document
 
 
 class PublicMailDomains(FrozenData):
