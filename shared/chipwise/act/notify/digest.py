@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from decimal import Decimal
+from functools import cache
 from typing import Any
 
 from pydantic import EmailStr, TypeAdapter, ValidationError
@@ -75,8 +76,13 @@ def owners_opted_in(tags: Mapping[str, Any], *, opt_in_by_default: bool) -> bool
 
 TOP_FINDINGS = 10
 CHANGES_SHOWN = 15
-_EMAIL = TypeAdapter(EmailStr)
 _SPLIT = re.compile(r"[\s,;]+")
+
+
+@cache
+def _email() -> TypeAdapter[str]:
+    """The email address validator, built by the first owner routing."""
+    return TypeAdapter(EmailStr)
 
 
 def owner_emails(tags: Mapping[str, Any], hints: WorkloadHints) -> tuple[str, ...]:
@@ -91,7 +97,7 @@ def owner_emails(tags: Mapping[str, Any], hints: WorkloadHints) -> tuple[str, ..
     for value in values:
         for token in _SPLIT.split(value):
             try:
-                address = str(_EMAIL.validate_python(token)).lower()
+                address = str(_email().validate_python(token)).lower()
             except ValidationError:
                 continue
             if address not in found:
