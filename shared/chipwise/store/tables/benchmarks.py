@@ -1,7 +1,5 @@
 """Benchmark runs: one AWS Batch job measuring a finding's target instance type."""
 
-from __future__ import annotations
-
 from datetime import datetime
 from typing import Any
 

@@ -1,8 +1,6 @@
 """The bill: one row per ingested billing period of an export, and what it yielded (per-resource daily costs,
 commitments, cost no resource carries). A re-delivered period replaces its rows, never adds to them."""
 
-from __future__ import annotations
-
 from datetime import date, datetime
 from decimal import Decimal
 from typing import Any

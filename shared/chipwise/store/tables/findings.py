@@ -1,7 +1,5 @@
 """Findings (one per rule and resource) and their priced recommendations (benchmark runs: tables.benchmarks)."""
 
-from __future__ import annotations
-
 from datetime import datetime
 from decimal import Decimal
 from typing import Any

@@ -1,7 +1,5 @@
 """Realised savings: what a resolved finding's fix saved, measured from stored Cost Explorer data."""
 
-from __future__ import annotations
-
 from datetime import date, datetime
 from decimal import Decimal
 

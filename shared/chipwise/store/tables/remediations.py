@@ -1,7 +1,5 @@
 """Remediations: every apply, refusal and rollback of a finding's mechanical next step (the audit)."""
 
-from __future__ import annotations
-
 from datetime import datetime
 from typing import Any
 

@@ -1,7 +1,5 @@
 """A scan of one account and region: its window, timings, API calls and errors."""
 
-from __future__ import annotations
-
 from datetime import date, datetime
 from typing import Any
 

@@ -1,7 +1,5 @@
 """What resources cost and how busy they were: daily costs, hourly metric and Neuron rollups."""
 
-from __future__ import annotations
-
 from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
