@@ -1,7 +1,5 @@
 """Settings: one model, read once (environment with prefix CHIPWISE_, then an optional chipwise.toml)."""
 
-from __future__ import annotations
-
 import os
 import tomllib
 from decimal import Decimal

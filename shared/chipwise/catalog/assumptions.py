@@ -1,12 +1,10 @@
 """The representative economics (``assumptions.json``): ratios and assumptions with their ranges and sources,
 the engineer-week cost of porting, and Bedrock token prices."""
 
-from __future__ import annotations
-
 from datetime import date
 from decimal import Decimal
 from functools import lru_cache
-from typing import Literal
+from typing import Literal, Self
 
 from pydantic import Field, model_validator
 
@@ -29,7 +27,7 @@ class Figure(FrozenData):
     note: str | None = None
 
     @model_validator(mode="after")
-    def _in_range(self) -> Figure:
+    def _in_range(self) -> Self:
         if self.low is not None and self.value < self.low:
             raise ValueError(f"value {self.value} is below its low {self.low}")
         if self.high is not None and self.value > self.high:
@@ -134,7 +132,7 @@ class Assumptions(FrozenData):
     measurement_plausibility_margin: Figure
 
     @model_validator(mode="after")
-    def _sources_known(self) -> Assumptions:
+    def _sources_known(self) -> Self:
         used = [value.source for _, value in self if isinstance(value, Figure | EffortWeeks)]
         used += [p.source for p in self.bedrock_on_demand.prices]
         used += [self.worked_examples.inference_10m_requests_per_day.source]

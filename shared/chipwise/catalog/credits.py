@@ -1,11 +1,9 @@
 """AWS credit and funding programs (``credit_programs.json``): amounts, eligibility as data, provenance."""
 
-from __future__ import annotations
-
 from datetime import date
 from decimal import Decimal
 from functools import lru_cache
-from typing import Literal
+from typing import Literal, Self
 
 from pydantic import Field, model_validator
 
@@ -85,7 +83,7 @@ class CreditProgram(FrozenData):
     )
 
     @model_validator(mode="after")
-    def _amounts(self) -> CreditProgram:
+    def _amounts(self) -> Self:
         amounts = [a for a in (self.min_amount_usd, self.typical_amount_usd, self.max_amount_usd) if a is not None]
         if amounts != sorted(amounts):
             raise ValueError(f"{self.id}: amounts must satisfy min <= typical <= max")
@@ -99,7 +97,7 @@ class _CreditProgramsDocument(FrozenData):
     programs: tuple[CreditProgram, ...]
 
     @model_validator(mode="after")
-    def _unique(self) -> _CreditProgramsDocument:
+    def _unique(self) -> Self:
         ids = [p.id for p in self.programs]
         if len(ids) != len(set(ids)):
             raise ValueError("credit program ids must be unique")

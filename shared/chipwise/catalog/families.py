@@ -1,13 +1,11 @@
 """Neuron support by model family (``model_families.json``): how to recognise a family in model ids, image names
 and tags, and the porting effort by workload."""
 
-from __future__ import annotations
-
 import re
 from datetime import date
 from decimal import Decimal
 from functools import lru_cache
-from typing import Literal
+from typing import Literal, Self
 
 from pydantic import Field, model_validator
 
@@ -72,7 +70,7 @@ class _ModelFamiliesDocument(FrozenData):
     known_models: KnownModels
 
     @model_validator(mode="after")
-    def _valid(self) -> _ModelFamiliesDocument:
+    def _valid(self) -> Self:
         ids = [f.id for f in self.families]
         if len(ids) != len(set(ids)):
             raise ValueError("model family ids must be unique")

@@ -5,8 +5,6 @@ Every figure comes from ``data/instances.json`` (or a refreshed copy, see :mod:`
 here holds a price: the code only reads, derives (SageMaker premium, regional multiplier) and looks up.
 """
 
-from __future__ import annotations
-
 import copy
 import json
 import os
@@ -16,7 +14,7 @@ from datetime import date
 from decimal import Decimal
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -117,7 +115,7 @@ class InstanceRow(_FrozenFacts):
         return value
 
     @model_validator(mode="after")
-    def _consistent(self) -> InstanceRow:
+    def _consistent(self) -> Self:
         self._check_prices()
         self._check_hardware()
         return self
@@ -177,7 +175,7 @@ class InstancesDocument(_FrozenFacts):
     instances: list[InstanceRow]
 
     @model_validator(mode="after")
-    def _references(self) -> InstancesDocument:
+    def _references(self) -> Self:
         names = [row.name for row in self.instances]
         duplicates = sorted({n for n in names if names.count(n) > 1})
         if duplicates:
@@ -250,7 +248,7 @@ class _RegionsDocument(_FrozenFacts):
         return data
 
     @model_validator(mode="after")
-    def _valid(self) -> _RegionsDocument:
+    def _valid(self) -> Self:
         prefixes = [r.usage_type_prefix for r in self.regions.values()]
         if len(prefixes) != len(set(prefixes)):
             raise ValueError("usage_type_prefix values must be unique")
@@ -477,7 +475,7 @@ class Catalog:
     def source_of(self, item: InstanceType) -> Source | None:
         return self.sources.get(item.price_source) if item.price_source else None
 
-    def with_account_prices(self, prices: Mapping[str, tuple[Decimal, str]], region: str) -> Catalog:
+    def with_account_prices(self, prices: Mapping[str, tuple[Decimal, str]], region: str) -> Self:
         """This catalog, where a type it knows but cannot price in ``region`` (its base region) takes the public
         on-demand rate the account's own bill states, cited as "the account's bill, billing period YYYY-MM"
         (verified: it is what AWS billed). Nothing changes for another region or a type the catalog prices."""

@@ -1,15 +1,13 @@
 """What every catalog data file shares: how it is read (numbers as Decimal), its ``sources`` table of public
 :class:`Source` entries that its figures cite by code, and a frozen model that refuses unknown keys."""
 
-from __future__ import annotations
-
 import json
 import re
 from collections.abc import Iterable
 from datetime import date
 from decimal import Decimal
 from importlib import resources
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, Self, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -47,7 +45,7 @@ class Source(FrozenData):
     note: str | None = None
 
     @model_validator(mode="after")
-    def _public(self) -> Source:
+    def _public(self) -> Self:
         for name in ("title", "citation", "url", "note"):
             value = getattr(self, name) or ""
             if _LOCAL_PATH.search(value):

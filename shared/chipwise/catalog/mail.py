@@ -1,9 +1,8 @@
 """Public mailbox providers (``public_mail_domains.json``): domains where anyone can open an address."""
 
-from __future__ import annotations
-
 from datetime import date
 from functools import lru_cache
+from typing import Self
 
 from pydantic import Field, model_validator
 
@@ -21,7 +20,7 @@ class PublicMailDomains(FrozenData):
     domains: frozenset[str] = Field(min_length=1)
 
     @model_validator(mode="after")
-    def _sourced(self) -> PublicMailDomains:
+    def _sourced(self) -> Self:
         check_sources([self.source], self.sources)
         return self
 

@@ -1,10 +1,8 @@
 """Which Neuron software each chip family serves and trains with, and its status (``neuron_software.json``)."""
 
-from __future__ import annotations
-
 from datetime import date
 from functools import lru_cache
-from typing import Literal
+from typing import Literal, Self
 
 from pydantic import Field, model_validator
 
@@ -34,7 +32,7 @@ class NeuronSoftware(FrozenData):
     status_words: dict[SoftwareStatus, str]
 
     @model_validator(mode="after")
-    def _sources_known(self) -> NeuronSoftware:
+    def _sources_known(self) -> Self:
         check_sources([s for f in self.families.values() for s in f.sources], self.sources)
         return self
 

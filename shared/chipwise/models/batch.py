@@ -5,8 +5,6 @@ shares): the event model (:class:`chipwise.models.events.BatchJobStateChangeEven
 that parses events does not build the benchmark models.
 """
 
-from __future__ import annotations
-
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Annotated

@@ -6,8 +6,6 @@ locations and types only (:func:`describe_validation_error`), never its input: i
 ExternalIds or email addresses.
 """
 
-from __future__ import annotations
-
 from dataclasses import dataclass
 from typing import Annotated, Generic, Literal, TypeVar
 from urllib.parse import unquote_plus
