@@ -64,7 +64,6 @@ from chipwise.store.repositories.usage import (
     NEURON_MONITOR_METRIC,
     NEURON_MONITOR_NAMESPACE,
     CostBreakdown,
-    NeuronRepository,
     cost_breakdown,
     cost_totals,
     coverage_windows,
@@ -455,6 +454,8 @@ def _neuron_coverage(session_factory: SessionFactory, run: _Run) -> None:
     }
     if not neuron:
         return
+    from chipwise.store.repositories.neuron import NeuronRepository  # Neuron instances only
+
     with transaction(session_factory) as session:
         hours = NeuronRepository(session).hours_by_instance(run.account_id, neuron, run.metric_start, run.metric_end)
         coverage = [

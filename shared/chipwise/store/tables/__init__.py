@@ -22,10 +22,11 @@ if TYPE_CHECKING:
     from chipwise.store.tables.intake import IntakeLimit, IntakeSubmission, Plan
     from chipwise.store.tables.inventory import Account, Resource
     from chipwise.store.tables.messaging import Draft, NotifiedScan, OutboxMessage
+    from chipwise.store.tables.neuron import NeuronRollup
     from chipwise.store.tables.realised import RealisedSaving
     from chipwise.store.tables.remediations import Remediation
     from chipwise.store.tables.scans import Scan
-    from chipwise.store.tables.usage import CostRecord, MetricCoverage, MetricRollup, MetricSeries, NeuronRollup
+    from chipwise.store.tables.usage import CostRecord, MetricCoverage, MetricRollup, MetricSeries
 
 # Each table's module (under chipwise.store.tables).
 _MODULE_OF = {
@@ -43,7 +44,7 @@ _MODULE_OF = {
     "MetricCoverage": "usage",
     "MetricRollup": "usage",
     "MetricSeries": "usage",
-    "NeuronRollup": "usage",
+    "NeuronRollup": "neuron",
     "NotifiedScan": "messaging",
     "OutboxMessage": "messaging",
     "Plan": "intake",
