@@ -17,7 +17,8 @@ if TYPE_CHECKING:
     from sqlalchemy import MetaData
 
     from chipwise.store.tables.benchmarks import BenchmarkRun
-    from chipwise.store.tables.bill import BillCommitment, BillPeriodRow, BillResourceCost, BillUnattributed
+    from chipwise.store.tables.bill import BillPeriodRow, BillResourceCost
+    from chipwise.store.tables.bill_commitments import BillCommitment, BillUnattributed
     from chipwise.store.tables.findings import Finding, Recommendation
     from chipwise.store.tables.intake import IntakeLimit, IntakeSubmission, Plan
     from chipwise.store.tables.inventory import Account, Resource
@@ -32,10 +33,10 @@ if TYPE_CHECKING:
 _MODULE_OF = {
     "Account": "inventory",
     "BenchmarkRun": "benchmarks",
-    "BillCommitment": "bill",
+    "BillCommitment": "bill_commitments",
     "BillPeriodRow": "bill",
     "BillResourceCost": "bill",
-    "BillUnattributed": "bill",
+    "BillUnattributed": "bill_commitments",
     "CostRecord": "usage",
     "Draft": "messaging",
     "Finding": "findings",
