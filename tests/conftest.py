@@ -19,8 +19,8 @@ from sqlalchemy.orm import Session, sessionmaker
 from chipwise import neuron_agent
 from chipwise.aws import base_session
 from chipwise.settings import get_settings
-from chipwise.store.base import Base
 from chipwise.store.session import get_engine, get_session_factory, upgrade
+from chipwise.store.tables import all_tables
 
 ROOT = Path(__file__).resolve().parent.parent
 EVENTS = ROOT / "events"
@@ -113,7 +113,7 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path, _sqlite_template: Pat
         get_engine(url).dispose()
         return
     url = request.getfixturevalue("_postgres_url")
-    tables = ", ".join(f'"{t.name}"' for t in Base.metadata.sorted_tables)
+    tables = ", ".join(f'"{t.name}"' for t in all_tables().sorted_tables)
     with get_engine(url).begin() as conn:
         conn.execute(text(f"TRUNCATE {tables} RESTART IDENTITY CASCADE"))
     yield url

@@ -9,7 +9,6 @@ from decimal import Decimal
 from typing import cast
 from urllib.parse import quote
 
-from chipwise.catalog import get_assumptions
 from chipwise.economics import cents, per_month, round_money, usd
 from chipwise.models.common import SERVING_KINDS, Effort
 from chipwise.models.evidence import FindingEvidence
@@ -185,6 +184,8 @@ def one_time_cost(action: str, effort: str) -> Decimal:
     assumptions.json) for a migration; nothing for a quick win."""
     if action in QUICK_WIN_ACTIONS or action in _CANNOT_JUDGE_ACTIONS:
         return Decimal(0)
+    from chipwise.catalog import get_assumptions  # the economics file: only a migration's cost reads it
+
     return get_assumptions().porting_cost_usd(cast(Effort, effort))
 
 

@@ -1,7 +1,5 @@
 """Settings: one model, read once (environment with prefix CHIPWISE_, then an optional chipwise.toml)."""
 
-from __future__ import annotations
-
 import os
 import tomllib
 from decimal import Decimal
@@ -69,6 +67,7 @@ class Settings(BaseSettings):
     """Every knob Chipwise has. Environment variables win over chipwise.toml, which wins over defaults."""
 
     model_config = SettingsConfigDict(
+        defer_build=True,  # validators are built on the first get_settings(), not at import
         env_prefix="CHIPWISE_",
         env_nested_delimiter="__",
         extra="forbid",

@@ -10,8 +10,8 @@ from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import create_engine, text
 
-from chipwise.store.base import Base
 from chipwise.store.session import alembic_config, upgrade
+from chipwise.store.tables import all_tables
 
 ENDPOINT = "arn:aws:sagemaker:us-east-1:123456789012:endpoint/ab-test"
 SHARED = "arn:aws:sagemaker:us-east-1:123456789012:endpoint/shared-llm"
@@ -113,7 +113,7 @@ def test_the_migrated_schema_is_the_code_s_and_the_downgrade_restores_the_old_ar
     upgrade(empty_url)
     engine = create_engine(empty_url)
     with engine.connect() as conn:
-        differences = compare_metadata(MigrationContext.configure(conn), Base.metadata)
+        differences = compare_metadata(MigrationContext.configure(conn), all_tables())
     engine.dispose()
     assert differences == []
 

@@ -27,8 +27,8 @@ from chipwise.presentation import exclusion, rank, saving_facts
 from chipwise.rules import registry
 from chipwise.settings import get_settings
 from chipwise.store import get_session_factory
-from chipwise.store.base import Base
 from chipwise.store.session import get_engine, upgrade
+from chipwise.store.tables import all_tables
 from chipwise_devkit.demo.account import demo_resources, ground_truth
 from chipwise_devkit.demo.runner import DemoContext
 from chipwise_devkit.demo.seed import seed_demo_account
@@ -62,7 +62,7 @@ def _database(request: pytest.FixtureRequest, tmp: Path) -> str:
         upgrade(url)
         return url
     url = str(request.getfixturevalue("_postgres_url"))
-    tables = ", ".join(f'"{t.name}"' for t in Base.metadata.sorted_tables)
+    tables = ", ".join(f'"{t.name}"' for t in all_tables().sorted_tables)
     with get_engine(url).begin() as conn:
         conn.execute(text(f"TRUNCATE {tables} RESTART IDENTITY CASCADE"))
     return url

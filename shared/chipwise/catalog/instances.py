@@ -5,8 +5,6 @@ Every figure comes from ``data/instances.json`` (or a refreshed copy, see :mod:`
 here holds a price: the code only reads, derives (SageMaker premium, regional multiplier) and looks up.
 """
 
-from __future__ import annotations
-
 import copy
 import json
 import os
@@ -15,12 +13,12 @@ from collections.abc import Mapping
 from datetime import date
 from decimal import Decimal
 from functools import lru_cache
-from importlib import resources
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from chipwise.catalog.loading import PriceConfidence, Source, load_data_file
 from chipwise.economics import round_money
 from chipwise.errors import ConfigError, NotFound
 from chipwise.models.common import Platform
@@ -58,48 +56,6 @@ class UnknownInstanceType(NotFound):
 
 class _FrozenFacts(BaseModel):
     model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
-
-
-PriceConfidence = Literal["verified", "corroborated", "single", "derived", "none"]
-_LOCAL_PATH = re.compile(
-    r"(?:^|[\s(:'\"])(?:/work/|/home/|/tmp/|/Users/|~/|[A-Za-z]:\\)|\bshared/(?:reference|seeds)/|\bseeds/\d"
-)
-_NOT_PUBLIC_WORDS = re.compile(r"\b(?:recalled|unverified|recollection)\b", re.IGNORECASE)
-
-
-class Source(_FrozenFacts):
-    """Where figures come from: one entry of a data file's ``sources`` table, keyed by its short code.
-
-    Sources are public (a URL, or a public repository path at a commit): customer-facing documents cite them, so a
-    local path or a figure "recalled" from memory is rejected when the data file loads.
-    """
-
-    title: str
-    citation: str
-    url: str | None = None
-    as_of: date
-    confidence: PriceConfidence = Field(
-        description="verified (authoritative or matched), corroborated (several independent sources), single (one "
-        "public source, e.g. a vendor claim or a third party), derived (computed from other figures), none."
-    )
-    note: str | None = None
-
-    @model_validator(mode="after")
-    def _public(self) -> Source:
-        for name in ("title", "citation", "url", "note"):
-            value = getattr(self, name) or ""
-            if _LOCAL_PATH.search(value):
-                raise ValueError(f"source {self.title!r}: {name} names a local path, not a public source: {value!r}")
-            if _NOT_PUBLIC_WORDS.search(value):
-                raise ValueError(f"source {self.title!r}: {name} says the figure is not from a source: {value!r}")
-        if self.url is not None and not self.url.startswith("https://"):
-            raise ValueError(f"source {self.title!r}: url must be https, not {self.url!r}")
-        return self
-
-    @property
-    def estimate(self) -> bool:
-        """Figures from this source are not verified (one source, a derivation or none)."""
-        return self.confidence not in ("verified", "corroborated")
 
 
 def quantize_price(value: Decimal) -> Decimal:
@@ -159,7 +115,7 @@ class InstanceRow(_FrozenFacts):
         return value
 
     @model_validator(mode="after")
-    def _consistent(self) -> InstanceRow:
+    def _consistent(self) -> Self:
         self._check_prices()
         self._check_hardware()
         return self
@@ -219,7 +175,7 @@ class InstancesDocument(_FrozenFacts):
     instances: list[InstanceRow]
 
     @model_validator(mode="after")
-    def _references(self) -> InstancesDocument:
+    def _references(self) -> Self:
         names = [row.name for row in self.instances]
         duplicates = sorted({n for n in names if names.count(n) > 1})
         if duplicates:
@@ -235,12 +191,6 @@ class InstancesDocument(_FrozenFacts):
         if unknown:
             raise ValueError(f"sagemaker_premium for unknown families: {', '.join(unknown)}")
         return self
-
-
-def load_data_file(name: str) -> Any:
-    """A shipped data file (``chipwise/catalog/data/<name>``), numbers as Decimal (never float)."""
-    text = resources.files("chipwise.catalog").joinpath("data", name).read_text(encoding="utf-8")
-    return json.loads(text, parse_float=Decimal)
 
 
 def _format_value(value: Any) -> Any:
@@ -298,7 +248,7 @@ class _RegionsDocument(_FrozenFacts):
         return data
 
     @model_validator(mode="after")
-    def _valid(self) -> _RegionsDocument:
+    def _valid(self) -> Self:
         prefixes = [r.usage_type_prefix for r in self.regions.values()]
         if len(prefixes) != len(set(prefixes)):
             raise ValueError("usage_type_prefix values must be unique")
@@ -525,7 +475,7 @@ class Catalog:
     def source_of(self, item: InstanceType) -> Source | None:
         return self.sources.get(item.price_source) if item.price_source else None
 
-    def with_account_prices(self, prices: Mapping[str, tuple[Decimal, str]], region: str) -> Catalog:
+    def with_account_prices(self, prices: Mapping[str, tuple[Decimal, str]], region: str) -> Self:
         """This catalog, where a type it knows but cannot price in ``region`` (its base region) takes the public
         on-demand rate the account's own bill states, cited as "the account's bill, billing period YYYY-MM"
         (verified: it is what AWS billed). Nothing changes for another region or a type the catalog prices."""

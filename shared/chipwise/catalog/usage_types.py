@@ -15,12 +15,10 @@ every usage type one treatment:
   document with its dollars.
 """
 
-from __future__ import annotations
-
 import re
 from datetime import date
 from functools import lru_cache
-from typing import Literal
+from typing import Literal, Self
 
 from pydantic import Field, ValidationError, model_validator
 
@@ -83,7 +81,7 @@ class UsageKindInfo(_FrozenFacts):
     source: str
 
     @model_validator(mode="after")
-    def _consistent(self) -> UsageKindInfo:
+    def _consistent(self) -> Self:
         if self.treatment == "ignored" and not self.reason:
             raise ValueError(f"usage kind {self.name}: an ignored kind needs its reason")
         if self.treatment != "ignored" and (self.rest == "any" or self.purchase is None):
@@ -108,7 +106,7 @@ class _UsageTypesDocument(_FrozenFacts):
         return data
 
     @model_validator(mode="after")
-    def _sources(self) -> _UsageTypesDocument:
+    def _sources(self) -> Self:
         missing = sorted({k.source for k in self.kinds.values()} - set(self.sources))
         if missing:
             raise ValueError(f"source codes without a sources entry: {', '.join(missing)}")

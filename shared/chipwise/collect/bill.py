@@ -112,19 +112,6 @@ class ExportLocation:
         return Path(self.prefix) / relative
 
 
-def billing_periods(start: date, end: date) -> list[str]:
-    """The billing periods (``YYYY-MM``) a half-open day window ``[start, end)`` touches."""
-    periods: list[str] = []
-    year, month = start.year, start.month
-    last = end if end > start else start
-    while (year, month) <= (last.year, last.month):
-        period = f"{year:04d}-{month:02d}"
-        if not (end > start and date(year, month, 1) >= end):
-            periods.append(period)
-        year, month = (year + 1, 1) if month == 12 else (year, month + 1)
-    return periods
-
-
 def period_of_manifest_key(key: str) -> str | None:
     """The billing period of a manifest object key (``.../metadata/BILLING_PERIOD=YYYY-MM/x-Manifest.json``)."""
     found = re.search(r"/metadata/BILLING_PERIOD=(\d{4}-\d{2})/[^/]+-Manifest\.json$", key)

@@ -40,7 +40,6 @@ from chipwise.models.resources import (
     TrainingJobDetails,
     component_arn,
 )
-from chipwise.presentation import plural
 
 # How long a SageMaker training job may run (its MaxRuntimeInSeconds ceiling): older jobs cannot overlap.
 MAX_TRAINING_DAYS = 28
@@ -397,6 +396,8 @@ def component_reservation(
     Only for GPU instances: SageMaker documents the field as "accelerators (GPUs and AWS Inferentia)" without
     saying whether a Neuron instance counts devices or NeuronCores, so a Neuron share is left unknown rather than
     guessed (a wrong share would move dollars between resources)."""
+    from chipwise.presentation import plural  # wording: only inference components' shares need it
+
     label = f"inference component {component.name}"
     if not instance_type:
         return None, f"{label}: serverless variant, no instances to share"
@@ -593,6 +594,8 @@ def _within_variant(
 ) -> list[InferenceComponent]:
     """The components' shares, unless together they reserve more than the variant runs (copies waiting for
     capacity, or a count read mid-scaling): then no share can be told from the bill and every one is unknown."""
+    from chipwise.presentation import plural
+
     reserved = sum((c.instances_reserved for c in components if c.instances_reserved is not None), Decimal(0))
     if reserved <= count:
         return components
@@ -613,6 +616,8 @@ def unreserved_capacity(
     when no component's share is known (the variant keeps its whole cost and the components have none). A
     component whose share is unknown leaves its capacity with the variant (said in the basis), so that the
     variant's and the components' dollars add up to the variant's bill and never exceed it."""
+    from chipwise.presentation import plural
+
     known = [c for c in components if c.instances_reserved is not None]
     if not instance_type or not known:
         return None, None

@@ -12,7 +12,7 @@ as Chipwise's agent and demo write it); without either the object's own time is 
 
 Aggregation produces one :class:`NeuronHourPart` per (instance, runtime tag, hour) and source object: partial
 sums, merged in the store with other objects' parts for the same hour (see
-:class:`chipwise.store.repositories.usage.NeuronRepository`).
+:class:`chipwise.store.repositories.neuron.NeuronRepository`).
 """
 
 from __future__ import annotations

@@ -4,8 +4,6 @@ billing period yields once read (per-resource effective costs, commitments, what
 Plain and typed, no I/O: :mod:`chipwise.collect.bill` builds these, :mod:`chipwise.store.repositories.bill` stores
 them."""
 
-from __future__ import annotations
-
 import re
 from dataclasses import dataclass, field
 from datetime import date

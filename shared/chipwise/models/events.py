@@ -6,10 +6,8 @@ locations and types only (:func:`describe_validation_error`), never its input: i
 ExternalIds or email addresses.
 """
 
-from __future__ import annotations
-
 from dataclasses import dataclass
-from typing import Annotated, Literal
+from typing import Annotated, Generic, Literal, TypeVar
 from urllib.parse import unquote_plus
 
 from aws_lambda_powertools.utilities.parser.models import (
@@ -25,12 +23,23 @@ from aws_lambda_powertools.utilities.parser.models import (
 )
 from pydantic import BaseModel, ConfigDict, Field, Json, RootModel, ValidationError
 
-from chipwise.models.benchmark import BatchJobDetail
+from chipwise.models.batch import BatchJobDetail
 from chipwise.models.scan import ScanCompleted, ScanRequest
+
+_Root = TypeVar("_Root")
+
+
+class _DeferredRoot(RootModel[_Root], Generic[_Root]):
+    """A root model whose parametrisation (``_DeferredRoot[A | B]``) builds its validator on first use too:
+    ``RootModel[A | B]`` would build one for every event union at import."""
+
+    model_config = ConfigDict(defer_build=True)
 
 
 class ScanCompletedEvent(EventBridgeModel):
     """``ScanCompleted`` on the Chipwise bus (source ``chipwise``)."""
+
+    model_config = ConfigDict(defer_build=True)
 
     source: Literal["chipwise"]
     detail_type: Literal["ScanCompleted"] = Field(alias="detail-type")
@@ -40,16 +49,22 @@ class ScanCompletedEvent(EventBridgeModel):
 class ScheduledEvent(EventBridgeModel):
     """An EventBridge schedule (rule or Scheduler): its detail carries nothing Chipwise reads."""
 
+    model_config = ConfigDict(defer_build=True)
+
     source: Literal["aws.events", "aws.scheduler"]
     detail_type: Literal["Scheduled Event"] = Field(alias="detail-type")
 
 
-class NotifyTrigger(RootModel[ScanCompletedEvent | ScheduledEvent]):
+class NotifyTrigger(_DeferredRoot[ScanCompletedEvent | ScheduledEvent]):
     """What starts the ``notify`` function: its daily schedule or a ``ScanCompleted`` event."""
+
+    model_config = ConfigDict(defer_build=True)
 
 
 class BatchJobStateChangeEvent(EventBridgeModel):
     """AWS Batch's "Batch Job State Change" (source ``aws.batch``)."""
+
+    model_config = ConfigDict(defer_build=True)
 
     source: Literal["aws.batch"]
     detail_type: Literal["Batch Job State Change"] = Field(alias="detail-type")
@@ -58,6 +73,8 @@ class BatchJobStateChangeEvent(EventBridgeModel):
 
 class ScanRequestRecord(SqsRecordModel):
     """One message on the scan queue: its body is a :class:`ScanRequest`."""
+
+    model_config = ConfigDict(defer_build=True)
 
     body: Json[ScanRequest]
 
@@ -74,21 +91,27 @@ class S3TestEvent(BaseModel):
 class S3NotificationRecord(SqsRecordModel):
     """An SQS message carrying an S3 notification (or S3's one-off test event)."""
 
+    model_config = ConfigDict(defer_build=True)
+
     body: Json[Annotated[S3TestEvent | S3Model, Field(union_mode="left_to_right")]]
 
 
 class S3NotificationsFromSqs(SqsModel):
+    model_config = ConfigDict(defer_build=True)
+
     Records: list[S3NotificationRecord]
 
 
 class ObjectCreatedEvent(
-    RootModel[
+    _DeferredRoot[
         Annotated[
             S3EventNotificationEventBridgeModel | S3NotificationsFromSqs | S3Model, Field(union_mode="left_to_right")
         ]
     ]
 ):
     """What the ``ingest_neuron`` function receives: any of the three ways an S3 "object created" arrives."""
+
+    model_config = ConfigDict(defer_build=True)
 
 
 class IntakeRetentionJob(BaseModel):
@@ -100,13 +123,15 @@ class IntakeRetentionJob(BaseModel):
 
 
 class IntakeEvent(
-    RootModel[Annotated[IntakeRetentionJob | APIGatewayProxyEventV2Model, Field(union_mode="left_to_right")]]
+    _DeferredRoot[Annotated[IntakeRetentionJob | APIGatewayProxyEventV2Model, Field(union_mode="left_to_right")]]
 ):
     """What the ``intake`` function receives: its retention schedule or an API Gateway HTTP API (2.0) request."""
 
+    model_config = ConfigDict(defer_build=True)
+
 
 class SchemaMigrationRequest(
-    RootModel[
+    _DeferredRoot[
         Annotated[
             CloudFormationCustomResourceCreateModel
             | CloudFormationCustomResourceUpdateModel
@@ -116,6 +141,8 @@ class SchemaMigrationRequest(
     ]
 ):
     """The ``SchemaMigration`` custom resource's request from CloudFormation (Create, Update or Delete)."""
+
+    model_config = ConfigDict(defer_build=True)
 
 
 @dataclass(frozen=True)

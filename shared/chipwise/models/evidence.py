@@ -6,10 +6,8 @@ another spelling. The stored JSON keeps exactly the keys the rule set (``as_json
 dispatcher use :meth:`FindingEvidence.read` and read attributes.
 """
 
-from __future__ import annotations
-
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict
 
@@ -157,12 +155,12 @@ class FindingEvidence(BaseModel):
     benchmark: dict[str, Any] | None = None
 
     @classmethod
-    def from_rule(cls, values: Mapping[str, Any]) -> FindingEvidence:
+    def from_rule(cls, values: Mapping[str, Any]) -> Self:
         """A rule's evidence, validated: unknown keys and values of the wrong type raise."""
         return cls.model_validate(dict(values))
 
     @classmethod
-    def read(cls, stored: Mapping[str, Any] | None) -> FindingEvidence:
+    def read(cls, stored: Mapping[str, Any] | None) -> Self:
         """Stored evidence, leniently: keys this version does not know and values of the wrong type are dropped."""
         known = {k: v for k, v in (stored or {}).items() if k in cls.model_fields}
         try:

@@ -1,7 +1,5 @@
 """The finding document: the contract of `chipwise findings --json` and the scan document's `findings`."""
 
-from __future__ import annotations
-
 from datetime import datetime
 from decimal import Decimal
 from typing import Any

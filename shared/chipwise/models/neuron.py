@@ -1,8 +1,6 @@
 """neuron-monitor reports, parsed: the fields Chipwise uses, every error the report carried, and what went wrong
 reading a file of them. The raw schema is in the neuron-monitor user guide (see collect/neuron.py)."""
 
-from __future__ import annotations
-
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime

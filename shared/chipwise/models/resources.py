@@ -6,8 +6,6 @@ Reading is lenient (unknown keys in stored JSON are ignored, so rows written by 
 building is strict through the type checker (the pydantic mypy plugin rejects unknown keyword arguments).
 """
 
-from __future__ import annotations
-
 from collections.abc import Mapping
 from datetime import datetime
 from decimal import Decimal

@@ -1,10 +1,8 @@
 """Scan messages and events exchanged between the Lambdas (SQS body, EventBridge detail)."""
 
-from __future__ import annotations
-
 from datetime import date, datetime
 from decimal import Decimal
-from typing import Any, Literal
+from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -28,7 +26,7 @@ class ScanRequest(BaseModel):
     role_arn: str | None = Field(None, pattern=r"^arn:aws[a-z-]*:iam::\d{12}:role/.+$")
 
     @model_validator(mode="after")
-    def _role_in_the_account(self) -> ScanRequest:
+    def _role_in_the_account(self) -> Self:
         """A message's role must be in the account it names: a scan of B written under A would corrupt A."""
         if self.role_arn is not None and self.role_arn.split(":")[4] != self.account_id:
             raise ValueError("role_arn names another account than account_id")

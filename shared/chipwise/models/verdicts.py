@@ -1,8 +1,6 @@
 """One verdict per accelerated resource of a scan, and each rule's outcome on it (``chipwise resources``,
 ``chipwise findings explain``, the scan document's ``verdicts``)."""
 
-from __future__ import annotations
-
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict

@@ -11,8 +11,8 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from chipwise.aws import AwsContext, aws_context
-from chipwise.clock import utcnow
-from chipwise.collect.bill import AthenaTable, BillError, billing_periods, period_of_manifest_key, read_period
+from chipwise.clock import billing_periods, utcnow
+from chipwise.collect.bill import AthenaTable, BillError, period_of_manifest_key, read_period
 from chipwise.collect.bill import Engine as BillEngine
 from chipwise.models.events import ObjectCreatedEvent, ObjectRef, objects_created
 from chipwise.observability import logger

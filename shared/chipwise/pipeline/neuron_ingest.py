@@ -34,7 +34,7 @@ from chipwise.models.neuron import NeuronIngestResult
 from chipwise.observability import logger
 from chipwise.store import Session, SessionFactory, transaction
 from chipwise.store.repositories.inventory import ResourceRepository
-from chipwise.store.repositories.usage import NeuronRepository
+from chipwise.store.repositories.neuron import NeuronRepository
 
 NEURON_PREFIX = "neuron/"
 

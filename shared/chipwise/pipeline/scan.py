@@ -30,10 +30,9 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from chipwise.aws import AssumeRole, AwsContext, aws_context
 from chipwise.catalog import platform_of
-from chipwise.clock import utcnow
+from chipwise.clock import billing_periods, utcnow
 from chipwise.collect import costs as cost_collector
 from chipwise.collect import inventory, metrics
-from chipwise.collect.bill import billing_periods
 from chipwise.errors import UpstreamError
 from chipwise.models.common import SERVING_KINDS, first_tag
 from chipwise.models.findings import FindingDocument
@@ -66,7 +65,6 @@ from chipwise.store.repositories.usage import (
     NEURON_MONITOR_METRIC,
     NEURON_MONITOR_NAMESPACE,
     CostBreakdown,
-    NeuronRepository,
     cost_breakdown,
     cost_totals,
     coverage_windows,
@@ -485,6 +483,8 @@ def _neuron_coverage(session_factory: SessionFactory, run: _Run) -> None:
     }
     if not neuron:
         return
+    from chipwise.store.repositories.neuron import NeuronRepository  # Neuron instances only
+
     with transaction(session_factory) as session:
         hours = NeuronRepository(session).hours_by_instance(run.account_id, neuron, run.metric_start, run.metric_end)
         coverage = [

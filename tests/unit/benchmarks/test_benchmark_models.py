@@ -10,8 +10,8 @@ import pytest
 from benchmark_factories import parameters, result, sample_event
 from pydantic import ValidationError
 
+from chipwise.models.batch import BatchJobDetail
 from chipwise.models.benchmark import (
-    BatchJobDetail,
     BenchmarkParameters,
     BenchmarkResult,
     InvalidResult,

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from chipwise.clock import billing_periods
 from chipwise.collect.bill import (
     AthenaTable,
     BillError,
     athena_statement,
-    billing_periods,
     columns_read,
     period_of_manifest_key,
     read_period,

@@ -23,7 +23,7 @@ from chipwise.collect.neuron import (
 )
 from chipwise.models.neuron import merge_parts
 from chipwise.store.repositories.accounts import AccountRepository
-from chipwise.store.repositories.usage import NeuronRepository
+from chipwise.store.repositories.neuron import NeuronRepository
 
 DATA = Path(__file__).parent / "data"
 MB = 2**20

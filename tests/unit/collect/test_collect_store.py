@@ -15,8 +15,8 @@ from chipwise.models.records import CostLine as Cost
 from chipwise.models.resources import WorkloadHints, parse_details
 from chipwise.store.repositories.accounts import AccountRepository
 from chipwise.store.repositories.inventory import GONE, ResourceRepository
+from chipwise.store.repositories.neuron import NeuronRepository
 from chipwise.store.repositories.usage import (
-    NeuronRepository,
     cost_totals,
     coverage_for,
     effective_hourly_rates,

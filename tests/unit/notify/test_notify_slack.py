@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
@@ -22,6 +22,8 @@ from chipwise.act.notify.slack import (
     retry_after_seconds,
     section,
 )
+from chipwise.act.remediate.eligible import may_apply
+from chipwise.act.remediate.steps import FindingFacts, mechanical_action
 from chipwise.errors import ConfigError
 from chipwise_devkit.fakes.webhook_sink import slack_problems
 
@@ -144,3 +146,32 @@ def test_webhook_values() -> None:
         _url_from_value('{"token": "xoxb"}', "n")
     with pytest.raises(ConfigError, match="is not a URL"):
         _url_from_value("", "n")
+
+
+def test_the_apply_button_is_offered_for_exactly_the_kinds_and_actions_with_a_mechanical_step() -> None:
+    kinds = ("ec2_instance", "sagemaker_endpoint", "sagemaker_inference_component", "sagemaker_training_job")
+    actions = ("stop", "delete", "rightsize", "schedule", "migrate")
+    rules = ("gpu_idle", "inferentia_idle", "accelerator_off_hours", "endpoint_overprovisioned")
+
+    def stepped(kind: str, action: str) -> bool:
+        """Whether some finding of this kind and action (any rule, a smaller count of the same type) has a step."""
+        facts = [
+            FindingFacts(
+                finding_id="f",
+                rule_id=rule,
+                resource_arn="arn",
+                resource_variant=None,
+                resource_kind=kind,
+                instance_type="ml.g5.xlarge",
+                instance_count=2,
+                recommendation={"action": action, "target_count": 1},
+                evidence={},
+                last_seen=datetime(2026, 1, 1, tzinfo=UTC),
+            )
+            for rule in rules
+        ]
+        return any(mechanical_action(f) is not None for f in facts)
+
+    assert {(k, a) for k in kinds for a in actions if may_apply(k, a)} == {
+        (k, a) for k in kinds for a in actions if stepped(k, a)
+    }

@@ -13,10 +13,9 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
-from chipwise.store.base import Base
 from chipwise.store.repositories.accounts import AccountRepository
 from chipwise.store.session import alembic_config, get_engine
-from chipwise.store.tables import CostRecord, Resource
+from chipwise.store.tables import CostRecord, Resource, all_tables
 from chipwise.store.upsert import upsert
 
 
@@ -24,7 +23,7 @@ def test_migrations_match_models(db_url: str) -> None:
     # Given a store built only by the migrations
     with get_engine(db_url).connect() as conn:
         # When Alembic compares it with the ORM models
-        diff = compare_metadata(MigrationContext.configure(conn, opts={"compare_type": True}), Base.metadata)
+        diff = compare_metadata(MigrationContext.configure(conn, opts={"compare_type": True}), all_tables())
     # Then there is nothing to migrate
     assert diff == []
 

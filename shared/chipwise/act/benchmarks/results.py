@@ -51,12 +51,12 @@ from chipwise.aws import aws_context
 from chipwise.catalog import get_catalog
 from chipwise.economics import usd
 from chipwise.errors import UpstreamError
+from chipwise.models.batch import BatchJobDetail
 from chipwise.models.benchmark import (
     ACTIVE_STATUSES,
     ATTEMPT_TAG,
     FINDING_ID_TAG,
     TARGET_TAG,
-    BatchJobDetail,
     BenchmarkParameters,
     BenchmarkResult,
     InvalidResult,

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from decimal import Decimal
+from functools import cache
 from typing import Any
 
 from pydantic import EmailStr, TypeAdapter, ValidationError
@@ -41,7 +42,6 @@ from chipwise.presentation import (
     suppress_step,
     target_label,
 )
-from chipwise.rules.registry import rule_title
 from chipwise.store import Session
 from chipwise.store.repositories import digests as digest_store
 from chipwise.store.repositories import rows as rows_store
@@ -57,6 +57,14 @@ OPT_IN_VALUES = {"yes", "true", "on", "1"}
 OPT_OUT_VALUES = {"off", "no", "false", "0"}
 
 
+def _rule_title(rule_id: str) -> str:
+    """A rule's title (:func:`chipwise.rules.registry.rule_title`). The registry loads every rule module: imported
+    here, by the digest or alert that names a rule, not by every function that imports this module."""
+    from chipwise.rules.registry import rule_title
+
+    return rule_title(rule_id)
+
+
 def owners_opted_in(tags: Mapping[str, Any], *, opt_in_by_default: bool) -> bool:
     """Whether a resource's owners may be emailed: ``chipwise:notify=yes`` on it, or the ``owner_opt_in``
     setting (unless the resource says ``chipwise:notify=off``)."""
@@ -68,8 +76,13 @@ def owners_opted_in(tags: Mapping[str, Any], *, opt_in_by_default: bool) -> bool
 
 TOP_FINDINGS = 10
 CHANGES_SHOWN = 15
-_EMAIL = TypeAdapter(EmailStr)
 _SPLIT = re.compile(r"[\s,;]+")
+
+
+@cache
+def _email() -> TypeAdapter[str]:
+    """The email address validator, built by the first owner routing."""
+    return TypeAdapter(EmailStr)
 
 
 def owner_emails(tags: Mapping[str, Any], hints: WorkloadHints) -> tuple[str, ...]:
@@ -84,7 +97,7 @@ def owner_emails(tags: Mapping[str, Any], hints: WorkloadHints) -> tuple[str, ..
     for value in values:
         for token in _SPLIT.split(value):
             try:
-                address = str(_EMAIL.validate_python(token)).lower()
+                address = str(_email().validate_python(token)).lower()
             except ValidationError:
                 continue
             if address not in found:
@@ -132,7 +145,7 @@ class FindingLine:
         return cls(
             finding_id=doc.finding_id,
             rule_id=doc.rule_id,
-            rule_label=rule_title(doc.rule_id),
+            rule_label=_rule_title(doc.rule_id),
             account_id=doc.account_id,
             region=doc.region,
             resource_id=doc.resource_id,
@@ -272,7 +285,7 @@ def realised_by_rule(lines: Iterable[RealisedLine]) -> list[RuleAccuracyLine]:
         accuracy = (realised / estimated).quantize(Decimal("0.001")) if measured and estimated > 0 else None
         found.append(
             RuleAccuracyLine(
-                rule_id, rule_title(rule_id), len(measured), len(items) - len(measured), estimated, realised, accuracy
+                rule_id, _rule_title(rule_id), len(measured), len(items) - len(measured), estimated, realised, accuracy
             )
         )
     return found
@@ -495,7 +508,7 @@ def _realised(session: Session, account_id: str) -> tuple[RealisedLine, ...]:
     return tuple(
         RealisedLine(
             rule_id=r.rule_id,
-            rule_label=rule_title(r.rule_id),
+            rule_label=_rule_title(r.rule_id),
             resource_name=r.resource_name,
             cause=r.cause,
             estimated_savings_usd=r.estimated_monthly_savings_usd,
@@ -548,7 +561,7 @@ def waste_by_rule(lines: Sequence[FindingLine]) -> list[RuleBar]:
         return []
     largest = ranked[0][1]
     return [
-        RuleBar(rule, rule_title(rule), counts[rule], total, max(1, int((total * 100 / largest).to_integral_value())))
+        RuleBar(rule, _rule_title(rule), counts[rule], total, max(1, int((total * 100 / largest).to_integral_value())))
         for rule, total in ranked
     ]
 

@@ -22,7 +22,7 @@ from aws_lambda_powertools.utilities.parameters import SecretsProvider, SSMProvi
 
 from chipwise.act.notify.digest import Alert, Digest, FindingLine
 from chipwise.act.notify.outbox import SLACK_MAX_BLOCKS, SLACK_MAX_SECTION_TEXT, SendError, SlackPayload
-from chipwise.act.remediate.steps import may_apply
+from chipwise.act.remediate.eligible import may_apply
 from chipwise.aws import aws_context
 from chipwise.clock import utcnow
 from chipwise.errors import ConfigError

@@ -151,18 +151,6 @@ def mechanical_action(finding: FindingFacts) -> str | None:
     return None
 
 
-def may_apply(resource_kind: str, action: str) -> bool:
-    """Whether a finding of this kind and action can have a mechanical step (the apply checks the rest)."""
-    return (resource_kind, action) in {
-        ("ec2_instance", "stop"),
-        ("sagemaker_inference_component", "delete"),
-        ("sagemaker_endpoint", "rightsize"),
-        ("sagemaker_endpoint", "delete"),
-        ("ec2_instance", "schedule"),
-        ("sagemaker_endpoint", "schedule"),
-    }
-
-
 def _endpoint_name(endpoint_arn: str) -> str:
     return endpoint_arn.split(":endpoint/", 1)[1]
 

@@ -47,6 +47,7 @@ from chipwise.presentation import (
 from chipwise.render import render
 from chipwise.rules.registry import rule_title
 from chipwise.store import Session
+from chipwise.store.repositories import neuron as neuron_store
 from chipwise.store.repositories import usage as usage_store
 from chipwise.store.repositories.accounts import ScanRepository
 from chipwise.store.repositories.bill import teams_by_arn
@@ -285,7 +286,7 @@ def _hourly(
         if values:
             return {hour: sum(v) / len(v) for hour, v in values.items()}, label
     instance = resource.arn.rsplit("/", 1)[-1]
-    neuron = usage_store.neuroncore_utilisation(session, resource.account_id, instance, start, end)
+    neuron = neuron_store.neuroncore_utilisation(session, resource.account_id, instance, start, end)
     if neuron:
         merged: dict[datetime, list[float]] = defaultdict(list)
         for hour, value in neuron:

@@ -5,11 +5,10 @@ from __future__ import annotations
 from alembic import context
 from sqlalchemy import Connection, create_engine
 
-from chipwise.store.base import Base
-from chipwise.store.tables import __all__ as _tables  # noqa: F401  (registers every table)
+from chipwise.store.tables import all_tables
 
 config = context.config
-target_metadata = Base.metadata
+target_metadata = all_tables()
 
 
 def _run(connection: Connection) -> None:

@@ -8,13 +8,18 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import date, datetime
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import delete, func, insert, or_, select
 from sqlalchemy.orm import Session
 
-from chipwise.models.bill import BillPeriod
-from chipwise.store.tables import BillCommitment, BillPeriodRow, BillResourceCost, BillUnattributed
+from chipwise.store.tables import BillPeriodRow, BillResourceCost
+
+if TYPE_CHECKING:
+    from chipwise.models.bill import BillPeriod
+    from chipwise.store.tables import BillCommitment, BillUnattributed
+
+    BillTable = type[BillResourceCost] | type[BillCommitment] | type[BillUnattributed]
 
 INSERT_CHUNK = 5_000
 
@@ -36,6 +41,8 @@ class StoredPeriod:
 def replace_period(session: Session, period: BillPeriod, now: datetime) -> StoredPeriod:
     """Store one billing period in place of any earlier delivery of it (Data Exports overwrites a period: so does
     Chipwise). Runs in the caller's transaction: everything or nothing."""
+    from chipwise.store.tables import BillCommitment, BillUnattributed  # only the ingest and their listings map them
+
     old = select(BillPeriodRow.id).where(
         BillPeriodRow.export_uri == period.export_uri, BillPeriodRow.billing_period == period.billing_period
     )
@@ -72,9 +79,6 @@ def replace_period(session: Session, period: BillPeriod, now: datetime) -> Store
         len(period.unattributed),
         now,
     )
-
-
-BillTable = type[BillResourceCost] | type[BillCommitment] | type[BillUnattributed]
 
 
 def _insert(session: Session, table: BillTable, rows: list[dict[str, Any]]) -> None:
@@ -243,6 +247,8 @@ def resource_tags(session: Session, account_id: str) -> dict[str, dict[str, str]
 
 def commitments(session: Session, account_id: str | None = None) -> list[tuple[BillCommitment, str]]:
     """Every stored commitment with its billing period, the latest period first."""
+    from chipwise.store.tables import BillCommitment
+
     stmt = select(BillCommitment, BillPeriodRow.billing_period).join(
         BillPeriodRow, BillPeriodRow.id == BillCommitment.period_id
     )
@@ -253,6 +259,8 @@ def commitments(session: Session, account_id: str | None = None) -> list[tuple[B
 
 
 def unattributed(session: Session, account_id: str | None = None) -> list[BillUnattributed]:
+    from chipwise.store.tables import BillUnattributed
+
     stmt = select(BillUnattributed)
     if account_id is not None:
         stmt = stmt.where(BillUnattributed.account_id == account_id)

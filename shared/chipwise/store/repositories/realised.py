@@ -11,7 +11,7 @@ from typing import Any
 from sqlalchemy import and_, func, or_, select
 from sqlalchemy.orm import Session
 
-from chipwise.store.tables import CostRecord, Finding, RealisedSaving, Resource
+from chipwise.store.tables import Finding, RealisedSaving, Resource
 from chipwise.store.upsert import upsert
 
 
@@ -62,6 +62,8 @@ class RealisedSavingRepository:
         self, account_id: str, region: str, instance_type: str, start: date, end: date
     ) -> dict[date, Decimal]:
         """Amortized cost per day of ``instance_type`` (any case) in ``region`` over ``[start, end)``."""
+        from chipwise.store.tables import CostRecord  # the cost tables: only the measurement (the scan) reads them
+
         stmt = select(CostRecord.day, CostRecord.amortized_cost).where(
             CostRecord.account_id == account_id,
             CostRecord.day >= start,

@@ -1,7 +1,6 @@
-"""The bill: one row per ingested billing period of an export, and what it yielded (per-resource daily costs,
-commitments, cost no resource carries). A re-delivered period replaces its rows, never adds to them."""
-
-from __future__ import annotations
+"""The bill: one row per ingested billing period of an export, and what it yielded per resource and day (its
+commitments and the cost no resource carries: tables.bill_commitments). A re-delivered period replaces its rows,
+never adds to them."""
 
 from datetime import date, datetime
 from decimal import Decimal
@@ -59,37 +58,3 @@ class BillResourceCost(Base):
     public_on_demand_rate: Mapped[Decimal | None]
     usage_hours: Mapped[Decimal]
     tags: Mapped[dict[str, Any]] = mapped_column(default=dict)
-
-
-class BillCommitment(Base):
-    """A Savings Plan or reservation over one billing period."""
-
-    __tablename__ = "bill_commitments"
-
-    id: Mapped[int] = mapped_column(primary_key=True, autoincrement=True)
-    period_id: Mapped[int] = mapped_column(ForeignKey("bill_periods.id", ondelete="CASCADE"), index=True)
-    arn: Mapped[str] = mapped_column(String(256))
-    account_id: Mapped[str] = mapped_column(String(12))
-    kind: Mapped[str] = mapped_column(String(16))  # savings_plan | reservation
-    offering_type: Mapped[str | None] = mapped_column(String(64))
-    family: Mapped[str | None] = mapped_column(String(64))
-    hourly_commitment: Mapped[Decimal | None]
-    end_date: Mapped[date | None]
-    used_cost: Mapped[Decimal]
-    unused_cost: Mapped[Decimal]
-    covered_accelerator_hours: Mapped[Decimal]
-    accelerator_hours: Mapped[Decimal]
-
-
-class BillUnattributed(Base):
-    """Cost of one billing period no resource carries, by account, region and category, with the reason."""
-
-    __tablename__ = "bill_unattributed"
-
-    id: Mapped[int] = mapped_column(primary_key=True, autoincrement=True)
-    period_id: Mapped[int] = mapped_column(ForeignKey("bill_periods.id", ondelete="CASCADE"), index=True)
-    account_id: Mapped[str] = mapped_column(String(12))
-    region: Mapped[str] = mapped_column(String(32))
-    category: Mapped[str] = mapped_column(String(32))
-    reason: Mapped[str] = mapped_column(String(256))
-    amount: Mapped[Decimal]

@@ -1,7 +1,5 @@
 """Intake-form submissions and the plans made from them."""
 
-from __future__ import annotations
-
 from datetime import datetime
 from decimal import Decimal
 from typing import Any

@@ -1,7 +1,5 @@
 """Accounts and the inventory of resources seen in them."""
 
-from __future__ import annotations
-
 from datetime import datetime
 from typing import Any
 

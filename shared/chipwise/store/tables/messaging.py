@@ -1,7 +1,5 @@
 """The notification outbox and the drafts (credit applications, partner referrals)."""
 
-from __future__ import annotations
-
 from datetime import datetime
 from typing import Any
 

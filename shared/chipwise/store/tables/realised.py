@@ -1,7 +1,5 @@
 """Realised savings: what a resolved finding's fix saved, measured from stored Cost Explorer data."""
 
-from __future__ import annotations
-
 from datetime import date, datetime
 from decimal import Decimal
 
@@ -10,6 +8,7 @@ from sqlalchemy.orm import Mapped, mapped_column
 
 from chipwise.clock import utcnow
 from chipwise.store.base import Base
+from chipwise.store.tables.findings import Finding  # noqa: F401  (mapped first: foreign keys name it)
 
 
 class RealisedSaving(Base):

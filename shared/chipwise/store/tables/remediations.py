@@ -1,7 +1,5 @@
 """Remediations: every apply, refusal and rollback of a finding's mechanical next step (the audit)."""
 
-from __future__ import annotations
-
 from datetime import datetime
 from typing import Any
 
@@ -10,6 +8,7 @@ from sqlalchemy.orm import Mapped, mapped_column
 
 from chipwise.clock import utcnow
 from chipwise.store.base import Base
+from chipwise.store.tables.findings import Finding  # noqa: F401  (mapped first: foreign keys name it)
 
 
 class Remediation(Base):

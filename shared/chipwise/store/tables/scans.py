@@ -1,7 +1,5 @@
 """A scan of one account and region: its window, timings, API calls and errors."""
 
-from __future__ import annotations
-
 from datetime import date, datetime
 from typing import Any
 
@@ -10,6 +8,7 @@ from sqlalchemy.orm import Mapped, mapped_column
 
 from chipwise.clock import utcnow
 from chipwise.store.base import Base
+from chipwise.store.tables.inventory import Account  # noqa: F401  (mapped first: foreign keys name it)
 
 
 class Scan(Base):

@@ -1,0 +1,114 @@
+"""Neuron-monitor rollups: one row per (account, instance, runtime tag, hour), merged from the partial sums of every
+S3 report object that covered the hour (``ingest_neuron`` writes them; the scan and the report read them)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import and_, func, select
+from sqlalchemy.orm import Session
+
+from chipwise.models.neuron import INSTANCE_RUNTIME_TAG, NeuronHourPart, merge_parts
+from chipwise.store.tables import NeuronRollup
+from chipwise.store.upsert import upsert
+
+
+def neuroncore_utilisation(
+    session: Session, account_id: str, instance_id: str, start: datetime, end: datetime
+) -> list[tuple[datetime, float]]:
+    """(hour, NeuronCore utilisation average) of an instance's neuron-monitor rollups in ``[start, end)``."""
+    stmt = select(NeuronRollup.hour, NeuronRollup.neuroncore_utilization_avg).where(
+        NeuronRollup.account_id == account_id,
+        NeuronRollup.instance_id == instance_id,
+        NeuronRollup.hour >= start,
+        NeuronRollup.hour < end,
+        NeuronRollup.neuroncore_utilization_avg.is_not(None),
+    )
+    return [(hour, value) for hour, value in session.execute(stmt) if value is not None]
+
+
+class NeuronRepository:
+    """Hourly neuron-monitor rollups, merged from the partial sums of every object that reported on an hour."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+
+    def merge(self, account_id: str, source: str, parts: Sequence[NeuronHourPart]) -> int:
+        """Put ``source``'s parts into their hours (replacing what ``source`` said before) and recompute them."""
+        if not parts:
+            return 0
+        existing = self._existing(account_id, parts)
+        rows = []
+        for part in parts:
+            key = (part.instance_id, part.runtime_tag, part.hour)
+            stored = dict(existing.get(key) or {})
+            stored[source] = part.as_json()
+            rows.append(
+                {
+                    "account_id": account_id,
+                    "instance_id": part.instance_id,
+                    "runtime_tag": part.runtime_tag,
+                    "hour": part.hour,
+                    **merge_parts(stored.values()),
+                    "parts": stored,
+                }
+            )
+        return upsert(self.session, NeuronRollup, rows, conflict=["account_id", "instance_id", "runtime_tag", "hour"])
+
+    def _existing(
+        self, account_id: str, parts: Sequence[NeuronHourPart]
+    ) -> dict[tuple[str, str, datetime], dict[str, Any]]:
+        found: dict[tuple[str, str, datetime], dict[str, Any]] = {}
+        instances = sorted({p.instance_id for p in parts})
+        tags = sorted({p.runtime_tag for p in parts})
+        first, last = min(p.hour for p in parts), max(p.hour for p in parts)
+        stmt = select(NeuronRollup.instance_id, NeuronRollup.runtime_tag, NeuronRollup.hour, NeuronRollup.parts).where(
+            NeuronRollup.account_id == account_id,
+            NeuronRollup.instance_id.in_(instances),
+            NeuronRollup.runtime_tag.in_(tags),
+            NeuronRollup.hour >= first,
+            NeuronRollup.hour <= last,
+        )
+        for instance_id, tag, hour, stored in self.session.execute(stmt):
+            found[(instance_id, tag, hour.astimezone(UTC))] = stored or {}
+        return found
+
+    def rollups(self, instance_id: str, start: datetime, end: datetime) -> list[NeuronRollup]:
+        stmt = (
+            select(NeuronRollup)
+            .where(
+                NeuronRollup.instance_id == instance_id,
+                NeuronRollup.runtime_tag == INSTANCE_RUNTIME_TAG,
+                NeuronRollup.hour >= start,
+                NeuronRollup.hour < end,
+            )
+            .order_by(NeuronRollup.hour)
+        )
+        return list(self.session.scalars(stmt))
+
+    def hours_by_instance(
+        self, account_id: str, instance_ids: Iterable[str], start: datetime, end: datetime
+    ) -> dict[str, int]:
+        """Hours with telemetry, per instance, over ``[start, end)``: at least one report that measured the cores
+        or found them idle (hours whose every report had the driver or device failing are missing, not idle)."""
+        ids = sorted(set(instance_ids))
+        if not ids:
+            return {}
+        hours = func.count(func.distinct(NeuronRollup.hour))
+        stmt = (
+            select(NeuronRollup.instance_id, hours)
+            .where(
+                and_(
+                    NeuronRollup.account_id == account_id,
+                    NeuronRollup.instance_id.in_(ids),
+                    NeuronRollup.runtime_tag == INSTANCE_RUNTIME_TAG,
+                    NeuronRollup.neuroncore_utilization_avg.is_not(None),
+                    NeuronRollup.hour >= start,
+                    NeuronRollup.hour < end,
+                )
+            )
+            .group_by(NeuronRollup.instance_id)
+        )
+        return {instance_id: int(count) for instance_id, count in self.session.execute(stmt)}

@@ -1,0 +1,45 @@
+"""What a billing period yields beyond resources: commitments (Savings Plans, reservations) and the cost no
+resource carries. Only the bill ingest and the commitment and unattributed listings read or write them."""
+
+from datetime import date
+from decimal import Decimal
+
+from sqlalchemy import ForeignKey, String
+from sqlalchemy.orm import Mapped, mapped_column
+
+from chipwise.store.base import Base
+from chipwise.store.tables.bill import BillPeriodRow  # noqa: F401  (mapped first: foreign keys name it)
+
+
+class BillCommitment(Base):
+    """A Savings Plan or reservation over one billing period."""
+
+    __tablename__ = "bill_commitments"
+
+    id: Mapped[int] = mapped_column(primary_key=True, autoincrement=True)
+    period_id: Mapped[int] = mapped_column(ForeignKey("bill_periods.id", ondelete="CASCADE"), index=True)
+    arn: Mapped[str] = mapped_column(String(256))
+    account_id: Mapped[str] = mapped_column(String(12))
+    kind: Mapped[str] = mapped_column(String(16))  # savings_plan | reservation
+    offering_type: Mapped[str | None] = mapped_column(String(64))
+    family: Mapped[str | None] = mapped_column(String(64))
+    hourly_commitment: Mapped[Decimal | None]
+    end_date: Mapped[date | None]
+    used_cost: Mapped[Decimal]
+    unused_cost: Mapped[Decimal]
+    covered_accelerator_hours: Mapped[Decimal]
+    accelerator_hours: Mapped[Decimal]
+
+
+class BillUnattributed(Base):
+    """Cost of one billing period no resource carries, by account, region and category, with the reason."""
+
+    __tablename__ = "bill_unattributed"
+
+    id: Mapped[int] = mapped_column(primary_key=True, autoincrement=True)
+    period_id: Mapped[int] = mapped_column(ForeignKey("bill_periods.id", ondelete="CASCADE"), index=True)
+    account_id: Mapped[str] = mapped_column(String(12))
+    region: Mapped[str] = mapped_column(String(32))
+    category: Mapped[str] = mapped_column(String(32))
+    reason: Mapped[str] = mapped_column(String(256))
+    amount: Mapped[Decimal]
