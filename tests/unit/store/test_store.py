@@ -128,3 +128,23 @@ def test_a_scan_document_given_as_json_text_reads_back_as_the_same_document(
     with session_factory() as session:
         stored = ScanRepository(session).get("scan-json")
         assert stored is not None and stored.document == json.loads(text)
+
+
+def test_every_table_module_s_tables_are_named_for_lazy_mapping() -> None:
+    # Given every module of chipwise.store.tables imported (what a new table module would add)
+    import importlib
+    import inspect
+    import pkgutil
+
+    import chipwise.store.tables as tables
+    from chipwise.store.base import Base
+
+    found: dict[str, str] = {}
+    for module in pkgutil.iter_modules(tables.__path__):
+        loaded = importlib.import_module(f"{tables.__name__}.{module.name}")
+        for name, value in vars(loaded).items():
+            if inspect.isclass(value) and issubclass(value, Base) and value.__module__ == loaded.__name__:
+                found[name] = module.name
+    # Then the package names each table with its module, so all_tables() (Alembic's metadata) misses none
+    assert found == tables._MODULE_OF
+    assert set(found) <= set(tables.__all__)
