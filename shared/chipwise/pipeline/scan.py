@@ -65,6 +65,8 @@ from chipwise.store.repositories.usage import (
     NEURON_MONITOR_METRIC,
     NEURON_MONITOR_NAMESPACE,
     CostBreakdown,
+    CoverageKey,
+    StoredCoverage,
     cost_breakdown,
     cost_totals,
     coverage_windows,
@@ -392,7 +394,7 @@ def _collect_metrics(aws: AwsContext, session_factory: SessionFactory, run: _Run
     targets = metrics.plan_targets(run.resources, discovered)
     run.counts["gpu_agent_matched_by"] = metrics.agent_match_counts(run.resources, discovered)
     settings = get_settings()
-    prior: dict[tuple[int, str, str], tuple[datetime, bool]] = {}
+    prior: dict[CoverageKey, StoredCoverage] = {}
     if run.incremental:
         with transaction(session_factory) as session:
             prior = coverage_windows(session, run.account_id, run.region)
@@ -456,7 +458,7 @@ def _only_listed(
 
 
 def _save_window_coverage(
-    session: Session, run: _Run, read: list[SeriesCoverage], prior: dict[tuple[int, str, str], tuple[datetime, bool]]
+    session: Session, run: _Run, read: list[SeriesCoverage], prior: dict[CoverageKey, StoredCoverage]
 ) -> None:
     """Coverage over the whole window for the targets read: hours with data counted in the store, and a metric
     that existed earlier in the window still exists."""
@@ -471,7 +473,7 @@ def _save_window_coverage(
         earlier = prior.get(key)
         existed = earlier is not None and earlier[1] and earlier[0] > run.metric_start
         merged.append(SeriesCoverage(c.resource_key, c.namespace, c.metric, c.exists or existed or hours > 0, hours))
-    save_coverage(session, merged, run.resource_ids, window, run.now)
+    save_coverage(session, merged, run.resource_ids, window, run.now, stored=prior)
 
 
 def _neuron_coverage(session_factory: SessionFactory, run: _Run) -> None:

@@ -100,6 +100,13 @@ def test_the_next_day_scan_reads_a_day_and_the_overlap(aws: Emulator, sqlite_url
             .where(Resource.name == ids[0])
         ).all()
         by_metric = {metric: (hours, exists) for metric, hours, exists in rows}
+        # every row covers the new window, those whose hours did not change (moved in one UPDATE per metric) too
+        windows = set(
+            session.execute(
+                select(MetricCoverage.window_start, MetricCoverage.window_end, MetricCoverage.checked_at).distinct()
+            )
+        )
+        assert windows == {(window_start, NEXT_DAY, NEXT_DAY)}
         assert by_metric["CPUUtilization"] == (336, True)
         assert by_metric["NeuronCoreUtilization"] == (336, True)
         assert by_metric["ExecutionsCompleted"] == (0, False)

@@ -43,13 +43,13 @@ Store shapes (read by the rules):
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import date, datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
-from sqlalchemy import String, cast, func, or_, select
+from sqlalchemy import String, cast, func, or_, select, update
 from sqlalchemy.orm import Session
 
 from chipwise.economics import parse_utc
@@ -268,49 +268,76 @@ def save_rollups(session: Session, rollups: Iterable[HourlyRollup], resource_ids
     return upsert(session, MetricRollup, rows, conflict=["resource_id", "namespace", "metric", "hour"])
 
 
+_ID_CHUNK = 1000  # resource ids in one IN list
+CoverageKey = tuple[int, str, str]  # (resource id, namespace, metric)
+StoredCoverage = tuple[datetime, bool, int]  # (end of the window last read, the metric existed, hours with data)
+
+
 def save_coverage(
     session: Session,
     coverage: Iterable[SeriesCoverage],
     resource_ids: dict[str, int],
     window: tuple[datetime, datetime],
     checked_at: datetime,
+    stored: Mapping[CoverageKey, StoredCoverage] | None = None,
 ) -> int:
-    rows = [
-        {
-            "resource_id": resource_ids[c.resource_key],
-            "namespace": c.namespace,
-            "metric": c.metric,
-            "exists": c.exists,
-            "hours_with_data": c.hours_with_data,
-            "window_start": window[0],
-            "window_end": window[1],
-            "checked_at": checked_at,
-        }
-        for c in coverage
-    ]
-    return upsert(session, MetricCoverage, rows, conflict=["resource_id", "namespace", "metric"])
+    """Each metric's coverage over ``window``. A row whose existence and hours are what ``stored`` (read at the
+    scan's start) holds only has its window and check time moved: one UPDATE per metric for all such rows, not a
+    row each (a daily scan's usual case). Returns the rows written."""
+    rows = []
+    unchanged: dict[tuple[str, str], list[int]] = {}
+    for c in coverage:
+        resource_id = resource_ids[c.resource_key]
+        before = stored.get((resource_id, c.namespace, c.metric)) if stored else None
+        if before is not None and before[1:] == (c.exists, c.hours_with_data):
+            unchanged.setdefault((c.namespace, c.metric), []).append(resource_id)
+            continue
+        rows.append(
+            {
+                "resource_id": resource_id,
+                "namespace": c.namespace,
+                "metric": c.metric,
+                "exists": c.exists,
+                "hours_with_data": c.hours_with_data,
+                "window_start": window[0],
+                "window_end": window[1],
+                "checked_at": checked_at,
+            }
+        )
+    moved = {"window_start": window[0], "window_end": window[1], "checked_at": checked_at}
+    for (namespace, metric), ids in unchanged.items():
+        for offset in range(0, len(ids), _ID_CHUNK):
+            session.execute(
+                update(MetricCoverage)
+                .where(
+                    MetricCoverage.namespace == namespace,
+                    MetricCoverage.metric == metric,
+                    MetricCoverage.resource_id.in_(ids[offset : offset + _ID_CHUNK]),
+                )
+                .values(moved)
+                .execution_options(synchronize_session=False)
+            )
+    written = upsert(session, MetricCoverage, rows, conflict=["resource_id", "namespace", "metric"])
+    return written + sum(len(ids) for ids in unchanged.values())
 
 
-CoverageKey = tuple[int, str, str]  # (resource id, namespace, metric)
-
-
-def coverage_windows(session: Session, account_id: str, region: str) -> dict[CoverageKey, tuple[datetime, bool]]:
-    """The end of the window last read and whether the metric existed, per (resource, namespace, metric) of the
-    account and region: where an incremental scan picks up."""
+def coverage_windows(session: Session, account_id: str, region: str) -> dict[CoverageKey, StoredCoverage]:
+    """The end of the window last read, whether the metric existed and its hours with data, per (resource,
+    namespace, metric) of the account and region: where an incremental scan picks up."""
     # the window's end as text, parsed once per distinct value (a scan's rows share a few): the driver's datetime
     # conversion of every row costs more than the rest of the read
     stmt = (
         select(MetricCoverage.resource_id, MetricCoverage.namespace, MetricCoverage.metric)
-        .add_columns(cast(MetricCoverage.window_end, String), MetricCoverage.exists)
+        .add_columns(cast(MetricCoverage.window_end, String), MetricCoverage.exists, MetricCoverage.hours_with_data)
         .join(Resource, Resource.id == MetricCoverage.resource_id)
         .where(Resource.account_id == account_id, Resource.region == region)
     )
     ends: dict[str, datetime] = {}
-    found: dict[CoverageKey, tuple[datetime, bool]] = {}
-    for rid, ns, metric, end, exists in session.execute(stmt):
+    found: dict[CoverageKey, StoredCoverage] = {}
+    for rid, ns, metric, end, exists, hours in session.execute(stmt):
         if end not in ends:
             ends[end] = parse_utc(end)
-        found[(rid, ns, metric)] = (ends[end], bool(exists))
+        found[(rid, ns, metric)] = (ends[end], bool(exists), int(hours or 0))
     return found
 
 
