@@ -50,7 +50,7 @@ GAUGE: tuple[Stat, ...] = ("Average", "Maximum", "SampleCount")
 _COLUMN: dict[str, str] = {"Average": "average", "Maximum": "maximum", "Sum": "sum", "SampleCount": "sample_count"}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class MetricSpec:
     """One CloudWatch metric Chipwise reads, the statistics it needs, and how a resource's series combine."""
 
@@ -128,7 +128,7 @@ def _dims(**values: str) -> Dimensions:
     return tuple(values.items())
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class MetricTarget:
     """One metric of one resource: the series to read (one per variant, host or GPU) and how they combine."""
 
@@ -465,7 +465,7 @@ def query_count(targets: Iterable[MetricTarget]) -> int:
     return sum(len(t.series) * len(t.spec.stats) for t in targets)
 
 
-@dataclass
+@dataclass(slots=True)
 class _Slot:
     target: int
     series: int

@@ -40,7 +40,7 @@ class HourlyRollup:
     sample_count: float | None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SeriesCoverage:
     """Whether a metric exists for a resource over the window, and how many hours had datapoints."""
 
