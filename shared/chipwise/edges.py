@@ -17,7 +17,7 @@ from aws_lambda_powertools.utilities.parser import parse
 from aws_lambda_powertools.utilities.parser.exceptions import InvalidModelTypeError
 from pydantic import BaseModel, ValidationError
 
-from chipwise.act.dead_letter import dead_letter
+from chipwise.dead_letter import dead_letter
 from chipwise.errors import InvalidInput
 from chipwise.models.events import describe_validation_error
 from chipwise.observability import logger, metrics
@@ -43,7 +43,7 @@ def parsed_event(
     """A handler's edge: the event is parsed with ``model`` and the decorated function gets the model.
 
     A malformed event fails the same way every time, so it is not retried: with ``dead_letter_as`` (the function's
-    name) it goes straight to the dead-letter queue with its reason (:mod:`chipwise.act.dead_letter`) and is
+    name) it goes straight to the dead-letter queue with its reason (:mod:`chipwise.dead_letter`) and is
     answered ``{"status": "rejected", "reason": ..., "dead_lettered": true}``. Without a queue (or with
     ``reject=False`` and no queue) it is answered rejected and logged (``reject``), or raises InvalidInput so the
     invocation fails and Lambda's own retries and dead-letter queue keep it (``reject=False``)."""
@@ -77,7 +77,7 @@ class QuietBatchProcessor(BatchProcessor):
     failed record with its message id and a reason that never includes the record's content.
 
     A record that fails the model (a poison pill: it would fail every time) goes straight to the dead-letter queue
-    with its reason (:func:`chipwise.act.dead_letter.dead_letter`) and is then not a batch item failure, so SQS
+    with its reason (:func:`chipwise.dead_letter.dead_letter`) and is then not a batch item failure, so SQS
     deletes it instead of redelivering it; a record whose work failed is a batch item failure, retried."""
 
     def failure_handler(self, record: Any, exception: ExceptionInfo) -> Any:

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from chipwise.act.notify.digest import AccountSnapshot, build_alert, build_digest
+from chipwise.notify.digest import AccountSnapshot, build_alert, build_digest
 from chipwise.render import render
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit" / "notify"))

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from chipwise.act.report.build import build_report, find_scan, write_report
 from chipwise.aws import aws_context
 from chipwise.pipeline.scan import run_scan
+from chipwise.report.build import build_report, find_scan, write_report
 from chipwise.store.session import get_session_factory
 from chipwise_devkit.demo.seed import seed_demo_account
 

@@ -1,7 +1,8 @@
 """One way in (issue 22): every Lambda handler parses its event with a Powertools parser model at the edge, makes
-one call into ``chipwise.pipeline`` and answers; it reaches neither ``act``, ``intake`` nor ``store``, and stays
-short. The sample events in events/ parse with the handler's own model; a malformed event is rejected with a
-reason that names where it is wrong, never what it carries."""
+one call into ``chipwise.pipeline`` and answers; it reaches neither the feature rooms (``notify``, ``remediate``,
+``report``, ``benchmarks``, ``drafts``), ``intake`` nor ``store``, and stays short. The sample events in events/
+parse with the handler's own model; a malformed event is rejected with a reason that names where it is wrong,
+never what it carries."""
 
 from __future__ import annotations
 
@@ -23,7 +24,15 @@ ROOT = Path(__file__).resolve().parents[2]
 FUNCTIONS = sorted(p.parent.name for p in (ROOT / "functions").glob("*/app.py"))
 EVENTS = ROOT / "events"
 MAX_LINES = 40
-FORBIDDEN = ("chipwise.act", "chipwise.intake", "chipwise.store")
+FORBIDDEN = (
+    "chipwise.benchmarks",
+    "chipwise.drafts",
+    "chipwise.notify",
+    "chipwise.remediate",
+    "chipwise.report",
+    "chipwise.intake",
+    "chipwise.store",
+)
 # Handlers whose malformed event fails the invocation (Lambda retries it, then the dead-letter queue keeps it)
 # instead of being answered "rejected": an S3 event that cannot be read, a custom resource that cannot be answered.
 RAISES = {"ingest_neuron", "migrate"}

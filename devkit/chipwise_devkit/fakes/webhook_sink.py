@@ -16,7 +16,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
 
-from chipwise.act.notify.outbox import SLACK_MAX_BLOCKS, SLACK_MAX_SECTION_TEXT
+from chipwise.notify.outbox import SLACK_MAX_BLOCKS, SLACK_MAX_SECTION_TEXT
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,8 @@ from typing import Any, get_args
 import typer
 from rich.table import Table
 
-from chipwise.act.benchmarks.dispatch import BenchmarkDispatchReport
-from chipwise.act.benchmarks.runs import list_runs, run_summary
+from chipwise.benchmarks.dispatch import BenchmarkDispatchReport
+from chipwise.benchmarks.runs import list_runs, run_summary
 from chipwise.cli.common import err, out, print_json, settings, store_session
 from chipwise.errors import InvalidInput, NotFound
 from chipwise.models.benchmark import BenchmarkParameters, RunStatus

@@ -47,7 +47,7 @@ def drafts_command(
     Nothing is submitted to AWS or a partner: a person reviews and sends them (`chipwise notify` sends the
     review email).
     """
-    from chipwise.act.drafts import CompanyFacts, prepare_account_drafts, write_files
+    from chipwise.drafts import CompanyFacts, prepare_account_drafts, write_files
 
     if not is_account_id(account):
         raise InvalidInput(f"{account!r} is not a 12-digit AWS account id")

@@ -15,7 +15,6 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from chipwise.act.remediate.runner import RemediationOutcome, apply_finding, remediation_context, rollback_finding
 from chipwise.cli.common import err, out, print_json, settings, store_session
 from chipwise.clock import utcnow
 from chipwise.economics import parse_day, parse_utc, usd
@@ -43,6 +42,7 @@ from chipwise.presentation import (
     target_label,
 )
 from chipwise.presentation import suppress_command as suppress_hint
+from chipwise.remediate.runner import RemediationOutcome, apply_finding, remediation_context, rollback_finding
 from chipwise.rules import registry
 from chipwise.rules.policy import Policy
 from chipwise.rules.registry import rule_title

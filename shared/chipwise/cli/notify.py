@@ -79,7 +79,7 @@ def notify_command(
 @notify_app.command("status")
 def status_command(as_json: JsonOption = False) -> None:
     """Show the outbox: counts by channel and status, failed messages with their last error, what is waiting."""
-    from chipwise.act.notify.outbox import outbox_status
+    from chipwise.notify.outbox import outbox_status
 
     with store_session() as session:
         status = outbox_status(session)
@@ -148,7 +148,7 @@ def retry_command(
     ids: Annotated[list[int] | None, typer.Argument(help="Outbox ids to retry; default: every failed message.")] = None,
 ) -> None:
     """Give failed messages a fresh set of attempts (after fixing the cause); `chipwise notify` sends them."""
-    from chipwise.act.notify.outbox import requeue_failed
+    from chipwise.notify.outbox import requeue_failed
 
     with store_session() as session:
         count = requeue_failed(session, ids or None)

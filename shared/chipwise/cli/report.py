@@ -6,12 +6,12 @@ from pathlib import Path
 
 import typer
 
-from chipwise.act.report.build import build_report, find_scan, write_report
 from chipwise.cli.common import err, out, store_session
 from chipwise.clock import utcnow
 from chipwise.errors import InvalidInput
 from chipwise.models.common import is_account_id
 from chipwise.presentation import plural
+from chipwise.report.build import build_report, find_scan, write_report
 from chipwise.settings import get_settings
 
 

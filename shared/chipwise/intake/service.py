@@ -33,10 +33,10 @@ from typing import Literal
 
 from pydantic import ValidationError
 
-from chipwise.act.notify.outbox import enqueue
 from chipwise.clock import utcnow
 from chipwise.errors import ChipwiseError, InvalidInput, NotFound
 from chipwise.intake import limits, links, views
+from chipwise.notify.outbox import enqueue
 from chipwise.observability import logger
 from chipwise.plan.document import PlanDocument
 from chipwise.plan.intake import IntakeRequest

@@ -151,7 +151,7 @@ class FindingEvidence(BaseModel):
     cost_per_million_tokens_allocation_usd: Number | None = None
     cost_per_million_tokens_usage_usd: Number | None = None
     target_cost_per_million_tokens_usd: Number | None = None
-    # Set by the benchmark stage, not by rules: the latest measurement (see chipwise.act.benchmarks).
+    # Set by the benchmark stage, not by rules: the latest measurement (see chipwise.benchmarks).
     benchmark: dict[str, Any] | None = None
 
     @classmethod

@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from chipwise.act.benchmarks.dispatch import BenchmarkDispatchReport, dispatch_benchmarks
-from chipwise.act.benchmarks.results import Clients, StateOutcome, record_job_state
+from chipwise.benchmarks.dispatch import BenchmarkDispatchReport, dispatch_benchmarks
+from chipwise.benchmarks.results import Clients, StateOutcome, record_job_state
 from chipwise.clock import utcnow
 from chipwise.models.events import BatchJobStateChangeEvent, ScanCompletedEvent
 from chipwise.observability import logger

@@ -10,8 +10,8 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
-from chipwise.act.notify.runner import NotifyReport, run_notify
 from chipwise.models.events import NotifyTrigger, ScanCompletedEvent
+from chipwise.notify.runner import NotifyReport, run_notify
 from chipwise.settings import Settings, get_settings
 
 

@@ -30,11 +30,11 @@ from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
 from aws_lambda_powertools.utilities.parameters import SecretsProvider
 from aws_lambda_powertools.utilities.parser.models import APIGatewayProxyEventV2Model
 
-from chipwise.act.remediate.runner import apply_finding, remediation_context
 from chipwise.aws import aws_context
 from chipwise.clock import utcnow
 from chipwise.errors import ChipwiseError, ConfigError, InvalidInput
 from chipwise.observability import logger
+from chipwise.remediate.runner import apply_finding, remediation_context
 from chipwise.settings import get_settings
 from chipwise.store import Session
 from chipwise.store.repositories.findings import FindingRepository

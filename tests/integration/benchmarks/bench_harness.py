@@ -14,8 +14,8 @@ from typing import Any
 from aws_lambda_powertools.utilities.parser import parse
 from sqlalchemy import select
 
-from chipwise.act.benchmarks.dispatch import BenchmarkDispatchReport, dispatch_benchmarks
-from chipwise.act.benchmarks.results import Clients, StateOutcome
+from chipwise.benchmarks.dispatch import BenchmarkDispatchReport, dispatch_benchmarks
+from chipwise.benchmarks.results import Clients, StateOutcome
 from chipwise.clock import utcnow
 from chipwise.models.benchmark import BenchmarkParameters, BenchmarkResult, split_s3_uri
 from chipwise.models.events import BatchJobStateChangeEvent

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from bench_harness import Bench
 
-from chipwise.act.benchmarks.results import Clients
 from chipwise.aws import aws_context
+from chipwise.benchmarks.results import Clients
 from chipwise.settings import get_settings
 from chipwise_devkit.batch import provision_benchmark_queues
 

@@ -14,7 +14,7 @@ import benchmark_factories as factories
 import pytest
 from bench_harness import Bench
 
-from chipwise.act.benchmarks.jobs import JobDefinitions, JobLabels, submit_job
+from chipwise.benchmarks.jobs import JobDefinitions, JobLabels, submit_job
 from chipwise.catalog import get_catalog
 from chipwise.cli import main
 from chipwise.presentation import exclusion, headline

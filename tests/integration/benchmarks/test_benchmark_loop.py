@@ -12,9 +12,9 @@ import benchmark_factories as factories
 import pytest
 from bench_harness import Bench, later, parse_result
 
-from chipwise.act.benchmarks.jobs import SPEC_HASH_TAG
-from chipwise.act.benchmarks.results import Clients
 from chipwise.aws import base_session
+from chipwise.benchmarks.jobs import SPEC_HASH_TAG
+from chipwise.benchmarks.results import Clients
 from chipwise.models.benchmark import BenchmarkParameters
 from chipwise.settings import get_settings
 from chipwise.store import session_scope

@@ -9,10 +9,10 @@ from typing import Any
 
 from plan_factories import intake
 
-from chipwise.act.notify.email import ses_sender
-from chipwise.act.notify.outbox import drain
 from chipwise.aws import aws_context
 from chipwise.intake.service import confirm_address, submit_intake
+from chipwise.notify.email import ses_sender
+from chipwise.notify.outbox import drain
 from chipwise.settings import get_settings
 from chipwise.store.session import get_session_factory
 

@@ -8,8 +8,8 @@ from typing import Any
 import boto3
 import pytest
 
-from chipwise.act.notify.runner import run_notify
 from chipwise.aws import aws_context
+from chipwise.notify.runner import run_notify
 from chipwise.pipeline.scan import run_scan
 from chipwise.settings import get_settings
 from chipwise.store.session import get_session_factory
@@ -43,8 +43,8 @@ def test_scan_and_notify_twice_sends_nothing_twice(aws: Any, use_db: str, monkey
 def test_the_first_scan_of_an_account_sends_one_baseline_digest_per_channel(
     aws: Any, use_db: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from chipwise.act.notify.email import ses_sender
-    from chipwise.act.notify.slack import SlackWebhookSender
+    from chipwise.notify.email import ses_sender
+    from chipwise.notify.slack import SlackWebhookSender
     from chipwise_devkit.fakes.webhook_sink import WebhookSink
 
     # Given the demo account's first scan, email recipients and a Slack webhook

@@ -12,8 +12,8 @@ import boto3
 import pytest
 from notify_factories import baseline_sent
 
-from chipwise.act.notify.runner import run_notify
 from chipwise.models.scan import ScanRequest
+from chipwise.notify.runner import run_notify
 from chipwise.pipeline.scan import scan_account_request
 from chipwise.settings import get_settings
 from chipwise.store.session import get_session_factory
@@ -74,7 +74,7 @@ def test_a_scan_and_notify_at_debug_log_no_secret(
 
 def test_owner_tags_route_mail_only_to_allowed_domains() -> None:
     # Given recipients at example.com: an owner there is allowed, an owner elsewhere is not
-    from chipwise.act.notify.runner import owner_allowed
+    from chipwise.notify.runner import owner_allowed
     from chipwise.settings import Settings
 
     settings = Settings(email_recipients=["finops@example.com"], advisory_email="advisory@example.com")

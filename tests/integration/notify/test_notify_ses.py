@@ -10,10 +10,10 @@ from typing import Any
 from notify_factories import NOW, baseline_sent, estate
 from sqlalchemy.orm import Session, sessionmaker
 
-from chipwise.act.notify.email import SesEmailSender, ses_sender
-from chipwise.act.notify.outbox import drain, enqueue
-from chipwise.act.notify.runner import run_notify
 from chipwise.aws import aws_context
+from chipwise.notify.email import SesEmailSender, ses_sender
+from chipwise.notify.outbox import drain, enqueue
+from chipwise.notify.runner import run_notify
 from chipwise.settings import Settings
 from chipwise.store.tables import OutboxMessage
 

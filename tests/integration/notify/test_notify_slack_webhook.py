@@ -11,11 +11,11 @@ import pytest
 from notify_factories import HOSTILE, NOW, add_finding, add_resource, baseline_sent, estate
 from sqlalchemy.orm import Session, sessionmaker
 
-from chipwise.act.notify.outbox import SLACK_MAX_BLOCKS, SLACK_MAX_SECTION_TEXT, drain, enqueue
-from chipwise.act.notify.runner import run_notify
-from chipwise.act.notify.slack import SlackWebhookSender, resolve_webhook_url, slack_sender
 from chipwise.aws import aws_context
 from chipwise.errors import ConfigError
+from chipwise.notify.outbox import SLACK_MAX_BLOCKS, SLACK_MAX_SECTION_TEXT, drain, enqueue
+from chipwise.notify.runner import run_notify
+from chipwise.notify.slack import SlackWebhookSender, resolve_webhook_url, slack_sender
 from chipwise.settings import Settings
 from chipwise.store.tables import OutboxMessage
 from chipwise_devkit.fakes.webhook_sink import Reply, WebhookSink

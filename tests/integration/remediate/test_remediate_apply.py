@@ -27,10 +27,10 @@ from remediate_factories import (
 )
 from sqlalchemy.orm import Session
 
-from chipwise.act.remediate.runner import RemediationOutcome, apply_finding, remediation_context, rollback_finding
 from chipwise.aws import aws_context
 from chipwise.clock import utcnow
 from chipwise.errors import InvalidInput, NotFound
+from chipwise.remediate.runner import RemediationOutcome, apply_finding, remediation_context, rollback_finding
 from chipwise.store.repositories.remediations import RemediationRepository
 from chipwise_devkit.emulator import Emulator
 

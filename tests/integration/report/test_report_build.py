@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 
-from chipwise.act.report.build import build_report, find_scan, render_report
 from chipwise.aws import aws_context
 from chipwise.cli import main
 from chipwise.economics import usd
 from chipwise.pipeline.scan import run_scan
 from chipwise.presentation import headline, rank, saving_facts
+from chipwise.report.build import build_report, find_scan, render_report
 from chipwise.store.session import get_session_factory
 from chipwise.store.tables import Scan
 from chipwise_devkit.demo.seed import seed_demo_account

@@ -7,7 +7,7 @@ from decimal import Decimal
 import pytest
 from benchmark_factories import measurement, parameters, result
 
-from chipwise.act.benchmarks.repricing import (
+from chipwise.benchmarks.repricing import (
     Current,
     Demand,
     RepricingPolicy,

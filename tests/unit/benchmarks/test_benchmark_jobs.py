@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from benchmark_factories import parameters
 
-from chipwise.act.benchmarks.jobs import JobLabels, job_definition_spec, job_name
+from chipwise.benchmarks.jobs import JobLabels, job_definition_spec, job_name
 from chipwise.catalog import get_catalog
 from chipwise.models.benchmark import BenchmarkParameters
 from chipwise.settings import Settings

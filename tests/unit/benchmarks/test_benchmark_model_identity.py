@@ -7,8 +7,8 @@ from typing import Any
 
 from benchmark_factories import finding, resource
 
-from chipwise.act.benchmarks.dispatch import plan_finding
-from chipwise.act.benchmarks.workload import describe_workload
+from chipwise.benchmarks.dispatch import plan_finding
+from chipwise.benchmarks.workload import describe_workload
 from chipwise.catalog import get_catalog
 from chipwise.collect.hints import workload_hints
 from chipwise.settings import BatchQueues, Settings

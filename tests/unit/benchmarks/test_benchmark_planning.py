@@ -11,9 +11,9 @@ import pytest
 from benchmark_factories import finding, resource, training_finding
 from pydantic import ValidationError
 
-from chipwise.act.benchmarks.dispatch import plan_finding
-from chipwise.act.benchmarks.runs import next_attempt
-from chipwise.act.benchmarks.workload import (
+from chipwise.benchmarks.dispatch import plan_finding
+from chipwise.benchmarks.runs import next_attempt
+from chipwise.benchmarks.workload import (
     Telemetry,
     current_of,
     demand_from_evidence,

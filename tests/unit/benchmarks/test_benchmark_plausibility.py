@@ -7,8 +7,8 @@ from decimal import Decimal
 
 from benchmark_factories import measurement, parameters, result, training_finding
 
-from chipwise.act.benchmarks.repricing import Current, PlausibleRange, Target, price_training
-from chipwise.act.benchmarks.workload import current_of, plausible_range
+from chipwise.benchmarks.repricing import Current, PlausibleRange, Target, price_training
+from chipwise.benchmarks.workload import current_of, plausible_range
 from chipwise.catalog import get_assumptions, get_catalog
 from chipwise.models.benchmark import BenchmarkResult, Measurement
 

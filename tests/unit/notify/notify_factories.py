@@ -12,7 +12,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from chipwise.act.notify.digest import FindingLine
+from chipwise.notify.digest import FindingLine
 from chipwise.presentation import console_url, rule_label
 from chipwise.store.tables import Account, CostRecord, Finding, OutboxMessage, Recommendation, Resource
 

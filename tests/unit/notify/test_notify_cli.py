@@ -12,9 +12,9 @@ from notify_factories import RecordingSender, add_costs, baseline_sent, estate
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
-from chipwise.act.notify.outbox import SendError, drain, enqueue
 from chipwise.cli import main
 from chipwise.clock import utcnow
+from chipwise.notify.outbox import SendError, drain, enqueue
 from chipwise.store.tables import OutboxMessage
 
 

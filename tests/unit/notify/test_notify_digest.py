@@ -8,14 +8,14 @@ from decimal import Decimal
 from notify_factories import NOW, add_benchmark, add_finding, estate
 from sqlalchemy.orm import Session
 
-from chipwise.act.notify.digest import (
+from chipwise.models.resources import WorkloadHints
+from chipwise.notify.digest import (
     alert_candidates,
     build_digest,
     load_snapshot,
     owner_emails,
     waste_by_rule,
 )
-from chipwise.models.resources import WorkloadHints
 from chipwise.rules.registry import rule_title
 
 SINCE = NOW - timedelta(days=1)

@@ -12,7 +12,7 @@ from notify_factories import NOW, add_costs, add_finding, add_resource, estate
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
-from chipwise.act.drafts import CompanyFacts, account_figures, prepare_account_drafts, write_files
+from chipwise.drafts import CompanyFacts, account_figures, prepare_account_drafts, write_files
 from chipwise.errors import NotFound
 from chipwise.settings import Settings
 from chipwise.store.tables import Account, Draft, OutboxMessage

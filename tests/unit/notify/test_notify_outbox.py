@@ -9,7 +9,8 @@ from notify_factories import NOW, RecordingSender
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
-from chipwise.act.notify.outbox import (
+from chipwise.errors import InvalidInput
+from chipwise.notify.outbox import (
     LEASE,
     OutboxStatus,
     SendError,
@@ -22,7 +23,6 @@ from chipwise.act.notify.outbox import (
     requeue_failed,
     undelivered,
 )
-from chipwise.errors import InvalidInput
 from chipwise.store.tables import OutboxMessage
 
 EMAIL = {"html": "<p>hello</p>", "text": "hello"}

@@ -11,8 +11,8 @@ from notify_factories import NOW, RecordingSender, add_account, add_finding, add
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
-from chipwise.act.notify.runner import owner_allowed, run_notify
 from chipwise.catalog import get_public_mail_domains
+from chipwise.notify.runner import owner_allowed, run_notify
 from chipwise.settings import Settings
 from chipwise.store.tables import OutboxMessage
 

@@ -11,7 +11,7 @@ from typing import Any
 from notify_factories import NOW, add_finding, baseline_sent, estate
 from sqlalchemy.orm import Session, sessionmaker
 
-from chipwise.act.notify.runner import plan_notifications
+from chipwise.notify.runner import plan_notifications
 from chipwise.settings import Settings
 from chipwise.store.repositories.remediations import (
     APPLIED,

@@ -7,7 +7,7 @@ from decimal import Decimal
 
 from notify_factories import line
 
-from chipwise.act.notify.digest import by_savings, waste_by_rule
+from chipwise.notify.digest import by_savings, waste_by_rule
 from chipwise.render import render
 
 

@@ -11,11 +11,11 @@ from notify_factories import NOW, RecordingSender, add_finding, add_resource, ba
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
-from chipwise.act.notify.outbox import enqueue
-from chipwise.act.notify.runner import dedupe_key, plan_notifications, run_notify
 from chipwise.edges import parse_event
 from chipwise.errors import InvalidInput
 from chipwise.models.events import NotifyTrigger
+from chipwise.notify.outbox import enqueue
+from chipwise.notify.runner import dedupe_key, plan_notifications, run_notify
 from chipwise.settings import Settings
 from chipwise.store.tables import OutboxMessage
 

@@ -10,9 +10,10 @@ from typing import Any
 import pytest
 from notify_factories import HOSTILE, NOW, line
 
-from chipwise.act.notify.digest import AccountSnapshot, build_alert, build_digest
-from chipwise.act.notify.outbox import SLACK_MAX_BLOCKS, SLACK_MAX_SECTION_TEXT, validate_payload
-from chipwise.act.notify.slack import (
+from chipwise.errors import ConfigError
+from chipwise.notify.digest import AccountSnapshot, build_alert, build_digest
+from chipwise.notify.outbox import SLACK_MAX_BLOCKS, SLACK_MAX_SECTION_TEXT, validate_payload
+from chipwise.notify.slack import (
     _url_from_value,
     alert_message,
     clip,
@@ -22,9 +23,8 @@ from chipwise.act.notify.slack import (
     retry_after_seconds,
     section,
 )
-from chipwise.act.remediate.eligible import may_apply
-from chipwise.act.remediate.steps import FindingFacts, mechanical_action
-from chipwise.errors import ConfigError
+from chipwise.remediate.eligible import may_apply
+from chipwise.remediate.steps import FindingFacts, mechanical_action
 from chipwise_devkit.fakes.webhook_sink import slack_problems
 
 

@@ -7,8 +7,8 @@ from decimal import Decimal
 
 from notify_factories import NOW, line
 
-from chipwise.act.notify.digest import AccountSnapshot, TeamLine, build_digest, waste_by_team
 from chipwise.models.common import first_tag
+from chipwise.notify.digest import AccountSnapshot, TeamLine, build_digest, waste_by_team
 from chipwise.render import render
 
 

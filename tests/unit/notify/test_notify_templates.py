@@ -12,8 +12,8 @@ import pytest
 from jinja2 import UndefinedError
 from notify_factories import HOSTILE, NOW, line
 
-from chipwise.act.drafts import AccountFigures, CompanyFacts, DraftWorkload, build_account_drafts
-from chipwise.act.notify.digest import (
+from chipwise.drafts import AccountFigures, CompanyFacts, DraftWorkload, build_account_drafts
+from chipwise.notify.digest import (
     AccountSnapshot,
     BenchmarkedLine,
     RealisedLine,
@@ -230,7 +230,7 @@ def test_mail_and_slack_readers_get_links_and_steps_not_cli_commands(template: s
 
 
 def test_the_slack_messages_carry_no_cli_command() -> None:
-    from chipwise.act.notify.slack import alert_message, digest_message
+    from chipwise.notify.slack import alert_message, digest_message
 
     snap = snapshot()
     digest = build_digest(snap, now=NOW)

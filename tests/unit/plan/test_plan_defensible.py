@@ -13,7 +13,7 @@ from typing import Any
 
 from plan_factories import CREATED, PLAN_ID, intake, intake_dict, only, plan_for, workload
 
-from chipwise.act.drafts import AccountFigures, CompanyFacts, DraftWorkload, build_account_drafts
+from chipwise.drafts import AccountFigures, CompanyFacts, DraftWorkload, build_account_drafts
 from chipwise.economics import break_even_months
 from chipwise.intake import views
 from chipwise.plan.document import PlanDocument

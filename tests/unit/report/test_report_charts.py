@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import UTC, date, datetime
 from decimal import Decimal
 
-from chipwise.act.report.charts import HEAT_CELL, HEAT_LABEL, HEAT_TOP, bars, heat_map, trend
 from chipwise.economics import usd
+from chipwise.report.charts import HEAT_CELL, HEAT_LABEL, HEAT_TOP, bars, heat_map, trend
 
 
 def test_bars_scale_to_the_largest() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, date, datetime
 from decimal import Decimal
 
-from chipwise.act.report.build import prediction_errors
+from chipwise.report.build import prediction_errors
 from chipwise.store.repositories.findings import Prediction
 
 DAY1 = datetime(2026, 11, 26, 3, tzinfo=UTC)

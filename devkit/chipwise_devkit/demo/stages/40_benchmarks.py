@@ -28,11 +28,11 @@ from typing import Any
 
 from sqlalchemy import select
 
-from chipwise.act.benchmarks.dispatch import BenchmarkDispatchReport, dispatch_benchmarks
-from chipwise.act.benchmarks.repricing import MILLION, SECONDS_PER_HOUR, Demand
-from chipwise.act.benchmarks.results import Clients, StateOutcome
-from chipwise.act.benchmarks.workload import current_of, observe
 from chipwise.aws import AwsContext, aws_context
+from chipwise.benchmarks.dispatch import BenchmarkDispatchReport, dispatch_benchmarks
+from chipwise.benchmarks.repricing import MILLION, SECONDS_PER_HOUR, Demand
+from chipwise.benchmarks.results import Clients, StateOutcome
+from chipwise.benchmarks.workload import current_of, observe
 from chipwise.catalog import InstanceType, get_assumptions, get_catalog
 from chipwise.clock import utcnow
 from chipwise.models.benchmark import BenchmarkParameters, BenchmarkResult, Measurement, split_s3_uri

@@ -6,9 +6,9 @@ later stages' figures do not move."""
 
 from __future__ import annotations
 
-from chipwise.act.remediate.runner import apply_finding, remediation_context, rollback_finding
 from chipwise.aws import aws_context
 from chipwise.clock import utcnow
+from chipwise.remediate.runner import apply_finding, remediation_context, rollback_finding
 from chipwise.store import session_scope
 from chipwise.store.repositories.findings import FindingRepository
 from chipwise.store.repositories.remediations import RemediationRepository

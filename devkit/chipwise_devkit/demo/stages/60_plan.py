@@ -9,11 +9,11 @@ from importlib import resources
 
 from sqlalchemy import select
 
-from chipwise.act.notify.email import ses_sender
-from chipwise.act.notify.outbox import drain
 from chipwise.aws import aws_context
 from chipwise.intake import views
 from chipwise.intake.service import confirm_in, record_intake
+from chipwise.notify.email import ses_sender
+from chipwise.notify.outbox import drain
 from chipwise.plan.document import PlanDocument
 from chipwise.plan.intake import IntakeRequest
 from chipwise.render import money

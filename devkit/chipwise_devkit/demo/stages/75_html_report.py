@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from chipwise.act.report.build import build_report, find_scan, render_report
 from chipwise.clock import utcnow
 from chipwise.presentation import plural
+from chipwise.report.build import build_report, find_scan, render_report
 from chipwise.settings import get_settings
 from chipwise.store import session_scope
 from chipwise_devkit.demo.runner import DemoContext, Stage

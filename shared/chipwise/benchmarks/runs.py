@@ -2,7 +2,7 @@
 
 A run is one attempt of one (finding, target type). The row is written (and flushed) before SubmitJob, so a
 failed submission is recorded as a failed attempt with its reason, and a job whose row was lost is still
-recognised later by its tags (see :func:`chipwise.act.benchmarks.results.record_job_state`).
+recognised later by its tags (see :func:`chipwise.benchmarks.results.record_job_state`).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from botocore.exceptions import BotoCoreError, ClientError
 from pydantic import BaseModel, ConfigDict
 
-from chipwise.act.benchmarks.jobs import JobDefinitions, JobLabels, job_definition_name, job_name, submit_job
+from chipwise.benchmarks.jobs import JobDefinitions, JobLabels, job_definition_name, job_name, submit_job
 from chipwise.catalog import get_catalog
 from chipwise.models.benchmark import ACTIVE_STATUSES, BenchmarkParameters, BenchmarkRole, result_uri
 from chipwise.settings import Settings

@@ -22,12 +22,12 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from chipwise.act.notify.digest import FindingLine, by_savings, headline_of, load_snapshot
-from chipwise.act.notify.outbox import enqueue
 from chipwise.catalog import CompanyStage, get_catalog, platform_of
 from chipwise.clock import utcnow
 from chipwise.economics import HOURS_PER_MONTH, cents, monthly_cost
 from chipwise.errors import NotFound
+from chipwise.notify.digest import FindingLine, by_savings, headline_of, load_snapshot
+from chipwise.notify.outbox import enqueue
 from chipwise.plan.ace import opportunity_document
 from chipwise.plan.credits import CompanyProfile, CreditMatch, match_programs
 from chipwise.presentation import current_capacity, ledger

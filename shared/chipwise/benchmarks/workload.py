@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any, Literal, cast
 
-from chipwise.act.benchmarks.repricing import (
+from chipwise.benchmarks.repricing import (
     SECONDS_PER_HOUR,
     Current,
     Demand,

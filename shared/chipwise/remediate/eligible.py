@@ -1,7 +1,7 @@
 """Which findings can have a mechanical next step at all, by resource kind and recommended action: what a message
-offers an Apply button for (the apply itself checks the rest, :func:`chipwise.act.remediate.steps.mechanical_action`).
+offers an Apply button for (the apply itself checks the rest, :func:`chipwise.remediate.steps.mechanical_action`).
 
-Apart from :mod:`chipwise.act.remediate.steps`, which reads resources and their metrics again (and imports the
+Apart from :mod:`chipwise.remediate.steps`, which reads resources and their metrics again (and imports the
 collectors and rule thresholds that do), so building a message imports none of that.
 """
 

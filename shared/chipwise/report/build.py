@@ -20,8 +20,6 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from chipwise.act.report.charts import Bar, HeatMap, Trend, bars, heat_map, trend
-from chipwise.act.report.naming import report_filename
 from chipwise.economics import per_month, usd
 from chipwise.errors import InvalidInput, NotFound
 from chipwise.models.findings import FindingDocument
@@ -45,6 +43,8 @@ from chipwise.presentation import (
     suppress_command,
 )
 from chipwise.render import render
+from chipwise.report.charts import Bar, HeatMap, Trend, bars, heat_map, trend
+from chipwise.report.naming import report_filename
 from chipwise.rules.registry import rule_title
 from chipwise.store import Session
 from chipwise.store.repositories import neuron as neuron_store

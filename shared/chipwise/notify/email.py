@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from chipwise.act.notify.outbox import EmailPayload, SendError
 from chipwise.aws import aws_context
+from chipwise.notify.outbox import EmailPayload, SendError
 from chipwise.settings import Settings
 from chipwise.store.tables import OutboxMessage
 

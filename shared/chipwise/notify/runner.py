@@ -18,8 +18,10 @@ from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from chipwise.act.notify import slack as slack_blocks
-from chipwise.act.notify.digest import (
+from chipwise.catalog import get_public_mail_domains
+from chipwise.clock import utcnow
+from chipwise.notify import slack as slack_blocks
+from chipwise.notify.digest import (
     AccountSnapshot,
     ActionLine,
     Alert,
@@ -32,7 +34,7 @@ from chipwise.act.notify.digest import (
     build_digest,
     load_snapshot,
 )
-from chipwise.act.notify.outbox import (
+from chipwise.notify.outbox import (
     MAX_DEDUPE_KEY,
     Channel,
     DrainReport,
@@ -43,12 +45,10 @@ from chipwise.act.notify.outbox import (
     existing_keys,
     undelivered,
 )
-from chipwise.act.report.naming import report_link
-from chipwise.catalog import get_public_mail_domains
-from chipwise.clock import utcnow
 from chipwise.observability import logger
 from chipwise.presentation import rule_label
 from chipwise.render import money, render
+from chipwise.report.naming import report_link
 from chipwise.settings import Settings
 from chipwise.store import Session, SessionFactory, get_session_factory, transaction
 from chipwise.store.repositories import digests as digest_store
@@ -425,8 +425,8 @@ def enqueue_planned(session: Session, planned: Iterable[PlannedMessage], *, now:
 
 def default_senders(settings: Settings) -> dict[str, Sender]:
     """SES email always; Slack when a webhook secret is configured."""
-    from chipwise.act.notify.email import ses_sender
-    from chipwise.act.notify.slack import slack_sender
+    from chipwise.notify.email import ses_sender
+    from chipwise.notify.slack import slack_sender
 
     senders: dict[str, Sender] = {"email": ses_sender(settings)}
     slack = slack_sender(settings)

@@ -14,7 +14,9 @@ from datetime import datetime
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from chipwise.act.remediate.steps import (
+from chipwise.aws import AssumeRole, AwsContext, aws_context
+from chipwise.errors import InvalidInput
+from chipwise.remediate.steps import (
     ApiCall,
     FindingFacts,
     GuardRefusal,
@@ -24,8 +26,6 @@ from chipwise.act.remediate.steps import (
     plan_step,
     restore_kept_config,
 )
-from chipwise.aws import AssumeRole, AwsContext, aws_context
-from chipwise.errors import InvalidInput
 from chipwise.settings import get_settings
 from chipwise.store import Session
 from chipwise.store.repositories.findings import FindingRepository

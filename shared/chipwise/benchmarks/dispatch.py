@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict
 
-from chipwise.act.benchmarks.jobs import JobDefinitions, job_definition_name
-from chipwise.act.benchmarks.results import Clients, SweepReport, reapply_measurements, sweep_runs
-from chipwise.act.benchmarks.runs import (
+from chipwise.benchmarks.jobs import JobDefinitions, job_definition_name
+from chipwise.benchmarks.results import Clients, SweepReport, reapply_measurements, sweep_runs
+from chipwise.benchmarks.runs import (
     PlannedRun,
     SubmissionDeferred,
     new_run_id,
@@ -28,7 +28,7 @@ from chipwise.act.benchmarks.runs import (
     runs_by_finding,
     submit_run,
 )
-from chipwise.act.benchmarks.workload import (
+from chipwise.benchmarks.workload import (
     BENCHMARK_RULES,
     GPU_RULES,
     BenchmarkWorkload,

@@ -20,12 +20,12 @@ from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools.utilities.parameters import SecretsProvider, SSMProvider
 
-from chipwise.act.notify.digest import Alert, Digest, FindingLine
-from chipwise.act.notify.outbox import SLACK_MAX_BLOCKS, SLACK_MAX_SECTION_TEXT, SendError, SlackPayload
-from chipwise.act.remediate.eligible import may_apply
 from chipwise.aws import aws_context
 from chipwise.clock import utcnow
 from chipwise.errors import ConfigError
+from chipwise.notify.digest import Alert, Digest, FindingLine
+from chipwise.notify.outbox import SLACK_MAX_BLOCKS, SLACK_MAX_SECTION_TEXT, SendError, SlackPayload
+from chipwise.remediate.eligible import may_apply
 from chipwise.render import money, render
 
 if TYPE_CHECKING:

@@ -7,7 +7,7 @@ active states once, so a duplicate event changes nothing.
 What a terminal state does:
 
 - SUCCEEDED: the result file is read from S3 and validated. A valid result is stored and priced (see
-  :mod:`~chipwise.act.benchmarks.repricing`); the measurement becomes a ``recommendations`` row (source
+  :mod:`~chipwise.benchmarks.repricing`); the measurement becomes a ``recommendations`` row (source
   ``benchmark``) and the finding's measured saving (confidence high), or a withdrawn recommendation with its
   reason. A missing or malformed file is rejected with its reason and the estimate stays.
 - FAILED (or expired): stored with its reason and retried with a new run, up to ``benchmark_max_attempts``;
@@ -24,15 +24,16 @@ from typing import TYPE_CHECKING, Any, Literal
 from botocore.exceptions import BotoCoreError, ClientError
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from chipwise.act.benchmarks.jobs import JobDefinitions
-from chipwise.act.benchmarks.repricing import (
+from chipwise.aws import aws_context
+from chipwise.benchmarks.jobs import JobDefinitions
+from chipwise.benchmarks.repricing import (
     MeasuredEconomics,
     Verdict,
     price_inference,
     price_training,
     unpriced,
 )
-from chipwise.act.benchmarks.runs import (
+from chipwise.benchmarks.runs import (
     find_run,
     next_attempt,
     retry_plan,
@@ -40,14 +41,13 @@ from chipwise.act.benchmarks.runs import (
     stale_runs,
     submit_run,
 )
-from chipwise.act.benchmarks.workload import (
+from chipwise.benchmarks.workload import (
     current_of,
     observe,
     plausible_range,
     pricing_policy,
     target_of,
 )
-from chipwise.aws import aws_context
 from chipwise.catalog import get_catalog
 from chipwise.economics import usd
 from chipwise.errors import UpstreamError

@@ -1,1 +1,0 @@
-"""Actions: benchmark jobs, notifications and drafts (the side effects, each idempotent)."""
