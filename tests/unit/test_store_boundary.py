@@ -156,14 +156,8 @@ NOT_MOVED_YET = {
     "benchmarks/runs.py",
     "benchmarks/workload.py",
     "cli/benchmarks.py",
-    "cli/notify.py",
     "drafts/__init__.py",
-    "intake/service.py",
     "notify/digest.py",
-    "notify/email.py",
-    "notify/outbox.py",
-    "notify/runner.py",
-    "notify/slack.py",
     "pipeline/realised.py",
     "pipeline/scan.py",
     "remediate/runner.py",
@@ -285,8 +279,6 @@ def stored_attributes(tree: ast.Module, orm_classes: set[str]) -> list[str]:
 ASSIGNS_NOT_MOVED_YET = {
     "benchmarks/results.py",
     "benchmarks/runs.py",
-    "intake/service.py",
-    "notify/outbox.py",
     "pipeline/scan.py",
 }
 

@@ -44,12 +44,12 @@ from chipwise.presentation import (
 )
 from chipwise.store import Session
 from chipwise.store.repositories import digests as digest_store
-from chipwise.store.repositories import rows as rows_store
+from chipwise.store.repositories.accounts import AccountRepository
 from chipwise.store.repositories.bill import teams_by_arn
 from chipwise.store.repositories.findings import finding_document
 from chipwise.store.repositories.realised import RealisedSavingRepository
 from chipwise.store.repositories.scans import latest_scan_document, window_hours
-from chipwise.store.tables import Account, Finding, Recommendation
+from chipwise.store.tables import Finding, Recommendation
 
 OWNER_TAGS = ("chipwise:owner", "owner", "Owner", "OWNER")
 NOTIFY_TAG = "chipwise:notify"  # "yes" opts a resource's owners in to email; "off" opts them out
@@ -488,7 +488,7 @@ def load_snapshot(
         fid: FindingLine.from_document(finding_document(f), owners.get(f.resource_arn, ()), teams.get(f.resource_arn))
         for fid, f in findings.items()
     }
-    account = rows_store.get(session, Account, account_id)
+    account = AccountRepository(session).get(account_id)
     scan = latest_scan_document(session, account_id)
     return AccountSnapshot(
         costs=scan.costs if scan else None,

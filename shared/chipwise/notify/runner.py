@@ -50,14 +50,12 @@ from chipwise.presentation import rule_label
 from chipwise.render import money, render
 from chipwise.report.naming import report_link
 from chipwise.settings import Settings
-from chipwise.store import Session, SessionFactory, get_session_factory, transaction
+from chipwise.store import Session, SessionFactory, discard, get_session_factory, transaction
 from chipwise.store.repositories import digests as digest_store
-from chipwise.store.repositories import messaging as messaging_store
-from chipwise.store.repositories import rows as rows_store
 from chipwise.store.repositories.findings import FindingRepository
+from chipwise.store.repositories.messaging import OutboxRecord, OutboxRepository
 from chipwise.store.repositories.notified import claim_scan, scan_notified
 from chipwise.store.repositories.remediations import RemediationRepository, alert_precision
-from chipwise.store.tables import OutboxMessage
 
 FIRST_DIGEST_LOOKBACK = timedelta(days=1)  # "since the last digest" when there has never been one
 
@@ -85,7 +83,7 @@ class NotifyReport:
     dry_run: bool
     planned: list[PlannedMessage] = field(default_factory=list)
     enqueued: int = 0
-    due: list[OutboxMessage] = field(default_factory=list)
+    due: list[OutboxRecord] = field(default_factory=list)
     drained: DrainReport = field(default_factory=DrainReport)
     undelivered: int = 0  # messages queued over UNDELIVERED_AFTER ago and still not sent (the alarm's figure)
     replay: bool = False  # the ScanCompleted that started the run was notified before: nothing new planned
@@ -477,8 +475,8 @@ def run_notify(
         if dry_run:  # also list what is already waiting in the outbox, then write nothing
             channels = ["email", "slack"] if slack_enabled else ["email"]
             due = due_ids(session, now=when, channels=channels, limit=500)
-            report.due = [m for m in (messaging_store.get_outbox(session, i) for i in due) if m is not None]
-            rows_store.discard(session)  # keeps the loaded rows readable
+            report.due = [m for m in (OutboxRepository(session).get(i) for i in due) if m is not None]
+            discard(session)
             return report
         report.enqueued = enqueue_planned(session, report.planned, now=when)
     report.drained = drain(

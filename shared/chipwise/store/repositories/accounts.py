@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+from dataclasses import dataclass
 from datetime import date, datetime
 
 from sqlalchemy import func, select, update
@@ -10,14 +11,28 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
 from chipwise.store.base import SerializedJson
+from chipwise.store.repositories.records import record_of
 from chipwise.store.tables import Account, Finding, Scan
 
 FINISHED = ("succeeded", "partial")  # a scan that wrote its document
 
 
+@dataclass(frozen=True, slots=True)
+class AccountRecord:
+    account_id: str
+    name: str | None
+    role_arn: str | None
+    created_at: datetime
+    last_scan_at: datetime | None
+
+
 class AccountRepository:
     def __init__(self, session: Session) -> None:
         self.session = session
+
+    def get(self, account_id: str) -> AccountRecord | None:
+        row = self.session.get(Account, account_id)
+        return None if row is None else record_of(AccountRecord, row)
 
     def ensure(self, account_id: str, name: str | None = None, role_arn: str | None = None) -> Account:
         """The account's row, created if absent. An insert-if-absent, so two scans of a new account at once both
