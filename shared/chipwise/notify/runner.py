@@ -51,10 +51,10 @@ from chipwise.render import money, render
 from chipwise.report.naming import report_link
 from chipwise.settings import Settings
 from chipwise.store import Session, SessionFactory, discard, get_session_factory, transaction
-from chipwise.store.repositories import digests as digest_store
+from chipwise.store.repositories.digests import DigestRepository
 from chipwise.store.repositories.findings import FindingRepository
 from chipwise.store.repositories.messaging import OutboxRecord, OutboxRepository
-from chipwise.store.repositories.notified import claim_scan, scan_notified
+from chipwise.store.repositories.notified import NotifiedScanRepository
 from chipwise.store.repositories.remediations import RemediationRepository, alert_precision
 
 FIRST_DIGEST_LOOKBACK = timedelta(days=1)  # "since the last digest" when there has never been one
@@ -122,12 +122,12 @@ def slack_recipient(settings: Settings) -> str:
 
 
 def last_digest_at(session: Session, account_id: str) -> datetime | None:
-    return digest_store.last_queued_at(session, "digest", account_id)
+    return DigestRepository(session).last_queued_at("digest", account_id)
 
 
 def digest_sent_on(session: Session, account_id: str, day: str) -> bool:
     prefix = f"digest:{account_id}:{day}:"
-    return digest_store.outbox_key_with_prefix(session, prefix)
+    return DigestRepository(session).outbox_key_with_prefix(prefix)
 
 
 # --- rendering ---------------------------------------------------------------------------------------------
@@ -456,9 +456,8 @@ def run_notify(
     slack_enabled = bool(settings.slack_webhook_secret_name) if senders is None else "slack" in senders
     report = NotifyReport(dry_run=dry_run)
     with transaction(factory) as session:
-        if scan is not None and (
-            scan_notified(session, scan[0]) if dry_run else not claim_scan(session, scan[0], scan[1], when)
-        ):
+        notified = NotifiedScanRepository(session)
+        if scan is not None and (notified.notified(scan[0]) if dry_run else not notified.claim(scan[0], scan[1], when)):
             report.replay = True
             logger().info("scan already notified: a replayed ScanCompleted plans nothing", extra={"scan_id": scan[0]})
             accounts, digests, alerts = [], False, False

@@ -228,15 +228,11 @@ def _document(scan: Scan) -> ScanDocument | None:
     return ScanDocument.model_validate(scan.document) if scan.document else None
 
 
-def _window_hours(document: ScanDocument) -> int:
-    return (document.window.end - document.window.start).days * 24
-
-
 def _spend(document: ScanDocument | None) -> tuple[Decimal | None, Decimal | None]:
-    if document is None or _window_hours(document) <= 0:
+    if document is None or document.window.hours <= 0:
         return None, None
     total = document.costs.total_usd
-    return total, per_month(total, _window_hours(document))
+    return total, per_month(total, document.window.hours)
 
 
 def final_figures(document: FindingDocument, outcome: Recommendation | None) -> FindingDocument:
@@ -362,7 +358,7 @@ def build_report(session: Session, scan: Scan, *, now: datetime, team_tag_keys: 
     rows = FindingRepository(session).find(account_id=scan.account_id, region=scan.region, statuses=(OPEN, WITHDRAWN))
     documents = [finding_document(row) for row in rows]
     documents.sort(key=lambda d: (*rank(saving_facts(d)), d.resource_name))  # by 12-month value, set apart last
-    figures = ledger(documents, document.costs if document else None, _window_hours(document) if document else 0)
+    figures = ledger(documents, document.costs if document else None, document.window.hours if document else 0)
     views = [_finding_view(d) for d in documents]
     window_start = document.window.start if document else scan.window_start
     window_end = document.window.end if document else scan.window_end

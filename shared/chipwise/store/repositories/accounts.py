@@ -10,6 +10,7 @@ from sqlalchemy import func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
+from chipwise.models.scan import ScanDocument
 from chipwise.store.base import SerializedJson
 from chipwise.store.repositories.records import record_of
 from chipwise.store.tables import Account, Finding, Scan
@@ -89,6 +90,12 @@ class ScanRepository:
         if account_id:
             stmt = stmt.where(Scan.account_id == account_id)
         return self.session.scalars(stmt).first()
+
+    def latest_document(self, account_id: str | None, region: str | None = None) -> ScanDocument | None:
+        """The document of the latest finished scan (by its window) of the account (any when None), in ``region``
+        when given."""
+        scan = self.latest_finished(account_id, region)
+        return ScanDocument.model_validate(scan.document) if scan is not None and scan.document else None
 
     def finished_places(self) -> list[tuple[str, str, int]]:
         """(account, region, number of finished scans) for every place the store has a finished scan of."""
