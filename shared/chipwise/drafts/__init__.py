@@ -36,9 +36,8 @@ from chipwise.settings import Settings
 from chipwise.store import Session
 from chipwise.store.repositories import usage as usage_store
 from chipwise.store.repositories.accounts import AccountRepository
-from chipwise.store.repositories.inventory import ResourceRepository
+from chipwise.store.repositories.inventory import ResourceRecord, ResourceRepository
 from chipwise.store.repositories.messaging import DraftRecord, DraftRepository, OutboxRecord
-from chipwise.store.tables import Resource
 
 ACCELERATORS = ("inferentia", "trainium", "nvidia")
 CREDITS_KIND = "credits_application"
@@ -148,7 +147,7 @@ def _spend(
 ALWAYS_ON = ("ec2_instance", "sagemaker_endpoint")  # kinds billed around the clock while they run
 
 
-def _monthly_cost(resource: Resource, costed: dict[str, Decimal]) -> Decimal | None:
+def _monthly_cost(resource: ResourceRecord, costed: dict[str, Decimal]) -> Decimal | None:
     """A workload's monthly cost: its finding's (priced at the account's effective rate and share) where it has
     one, else the on-demand run-rate of an always-on instance or endpoint (catalog price in its region × its
     instances × 730 h); None for what runs part-time or shares instances (a training job, an inference

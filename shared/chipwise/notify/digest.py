@@ -46,9 +46,8 @@ from chipwise.store import Session
 from chipwise.store.repositories.accounts import AccountRepository, ScanRepository
 from chipwise.store.repositories.bill import teams_by_arn
 from chipwise.store.repositories.digests import DigestRepository
-from chipwise.store.repositories.findings import finding_document
+from chipwise.store.repositories.findings import FindingRecord, RecommendationRecord, finding_document
 from chipwise.store.repositories.realised import RealisedSavingRepository
-from chipwise.store.tables import Finding, Recommendation
 
 OWNER_TAGS = ("chipwise:owner", "owner", "Owner", "OWNER")
 NOTIFY_TAG = "chipwise:notify"  # "yes" opts a resource's owners in to email; "off" opts them out
@@ -520,7 +519,7 @@ def _realised(session: Session, account_id: str) -> tuple[RealisedLine, ...]:
     )
 
 
-def _benchmarked(rec: Recommendation, finding: Finding, line: FindingLine) -> BenchmarkedLine:
+def _benchmarked(rec: RecommendationRecord, finding: FindingRecord, line: FindingLine) -> BenchmarkedLine:
     return BenchmarkedLine(
         finding=line,
         estimated_savings_usd=finding.estimated_monthly_savings_usd,

@@ -51,11 +51,18 @@ from chipwise.store.repositories import neuron as neuron_store
 from chipwise.store.repositories import usage as usage_store
 from chipwise.store.repositories.accounts import ScanRepository
 from chipwise.store.repositories.bill import teams_by_arn
-from chipwise.store.repositories.findings import OPEN, WITHDRAWN, FindingRepository, Prediction, finding_document
-from chipwise.store.repositories.inventory import ResourceRepository
+from chipwise.store.repositories.findings import (
+    OPEN,
+    WITHDRAWN,
+    FindingRepository,
+    Prediction,
+    RecommendationRecord,
+    finding_document,
+)
+from chipwise.store.repositories.inventory import ResourceRecord, ResourceRepository
 from chipwise.store.repositories.realised import RealisedSavingRepository
 from chipwise.store.repositories.remediations import RemediationRepository, RulePrecision, alert_precision
-from chipwise.store.tables import Recommendation, Resource, Scan
+from chipwise.store.tables import Scan
 
 HEAT_MAPS = 4  # top findings drawn as heat-maps
 MIN_SCAN_PREFIX = 6
@@ -235,7 +242,7 @@ def _spend(document: ScanDocument | None) -> tuple[Decimal | None, Decimal | Non
     return total, per_month(total, document.window.hours)
 
 
-def final_figures(document: FindingDocument, outcome: Recommendation | None) -> FindingDocument:
+def final_figures(document: FindingDocument, outcome: RecommendationRecord | None) -> FindingDocument:
     """A finding as it stood once its benchmark (if one ran before the next scan) had priced it: the scan document
     holds the figures before benchmarks, the trend shows each scan's final ones."""
     if outcome is None or document.measured_monthly_savings_usd is not None or document.status != "open":
@@ -270,7 +277,7 @@ def _trend_rows(session: Session, scan: Scan, latest: Ledger) -> list[TrendRow]:
 
 
 def _hourly(
-    session: Session, resource: Resource | None, start: datetime, end: datetime
+    session: Session, resource: ResourceRecord | None, start: datetime, end: datetime
 ) -> tuple[dict[datetime, float], str] | None:
     """The best utilisation series stored for ``resource`` in ``[start, end)``: hour → average, and its label."""
     if resource is None:

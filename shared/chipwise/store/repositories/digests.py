@@ -10,6 +10,12 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from chipwise.store.repositories.findings import (
+    FindingRecord,
+    RecommendationRecord,
+    finding_record,
+    recommendation_record,
+)
 from chipwise.store.tables import Finding, OutboxMessage, Recommendation, Resource
 
 _CHUNK = 500
@@ -35,20 +41,17 @@ class DigestRepository:
             found.extend((arn, tags or {}, hints) for arn, tags, hints in rows)
         return found
 
-    def open_or_resolved_since(self, account_id: str, since: datetime) -> list[Finding]:
+    def open_or_resolved_since(self, account_id: str, since: datetime) -> list[FindingRecord]:
         """An account's open findings and those resolved after ``since``."""
-        return list(
-            self.session.scalars(
-                select(Finding).where(
-                    Finding.account_id == account_id,
-                    (Finding.status == "open") | ((Finding.status == "resolved") & (Finding.resolved_at > since)),
-                )
-            )
+        stmt = select(Finding).where(
+            Finding.account_id == account_id,
+            (Finding.status == "open") | ((Finding.status == "resolved") & (Finding.resolved_at > since)),
         )
+        return [finding_record(row) for row in self.session.scalars(stmt)]
 
     def recommendations_since(
         self, account_id: str, source: str, since: datetime
-    ) -> list[tuple[Recommendation, Finding]]:
+    ) -> list[tuple[RecommendationRecord, FindingRecord]]:
         """An account's recommendations of ``source`` made after ``since``, each with its finding, oldest first."""
         rows = self.session.execute(
             select(Recommendation, Finding)
@@ -60,7 +63,7 @@ class DigestRepository:
             )
             .order_by(Recommendation.created_at)
         ).all()
-        return [(rec, finding) for rec, finding in rows]
+        return [(recommendation_record(rec), finding_record(finding)) for rec, finding in rows]
 
     def last_queued_at(self, kind: str, account_id: str) -> datetime | None:
         """When the newest outbox row of ``kind`` for the account was queued."""
