@@ -148,21 +148,10 @@ def orm_names(tree: ast.Module, orm_classes: set[str]) -> list[str]:
     return found
 
 
-# What has not moved into repository verbs yet (each goes when its module stops handling rows; the list may only
-# shrink: a module that no longer names a table's class must leave it).
-NOT_MOVED_YET = {
-    "pipeline/scan.py",
-    "report/build.py",
-    "report/naming.py",
-}
-
-
 def test_no_module_outside_the_store_names_a_table_class() -> None:
     classes = _orm_class_names()
     found = {str(path): orm_names(tree, classes) for path, tree in _modules_outside_the_store(PACKAGE)}
-    offenders = {path for path, lines in found.items() if lines}
-    assert offenders - NOT_MOVED_YET == set(), {p: found[p] for p in offenders - NOT_MOVED_YET}
-    assert NOT_MOVED_YET - offenders == set(), "these no longer name a table's class: take them off NOT_MOVED_YET"
+    assert {path: lines for path, lines in found.items() if lines} == {}
 
 
 @pytest.mark.parametrize(
@@ -275,18 +264,10 @@ def stored_attributes(tree: ast.Module, orm_classes: set[str]) -> list[str]:
     return found
 
 
-# What still changes rows by attribute (the list may only shrink).
-ASSIGNS_NOT_MOVED_YET = {
-    "pipeline/scan.py",
-}
-
-
 def test_nothing_outside_the_store_assigns_to_what_a_repository_returned() -> None:
     classes = _orm_class_names()
     found = {str(path): stored_attributes(tree, classes) for path, tree in _modules_outside_the_store(PACKAGE)}
-    offenders = {path for path, lines in found.items() if lines}
-    assert offenders - ASSIGNS_NOT_MOVED_YET == set(), {p: found[p] for p in offenders - ASSIGNS_NOT_MOVED_YET}
-    assert ASSIGNS_NOT_MOVED_YET - offenders == set(), "these no longer assign: take them off ASSIGNS_NOT_MOVED_YET"
+    assert {path: lines for path, lines in found.items() if lines} == {}
 
 
 @pytest.mark.parametrize(

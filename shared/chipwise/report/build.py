@@ -49,7 +49,7 @@ from chipwise.rules.registry import rule_title
 from chipwise.store import Session
 from chipwise.store.repositories import neuron as neuron_store
 from chipwise.store.repositories import usage as usage_store
-from chipwise.store.repositories.accounts import ScanRepository
+from chipwise.store.repositories.accounts import ScanRecord, ScanRepository
 from chipwise.store.repositories.bill import teams_by_arn
 from chipwise.store.repositories.findings import (
     OPEN,
@@ -62,7 +62,6 @@ from chipwise.store.repositories.findings import (
 from chipwise.store.repositories.inventory import ResourceRecord, ResourceRepository
 from chipwise.store.repositories.realised import RealisedSavingRepository
 from chipwise.store.repositories.remediations import RemediationRepository, RulePrecision, alert_precision
-from chipwise.store.tables import Scan
 
 HEAT_MAPS = 4  # top findings drawn as heat-maps
 MIN_SCAN_PREFIX = 6
@@ -202,7 +201,7 @@ class ReportView:
 
 def find_scan(
     session: Session, *, scan_id: str | None = None, account_id: str | None = None, region: str | None = None
-) -> Scan:
+) -> ScanRecord:
     """The scan to report: by id (or a prefix of six characters or more), else the latest finished one."""
     if scan_id:
         scans = ScanRepository(session)
@@ -231,7 +230,7 @@ def _no_scan_message(places: list[tuple[str, str, int]], account_id: str | None,
     return f"no finished scan of {wanted}; the store has {held}: pass one of those to --account / --region"
 
 
-def _document(scan: Scan) -> ScanDocument | None:
+def _document(scan: ScanRecord) -> ScanDocument | None:
     return ScanDocument.model_validate(scan.document) if scan.document else None
 
 
@@ -255,7 +254,7 @@ def final_figures(document: FindingDocument, outcome: RecommendationRecord | Non
     return document.model_copy(update={"measured_monthly_savings_usd": outcome.monthly_savings_usd})
 
 
-def _trend_rows(session: Session, scan: Scan, latest: Ledger) -> list[TrendRow]:
+def _trend_rows(session: Session, scan: ScanRecord, latest: Ledger) -> list[TrendRow]:
     """Spend and the headline of every stored scan up to ``scan``: each scan's final (post-benchmark) figures.
     The reported scan's point is the report's own ledger (the same headline); an earlier scan's findings get the
     benchmark outcomes recorded before the next scan started."""
@@ -359,7 +358,7 @@ def _team_bars(
     return bars(items)
 
 
-def build_report(session: Session, scan: Scan, *, now: datetime, team_tag_keys: Sequence[str] = ()) -> ReportView:
+def build_report(session: Session, scan: ScanRecord, *, now: datetime, team_tag_keys: Sequence[str] = ()) -> ReportView:
     """The report's view of ``scan`` (its account and region's findings as the store holds them now)."""
     document = _document(scan)
     rows = FindingRepository(session).find(account_id=scan.account_id, region=scan.region, statuses=(OPEN, WITHDRAWN))
