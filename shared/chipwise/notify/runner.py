@@ -55,7 +55,7 @@ from chipwise.store.repositories.digests import DigestRepository
 from chipwise.store.repositories.findings import FindingRepository
 from chipwise.store.repositories.messaging import OutboxRecord, OutboxRepository
 from chipwise.store.repositories.notified import NotifiedScanRepository
-from chipwise.store.repositories.remediations import RemediationRepository, alert_precision
+from chipwise.store.repositories.remediations import RemediationRepository
 
 FIRST_DIGEST_LOOKBACK = timedelta(days=1)  # "since the last digest" when there has never been one
 
@@ -370,7 +370,7 @@ def precision_lines(session: Session, *, now: datetime, settings: Settings) -> t
     """Each alerted rule's precision over 30 days; a rule with enough decisions under ``alert_precision_floor``
     is digest-only until it recovers."""
     lines = []
-    for p in alert_precision(session, now - PRECISION_WINDOW):
+    for p in RemediationRepository(session).alert_precision(now - PRECISION_WINDOW):
         held = (
             settings.alert_precision_floor > 0
             and p.precision is not None

@@ -220,7 +220,7 @@ def rollback_finding(
         return RemediationOutcome(
             FAILED, finding.id, finding.resource_name, done, message=f"rollback incomplete: {event.result}"
         )
-    audit.mark_rolled_back(applied, now)
+    audit.mark_rolled_back(applied.id, now)
     return RemediationOutcome(ROLLED_BACK, finding.id, finding.resource_name, done)
 
 

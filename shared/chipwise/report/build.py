@@ -61,7 +61,7 @@ from chipwise.store.repositories.findings import (
 )
 from chipwise.store.repositories.inventory import ResourceRecord, ResourceRepository
 from chipwise.store.repositories.realised import RealisedSavingRepository
-from chipwise.store.repositories.remediations import RemediationRepository, RulePrecision, alert_precision
+from chipwise.store.repositories.remediations import RemediationRepository, RulePrecision
 
 HEAT_MAPS = 4  # top findings drawn as heat-maps
 MIN_SCAN_PREFIX = 6
@@ -418,7 +418,7 @@ def build_report(session: Session, scan: ScanRecord, *, now: datetime, team_tag_
         by_team=_team_bars(session, scan.account_id, counted, team_tag_keys),
         cost_source=document.costs.source if document else "cost_explorer",
         audit=_audit(session, scan.account_id, now),
-        precision=alert_precision(session, now - AUDIT_WINDOW, scan.account_id),
+        precision=RemediationRepository(session).alert_precision(now - AUDIT_WINDOW, scan.account_id),
     )
 
 

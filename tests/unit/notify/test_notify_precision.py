@@ -20,7 +20,6 @@ from chipwise.store.repositories.remediations import (
     RECORDED,
     RemediationEvent,
     RemediationRepository,
-    alert_precision,
 )
 from chipwise.store.tables import Finding, OutboxMessage
 
@@ -76,7 +75,7 @@ def history(session: Session) -> None:
 def test_precision_counts_acted_and_dismissed_alerts_of_the_last_30_days(session: Session) -> None:
     estate(session)
     history(session)
-    (found,) = alert_precision(session, NOW - timedelta(days=30))
+    (found,) = RemediationRepository(session).alert_precision(NOW - timedelta(days=30))
     assert (found.rule_id, found.alerted, found.acted, found.dismissed) == (RULE, 5, 2, 3)
     assert found.precision == 0.4  # 2 / (2 + 3)
 

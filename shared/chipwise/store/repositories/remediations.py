@@ -16,6 +16,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from chipwise.store.repositories.findings import FindingRecord
+from chipwise.store.repositories.records import record_of
 from chipwise.store.tables import Finding, OutboxMessage, Remediation
 
 APPLY, REFUSAL, ROLLBACK, DISMISSAL = "apply", "refusal", "rollback", "dismissal"
@@ -38,11 +39,39 @@ class RemediationEvent:
     reverts_id: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class RemediationRecord:
+    """One recorded event on a finding (:mod:`chipwise.store.tables.remediations` says what each column holds)."""
+
+    id: str
+    finding_id: str
+    rule_id: str
+    account_id: str
+    region: str
+    resource_arn: str
+    event: str  # apply|refusal|rollback|dismissal
+    action: str
+    status: str  # applied|refused|failed|rolled_back|recorded
+    actor: str
+    source: str  # cli|slack
+    calls: list[Any]
+    undo: list[Any]
+    before: dict[str, Any]
+    result: str
+    reverts_id: str | None
+    rolled_back_at: datetime | None
+    created_at: datetime
+
+
+def _record(row: Remediation) -> RemediationRecord:
+    return record_of(RemediationRecord, row)
+
+
 class RemediationRepository:
     def __init__(self, session: Session) -> None:
         self.session = session
 
-    def record(self, finding: FindingRecord, event: RemediationEvent, now: datetime) -> Remediation:
+    def record(self, finding: FindingRecord, event: RemediationEvent, now: datetime) -> RemediationRecord:
         row = Remediation(
             id=str(uuid.uuid4()),
             finding_id=finding.id,
@@ -65,9 +94,9 @@ class RemediationRepository:
         )
         self.session.add(row)
         self.session.flush()
-        return row
+        return _record(row)
 
-    def live_apply(self, finding_id: str) -> Remediation | None:
+    def live_apply(self, finding_id: str) -> RemediationRecord | None:
         """The finding's apply that is in force (applied and not rolled back), if any."""
         stmt = (
             select(Remediation)
@@ -80,26 +109,66 @@ class RemediationRepository:
             .order_by(Remediation.created_at.desc())
             .limit(1)
         )
-        return self.session.scalars(stmt).first()
+        row = self.session.scalars(stmt).first()
+        return None if row is None else _record(row)
 
-    def mark_rolled_back(self, row: Remediation, now: datetime) -> None:
+    def mark_rolled_back(self, remediation_id: str, now: datetime) -> None:
+        """The apply ``remediation_id`` was undone at ``now`` (it is no longer in force)."""
+        row = self.session.get(Remediation, remediation_id)
+        if row is None:  # pragma: no cover - an apply is rolled back only after it was read
+            raise LookupError(f"no remediation {remediation_id}")
         row.rolled_back_at = now
         self.session.flush()
 
-    def for_finding(self, finding_id: str) -> list[Remediation]:
+    def for_finding(self, finding_id: str) -> list[RemediationRecord]:
         stmt = (
             select(Remediation)
             .where(Remediation.finding_id == finding_id)
             .order_by(Remediation.created_at, Remediation.id)
         )
-        return list(self.session.scalars(stmt))
+        return [_record(row) for row in self.session.scalars(stmt)]
 
-    def since(self, start: datetime, account_id: str | None = None) -> list[Remediation]:
+    def since(self, start: datetime, account_id: str | None = None) -> list[RemediationRecord]:
         """Every event from ``start`` on (for the digest's audit and the rules' alert precision)."""
         stmt = select(Remediation).where(Remediation.created_at >= start)
         if account_id is not None:
             stmt = stmt.where(Remediation.account_id == account_id)
-        return list(self.session.scalars(stmt.order_by(Remediation.created_at, Remediation.id)))
+        return [_record(row) for row in self.session.scalars(stmt.order_by(Remediation.created_at, Remediation.id))]
+
+    def alert_precision(self, since: datetime, account_id: str | None = None) -> list[RulePrecision]:
+        """Per rule, what became of the findings alerted since ``since`` (an alert's outbox key is
+        ``alert:<finding id>:…``). A finding both applied and later suppressed counts as acted on."""
+        stmt = select(OutboxMessage.dedupe_key).where(OutboxMessage.kind == "alert", OutboxMessage.created_at >= since)
+        if account_id is not None:
+            stmt = stmt.where(OutboxMessage.account_id == account_id)
+        alerted = {key.split(":", 2)[1] for key in self.session.scalars(stmt) if key.count(":") >= 2}
+        if not alerted:
+            return []
+        findings = self.session.execute(
+            select(Finding.id, Finding.rule_id, Finding.status).where(Finding.id.in_(alerted))
+        )
+        events = self.session.execute(
+            select(Remediation.finding_id, Remediation.event, Remediation.status).where(
+                Remediation.finding_id.in_(alerted), Remediation.created_at >= since
+            )
+        )
+        applied = {f for f, event, status in events if event == APPLY and status == APPLIED}
+        dismissed_events = set(
+            self.session.scalars(
+                select(Remediation.finding_id).where(
+                    Remediation.finding_id.in_(alerted), Remediation.event == DISMISSAL, Remediation.created_at >= since
+                )
+            )
+        )
+        counts: dict[str, list[int]] = {}
+        for finding_id, rule_id, status in findings:
+            row = counts.setdefault(rule_id, [0, 0, 0])
+            row[0] += 1
+            if finding_id in applied or status == "resolved":
+                row[1] += 1
+            elif finding_id in dismissed_events or status == "suppressed":
+                row[2] += 1
+        return [RulePrecision(rule, *values) for rule, values in sorted(counts.items())]
 
 
 # --- alert precision --------------------------------------------------------------------------------------------
@@ -122,37 +191,3 @@ class RulePrecision:
     @property
     def precision(self) -> float | None:
         return self.acted / self.decided if self.decided else None
-
-
-def alert_precision(session: Session, since: datetime, account_id: str | None = None) -> list[RulePrecision]:
-    """Per rule, what became of the findings alerted since ``since`` (an alert's outbox key is
-    ``alert:<finding id>:…``). A finding both applied and later suppressed counts as acted on."""
-    stmt = select(OutboxMessage.dedupe_key).where(OutboxMessage.kind == "alert", OutboxMessage.created_at >= since)
-    if account_id is not None:
-        stmt = stmt.where(OutboxMessage.account_id == account_id)
-    alerted = {key.split(":", 2)[1] for key in session.scalars(stmt) if key.count(":") >= 2}
-    if not alerted:
-        return []
-    findings = session.execute(select(Finding.id, Finding.rule_id, Finding.status).where(Finding.id.in_(alerted)))
-    events = session.execute(
-        select(Remediation.finding_id, Remediation.event, Remediation.status).where(
-            Remediation.finding_id.in_(alerted), Remediation.created_at >= since
-        )
-    )
-    applied = {f for f, event, status in events if event == APPLY and status == APPLIED}
-    dismissed_events = set(
-        session.scalars(
-            select(Remediation.finding_id).where(
-                Remediation.finding_id.in_(alerted), Remediation.event == DISMISSAL, Remediation.created_at >= since
-            )
-        )
-    )
-    counts: dict[str, list[int]] = {}
-    for finding_id, rule_id, status in findings:
-        row = counts.setdefault(rule_id, [0, 0, 0])
-        row[0] += 1
-        if finding_id in applied or status == "resolved":
-            row[1] += 1
-        elif finding_id in dismissed_events or status == "suppressed":
-            row[2] += 1
-    return [RulePrecision(rule, *values) for rule, values in sorted(counts.items())]
