@@ -47,7 +47,6 @@ from chipwise.report.charts import Bar, HeatMap, Trend, bars, heat_map, trend
 from chipwise.report.naming import report_filename
 from chipwise.rules.registry import rule_title
 from chipwise.store import Session
-from chipwise.store.repositories import neuron as neuron_store
 from chipwise.store.repositories import usage as usage_store
 from chipwise.store.repositories.accounts import ScanRecord, ScanRepository
 from chipwise.store.repositories.bill import teams_by_arn
@@ -60,6 +59,7 @@ from chipwise.store.repositories.findings import (
     finding_document,
 )
 from chipwise.store.repositories.inventory import ResourceRecord, ResourceRepository
+from chipwise.store.repositories.neuron import NeuronRepository
 from chipwise.store.repositories.realised import RealisedSavingRepository
 from chipwise.store.repositories.remediations import RemediationRepository, RulePrecision
 
@@ -288,7 +288,7 @@ def _hourly(
         if values:
             return {hour: sum(v) / len(v) for hour, v in values.items()}, label
     instance = resource.arn.rsplit("/", 1)[-1]
-    neuron = neuron_store.neuroncore_utilisation(session, resource.account_id, instance, start, end)
+    neuron = NeuronRepository(session).neuroncore_utilisation(resource.account_id, instance, start, end)
     if neuron:
         merged: dict[datetime, list[float]] = defaultdict(list)
         for hour, value in neuron:

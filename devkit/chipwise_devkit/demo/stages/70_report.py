@@ -18,8 +18,7 @@ from chipwise.rules.registry import rule_title
 from chipwise.store import session_scope
 from chipwise.store.repositories.accounts import ScanRepository
 from chipwise.store.repositories.findings import OPEN, WITHDRAWN, FindingRepository, finding_document
-from chipwise.store.repositories.realised import RealisedSavingRepository
-from chipwise.store.tables import RealisedSaving
+from chipwise.store.repositories.realised import RealisedRecord, RealisedSavingRepository
 from chipwise_devkit.demo.runner import DemoContext, Stage
 
 
@@ -84,7 +83,7 @@ def grading(scores: Mapping[str, tuple[float, float]]) -> list[str]:
     return [*lines, ""]
 
 
-def realised_section(rows: Sequence[RealisedSaving]) -> str:
+def realised_section(rows: Sequence[RealisedRecord]) -> str:
     """``report.md``'s realised savings: each resolved finding's fix measured from Cost Explorer (before vs after
     the change), and per rule how much of the estimate was realised."""
     if not rows:

@@ -21,6 +21,7 @@ from chipwise.store.repositories.findings import (
     finding_record,
     recommendation_record,
 )
+from chipwise.store.repositories.neuron import NeuronRollupRecord
 from chipwise.store.repositories.records import record_of, values_of
 from chipwise.store.tables import BenchmarkRun, Finding, MetricRollup, NeuronRollup, Recommendation
 
@@ -60,25 +61,6 @@ class MetricRollupRecord:
     maximum: float | None
     sum: float | None
     sample_count: float | None
-
-
-@dataclass(frozen=True, slots=True)
-class NeuronRollupRecord:
-    """One hour of neuron-monitor reports of an instance and runtime tag."""
-
-    account_id: str
-    instance_id: str
-    instance_type: str | None
-    runtime_tag: str
-    hour: datetime
-    reports: int
-    neuroncore_utilization_avg: float | None
-    neuroncore_utilization_max: float | None
-    cores_in_use: int | None
-    executions_completed: int
-    executions_failed: int
-    latency_p50_s: float | None
-    latency_p99_s: float | None
 
 
 def _run(row: BenchmarkRun) -> BenchmarkRunRecord:

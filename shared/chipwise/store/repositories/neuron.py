@@ -4,6 +4,7 @@ S3 report object that covered the hour (``ingest_neuron`` writes them; the scan 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -11,22 +12,33 @@ from sqlalchemy import and_, func, select
 from sqlalchemy.orm import Session
 
 from chipwise.models.neuron import INSTANCE_RUNTIME_TAG, NeuronHourPart, merge_parts
+from chipwise.store.repositories.records import record_of
 from chipwise.store.tables import NeuronRollup
 from chipwise.store.upsert import upsert
 
 
-def neuroncore_utilisation(
-    session: Session, account_id: str, instance_id: str, start: datetime, end: datetime
-) -> list[tuple[datetime, float]]:
-    """(hour, NeuronCore utilisation average) of an instance's neuron-monitor rollups in ``[start, end)``."""
-    stmt = select(NeuronRollup.hour, NeuronRollup.neuroncore_utilization_avg).where(
-        NeuronRollup.account_id == account_id,
-        NeuronRollup.instance_id == instance_id,
-        NeuronRollup.hour >= start,
-        NeuronRollup.hour < end,
-        NeuronRollup.neuroncore_utilization_avg.is_not(None),
-    )
-    return [(hour, value) for hour, value in session.execute(stmt) if value is not None]
+@dataclass(frozen=True, slots=True)
+class NeuronRollupRecord:
+    """One hour of neuron-monitor reports of an instance and runtime tag."""
+
+    account_id: str
+    instance_id: str
+    instance_type: str | None
+    runtime_tag: str
+    hour: datetime
+    reports: int
+    neuroncore_utilization_avg: float | None
+    neuroncore_utilization_max: float | None
+    cores_in_use: int | None
+    device_memory_used_max: int | None
+    host_memory_used_max: int | None
+    executions_completed: int
+    executions_failed: int
+    latency_p50_s: float | None
+    latency_p99_s: float | None
+    errors: int
+    reports_missing: int
+    parts: dict[str, Any] | None
 
 
 class NeuronRepository:
@@ -75,7 +87,20 @@ class NeuronRepository:
             found[(instance_id, tag, hour.astimezone(UTC))] = stored or {}
         return found
 
-    def rollups(self, instance_id: str, start: datetime, end: datetime) -> list[NeuronRollup]:
+    def neuroncore_utilisation(
+        self, account_id: str, instance_id: str, start: datetime, end: datetime
+    ) -> list[tuple[datetime, float]]:
+        """(hour, NeuronCore utilisation average) of an instance's neuron-monitor rollups in ``[start, end)``."""
+        stmt = select(NeuronRollup.hour, NeuronRollup.neuroncore_utilization_avg).where(
+            NeuronRollup.account_id == account_id,
+            NeuronRollup.instance_id == instance_id,
+            NeuronRollup.hour >= start,
+            NeuronRollup.hour < end,
+            NeuronRollup.neuroncore_utilization_avg.is_not(None),
+        )
+        return [(hour, value) for hour, value in self.session.execute(stmt) if value is not None]
+
+    def rollups(self, instance_id: str, start: datetime, end: datetime) -> list[NeuronRollupRecord]:
         stmt = (
             select(NeuronRollup)
             .where(
@@ -86,7 +111,7 @@ class NeuronRepository:
             )
             .order_by(NeuronRollup.hour)
         )
-        return list(self.session.scalars(stmt))
+        return [record_of(NeuronRollupRecord, row) for row in self.session.scalars(stmt)]
 
     def hours_by_instance(
         self, account_id: str, instance_ids: Iterable[str], start: datetime, end: datetime

@@ -13,6 +13,7 @@ from sqlalchemy.orm import Session
 
 from chipwise.store.repositories.findings import FindingRecord, finding_record
 from chipwise.store.repositories.inventory import ResourceRecord, resource_record
+from chipwise.store.repositories.records import record_of
 from chipwise.store.tables import Finding, RealisedSaving, Resource
 from chipwise.store.upsert import upsert
 
@@ -32,6 +33,30 @@ class RuleAccuracy:
         if self.estimated_monthly_usd <= 0 or not self.measured:
             return None
         return (self.realised_monthly_usd / self.estimated_monthly_usd).quantize(Decimal("0.001"))
+
+
+@dataclass(frozen=True, slots=True)
+class RealisedRecord:
+    """A resolved finding's saving as the bill shows it (:mod:`chipwise.store.tables.realised`)."""
+
+    finding_id: str
+    account_id: str
+    region: str
+    rule_id: str
+    resource_name: str
+    instance_type: str | None
+    cause: str  # gone|resized|unchanged
+    status: str  # pending|measured
+    estimated_monthly_savings_usd: Decimal
+    realised_monthly_savings_usd: Decimal | None
+    accuracy: Decimal | None
+    before_daily_usd: Decimal | None
+    after_daily_usd: Decimal | None
+    before_days: int
+    after_days: int
+    changed_after: date
+    resolved_at: datetime
+    measured_at: datetime
 
 
 class RealisedSavingRepository:
@@ -84,11 +109,11 @@ class RealisedSavingRepository:
     def save(self, rows: Iterable[dict[str, Any]]) -> int:
         return upsert(self.session, RealisedSaving, list(rows), conflict=["finding_id"])
 
-    def listed(self, account_id: str | None = None) -> list[RealisedSaving]:
+    def listed(self, account_id: str | None = None) -> list[RealisedRecord]:
         stmt = select(RealisedSaving).order_by(RealisedSaving.resolved_at)
         if account_id is not None:
             stmt = stmt.where(RealisedSaving.account_id == account_id)
-        return list(self.session.scalars(stmt))
+        return [record_of(RealisedRecord, row) for row in self.session.scalars(stmt)]
 
     def by_rule(self, account_id: str | None = None) -> list[RuleAccuracy]:
         """Per rule: measured fixes, pending ones, and their estimated and realised monthly savings."""
