@@ -8,8 +8,9 @@ Peer tools call CloudWatch once per resource and metric. Here every (resource, s
 and no more than fit in one call's 100,800 datapoints (so no call needs a second page). For R resources with
 M queries each that is ``ceil(R x M / min(500, 100_800 // hours))`` calls. GetMetricStatistics is never used.
 
-Series whose dimensions cannot be known in advance (:mod:`chipwise.collect.series`: the agent's per-GPU ``index``/``name``, Container
-Insights' ``NodeName``) are found with one ListMetrics listing per metric name, not per resource. The agent
+Series whose dimensions cannot be known in advance (the CloudWatch agent's per-GPU ``index``/``name``, Container
+Insights' ``NodeName``) are found with one ListMetrics listing per metric name, not per resource
+(:mod:`chipwise.collect.series`). The agent
 publishes ``nvidia_smi_*`` with ``index``, ``name`` and ``host`` by default and ``InstanceId`` only with
 ``append_dimensions``: a series is matched to an instance by ``InstanceId``, else by ``host`` (the instance's private
 DNS name, or its first label as the OS hostname shows it) where ``ImageId`` and ``InstanceType``, when the series has
