@@ -1,5 +1,6 @@
-"""The bill in the store: a billing period replaced whole (one transaction), and what scans and ``chipwise bill
-show`` read back: per-resource effective costs, the account's public on-demand rates, spend, commitments."""
+"""The bill in the store: one bill per payer account and billing period, replaced whole (one transaction, its
+resource-days written in batches as they are read), and what scans and ``chipwise bill show`` read back:
+per-resource effective costs, the account's public on-demand rates, spend, commitments."""
 
 from __future__ import annotations
 
@@ -16,10 +17,10 @@ from sqlalchemy.orm import Session
 from chipwise.store.tables import BillPeriodRow, BillResourceCost
 
 if TYPE_CHECKING:
-    from chipwise.models.bill import BillPeriod
-    from chipwise.store.tables import BillCommitment, BillUnattributed
+    from chipwise.models.bill import BillPeriod, ResourceCost
+    from chipwise.store.tables import BillCommitment, BillServiceCost, BillUnattributed
 
-    BillTable = type[BillResourceCost] | type[BillCommitment] | type[BillUnattributed]
+    BillTable = type[BillResourceCost] | type[BillCommitment] | type[BillUnattributed] | type[BillServiceCost]
 
 INSERT_CHUNK = 5_000
 
@@ -36,49 +37,110 @@ class StoredPeriod:
     commitments: int
     unattributed: int
     ingested_at: datetime
+    payer_account_id: str = ""
+    data_format: str = "parquet"
+    other_providers: dict[str, int] = field(default_factory=dict)
+    service_costs: int = 0
+
+
+class PeriodWriter:
+    """Stores one billing period as it is read, in the caller's transaction (everything or nothing): ``begin``
+    replaces any earlier bill of the same payer and period (from this export or another one, in any format), the
+    resource-days arrive in batches, ``finish`` adds the rest. One bill per payer account and billing period."""
+
+    def __init__(self, session: Session, now: datetime) -> None:
+        self.session = session
+        self.now = now
+        self.row: BillPeriodRow | None = None
+        self.resource_rows = 0
+
+    def begin(self, period: BillPeriod) -> None:
+        self._drop(period.billing_period, period.payer_account_id, period.export_uri)
+        self.row = BillPeriodRow(
+            payer_account_id=period.payer_account_id,
+            export_uri=period.export_uri,
+            billing_period=period.billing_period,
+            table_name=period.table,
+            data_format=period.data_format,
+            manifest_uri=period.manifest_uri,
+            execution_id=period.execution_id,
+            engine=period.engine,
+            line_items=0,
+            bytes_read=0,
+            other_providers={},
+            ingested_at=self.now,
+        )
+        self.session.add(self.row)
+        self.session.flush()
+
+    def resources(self, batch: Sequence[ResourceCost]) -> None:
+        assert self.row is not None, "begin first"
+        period_id = self.row.id
+        self.session.execute(insert(BillResourceCost), [{"period_id": period_id, **asdict(r)} for r in batch])
+        self.resource_rows += len(batch)
+
+    def finish(self, period: BillPeriod) -> StoredPeriod:
+        from chipwise.store.tables import BillCommitment, BillServiceCost, BillUnattributed
+
+        if self.row is None:
+            self.begin(period)
+        row = self.row
+        assert row is not None
+        if row.payer_account_id != period.payer_account_id:  # known only from the rows (Athena)
+            self._drop(period.billing_period, period.payer_account_id, period.export_uri, keep=row.id)
+            row.payer_account_id = period.payer_account_id
+        row.line_items = period.line_items
+        row.bytes_read = period.bytes_read
+        row.other_providers = dict(period.other_providers)
+        _insert(self.session, BillCommitment, [{"period_id": row.id, **asdict(c)} for c in period.commitments])
+        _insert(self.session, BillUnattributed, [{"period_id": row.id, **asdict(u)} for u in period.unattributed])
+        _insert(self.session, BillServiceCost, [{"period_id": row.id, **asdict(c)} for c in period.service_costs])
+        self.session.flush()
+        return StoredPeriod(
+            period.export_uri,
+            period.billing_period,
+            period.table,
+            period.engine,
+            period.execution_id,
+            period.line_items,
+            self.resource_rows + len(period.resources),
+            len(period.commitments),
+            len(period.unattributed),
+            self.now,
+            period.payer_account_id,
+            period.data_format,
+            dict(period.other_providers),
+            len(period.service_costs),
+        )
+
+    def _drop(self, billing_period: str, payer: str, export_uri: str, keep: int | None = None) -> None:
+        from chipwise.store.tables import BillCommitment, BillServiceCost, BillUnattributed
+
+        old = select(BillPeriodRow.id).where(
+            BillPeriodRow.billing_period == billing_period,
+            or_(BillPeriodRow.payer_account_id == payer, BillPeriodRow.export_uri == export_uri),
+        )
+        old_ids = [i for i in self.session.scalars(old) if i != keep]
+        if not old_ids:
+            return
+        for table in (BillResourceCost, BillCommitment, BillUnattributed, BillServiceCost):
+            self.session.execute(delete(table).where(table.period_id.in_(old_ids)))
+        self.session.execute(delete(BillPeriodRow).where(BillPeriodRow.id.in_(old_ids)))
+        self.session.flush()
 
 
 def replace_period(session: Session, period: BillPeriod, now: datetime) -> StoredPeriod:
-    """Store one billing period in place of any earlier delivery of it (Data Exports overwrites a period: so does
-    Chipwise). Runs in the caller's transaction: everything or nothing."""
-    from chipwise.store.tables import BillCommitment, BillUnattributed  # only the ingest and their listings map them
-
-    old = select(BillPeriodRow.id).where(
-        BillPeriodRow.export_uri == period.export_uri, BillPeriodRow.billing_period == period.billing_period
-    )
-    old_ids = list(session.scalars(old))
-    if old_ids:
-        for table in (BillResourceCost, BillCommitment, BillUnattributed):
-            session.execute(delete(table).where(table.period_id.in_(old_ids)))
-        session.execute(delete(BillPeriodRow).where(BillPeriodRow.id.in_(old_ids)))
-    row = BillPeriodRow(
-        export_uri=period.export_uri,
-        billing_period=period.billing_period,
-        table_name=period.table,
-        manifest_uri=period.manifest_uri,
-        execution_id=period.execution_id,
-        engine=period.engine,
-        line_items=period.line_items,
-        bytes_read=period.bytes_read,
-        ingested_at=now,
-    )
-    session.add(row)
-    session.flush()
-    _insert(session, BillResourceCost, [{"period_id": row.id, **asdict(r)} for r in period.resources])
-    _insert(session, BillCommitment, [{"period_id": row.id, **asdict(c)} for c in period.commitments])
-    _insert(session, BillUnattributed, [{"period_id": row.id, **asdict(u)} for u in period.unattributed])
-    return StoredPeriod(
-        period.export_uri,
-        period.billing_period,
-        period.table,
-        period.engine,
-        period.execution_id,
-        period.line_items,
-        len(period.resources),
-        len(period.commitments),
-        len(period.unattributed),
-        now,
-    )
+    """Store one billing period read whole (its resource-days in ``period.resources``) in place of any earlier
+    bill of its payer and period. Runs in the caller's transaction: everything or nothing."""
+    writer = PeriodWriter(session, now)
+    writer.begin(period)
+    for start in range(0, len(period.resources), INSERT_CHUNK):
+        writer.resources(period.resources[start : start + INSERT_CHUNK])
+    kept, period.resources = period.resources, []
+    try:
+        return writer.finish(period)
+    finally:
+        period.resources = kept
 
 
 def _insert(session: Session, table: BillTable, rows: list[dict[str, Any]]) -> None:
