@@ -5,7 +5,7 @@ per-resource effective costs, the account's public on-demand rates, spend, commi
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import date, datetime
 from decimal import Decimal
@@ -254,26 +254,65 @@ class SpendLine:
 
 
 def spend(session: Session, account_id: str | None = None, team_keys: Sequence[str] = ()) -> list[SpendLine]:
+    """Effective spend by account, service and resource over every stored period, largest first (a list: see
+    :func:`iter_spend` to stream it)."""
+    return list(iter_spend(session, account_id, team_keys))
+
+
+STREAM_ROWS = 2_000  # rows fetched at a time when a listing is streamed
+
+
+def iter_spend(session: Session, account_id: str | None = None, team_keys: Sequence[str] = ()) -> Iterator[SpendLine]:
     """Effective spend by account, service and resource over every stored period (pods are shares of their nodes:
-    left out so that nothing is counted twice), largest first."""
+    left out so that nothing is counted twice), largest first, fetched a few thousand rows at a time."""
+    effective = func.sum(BillResourceCost.effective_cost)
     stmt = select(
         BillResourceCost.account_id,
         BillResourceCost.service,
         BillResourceCost.resource_id,
         func.max(BillResourceCost.instance_type),
-        func.sum(BillResourceCost.effective_cost),
+        effective,
         func.sum(BillResourceCost.public_on_demand_cost),
         func.sum(BillResourceCost.usage_hours),
     ).where(BillResourceCost.parent_resource_id.is_(None))
     if account_id is not None:
         stmt = stmt.where(BillResourceCost.account_id == account_id)
     stmt = stmt.group_by(BillResourceCost.account_id, BillResourceCost.service, BillResourceCost.resource_id)
+    stmt = stmt.order_by(effective.desc(), BillResourceCost.account_id, BillResourceCost.resource_id)
     teams = _first_tag(session, account_id, team_keys)
-    lines = [
-        SpendLine(str(a), str(svc), str(r), t, _dec(e), _dec(o), _dec(h), teams.get(str(r)))
-        for a, svc, r, t, e, o, h in session.execute(stmt)
+    for a, svc, r, t, e, o, h in session.execute(stmt.execution_options(yield_per=STREAM_ROWS)):
+        yield SpendLine(str(a), str(svc), str(r), t, _dec(e), _dec(o), _dec(h), teams.get(str(r)))
+
+
+@dataclass(frozen=True)
+class StoredServiceCost:
+    billing_period: str
+    account_id: str
+    region: str
+    service: str
+    effective_cost: Decimal
+    line_items: int
+
+
+def service_costs(session: Session, account_id: str | None = None) -> list[StoredServiceCost]:
+    """The usage of resources Chipwise does not inventory, per period, account, region and service."""
+    from chipwise.store.tables import BillServiceCost
+
+    stmt = select(
+        BillPeriodRow.billing_period,
+        BillServiceCost.account_id,
+        BillServiceCost.region,
+        BillServiceCost.service,
+        BillServiceCost.effective_cost,
+        BillServiceCost.line_items,
+    ).join(BillPeriodRow, BillPeriodRow.id == BillServiceCost.period_id)
+    if account_id is not None:
+        stmt = stmt.where(BillServiceCost.account_id == account_id)
+    stmt = stmt.order_by(BillPeriodRow.billing_period, BillServiceCost.account_id, BillServiceCost.service)
+    return [
+        StoredServiceCost(str(p), str(a), str(r), str(s), _dec(e), int(n or 0))
+        for p, a, r, s, e, n in session.execute(stmt)
     ]
-    return sorted(lines, key=lambda x: (-x.effective_cost, x.account_id, x.resource_id))
 
 
 def _dec(value: Any) -> Decimal:
@@ -290,7 +329,9 @@ def _first_tag(session: Session, account_id: str | None, keys: Iterable[str]) ->
     if account_id is not None:
         stmt = stmt.where(BillResourceCost.account_id == account_id)
     found: dict[str, str] = {}
-    for resource_id, tags in session.execute(stmt):
+    for resource_id, tags in session.execute(stmt.execution_options(yield_per=STREAM_ROWS)):
+        if str(resource_id) in found:
+            continue
         for key in wanted:
             if tags and tags.get(key):
                 found[str(resource_id)] = str(tags[key])
