@@ -36,6 +36,7 @@ SINK_BATCH = 5_000  # resource-days handed to the sink at a time
 (
     _PAYER, _ACCOUNT, _REGION, _DAY, _RESOURCE, _PARENT, _SERVICE, _USAGE_TYPE, _KIND, _ARN, _SCOPE, _EFFECTIVE,
     _BILLED, _LIST_COST, _LIST_RATE, _HOURS, _COMMITMENT_TOTAL, _OFFERING, _FAMILY, _END, _TAGS, _LINE_ITEMS,
+    _REJECTED,
 ) = range(len(RESULT_COLUMNS))  # fmt: skip
 
 
@@ -144,6 +145,8 @@ class Assembler:
         self.begun = True
 
     def add(self, r: Sequence[Any]) -> None:
+        if r[_REJECTED]:
+            raise BillError(f"{self.where}: column {r[_REJECTED]} (export rejected, nothing stored)")
         kind = r[_KIND] or ""
         self.result.line_items += int(r[_LINE_ITEMS] or 0)
         if r[_PAYER]:
@@ -156,22 +159,13 @@ class Assembler:
         effective = check_amount(_decimal(r[_EFFECTIVE]), f"{self.where}: account {account} {kind} cost")
         arn = r[_ARN] or ""
         if arn:
-            entry = self.commitments.get(arn)
-            if entry is None:
-                entry = self.commitments[arn] = _commitment_entry(account)
-            for key, at in (("offering", _OFFERING), ("family", _FAMILY), ("end", _END)):
-                entry[key] = entry.get(key) or _text(r[at])
+            self._commitment_terms(r, arn, account)
         scope = r[_SCOPE] or ""
         if kind in USAGE_KINDS and scope == "resource":
             self._resource(r, kind, account, effective, arn)
             return
         if kind in USAGE_KINDS and scope == "service":
-            total = self.services.setdefault((account, _text(r[_REGION]), _text(r[_SERVICE])), [Decimal(0), 0])
-            total[0] += effective
-            total[1] += int(r[_LINE_ITEMS] or 0)
-            if arn:
-                self.commitments[arn]["used"] += effective
-                self.commitments[arn]["accounts"].add(account)
+            self._service(r, account, effective, arn)
             return
         if kind == "commitment_unused" and arn:
             entry = self.commitments[arn]
@@ -182,6 +176,22 @@ class Assembler:
         category = "no_resource" if kind in USAGE_KINDS else kind
         if effective:
             self.unattributed[(account, _text(r[_REGION]), category)] += effective
+
+    def _commitment_terms(self, r: Sequence[Any], arn: str, account: str) -> None:
+        entry = self.commitments.get(arn)
+        if entry is None:
+            entry = self.commitments[arn] = _commitment_entry(account)
+        for key, at in (("offering", _OFFERING), ("family", _FAMILY), ("end", _END)):
+            entry[key] = entry.get(key) or _text(r[at])
+
+    def _service(self, r: Sequence[Any], account: str, effective: Decimal, arn: str) -> None:
+        """A resource Chipwise does not inventory: into its account, region and service's total."""
+        total = self.services.setdefault((account, _text(r[_REGION]), _text(r[_SERVICE])), [Decimal(0), 0])
+        total[0] += effective
+        total[1] += int(r[_LINE_ITEMS] or 0)
+        if arn:
+            self.commitments[arn]["used"] += effective
+            self.commitments[arn]["accounts"].add(account)
 
     def finish(self) -> BillPeriod:
         """The period with what no resource carries, the service totals and the commitments (once every record

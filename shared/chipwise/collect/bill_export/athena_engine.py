@@ -22,6 +22,7 @@ from chipwise.collect.bill_export.query import (
     logical_query,
     required_columns,
 )
+from chipwise.collect.bill_export.validation import rejected_expr
 from chipwise.errors import UpstreamError
 from chipwise.models.bill import BillTable
 
@@ -55,7 +56,8 @@ def athena_source(
 
 def athena_statement(table: BillTable, athena: AthenaTable, period: str, columns: Sequence[str] | None = None) -> str:
     """The logical query for Athena: the export's table, filtered on its ``billing_period`` partition."""
-    return logical_query(athena_source(table, athena, period, columns))
+    src = athena_source(table, athena, period, columns)
+    return logical_query(src, rejected_expr(src, period))
 
 
 def _wait(client: Any, athena: AthenaTable, execution_id: str, target: str) -> int:

@@ -1,9 +1,10 @@
 """The logical query with DuckDB over the period's data files (Parquet, or gzip CSV), in one connection set up for
 a bounded, time-zone-proof read: its days in UTC whatever the machine's zone, its memory limited from the
 function's memory (``AWS_LAMBDA_FUNCTION_MEMORY_SIZE``; spilling to a scratch directory beyond it), insertion
-order not kept (an aggregate needs none). Each file is checked first (its columns, their types), then every AWS
-line (:mod:`.validation`), then the payer and the rows of other providers are counted, then the aggregated rows
-stream to the caller in batches: the whole result is never held."""
+order not kept (an aggregate needs none). Each file is checked first (its columns, their types), then the payer
+and the rows of other providers are counted, then the aggregated rows stream to the caller in batches (the whole
+result is never held), every AWS line checked (:mod:`.validation`) in the same pass that sums it; a rejected line
+is looked for once more to name its file and row."""
 
 from __future__ import annotations
 
@@ -32,6 +33,7 @@ from chipwise.collect.bill_export.validation import (
     check_described,
     check_payers,
     rejected,
+    rejected_expr,
     row_sql,
     value_check_sql,
 )
@@ -73,6 +75,7 @@ def connect(scratch: Path | None = None) -> duckdb.DuckDBPyConnection:
     )
     con.execute("LOAD icu")  # time zones: built into DuckDB's wheel
     con.execute("SET TimeZone = 'UTC'")
+    con.execute("SET enable_progress_bar = false")
     return con
 
 
@@ -167,14 +170,15 @@ def run_duckdb(
             paths = [p for p, _ in files]
             src = source_of(table, data_format, union, reader(paths, data_format))
             try:
-                _validate(con, files, src, period)
                 payer, others = _census(con, src, files[0][1])
-                cursor = con.execute(logical_query(src))
+                cursor = con.execute(logical_query(src, rejected_expr(src, period)))
                 returned = tuple(str(d[0]) for d in cursor.description or [])
                 if returned != RESULT_COLUMNS:
                     raise BillError(f"{files[0][1]}: the bill query returned {', '.join(returned)}")
                 while batch := cursor.fetchmany(FETCH_BATCH):
                     for record in batch:
+                        if record[-1]:  # a rejected line: name its file and row (nothing is stored)
+                            _validate(con, files, src, period)
                         sink(record)
             except duckdb.Error as exc:
                 raise BillError(f"{files[0][1]}: the bill query failed ({str(exc).splitlines()[0]})") from exc

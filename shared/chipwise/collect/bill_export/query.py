@@ -329,6 +329,7 @@ RESULT_COLUMNS = (
     "end_time",
     "tags",
     "line_items",
+    "rejected",
 )
 SUMS: Sequence[tuple[str, str]] = (
     ("SUM", "effective"),
@@ -340,13 +341,15 @@ SUMS: Sequence[tuple[str, str]] = (
 )
 
 
-def logical_query(src: QuerySource) -> str:
+def logical_query(src: QuerySource, rejected: str = "''") -> str:
     """The one query: the source's lines in canonical form (AWS rows only), then summed per account, region, day,
     resource, pricing and commitment for the compute Chipwise inventories, per account, region and service for
     every other resource (``scope``); negations stay as their own rows, at 0, so that every line item read is
     counted. Sums leave as exact decimal text (``CAST(SUM(..) AS VARCHAR)``: one ``Decimal(text)`` each in Python,
     what Athena returns anyway); the tags of a resource are the same on its lines (any one is kept) and leave as
-    JSON text (DuckDB) or Athena's printed map (``{k=v, ...}``)."""
+    JSON text (DuckDB) or Athena's printed map (``{k=v, ...}``). ``rejected`` says what is wrong with a line ('':
+    nothing; :func:`chipwise.collect.bill_export.validation.rejected_expr`): the largest of a group leaves with it,
+    so that the lines are checked in the same pass that sums them."""
     lines = _focus_lines(src) if family(src.table) == "focus" else _cur_lines(src)
     canonical = ",\n  ".join(f"{expr} AS {name}" for name, expr in lines.items())
     conditions = [src.filter] if src.filter else []
@@ -363,17 +366,19 @@ def logical_query(src: QuerySource) -> str:
         "tags": f"CASE WHEN {keep} THEN lines.tags END",
     }
     regrouped = ", ".join(
-        f"{scoped[name]} AS {name}" if name in scoped else f"lines.{name}" for name in (*lines, "scope", "tags")
+        f"{scoped[name]} AS {name}" if name in scoped else f"lines.{name}"
+        for name in (*lines, "scope", "tags", "rejected")
     )
     group = ", ".join(GROUP_COLUMNS)
     sums = ", ".join(f"CAST({agg}({name}) AS VARCHAR) AS {name}" for agg, name in SUMS)
     tags_out = "to_json(arbitrary(tags))" if src.tags_are_map and src.dialect == "duckdb" else "arbitrary(tags)"
     return (
-        f"WITH lines AS (\n  SELECT\n  {canonical},\n  {src.tags} AS tags\n  FROM {src.relation}{where}\n),\n"
+        f"WITH lines AS (\n  SELECT\n  {canonical},\n  {src.tags} AS tags,\n  {rejected} AS rejected\n"
+        f"  FROM {src.relation}{where}\n),\n"
         f"scoped AS (SELECT {regrouped} FROM lines)\n"
         f"SELECT {group},\n  {sums},\n"
         "  MAX(offering_type) AS offering_type, MAX(family) AS family, MAX(end_time) AS end_time,\n"
-        f"  {tags_out} AS tags, COUNT(*) AS line_items\n"
+        f"  {tags_out} AS tags, COUNT(*) AS line_items, MAX(rejected) AS rejected\n"
         f"FROM scoped\nGROUP BY {group}"
     )
 

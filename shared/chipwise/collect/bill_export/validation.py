@@ -25,6 +25,7 @@ from chipwise.collect.bill_export.query import (
     COST_COLUMN,
     DATE_COLUMN,
     QuerySource,
+    columns_read,
     family,
 )
 
@@ -87,7 +88,7 @@ def _next_month(start: date) -> date:
 
 def problems(src: QuerySource, period: str, read: dict[str, str]) -> list[tuple[str, str]]:
     """``(condition, "column: what")`` of each rejected value, in the order they are reported; conditions read
-    the source's physical columns (DuckDB SQL)."""
+    the source's physical columns (in the source's dialect)."""
     fam = family(src.table)
     start = date.fromisoformat(f"{period}-01")
     when = src.col(DATE_COLUMN[fam])
@@ -95,7 +96,7 @@ def problems(src: QuerySource, period: str, read: dict[str, str]) -> list[tuple[
         (f"{when} IS NULL", f"{DATE_COLUMN[fam]}: NULL usage date"),
         (f"{src.col(COST_COLUMN[fam])} IS NULL", f"{COST_COLUMN[fam]}: NULL cost"),
     ]
-    day = f"CAST(CAST({when} AS TIMESTAMPTZ) AS DATE)"
+    day = f"CAST({when} AS DATE)" if src.dialect == "athena" else f"CAST(CAST({when} AS TIMESTAMPTZ) AS DATE)"
     found.append(
         (
             f"{day} < DATE '{start}' OR {day} >= DATE '{_next_month(start)}'",
@@ -120,6 +121,13 @@ def problems(src: QuerySource, period: str, read: dict[str, str]) -> list[tuple[
                  f"{LENGTHS[column]} characters")
             )  # fmt: skip
     return found
+
+
+def rejected_expr(src: QuerySource, period: str) -> str:
+    """What the query says of each line: '' when it is sane, else the first problem ("column: what"); the
+    aggregate keeps the worst of a group, so one pass reads and checks every line."""
+    found = problems(src, period, columns_read(src.table, src.split))
+    return "CASE " + " ".join(f"WHEN {cond} THEN '{label}'" for cond, label in found) + " ELSE '' END"
 
 
 def value_check_sql(src: QuerySource, relation: str, period: str, read: dict[str, str]) -> str:
