@@ -120,3 +120,12 @@ def test_sums_beyond_the_stores_precision_are_rejected(
     assert "beyond what a bill can hold" in err and "Traceback" not in err
     with session_factory() as session:
         assert session.query(BillPeriodRow).count() == 0
+
+
+def test_the_store_writes_every_field_of_a_resource_day() -> None:
+    from dataclasses import fields
+
+    from chipwise.models.bill import ResourceCost
+    from chipwise.store.repositories.bill import RESOURCE_FIELDS
+
+    assert tuple(f.name for f in fields(ResourceCost)) == RESOURCE_FIELDS

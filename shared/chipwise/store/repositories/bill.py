@@ -23,6 +23,12 @@ if TYPE_CHECKING:
     BillTable = type[BillResourceCost] | type[BillCommitment] | type[BillUnattributed] | type[BillServiceCost]
 
 INSERT_CHUNK = 5_000
+# A resource-day's fields as stored (``asdict`` would deep-copy each one's tags: a plain read is enough).
+RESOURCE_FIELDS = (
+    "account_id", "region", "day", "resource_id", "service", "usage_type", "instance_type", "pricing",
+    "effective_cost", "billed_cost", "public_on_demand_cost", "public_on_demand_rate", "usage_hours",
+    "commitment_arn", "parent_resource_id", "tags",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -76,7 +82,9 @@ class PeriodWriter:
     def resources(self, batch: Sequence[ResourceCost]) -> None:
         assert self.row is not None, "begin first"
         period_id = self.row.id
-        self.session.execute(insert(BillResourceCost), [{"period_id": period_id, **asdict(r)} for r in batch])
+        names = RESOURCE_FIELDS
+        rows = [{"period_id": period_id, **{name: getattr(r, name) for name in names}} for r in batch]
+        self.session.execute(insert(BillResourceCost), rows)
         self.resource_rows += len(batch)
 
     def finish(self, period: BillPeriod) -> StoredPeriod:
