@@ -214,3 +214,21 @@ def test_days_are_utc_whatever_the_machines_time_zone(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr[-500:]
     assert done.stdout.strip() == "2026-11-30"
+
+
+def test_duckdb_is_bounded_by_the_functions_memory_and_reads_in_utc(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from chipwise.collect.bill_export.duckdb_engine import DEFAULT_MEMORY_MB, connect, memory_limit_mb
+
+    monkeypatch.delenv("AWS_LAMBDA_FUNCTION_MEMORY_SIZE", raising=False)
+    assert memory_limit_mb() == DEFAULT_MEMORY_MB
+    monkeypatch.setenv("AWS_LAMBDA_FUNCTION_MEMORY_SIZE", "1024")
+    assert memory_limit_mb() == 409  # 40 % of the function's 1,024 MB
+    con = connect(tmp_path)
+    limit, zone, ordered = con.execute(
+        "SELECT current_setting('memory_limit'), current_setting('TimeZone'),"
+        " current_setting('preserve_insertion_order')"
+    ).fetchone() or ("", "", True)
+    con.close()
+    assert (limit, zone, ordered) == ("390.0 MiB", "UTC", False)  # 409 MB as DuckDB prints it
