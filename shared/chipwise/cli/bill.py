@@ -19,6 +19,7 @@ from chipwise.pipeline.bill_ingest import athena_table, ingest_bill, window_peri
 from chipwise.presentation import plural
 from chipwise.store import ensure_schema, get_session_factory
 from chipwise.store.repositories import bill as bill_store
+from chipwise.store.repositories.bill import BillRepository
 
 bill_app = typer.Typer(
     help="The bill: AWS exports (CUR 2.0, FOCUS 1.0/1.2 with AWS columns, legacy CUR) as the cost source.",
@@ -91,13 +92,14 @@ def show_command(
     each billing period came from. Resources are streamed from the store, never held all at once."""
     cfg = settings()
     with store_session() as session:
-        stored = bill_store.stored_periods(session)
+        bill = BillRepository(session)
+        stored = bill.stored_periods()
         periods = [_period(p) for p in stored]
-        commitments = [_commitment(c, period) for c, period in bill_store.commitments(session, account)]
-        apart = [_unattributed(u) for u in bill_store.unattributed(session, account)]
-        services = bill_store.service_costs(session, account)
+        commitments = [_commitment(c, period) for c, period in bill.commitments(account)]
+        apart = [_unattributed(u) for u in bill.unattributed(account)]
+        services = bill.service_costs(account)
         totals = _Totals(services)
-        lines = (totals.add(x) for x in bill_store.iter_spend(session, account, cfg.team_tag_keys))
+        lines = (totals.add(x) for x in bill.iter_spend(account, cfg.team_tag_keys))
         if json_output or json_lines:
             _stream_json(lines, totals, periods, commitments, apart, as_lines=json_lines)
             return

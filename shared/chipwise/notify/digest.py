@@ -44,7 +44,7 @@ from chipwise.presentation import (
 )
 from chipwise.store import Session
 from chipwise.store.repositories.accounts import AccountRepository, ScanRepository
-from chipwise.store.repositories.bill import teams_by_arn
+from chipwise.store.repositories.bill import BillRepository
 from chipwise.store.repositories.digests import DigestRepository
 from chipwise.store.repositories.findings import FindingRecord, RecommendationRecord, finding_document
 from chipwise.store.repositories.realised import RealisedSavingRepository
@@ -482,7 +482,7 @@ def load_snapshot(
     benchmarks = digests.recommendations_since(account_id, "benchmark", since)
     findings = {row.id: row for row in rows} | {finding.id: finding for _, finding in benchmarks}
     owners = _owners_by_arn(session, (f.resource_arn for f in findings.values()), opt_in_by_default=owner_opt_in)
-    teams = teams_by_arn(session, account_id, (f.resource_arn for f in findings.values()), team_tag_keys)
+    teams = BillRepository(session).teams_by_arn(account_id, (f.resource_arn for f in findings.values()), team_tag_keys)
     lines = {
         fid: FindingLine.from_document(finding_document(f), owners.get(f.resource_arn, ()), teams.get(f.resource_arn))
         for fid, f in findings.items()

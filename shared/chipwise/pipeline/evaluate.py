@@ -17,7 +17,7 @@ from chipwise.rules.engine import assess_profiles, default_context
 from chipwise.rules.policy import Policy
 from chipwise.settings import get_settings
 from chipwise.store import Session
-from chipwise.store.repositories.bill import public_rates
+from chipwise.store.repositories.bill import BillRepository
 from chipwise.store.repositories.findings import OPEN, FindingRepository
 from chipwise.store.repositories.profile_inputs import ProfileInputRepository
 
@@ -64,7 +64,10 @@ def assess_account(
     start, end = metric_window(now, lookback_days or get_settings().lookback_days)
     ctx = default_context(now)
     if bill:  # a type the catalog cannot price takes the public on-demand rate the account's bill states
-        ctx = replace(ctx, catalog=ctx.catalog.with_account_prices(public_rates(session, account_id, region), region))
+        ctx = replace(
+            ctx,
+            catalog=ctx.catalog.with_account_prices(BillRepository(session).public_rates(account_id, region), region),
+        )
     source = ProfileInputRepository(session, account_id=account_id, region=region, bill=bill)
     profiles = build_profiles(source, start=start, end=end, catalog=ctx.catalog)
     rules = policy.rules()

@@ -59,7 +59,7 @@ from chipwise.pipeline._gc import fewer_collections
 from chipwise.settings import get_settings
 from chipwise.store import Session, SessionFactory, get_session_factory, reading, transaction
 from chipwise.store.repositories.accounts import AccountRepository, ScanRepository
-from chipwise.store.repositories.bill import periods_with_account, resource_bills
+from chipwise.store.repositories.bill import BillRepository
 from chipwise.store.repositories.inventory import ResourceRepository
 from chipwise.store.repositories.usage import (
     NEURON_MONITOR_METRIC,
@@ -340,7 +340,7 @@ def _choose_cost_source(session_factory: SessionFactory, run: _Run) -> None:
         return
     periods = billing_periods(run.cost_start, run.cost_end)
     with reading(session_factory) as session:
-        have = periods_with_account(session, run.account_id, periods)
+        have = BillRepository(session).periods_with_account(run.account_id, periods)
     if set(periods) <= have:
         run.cost_source, run.bill_periods = "bill", periods
         return
@@ -586,7 +586,7 @@ def _bill_costs(session: Session, run: _Run, resources: list[ScanResource]) -> S
     total of every resource of this region it names (EKS pods are shares of their nodes: not added again), by
     instance type; each resource's team and owner from its cost allocation tags."""
     settings = get_settings()
-    bills = resource_bills(session, run.account_id, run.cost_start, run.cost_end, region=run.region)
+    bills = BillRepository(session).resource_bills(run.account_id, run.cost_start, run.cost_end, region=run.region)
     by_key = {key.lower(): bill for key, bill in bills.items()}
     total = Decimal(0)
     by_type: dict[str, Decimal] = {}

@@ -49,7 +49,7 @@ from chipwise.rules.registry import rule_title
 from chipwise.store import Session
 from chipwise.store.repositories import usage as usage_store
 from chipwise.store.repositories.accounts import ScanRecord, ScanRepository
-from chipwise.store.repositories.bill import teams_by_arn
+from chipwise.store.repositories.bill import BillRepository
 from chipwise.store.repositories.findings import (
     OPEN,
     WITHDRAWN,
@@ -345,7 +345,7 @@ def _team_bars(
 ) -> list[Bar]:
     """Counted savings per team (the resource's team tag, live or the bill's cost allocation tag); empty when no
     finding's resource carries one."""
-    teams = teams_by_arn(session, account_id, [split_key(d.resource_id)[0] for d in documents], keys)
+    teams = BillRepository(session).teams_by_arn(account_id, [split_key(d.resource_id)[0] for d in documents], keys)
     if not teams:
         return []
     totals: dict[str, list[Any]] = defaultdict(lambda: [Decimal(0), 0])

@@ -19,7 +19,7 @@ from chipwise.pipeline.scan import run_scan
 from chipwise.presentation import plural
 from chipwise.settings import get_settings
 from chipwise.store import get_session_factory
-from chipwise.store.repositories import bill as bill_store
+from chipwise.store.repositories.bill import BillRepository
 from chipwise_devkit.bill_export import upload_export
 from chipwise_devkit.demo.account import demo_resources
 from chipwise_devkit.demo.bill import BILL_BUCKET, BILL_PREFIX, write_demo_export
@@ -96,9 +96,9 @@ def _ingest_bill(ctx: DemoContext, factory: sessionmaker[Session], aws: AwsConte
     periods = sorted(p.name.split("=", 1)[1] for p in (export / "metadata").iterdir())
     stored = ingest_bill(aws, factory, uri=uri, periods=periods, engine="duckdb")
     with factory() as session:
-        commitments = bill_store.commitments(session, seeded.account_id)
+        commitments = BillRepository(session).commitments(seeded.account_id)
         teams: dict[str, Decimal] = {}
-        for line in bill_store.spend(session, seeded.account_id, get_settings().team_tag_keys):
+        for line in BillRepository(session).spend(seeded.account_id, get_settings().team_tag_keys):
             teams[line.team or "(no team tag)"] = (
                 teams.get(line.team or "(no team tag)", Decimal(0)) + line.effective_cost
             )

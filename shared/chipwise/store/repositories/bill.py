@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, cast
 from sqlalchemy import Table, delete, func, insert, or_, select
 from sqlalchemy.orm import Session
 
+from chipwise.store.repositories.records import record_of
 from chipwise.store.tables import BillPeriodRow, BillResourceCost
 
 if TYPE_CHECKING:
@@ -137,20 +138,6 @@ class PeriodWriter:
         self.session.flush()
 
 
-def replace_period(session: Session, period: BillPeriod, now: datetime) -> StoredPeriod:
-    """Store one billing period read whole (its resource-days in ``period.resources``) in place of any earlier
-    bill of its payer and period. Runs in the caller's transaction: everything or nothing."""
-    writer = PeriodWriter(session, now)
-    writer.begin(period)
-    for start in range(0, len(period.resources), INSERT_CHUNK):
-        writer.resources(period.resources[start : start + INSERT_CHUNK])
-    kept, period.resources = period.resources, []
-    try:
-        return writer.finish(period)
-    finally:
-        period.resources = kept
-
-
 def _insert(session: Session, table: BillTable, rows: list[dict[str, Any]]) -> None:
     """Rows in chunks, through the table (Core): the ORM's bulk insert splits a chunk wherever the pattern of its
     NULL values changes (a resource-day with a commitment, one without), a statement every two rows."""
@@ -160,21 +147,6 @@ def _insert(session: Session, table: BillTable, rows: list[dict[str, Any]]) -> N
 
 def _table(mapped: BillTable) -> Table:
     return cast("Table", mapped.__table__)
-
-
-def stored_periods(session: Session) -> list[BillPeriodRow]:
-    return list(session.scalars(select(BillPeriodRow).order_by(BillPeriodRow.billing_period)))
-
-
-def periods_with_account(session: Session, account_id: str, periods: Sequence[str]) -> set[str]:
-    """The billing periods among ``periods`` whose stored bill has lines of ``account_id``."""
-    stmt = (
-        select(BillPeriodRow.billing_period)
-        .join(BillResourceCost, BillResourceCost.period_id == BillPeriodRow.id)
-        .where(BillPeriodRow.billing_period.in_(list(periods)), BillResourceCost.account_id == account_id)
-        .distinct()
-    )
-    return set(session.scalars(stmt))
 
 
 @dataclass
@@ -204,57 +176,6 @@ class ResourceBill:
         return (self.public_on_demand_cost / self.usage_hours).quantize(Decimal("0.000001"))
 
 
-def resource_bills(
-    session: Session, account_id: str, start: date, end: date, region: str | None = None
-) -> dict[str, ResourceBill]:
-    """Per resource id, its bill over ``[start, end)`` (EKS pods included, each naming its node)."""
-    stmt = (
-        select(BillResourceCost, BillPeriodRow.billing_period)
-        .join(BillPeriodRow, BillPeriodRow.id == BillResourceCost.period_id)
-        .where(BillResourceCost.account_id == account_id, BillResourceCost.day >= start, BillResourceCost.day < end)
-    )
-    if region is not None:
-        stmt = stmt.where(or_(BillResourceCost.region == region, BillResourceCost.region == ""))
-    found: dict[str, ResourceBill] = {}
-    for cost, period in session.execute(stmt):
-        item = found.get(cost.resource_id)
-        if item is None:
-            item = found[cost.resource_id] = ResourceBill(
-                cost.resource_id, cost.instance_type, cost.service, parent_resource_id=cost.parent_resource_id
-            )
-        item.effective_cost += cost.effective_cost
-        item.billed_cost += cost.billed_cost
-        item.public_on_demand_cost += cost.public_on_demand_cost
-        item.usage_hours += cost.usage_hours
-        item.pricings.add(cost.pricing)
-        item.periods.add(period)
-        item.tags.update({str(k): str(v) for k, v in (cost.tags or {}).items()})
-    return found
-
-
-def public_rates(session: Session, account_id: str, region: str | None = None) -> dict[str, tuple[Decimal, str]]:
-    """Per lower-case instance type, the public on-demand rate the account's bill states (its latest billing
-    period, in ``region`` when given) and that period."""
-    stmt = (
-        select(BillResourceCost.instance_type, BillResourceCost.public_on_demand_rate, BillPeriodRow.billing_period)
-        .join(BillPeriodRow, BillPeriodRow.id == BillResourceCost.period_id)
-        .where(
-            BillResourceCost.account_id == account_id,
-            BillResourceCost.instance_type.is_not(None),
-            BillResourceCost.public_on_demand_rate.is_not(None),
-            BillResourceCost.public_on_demand_rate > 0,
-        )
-        .order_by(BillPeriodRow.billing_period)
-    )
-    if region is not None:
-        stmt = stmt.where(BillResourceCost.region == region)
-    rates: dict[str, tuple[Decimal, str]] = {}
-    for instance_type, rate, period in session.execute(stmt):
-        if instance_type and rate is not None:
-            rates[str(instance_type).lower()] = (rate, str(period))
-    return rates
-
-
 @dataclass(frozen=True)
 class SpendLine:
     account_id: str
@@ -267,35 +188,7 @@ class SpendLine:
     team: str | None
 
 
-def spend(session: Session, account_id: str | None = None, team_keys: Sequence[str] = ()) -> list[SpendLine]:
-    """Effective spend by account, service and resource over every stored period, largest first (a list: see
-    :func:`iter_spend` to stream it)."""
-    return list(iter_spend(session, account_id, team_keys))
-
-
 STREAM_ROWS = 2_000  # rows fetched at a time when a listing is streamed
-
-
-def iter_spend(session: Session, account_id: str | None = None, team_keys: Sequence[str] = ()) -> Iterator[SpendLine]:
-    """Effective spend by account, service and resource over every stored period (pods are shares of their nodes:
-    left out so that nothing is counted twice), largest first, fetched a few thousand rows at a time."""
-    effective = func.sum(BillResourceCost.effective_cost)
-    stmt = select(
-        BillResourceCost.account_id,
-        BillResourceCost.service,
-        BillResourceCost.resource_id,
-        func.max(BillResourceCost.instance_type),
-        effective,
-        func.sum(BillResourceCost.public_on_demand_cost),
-        func.sum(BillResourceCost.usage_hours),
-    ).where(BillResourceCost.parent_resource_id.is_(None))
-    if account_id is not None:
-        stmt = stmt.where(BillResourceCost.account_id == account_id)
-    stmt = stmt.group_by(BillResourceCost.account_id, BillResourceCost.service, BillResourceCost.resource_id)
-    stmt = stmt.order_by(effective.desc(), BillResourceCost.account_id, BillResourceCost.resource_id)
-    teams = _first_tag(session, account_id, team_keys)
-    for a, svc, r, t, e, o, h in session.execute(stmt.execution_options(yield_per=STREAM_ROWS)):
-        yield SpendLine(str(a), str(svc), str(r), t, _dec(e), _dec(o), _dec(h), teams.get(str(r)))
 
 
 @dataclass(frozen=True)
@@ -308,100 +201,255 @@ class StoredServiceCost:
     line_items: int
 
 
-def service_costs(session: Session, account_id: str | None = None) -> list[StoredServiceCost]:
-    """The usage of resources Chipwise does not inventory, per period, account, region and service."""
-    from chipwise.store.tables import BillServiceCost
-
-    stmt = select(
-        BillPeriodRow.billing_period,
-        BillServiceCost.account_id,
-        BillServiceCost.region,
-        BillServiceCost.service,
-        BillServiceCost.effective_cost,
-        BillServiceCost.line_items,
-    ).join(BillPeriodRow, BillPeriodRow.id == BillServiceCost.period_id)
-    if account_id is not None:
-        stmt = stmt.where(BillServiceCost.account_id == account_id)
-    stmt = stmt.order_by(BillPeriodRow.billing_period, BillServiceCost.account_id, BillServiceCost.service)
-    return [
-        StoredServiceCost(str(p), str(a), str(r), str(s), _dec(e), int(n or 0))
-        for p, a, r, s, e, n in session.execute(stmt)
-    ]
-
-
 def _dec(value: Any) -> Decimal:
     return Decimal(str(value or 0))
 
 
-def _first_tag(session: Session, account_id: str | None, keys: Iterable[str]) -> dict[str, str]:
-    """Per resource id, the value of the first of ``keys`` its bill tags carry."""
-    wanted = list(keys)
-    if not wanted:
-        return {}
-    stmt = select(BillResourceCost.resource_id, BillResourceCost.tags)
-    stmt = stmt.where(BillResourceCost.parent_resource_id.is_(None))
-    if account_id is not None:
-        stmt = stmt.where(BillResourceCost.account_id == account_id)
-    found: dict[str, str] = {}
-    for resource_id, tags in session.execute(stmt.execution_options(yield_per=STREAM_ROWS)):
-        if str(resource_id) in found:
-            continue
-        for key in wanted:
-            if tags and tags.get(key):
-                found[str(resource_id)] = str(tags[key])
-                break
-    return found
+@dataclass(frozen=True, slots=True)
+class BillPeriodRecord:
+    """One stored bill: a payer's billing period from one export."""
+
+    id: int
+    payer_account_id: str
+    export_uri: str
+    billing_period: str
+    table_name: str
+    data_format: str
+    other_providers: dict[str, Any]
+    manifest_uri: str
+    execution_id: str
+    engine: str
+    line_items: int
+    bytes_read: int
+    ingested_at: datetime
 
 
-def resource_tags(session: Session, account_id: str) -> dict[str, dict[str, str]]:
-    """The cost allocation tags the bill carries, per resource id of the account."""
-    stmt = select(BillResourceCost.resource_id, BillResourceCost.tags).where(BillResourceCost.account_id == account_id)
-    found: dict[str, dict[str, str]] = defaultdict(dict)
-    for resource_id, tags in session.execute(stmt):
-        found[str(resource_id)].update({str(k): str(v) for k, v in (tags or {}).items()})
-    return dict(found)
+@dataclass(frozen=True, slots=True)
+class CommitmentRecord:
+    """A Savings Plan or reservation as one billing period shows it."""
+
+    arn: str
+    account_id: str
+    kind: str  # savings_plan | reservation
+    offering_type: str | None
+    family: str | None
+    hourly_commitment: Decimal | None
+    end_date: date | None
+    used_cost: Decimal
+    unused_cost: Decimal
+    covered_accelerator_hours: Decimal
+    accelerator_hours: Decimal
 
 
-def commitments(session: Session, account_id: str | None = None) -> list[tuple[BillCommitment, str]]:
-    """Every stored commitment with its billing period, the latest period first."""
-    from chipwise.store.tables import BillCommitment
+@dataclass(frozen=True, slots=True)
+class UnattributedRecord:
+    """Spend the bill does not tie to a resource, by account, region and category."""
 
-    stmt = select(BillCommitment, BillPeriodRow.billing_period).join(
-        BillPeriodRow, BillPeriodRow.id == BillCommitment.period_id
-    )
-    if account_id is not None:
-        stmt = stmt.where(BillCommitment.account_id == account_id)
-    stmt = stmt.order_by(BillPeriodRow.billing_period.desc(), BillCommitment.arn)
-    return [(row[0], str(row[1])) for row in session.execute(stmt)]
+    account_id: str
+    region: str
+    category: str
+    reason: str
+    amount: Decimal
 
 
-def unattributed(session: Session, account_id: str | None = None) -> list[BillUnattributed]:
-    from chipwise.store.tables import BillUnattributed
+class BillRepository:
+    """The stored bill: a period replaced whole, and what scans and ``chipwise bill show`` read back."""
 
-    stmt = select(BillUnattributed)
-    if account_id is not None:
-        stmt = stmt.where(BillUnattributed.account_id == account_id)
-    return list(session.scalars(stmt.order_by(BillUnattributed.account_id, BillUnattributed.category)))
+    def __init__(self, session: Session) -> None:
+        self.session = session
 
+    def replace_period(self, period: BillPeriod, now: datetime) -> StoredPeriod:
+        """Store one billing period read whole (its resource-days in ``period.resources``) in place of any earlier
+        bill of its payer and period. Runs in the caller's transaction: everything or nothing."""
+        writer = PeriodWriter(self.session, now)
+        writer.begin(period)
+        for start in range(0, len(period.resources), INSERT_CHUNK):
+            writer.resources(period.resources[start : start + INSERT_CHUNK])
+        kept, period.resources = period.resources, []
+        try:
+            return writer.finish(period)
+        finally:
+            period.resources = kept
 
-def teams_by_arn(session: Session, account_id: str, arns: Iterable[str], keys: Sequence[str]) -> dict[str, str]:
-    """The team of each stored resource of ``arns``: its live tags first, else the cost allocation tags the bill
-    carries for it (by EC2 instance id, else ARN); resources with neither are absent."""
-    from chipwise.models.common import first_tag
-    from chipwise.store.tables import Resource
+    def stored_periods(self) -> list[BillPeriodRecord]:
+        rows = self.session.scalars(select(BillPeriodRow).order_by(BillPeriodRow.billing_period))
+        return [record_of(BillPeriodRecord, row) for row in rows]
 
-    wanted = list(set(arns))
-    if not keys or not wanted:
-        return {}
-    billed = {k.lower(): v for k, v in resource_tags(session, account_id).items()}
-    teams: dict[str, str] = {}
-    for start in range(0, len(wanted), 500):
-        chunk = wanted[start : start + 500]
-        rows = session.execute(select(Resource.arn, Resource.tags, Resource.details).where(Resource.arn.in_(chunk)))
-        for arn, tags, details in rows:
-            instance_id = details.get("instance_id") if isinstance(details, dict) else None
-            live = {str(k): str(v) for k, v in (tags or {}).items()}
-            team = first_tag(live, keys) or first_tag(billed.get(str(instance_id or arn).lower(), {}), keys)
-            if team:
-                teams[str(arn)] = team
-    return teams
+    def periods_with_account(self, account_id: str, periods: Sequence[str]) -> set[str]:
+        """The billing periods among ``periods`` whose stored bill has lines of ``account_id``."""
+        stmt = (
+            select(BillPeriodRow.billing_period)
+            .join(BillResourceCost, BillResourceCost.period_id == BillPeriodRow.id)
+            .where(BillPeriodRow.billing_period.in_(list(periods)), BillResourceCost.account_id == account_id)
+            .distinct()
+        )
+        return set(self.session.scalars(stmt))
+
+    def resource_bills(
+        self, account_id: str, start: date, end: date, region: str | None = None
+    ) -> dict[str, ResourceBill]:
+        """Per resource id, its bill over ``[start, end)`` (EKS pods included, each naming its node)."""
+        stmt = (
+            select(BillResourceCost, BillPeriodRow.billing_period)
+            .join(BillPeriodRow, BillPeriodRow.id == BillResourceCost.period_id)
+            .where(BillResourceCost.account_id == account_id, BillResourceCost.day >= start, BillResourceCost.day < end)
+        )
+        if region is not None:
+            stmt = stmt.where(or_(BillResourceCost.region == region, BillResourceCost.region == ""))
+        found: dict[str, ResourceBill] = {}
+        for cost, period in self.session.execute(stmt):
+            item = found.get(cost.resource_id)
+            if item is None:
+                item = found[cost.resource_id] = ResourceBill(
+                    cost.resource_id, cost.instance_type, cost.service, parent_resource_id=cost.parent_resource_id
+                )
+            item.effective_cost += cost.effective_cost
+            item.billed_cost += cost.billed_cost
+            item.public_on_demand_cost += cost.public_on_demand_cost
+            item.usage_hours += cost.usage_hours
+            item.pricings.add(cost.pricing)
+            item.periods.add(period)
+            item.tags.update({str(k): str(v) for k, v in (cost.tags or {}).items()})
+        return found
+
+    def public_rates(self, account_id: str, region: str | None = None) -> dict[str, tuple[Decimal, str]]:
+        """Per lower-case instance type, the public on-demand rate the account's bill states (its latest billing
+        period, in ``region`` when given) and that period."""
+        stmt = (
+            select(BillResourceCost.instance_type, BillResourceCost.public_on_demand_rate, BillPeriodRow.billing_period)
+            .join(BillPeriodRow, BillPeriodRow.id == BillResourceCost.period_id)
+            .where(
+                BillResourceCost.account_id == account_id,
+                BillResourceCost.instance_type.is_not(None),
+                BillResourceCost.public_on_demand_rate.is_not(None),
+                BillResourceCost.public_on_demand_rate > 0,
+            )
+            .order_by(BillPeriodRow.billing_period)
+        )
+        if region is not None:
+            stmt = stmt.where(BillResourceCost.region == region)
+        rates: dict[str, tuple[Decimal, str]] = {}
+        for instance_type, rate, period in self.session.execute(stmt):
+            if instance_type and rate is not None:
+                rates[str(instance_type).lower()] = (rate, str(period))
+        return rates
+
+    def spend(self, account_id: str | None = None, team_keys: Sequence[str] = ()) -> list[SpendLine]:
+        """Effective spend by account, service and resource over every stored period, largest first (a list: see
+        :func:`iter_spend` to stream it)."""
+        return list(self.iter_spend(account_id, team_keys))
+
+    def iter_spend(self, account_id: str | None = None, team_keys: Sequence[str] = ()) -> Iterator[SpendLine]:
+        """Effective spend by account, service and resource over every stored period (pods are shares of their nodes:
+        left out so that nothing is counted twice), largest first, fetched a few thousand rows at a time."""
+        effective = func.sum(BillResourceCost.effective_cost)
+        stmt = select(
+            BillResourceCost.account_id,
+            BillResourceCost.service,
+            BillResourceCost.resource_id,
+            func.max(BillResourceCost.instance_type),
+            effective,
+            func.sum(BillResourceCost.public_on_demand_cost),
+            func.sum(BillResourceCost.usage_hours),
+        ).where(BillResourceCost.parent_resource_id.is_(None))
+        if account_id is not None:
+            stmt = stmt.where(BillResourceCost.account_id == account_id)
+        stmt = stmt.group_by(BillResourceCost.account_id, BillResourceCost.service, BillResourceCost.resource_id)
+        stmt = stmt.order_by(effective.desc(), BillResourceCost.account_id, BillResourceCost.resource_id)
+        teams = self._first_tag(account_id, team_keys)
+        for a, svc, r, t, e, o, h in self.session.execute(stmt.execution_options(yield_per=STREAM_ROWS)):
+            yield SpendLine(str(a), str(svc), str(r), t, _dec(e), _dec(o), _dec(h), teams.get(str(r)))
+
+    def service_costs(self, account_id: str | None = None) -> list[StoredServiceCost]:
+        """The usage of resources Chipwise does not inventory, per period, account, region and service."""
+        from chipwise.store.tables import BillServiceCost
+
+        stmt = select(
+            BillPeriodRow.billing_period,
+            BillServiceCost.account_id,
+            BillServiceCost.region,
+            BillServiceCost.service,
+            BillServiceCost.effective_cost,
+            BillServiceCost.line_items,
+        ).join(BillPeriodRow, BillPeriodRow.id == BillServiceCost.period_id)
+        if account_id is not None:
+            stmt = stmt.where(BillServiceCost.account_id == account_id)
+        stmt = stmt.order_by(BillPeriodRow.billing_period, BillServiceCost.account_id, BillServiceCost.service)
+        return [
+            StoredServiceCost(str(p), str(a), str(r), str(s), _dec(e), int(n or 0))
+            for p, a, r, s, e, n in self.session.execute(stmt)
+        ]
+
+    def _first_tag(self, account_id: str | None, keys: Iterable[str]) -> dict[str, str]:
+        """Per resource id, the value of the first of ``keys`` its bill tags carry."""
+        wanted = list(keys)
+        if not wanted:
+            return {}
+        stmt = select(BillResourceCost.resource_id, BillResourceCost.tags)
+        stmt = stmt.where(BillResourceCost.parent_resource_id.is_(None))
+        if account_id is not None:
+            stmt = stmt.where(BillResourceCost.account_id == account_id)
+        found: dict[str, str] = {}
+        for resource_id, tags in self.session.execute(stmt.execution_options(yield_per=STREAM_ROWS)):
+            if str(resource_id) in found:
+                continue
+            for key in wanted:
+                if tags and tags.get(key):
+                    found[str(resource_id)] = str(tags[key])
+                    break
+        return found
+
+    def resource_tags(self, account_id: str) -> dict[str, dict[str, str]]:
+        """The cost allocation tags the bill carries, per resource id of the account."""
+        stmt = select(BillResourceCost.resource_id, BillResourceCost.tags).where(
+            BillResourceCost.account_id == account_id
+        )
+        found: dict[str, dict[str, str]] = defaultdict(dict)
+        for resource_id, tags in self.session.execute(stmt):
+            found[str(resource_id)].update({str(k): str(v) for k, v in (tags or {}).items()})
+        return dict(found)
+
+    def commitments(self, account_id: str | None = None) -> list[tuple[CommitmentRecord, str]]:
+        """Every stored commitment with its billing period, the latest period first."""
+        from chipwise.store.tables import BillCommitment
+
+        stmt = select(BillCommitment, BillPeriodRow.billing_period).join(
+            BillPeriodRow, BillPeriodRow.id == BillCommitment.period_id
+        )
+        if account_id is not None:
+            stmt = stmt.where(BillCommitment.account_id == account_id)
+        stmt = stmt.order_by(BillPeriodRow.billing_period.desc(), BillCommitment.arn)
+        return [(record_of(CommitmentRecord, row[0]), str(row[1])) for row in self.session.execute(stmt)]
+
+    def unattributed(self, account_id: str | None = None) -> list[UnattributedRecord]:
+        from chipwise.store.tables import BillUnattributed
+
+        stmt = select(BillUnattributed)
+        if account_id is not None:
+            stmt = stmt.where(BillUnattributed.account_id == account_id)
+        rows = self.session.scalars(stmt.order_by(BillUnattributed.account_id, BillUnattributed.category))
+        return [record_of(UnattributedRecord, row) for row in rows]
+
+    def teams_by_arn(self, account_id: str, arns: Iterable[str], keys: Sequence[str]) -> dict[str, str]:
+        """The team of each stored resource of ``arns``: its live tags first, else the cost allocation tags the bill
+        carries for it (by EC2 instance id, else ARN); resources with neither are absent."""
+        from chipwise.models.common import first_tag
+        from chipwise.store.tables import Resource
+
+        wanted = list(set(arns))
+        if not keys or not wanted:
+            return {}
+        billed = {k.lower(): v for k, v in self.resource_tags(account_id).items()}
+        teams: dict[str, str] = {}
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start : start + 500]
+            rows = self.session.execute(
+                select(Resource.arn, Resource.tags, Resource.details).where(Resource.arn.in_(chunk))
+            )
+            for arn, tags, details in rows:
+                instance_id = details.get("instance_id") if isinstance(details, dict) else None
+                live = {str(k): str(v) for k, v in (tags or {}).items()}
+                team = first_tag(live, keys) or first_tag(billed.get(str(instance_id or arn).lower(), {}), keys)
+                if team:
+                    teams[str(arn)] = team
+        return teams

@@ -111,9 +111,9 @@ class ProfileInputRepository:
         by a commitment); EKS pods (shares of their nodes) left out. Empty unless the scan prices from the bill."""
         if not self._bill:
             return {}
-        from chipwise.store.repositories.bill import resource_bills
+        from chipwise.store.repositories.bill import BillRepository
 
-        found = resource_bills(self._session, self._account_id, start, end, self._region)
+        found = BillRepository(self._session).resource_bills(self._account_id, start, end, self._region)
         return {
             key.lower(): (
                 b.public_on_demand_cost,
