@@ -30,10 +30,11 @@ from chipwise.models.evidence import FindingEvidence
 from chipwise.models.neuron import INSTANCE_RUNTIME_TAG
 from chipwise.models.resources import EndpointDetails, TrainingJobDetails, WorkloadHints, parse_details, parse_hints
 from chipwise.store import Session
-from chipwise.store.repositories.benchmarks import BenchmarkRepository, MetricRollupRecord
+from chipwise.store.repositories.benchmarks import BenchmarkRepository
 from chipwise.store.repositories.findings import FindingRecord
 from chipwise.store.repositories.inventory import ResourceRecord, ResourceRepository
 from chipwise.store.repositories.neuron import NeuronRollupRecord
+from chipwise.store.repositories.usage import MetricRollupRecord
 
 WorkloadKind = Literal["inference", "training"]
 

@@ -34,10 +34,10 @@ from chipwise.presentation import current_capacity, ledger
 from chipwise.render import money, render
 from chipwise.settings import Settings
 from chipwise.store import Session
-from chipwise.store.repositories import usage as usage_store
 from chipwise.store.repositories.accounts import AccountRepository
 from chipwise.store.repositories.inventory import ResourceRecord, ResourceRepository
 from chipwise.store.repositories.messaging import DraftRecord, DraftRepository, OutboxRecord
+from chipwise.store.repositories.usage import UsageRepository
 
 ACCELERATORS = ("inferentia", "trainium", "nvidia")
 CREDITS_KIND = "credits_application"
@@ -131,16 +131,16 @@ def _spend(
     session: Session, account_id: str, lookback_days: int
 ) -> tuple[date | None, date | None, dict[str, Decimal]]:
     """Accelerator spend per platform over the last ``lookback_days`` days that have cost records."""
-    _, last = usage_store.cost_day_range(session, account_id)
+    _, last = UsageRepository(session).cost_day_range(account_id)
     if last is None:
         return None, None, {}
     start, end = last - timedelta(days=lookback_days - 1), last + timedelta(days=1)
     by_platform: dict[str, Decimal] = defaultdict(Decimal)
-    for instance_type, total in usage_store.cost_by_instance_type(session, account_id, start, end):
+    for instance_type, total in UsageRepository(session).cost_by_instance_type(account_id, start, end):
         platform = platform_of(instance_type) if instance_type else None
         if platform in ACCELERATORS:
             by_platform[platform] += total
-    first, _ = usage_store.cost_day_range(session, account_id, since=start)
+    first, _ = UsageRepository(session).cost_day_range(account_id, since=start)
     return first, end, dict(by_platform)
 
 

@@ -11,7 +11,7 @@ from chipwise.store import Session
 from chipwise.store.repositories.findings import FindingRecord
 from chipwise.store.repositories.inventory import ResourceRecord
 from chipwise.store.repositories.realised import RealisedSavingRepository
-from chipwise.store.repositories.usage import stored_cost_days
+from chipwise.store.repositories.usage import UsageRepository
 
 DAYS_COMPARED = 14
 MIN_DAYS_AFTER = 3
@@ -33,7 +33,7 @@ def measure_realised(session: Session, *, account_id: str, region: str, now: dat
         start = last_seen - timedelta(days=DAYS_COMPARED)
         end = resolved_on + timedelta(days=DAYS_COMPARED + 1)
         daily = repository.daily_cost(account_id, finding.region, finding.instance_type, start, end)
-        known = stored_cost_days(session, account_id, start, min(end, now.date()))
+        known = UsageRepository(session).stored_cost_days(account_id, start, min(end, now.date()))
         figure = realised_saving(
             daily,
             known,

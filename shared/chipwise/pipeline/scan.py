@@ -67,14 +67,7 @@ from chipwise.store.repositories.usage import (
     CostBreakdown,
     CoverageKey,
     StoredCoverage,
-    cost_breakdown,
-    cost_totals,
-    coverage_windows,
-    save_cost_records,
-    save_coverage,
-    save_rollups,
-    stored_cost_days,
-    stored_hours,
+    UsageRepository,
 )
 from chipwise.store.schema import require_current_schema
 
@@ -363,7 +356,7 @@ def _collect_costs(aws: AwsContext, session_factory: SessionFactory, run: _Run) 
         run.counts["cost_records"] = 0
         return
     with transaction(session_factory) as session:
-        stored = stored_cost_days(session, run.account_id, run.cost_start, run.cost_end)
+        stored = UsageRepository(session).stored_cost_days(run.account_id, run.cost_start, run.cost_end)
     wanted = cost_collector.days_to_fetch(run.cost_start, run.cost_end, stored, today=run.now.date())
     if wanted is None:
         run.counts["cost_records"] = 0
@@ -374,7 +367,7 @@ def _collect_costs(aws: AwsContext, session_factory: SessionFactory, run: _Run) 
         run.fail("costs", exc)
         return
     with transaction(session_factory) as session:
-        run.counts["cost_records"] = save_cost_records(session, run.account_id, records, run.now)
+        run.counts["cost_records"] = UsageRepository(session).save_cost_records(run.account_id, records, run.now)
 
 
 def _collect_metrics(aws: AwsContext, session_factory: SessionFactory, run: _Run) -> None:
@@ -393,7 +386,7 @@ def _collect_metrics(aws: AwsContext, session_factory: SessionFactory, run: _Run
     prior: dict[CoverageKey, StoredCoverage] = {}
     if run.incremental:
         with transaction(session_factory) as session:
-            prior = coverage_windows(session, run.account_id, run.region)
+            prior = UsageRepository(session).coverage_windows(run.account_id, run.region)
     last_read = {
         target_index: end
         for target_index, target in enumerate(targets)
@@ -411,7 +404,7 @@ def _collect_metrics(aws: AwsContext, session_factory: SessionFactory, run: _Run
         read.extend(coverage)
         if len(buffered) >= ROLLUP_FLUSH_ROWS:
             with transaction(session_factory) as session:
-                save_rollups(session, buffered, run.resource_ids)
+                UsageRepository(session).save_rollups(buffered, run.resource_ids)
             buffered.clear()
 
     try:  # OTel Container Insights (PromQL) for the EKS nodes classic Container Insights has no series for
@@ -435,7 +428,7 @@ def _collect_metrics(aws: AwsContext, session_factory: SessionFactory, run: _Run
     finally:
         with transaction(session_factory) as session:
             if buffered:
-                save_rollups(session, buffered, run.resource_ids)
+                UsageRepository(session).save_rollups(buffered, run.resource_ids)
             _save_window_coverage(session, run, read, prior)
     incremental = sum(len(group) for start, group in groups if start > run.metric_start)
     run.counts |= {
@@ -467,7 +460,7 @@ def _save_window_coverage(
     if not read:
         return
     window = (run.metric_start, run.metric_end)
-    stored = stored_hours(session, run.account_id, run.region, *window)
+    stored = UsageRepository(session).stored_hours(run.account_id, run.region, *window)
     merged = []
     for c in read:
         key = (run.resource_ids[c.resource_key], c.namespace, c.metric)
@@ -475,7 +468,7 @@ def _save_window_coverage(
         earlier = prior.get(key)
         existed = earlier is not None and earlier[1] and earlier[0] > run.metric_start
         merged.append(SeriesCoverage(c.resource_key, c.namespace, c.metric, c.exists or existed or hours > 0, hours))
-    save_coverage(session, merged, run.resource_ids, window, run.now, stored=prior)
+    UsageRepository(session).save_coverage(merged, run.resource_ids, window, run.now, stored=prior)
 
 
 def _neuron_coverage(session_factory: SessionFactory, run: _Run) -> None:
@@ -497,7 +490,7 @@ def _neuron_coverage(session_factory: SessionFactory, run: _Run) -> None:
             )
             for iid, arn in neuron.items()
         ]
-        save_coverage(session, coverage, run.resource_ids, (run.metric_start, run.metric_end), run.now)
+        UsageRepository(session).save_coverage(coverage, run.resource_ids, (run.metric_start, run.metric_end), run.now)
     run.counts["neuron_instances_reporting"] = sum(1 for h in hours.values() if h)
 
 
@@ -537,8 +530,12 @@ def _document(aws: AwsContext, session: Session, run: _Run, findings: Sequence[F
     if run.cost_source == "bill":
         costs = _bill_costs(session, run, resources)
     else:
-        total, by_type = cost_totals(session, run.account_id, run.cost_start, run.cost_end, region=run.region)
-        breakdown = cost_breakdown(session, run.account_id, run.cost_start, run.cost_end, region=run.region)
+        total, by_type = UsageRepository(session).cost_totals(
+            run.account_id, run.cost_start, run.cost_end, region=run.region
+        )
+        breakdown = UsageRepository(session).cost_breakdown(
+            run.account_id, run.cost_start, run.cost_end, region=run.region
+        )
         costs = _scan_costs(total, by_type, breakdown)
     return ScanDocument(
         scan_id=run.scan_id,

@@ -47,7 +47,6 @@ from chipwise.report.charts import Bar, HeatMap, Trend, bars, heat_map, trend
 from chipwise.report.naming import report_filename
 from chipwise.rules.registry import rule_title
 from chipwise.store import Session
-from chipwise.store.repositories import usage as usage_store
 from chipwise.store.repositories.accounts import ScanRecord, ScanRepository
 from chipwise.store.repositories.bill import BillRepository
 from chipwise.store.repositories.findings import (
@@ -62,6 +61,7 @@ from chipwise.store.repositories.inventory import ResourceRecord, ResourceReposi
 from chipwise.store.repositories.neuron import NeuronRepository
 from chipwise.store.repositories.realised import RealisedSavingRepository
 from chipwise.store.repositories.remediations import RemediationRepository, RulePrecision
+from chipwise.store.repositories.usage import UsageRepository
 
 HEAT_MAPS = 4  # top findings drawn as heat-maps
 MIN_SCAN_PREFIX = 6
@@ -285,7 +285,7 @@ def _hourly(
         return None
     for namespace, metric, label in UTILISATION_SOURCES:
         values: dict[datetime, list[float]] = defaultdict(list)
-        for hour, average in usage_store.metric_averages(session, resource.id, namespace, metric, start, end):
+        for hour, average in UsageRepository(session).metric_averages(resource.id, namespace, metric, start, end):
             values[_utc(hour)].append(float(average))
         if values:
             return {hour: sum(v) / len(v) for hour, v in values.items()}, label

@@ -14,7 +14,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from chipwise.aws import aws_context
 from chipwise.pipeline.scan import run_scan
-from chipwise.store.repositories.usage import effective_hourly_rates
+from chipwise.store.repositories.usage import UsageRepository
 from chipwise.store.tables import CostRecord
 from chipwise_devkit.emulator import Emulator
 
@@ -106,7 +106,7 @@ def test_every_kind_is_attributed_ignored_with_a_reason_or_counted(
         assert kinds_stored["USE1-Canvas:Session-Hrs"] == "unknown"
         assert kinds_stored["USE1-UnusedBox:p4de.24xlarge"] == "UnusedBox"
         # and the account's own p4de rate is 819.314 / 20 h, not diluted by the 4 unused hours
-        rates = effective_hourly_rates(session, ACCOUNT, NOW.date().replace(day=18), NOW.date())
+        rates = UsageRepository(session).effective_hourly_rates(ACCOUNT, NOW.date().replace(day=18), NOW.date())
         assert rates["p4de.24xlarge"] == Decimal("40.965700")
         assert rates["ml.g5.xlarge"] == Decimal("1.410000") and "m5.large" not in rates
 

@@ -27,7 +27,7 @@ from chipwise.economics import parse_utc
 from chipwise.models.records import HourlyRollup
 from chipwise.store.repositories.metric_series import KEEP_HOURS, epoch_hour
 from chipwise.store.repositories.profile_inputs import ProfileInputRepository
-from chipwise.store.repositories.usage import save_rollups, stored_hours
+from chipwise.store.repositories.usage import UsageRepository
 from chipwise.store.tables import MetricRollup, MetricSeries, Resource
 
 HOUR = timedelta(hours=1)
@@ -108,19 +108,19 @@ def test_packed_series_read_exactly_as_the_rows_with_late_datapoints_and_gaps(se
     # read the last 27 hours again (late datapoints overwrite those hours, some with no value at all now)
     ids = _resources(session, ["a", "b", "c"])
     arns = sorted(ids)
-    save_rollups(session, _rollups(arns, WINDOW_START - timedelta(days=1), 15 * 24, seed=1), ids)
-    save_rollups(session, _rollups(arns, WINDOW_END - 27 * HOUR, 27, seed=2, gaps=0.1), ids)
-    save_rollups(session, _rollups(arns[:1], WINDOW_END - 5 * HOUR, 5, seed=3, gaps=0.0), ids)
+    UsageRepository(session).save_rollups(_rollups(arns, WINDOW_START - timedelta(days=1), 15 * 24, seed=1), ids)
+    UsageRepository(session).save_rollups(_rollups(arns, WINDOW_END - 27 * HOUR, 27, seed=2, gaps=0.1), ids)
+    UsageRepository(session).save_rollups(_rollups(arns[:1], WINDOW_END - 5 * HOUR, 5, seed=3, gaps=0.0), ids)
     assert session.scalar(select(func.count()).select_from(MetricSeries)) == len(arns) * len(METRICS)
     # When the series, their summaries, the profiles and the stored hours are read packed, then from the rows
     packed = _series(session)
     profiles = _profiles(session)
-    hours = stored_hours(session, ACCOUNT, REGION, WINDOW_START, WINDOW_END)
+    hours = UsageRepository(session).stored_hours(ACCOUNT, REGION, WINDOW_START, WINDOW_END)
     counted = _counted(session)
     # Then they are the same, hour for hour, and the weekly metrics keep their hour-of-week slots
     assert packed == _from_rows(session, _series)
     assert profiles == _profiles(session)
-    assert hours == counted == stored_hours(session, ACCOUNT, REGION, WINDOW_START, WINDOW_END)
+    assert hours == counted == UsageRepository(session).stored_hours(ACCOUNT, REGION, WINDOW_START, WINDOW_END)
     weekly = [s for (_, ns, m), (_, _, s) in packed.items() if (ns, m) in WEEKLY_METRICS]
     assert weekly and all(s is not None and s.weekly is not None for s in weekly)
     assert any(p.signals.invocations is not None and p.signals.cpu_util is not None for p in profiles)
@@ -150,7 +150,7 @@ def test_rows_stored_before_the_packed_form_are_packed_with_the_resources_next_w
     # When a scan writes one new hour of one metric of one of them
     arn = min(ids)
     late = HourlyRollup(arn, "AWS/EC2", "CPUUtilization", WINDOW_END - HOUR, 99.0, 100.0, None, 1.0)
-    save_rollups(session, [late], ids)
+    UsageRepository(session).save_rollups([late], ids)
     # Then every series of that resource is packed from its rows (the other resource stays read from its rows)
     packed = {tuple(k) for k in session.execute(select(MetricSeries.resource_id, MetricSeries.metric))}
     assert packed == {(ids[arn], m) for _, m in METRICS}
@@ -166,12 +166,14 @@ def test_a_window_older_than_a_packed_series_keeps_is_read_from_the_rows(session
     first = WINDOW_END - (KEEP_HOURS + 200) * HOUR
     rows = _rollups(sorted(ids), first, KEEP_HOURS + 200, seed=5, gaps=0.3)
     for offset in range(0, len(rows), 5_000):  # several writes, as scans make them
-        save_rollups(session, rows[offset : offset + 5_000], ids)
+        UsageRepository(session).save_rollups(rows[offset : offset + 5_000], ids)
     since = session.scalars(select(MetricSeries.since_hour)).all()
     assert since and all(s is not None and s > epoch_hour(first) for s in since)
     # and a late datapoint for an hour older than what it keeps
     arn = next(iter(ids))
-    save_rollups(session, [HourlyRollup(arn, "AWS/EC2", "CPUUtilization", first + HOUR, 1.0, 2.0, None, 1.0)], ids)
+    UsageRepository(session).save_rollups(
+        [HourlyRollup(arn, "AWS/EC2", "CPUUtilization", first + HOUR, 1.0, 2.0, None, 1.0)], ids
+    )
     # When windows inside and before what it keeps are read
     inside = _series(session)
     older = _series(session, first, WINDOW_END)

@@ -16,16 +16,7 @@ from chipwise.models.resources import WorkloadHints, parse_details
 from chipwise.store.repositories.accounts import AccountRepository
 from chipwise.store.repositories.inventory import GONE, ResourceRepository
 from chipwise.store.repositories.neuron import NeuronRepository
-from chipwise.store.repositories.usage import (
-    cost_totals,
-    coverage_for,
-    effective_hourly_rates,
-    rollups_for,
-    save_cost_records,
-    save_coverage,
-    save_rollups,
-    stored_cost_days,
-)
+from chipwise.store.repositories.usage import UsageRepository
 from chipwise.store.tables import MetricRollup, NeuronRollup, Resource
 
 ACCOUNT = "123456789012"
@@ -100,19 +91,19 @@ def test_costs_to_the_cent_and_effective_rates(session: Session) -> None:
         _cost(2, "USE1-Host:ml.inf2.xlarge", "ml.inf2.xlarge", "23.7600001", "23.76", "24"),
         _cost(2, "USE1-Host:VolumeUsage.gp2", None, "0.52", "0.52", "3.7"),
     ]
-    save_cost_records(session, ACCOUNT, records, NOW)
-    save_cost_records(session, ACCOUNT, records, NOW)  # fetching again changes nothing
+    UsageRepository(session).save_cost_records(ACCOUNT, records, NOW)
+    UsageRepository(session).save_cost_records(ACCOUNT, records, NOW)  # fetching again changes nothing
     # Then totals are exact Decimals and the rate is amortized cost per hour
-    total, by_type = cost_totals(session, ACCOUNT, date(2026, 11, 1), date(2026, 11, 3))
+    total, by_type = UsageRepository(session).cost_totals(ACCOUNT, date(2026, 11, 1), date(2026, 11, 3))
     assert total == Decimal("48.040000")
     assert by_type == {"ml.inf2.xlarge": Decimal("47.520000")}
-    assert effective_hourly_rates(session, ACCOUNT, date(2026, 11, 1), date(2026, 11, 3)) == {
+    assert UsageRepository(session).effective_hourly_rates(ACCOUNT, date(2026, 11, 1), date(2026, 11, 3)) == {
         "ml.inf2.xlarge": Decimal("0.851400")
     }
-    assert effective_hourly_rates(session, ACCOUNT, date(2026, 11, 2), date(2026, 11, 3)) == {
+    assert UsageRepository(session).effective_hourly_rates(ACCOUNT, date(2026, 11, 2), date(2026, 11, 3)) == {
         "ml.inf2.xlarge": Decimal("0.990000")
     }
-    assert stored_cost_days(session, ACCOUNT, date(2026, 11, 1), date(2026, 11, 30)) == {
+    assert UsageRepository(session).stored_cost_days(ACCOUNT, date(2026, 11, 1), date(2026, 11, 30)) == {
         date(2026, 11, 1),
         date(2026, 11, 2),
     }
@@ -130,15 +121,15 @@ def test_rollups_and_coverage_are_idempotent(session: Session) -> None:
         SeriesCoverage("arn:r", "CWAgent", "x", False, 0),
     ]
     for _ in range(2):
-        save_rollups(session, rows, ids)
-        save_coverage(session, coverage, ids, (H, NOW), NOW)
-    stored = rollups_for(session, ids["arn:r"], "AWS/EC2", "CPUUtilization", H, NOW)
+        UsageRepository(session).save_rollups(rows, ids)
+        UsageRepository(session).save_coverage(coverage, ids, (H, NOW), NOW)
+    stored = UsageRepository(session).rollups_for(ids["arn:r"], "AWS/EC2", "CPUUtilization", H, NOW)
     assert [(r.hour, r.average, r.maximum, r.sample_count) for r in stored] == [
         (H, 10.0, 20.0, 60.0),
         (H + timedelta(hours=1), 11.0, 20.0, 60.0),
     ]
     assert session.scalar(select(func.count()).select_from(MetricRollup)) == 2
-    found = coverage_for(session, ids["arn:r"])
+    found = UsageRepository(session).coverage_for(ids["arn:r"])
     assert found[("CWAgent", "x")].exists is False and found[("AWS/EC2", "CPUUtilization")].hours_with_data == 2
 
 

@@ -23,6 +23,7 @@ from chipwise.store.repositories.findings import (
 )
 from chipwise.store.repositories.neuron import NeuronRollupRecord
 from chipwise.store.repositories.records import record_of, values_of
+from chipwise.store.repositories.usage import MetricRollupRecord
 from chipwise.store.tables import BenchmarkRun, Finding, MetricRollup, NeuronRollup, Recommendation
 
 
@@ -48,19 +49,6 @@ class BenchmarkRunRecord:
     submitted_at: datetime
     finished_at: datetime | None
     expires_at: datetime | None
-
-
-@dataclass(frozen=True, slots=True)
-class MetricRollupRecord:
-    """One hour of one CloudWatch metric of a resource."""
-
-    namespace: str
-    metric: str
-    hour: datetime
-    average: float | None
-    maximum: float | None
-    sum: float | None
-    sample_count: float | None
 
 
 def _run(row: BenchmarkRun) -> BenchmarkRunRecord:

@@ -208,76 +208,6 @@ class PackedSeries:
 # --- writing --------------------------------------------------------------------------------------------------
 
 
-def save_packed(session: Session, rows: Sequence[Mapping[str, Any]]) -> None:
-    """Merge rollup rows (``metric_rollups`` columns, before they are upserted) into their packed series."""
-    written: dict[SeriesKey, list[tuple[int, Any, Any, Any]]] = {}
-    hours: dict[datetime, int] = {}
-    for row in rows:
-        key = (int(row["resource_id"]), str(row["namespace"]), str(row["metric"]))
-        hour = hours.get(row["hour"])
-        if hour is None:
-            hour = hours[row["hour"]] = epoch_hour(row["hour"])
-        written.setdefault(key, []).append((hour, row.get("average"), row.get("maximum"), row.get("sum")))
-    if not written:
-        return
-    resource_ids = sorted({key[0] for key in written})
-    _lock_resources(session, resource_ids)
-    packed = _read_packed(session, resource_ids)
-    unpacked = set(resource_ids) - {key[0] for key in packed}
-    if unpacked:  # a resource packed for the first time: every series it has rows for, from its rows
-        packed.update(_pack_rows(session, sorted(unpacked)))
-    for key, items in written.items():
-        packed.setdefault(key, PackedSeries.empty()).merge(items)
-    out = []
-    for key in sorted(set(written) | {key for key in packed if key[0] in unpacked}):
-        series = packed[key]
-        series.prune()
-        out.append({"resource_id": key[0], "namespace": key[1], "metric": key[2], **series.columns()})
-    upsert(session, MetricSeries, out, conflict=["resource_id", "namespace", "metric"])
-
-
-def _lock_resources(session: Session, resource_ids: Sequence[int]) -> None:
-    """The resources' rows locked until the transaction ends, in id order (PostgreSQL; SQLite has one writer):
-    two scans packing the same resources run one after the other, so a series packed for the first time by one is
-    read, not packed again from the rows the other cannot see yet (which would lose its hours)."""
-    for offset in range(0, len(resource_ids), _ID_CHUNK):
-        chunk = resource_ids[offset : offset + _ID_CHUNK]
-        session.execute(select(Resource.id).where(Resource.id.in_(chunk)).order_by(Resource.id).with_for_update())
-
-
-def _read_packed(session: Session, resource_ids: Sequence[int]) -> dict[SeriesKey, PackedSeries]:
-    found: dict[SeriesKey, PackedSeries] = {}
-    for offset in range(0, len(resource_ids), _ID_CHUNK):
-        chunk = resource_ids[offset : offset + _ID_CHUNK]
-        # Locked until the transaction ends (PostgreSQL; SQLite has one writer): a concurrent scan of the same
-        # resources merges into what this one writes, not into what both read.
-        stmt = _packed_columns().where(MetricSeries.resource_id.in_(chunk)).with_for_update()
-        for rid, ns, metric, *columns in session.execute(stmt):
-            found[(int(rid), str(ns), str(metric))] = PackedSeries.from_row(*columns)
-    return found
-
-
-def _pack_rows(session: Session, resource_ids: Sequence[int]) -> dict[SeriesKey, PackedSeries]:
-    written: dict[SeriesKey, list[tuple[int, Any, Any, Any]]] = {}
-    for offset in range(0, len(resource_ids), _ID_CHUNK):
-        stmt = select(
-            MetricRollup.resource_id,
-            MetricRollup.namespace,
-            MetricRollup.metric,
-            MetricRollup.hour,
-            MetricRollup.average,
-            MetricRollup.maximum,
-            MetricRollup.sum,
-        ).where(MetricRollup.resource_id.in_(resource_ids[offset : offset + _ID_CHUNK]))
-        for rid, ns, metric, hour, average, maximum, total in session.execute(stmt):
-            written.setdefault((int(rid), str(ns), str(metric)), []).append((epoch_hour(hour), average, maximum, total))
-    found = {}
-    for key, hours in written.items():
-        found[key] = series = PackedSeries.empty()
-        series.merge(hours)
-    return found
-
-
 def _packed_columns() -> Any:
     return select(
         MetricSeries.resource_id,
@@ -293,27 +223,6 @@ def _packed_columns() -> Any:
 
 
 # --- reading --------------------------------------------------------------------------------------------------
-
-
-def packed_series(
-    session: Session, resource_ids: Any, start: datetime, metrics: Sequence[str] | None = None
-) -> Iterator[tuple[SeriesKey, PackedSeries]]:
-    """The packed series of the resources ``resource_ids`` selects (a scalar subquery) that are packed completely
-    from ``start`` on (see :func:`unpacked_resources` for the others), optionally only ``metrics``."""
-    start_hour = _ceil_hour(start)
-    stmt = _packed_columns().where(MetricSeries.resource_id.in_(resource_ids))
-    if metrics is not None:
-        stmt = stmt.where(MetricSeries.metric.in_(list(metrics)))
-    by_resource: dict[int, list[tuple[SeriesKey, PackedSeries]]] = {}
-    incomplete: set[int] = set()
-    for rid, ns, metric, *columns in session.execute(stmt):
-        series = PackedSeries.from_row(*columns)
-        if not series.complete_from(start_hour):
-            incomplete.add(int(rid))
-        by_resource.setdefault(int(rid), []).append(((int(rid), str(ns), str(metric)), series))
-    for rid, items in by_resource.items():
-        if rid not in incomplete:
-            yield from items
 
 
 def unpacked_resources(resource_ids: Any, start: datetime, metrics: Sequence[str] | None = None) -> Any:
@@ -344,3 +253,100 @@ def hour_rows(series: Iterable[tuple[SeriesKey, PackedSeries]], start: int, end:
         if hours:
             found[key] = hours
     return found
+
+
+class MetricSeriesRepository:
+    """Packed hourly series: a resource's rollups of a metric as one row of floats (read and written whole)."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+
+    def save_packed(self, rows: Sequence[Mapping[str, Any]]) -> None:
+        """Merge rollup rows (``metric_rollups`` columns, before they are upserted) into their packed series."""
+        written: dict[SeriesKey, list[tuple[int, Any, Any, Any]]] = {}
+        hours: dict[datetime, int] = {}
+        for row in rows:
+            key = (int(row["resource_id"]), str(row["namespace"]), str(row["metric"]))
+            hour = hours.get(row["hour"])
+            if hour is None:
+                hour = hours[row["hour"]] = epoch_hour(row["hour"])
+            written.setdefault(key, []).append((hour, row.get("average"), row.get("maximum"), row.get("sum")))
+        if not written:
+            return
+        resource_ids = sorted({key[0] for key in written})
+        self._lock_resources(resource_ids)
+        packed = self._read_packed(resource_ids)
+        unpacked = set(resource_ids) - {key[0] for key in packed}
+        if unpacked:  # a resource packed for the first time: every series it has rows for, from its rows
+            packed.update(self._pack_rows(sorted(unpacked)))
+        for key, items in written.items():
+            packed.setdefault(key, PackedSeries.empty()).merge(items)
+        out = []
+        for key in sorted(set(written) | {key for key in packed if key[0] in unpacked}):
+            series = packed[key]
+            series.prune()
+            out.append({"resource_id": key[0], "namespace": key[1], "metric": key[2], **series.columns()})
+        upsert(self.session, MetricSeries, out, conflict=["resource_id", "namespace", "metric"])
+
+    def _lock_resources(self, resource_ids: Sequence[int]) -> None:
+        """The resources' rows locked until the transaction ends, in id order (PostgreSQL; SQLite has one writer):
+        two scans packing the same resources run one after the other, so a series packed for the first time by one is
+        read, not packed again from the rows the other cannot see yet (which would lose its hours)."""
+        for offset in range(0, len(resource_ids), _ID_CHUNK):
+            chunk = resource_ids[offset : offset + _ID_CHUNK]
+            self.session.execute(
+                select(Resource.id).where(Resource.id.in_(chunk)).order_by(Resource.id).with_for_update()
+            )
+
+    def _read_packed(self, resource_ids: Sequence[int]) -> dict[SeriesKey, PackedSeries]:
+        found: dict[SeriesKey, PackedSeries] = {}
+        for offset in range(0, len(resource_ids), _ID_CHUNK):
+            chunk = resource_ids[offset : offset + _ID_CHUNK]
+            # Locked until the transaction ends (PostgreSQL; SQLite has one writer): a concurrent scan of the same
+            # resources merges into what this one writes, not into what both read.
+            stmt = _packed_columns().where(MetricSeries.resource_id.in_(chunk)).with_for_update()
+            for rid, ns, metric, *columns in self.session.execute(stmt):
+                found[(int(rid), str(ns), str(metric))] = PackedSeries.from_row(*columns)
+        return found
+
+    def _pack_rows(self, resource_ids: Sequence[int]) -> dict[SeriesKey, PackedSeries]:
+        written: dict[SeriesKey, list[tuple[int, Any, Any, Any]]] = {}
+        for offset in range(0, len(resource_ids), _ID_CHUNK):
+            stmt = select(
+                MetricRollup.resource_id,
+                MetricRollup.namespace,
+                MetricRollup.metric,
+                MetricRollup.hour,
+                MetricRollup.average,
+                MetricRollup.maximum,
+                MetricRollup.sum,
+            ).where(MetricRollup.resource_id.in_(resource_ids[offset : offset + _ID_CHUNK]))
+            for rid, ns, metric, hour, average, maximum, total in self.session.execute(stmt):
+                written.setdefault((int(rid), str(ns), str(metric)), []).append(
+                    (epoch_hour(hour), average, maximum, total)
+                )
+        found = {}
+        for key, hours in written.items():
+            found[key] = series = PackedSeries.empty()
+            series.merge(hours)
+        return found
+
+    def packed_series(
+        self, resource_ids: Any, start: datetime, metrics: Sequence[str] | None = None
+    ) -> Iterator[tuple[SeriesKey, PackedSeries]]:
+        """The packed series of the resources ``resource_ids`` selects (a scalar subquery) that are packed completely
+        from ``start`` on (see :func:`unpacked_resources` for the others), optionally only ``metrics``."""
+        start_hour = _ceil_hour(start)
+        stmt = _packed_columns().where(MetricSeries.resource_id.in_(resource_ids))
+        if metrics is not None:
+            stmt = stmt.where(MetricSeries.metric.in_(list(metrics)))
+        by_resource: dict[int, list[tuple[SeriesKey, PackedSeries]]] = {}
+        incomplete: set[int] = set()
+        for rid, ns, metric, *columns in self.session.execute(stmt):
+            series = PackedSeries.from_row(*columns)
+            if not series.complete_from(start_hour):
+                incomplete.add(int(rid))
+            by_resource.setdefault(int(rid), []).append(((int(rid), str(ns), str(metric)), series))
+        for rid, items in by_resource.items():
+            if rid not in incomplete:
+                yield from items

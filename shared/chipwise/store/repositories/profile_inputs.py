@@ -21,7 +21,7 @@ from chipwise.store.repositories.metric_series import (
     AVERAGE,
     MAXIMUM,
     SUM,
-    packed_series,
+    MetricSeriesRepository,
     unpacked_resources,
     window_hours,
 )
@@ -140,7 +140,7 @@ class ProfileInputRepository:
         as text."""
         first_hour, end_hour = window_hours(start, end)
         sums, averages = frozenset(sum_metrics), frozenset(average_metrics)
-        packed_in_window = packed_series(self._session, self._resource_ids(), start, names)
+        packed_in_window = MetricSeriesRepository(self._session).packed_series(self._resource_ids(), start, names)
         for (resource_id, namespace, metric), packed in packed_in_window:
             if metric in sums:
                 hours, values = packed.values(first_hour, end_hour, SUM, None)
