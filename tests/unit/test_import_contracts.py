@@ -88,7 +88,7 @@ def test_a_planted_import_breaks_its_contract(tmp_path: Path, module: str, line:
 
 def test_sqlalchemy_inside_the_store_is_allowed(tmp_path: Path) -> None:
     copy = _copy(tmp_path)
-    _plant(copy, "store/repositories/rows.py", "import sqlalchemy.exc")
+    _plant(copy, "store/repositories/records.py", "import sqlalchemy.exc")
     result = _lint_imports(copy)
     assert result.returncode == 0, result.stdout + result.stderr
 

@@ -313,3 +313,68 @@ def test_the_rows_contract_covers_every_module_the_database_contract_does() -> N
     assert {"chipwise.store.tables", "chipwise.store.engine", "chipwise.store.session", "psycopg"} <= set(
         rows["forbidden_modules"]
     )
+
+
+# --- Every repository is a class taking a session, and what it returns is a record ------------------------------
+
+REPOSITORIES = PACKAGE / "store" / "repositories"
+
+
+def _public_methods(tree: ast.Module) -> Iterator[tuple[str, ast.FunctionDef]]:
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef):
+            for item in node.body:
+                if isinstance(item, ast.FunctionDef) and not item.name.startswith("_"):
+                    yield f"{node.name}.{item.name}", item
+
+
+def test_every_repository_is_a_class_taking_a_session() -> None:
+    free = [
+        f"{path.name}: {node.name}"
+        for path in sorted(REPOSITORIES.glob("*.py"))
+        for node in ast.parse(path.read_text(encoding="utf-8")).body
+        if isinstance(node, ast.FunctionDef) and node.args.args and node.args.args[0].arg == "session"
+    ]
+    assert free == [], "a function taking a session belongs in the module's repository class"
+    classes = [
+        node.name
+        for path in sorted(REPOSITORIES.glob("*.py"))
+        for node in ast.parse(path.read_text(encoding="utf-8")).body
+        if isinstance(node, ast.ClassDef) and node.name.endswith("Repository")
+    ]
+    assert len(classes) >= 15, classes
+
+
+def rows_returned(tree: ast.Module, classes: set[str]) -> list[str]:
+    """The public repository methods whose return annotation names a table's class."""
+    found = []
+    for name, method in _public_methods(tree):
+        returns = method.returns or ast.Constant(None)
+        if {n.id for n in ast.walk(returns) if isinstance(n, ast.Name)} & classes:
+            found.append(f"{name} -> {ast.unparse(returns)}")
+    return found
+
+
+def test_no_repository_method_returns_a_table_class() -> None:
+    classes = _orm_class_names()
+    found = {
+        p.name: rows_returned(ast.parse(p.read_text(encoding="utf-8")), classes) for p in REPOSITORIES.glob("*.py")
+    }
+    assert {name: lines for name, lines in found.items() if lines} == {}
+
+
+def test_the_return_search_finds_a_row_in_a_planted_repository() -> None:
+    tree = ast.parse(
+        "class BillRepository:\n"
+        "    def stored_periods(self) -> list[BillPeriodRow]: ...\n"
+        "    def _rows(self) -> list[BillPeriodRow]: ...\n"
+        "    def get(self, key: str) -> tuple[Finding, str] | None: ...\n"
+    )
+    assert rows_returned(tree, {"BillPeriodRow", "Finding"}) == [
+        "BillRepository.stored_periods -> list[BillPeriodRow]",
+        "BillRepository.get -> tuple[Finding, str] | None",
+    ]
+
+
+def test_the_store_no_longer_re_exports_session_verbs() -> None:
+    assert not (REPOSITORIES / "rows.py").exists()

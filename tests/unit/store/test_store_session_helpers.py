@@ -10,9 +10,8 @@ from sqlalchemy import exc as sae
 from sqlalchemy.orm import Session, sessionmaker
 
 from chipwise.errors import StoreUnavailable
-from chipwise.store import guarded_scope, reading, transaction
+from chipwise.store import discard, guarded_scope, reading, savepoint, transaction
 from chipwise.store.errors import database_error_message
-from chipwise.store.repositories import rows
 from chipwise.store.repositories.intake import IntakeRepository
 from chipwise.store.repositories.messaging import OutboxRepository
 from chipwise.store.tables import Account, IntakeSubmission
@@ -29,17 +28,18 @@ def test_a_database_error_in_a_guarded_scope_is_store_unavailable_without_its_pa
 ) -> None:
     # Given a submission stored once
     with guarded_scope(db_url, "the plan store") as session:
-        rows.add(session, _submission("s-1", "ada@example.com"))
+        session.add(_submission("s-1", "ada@example.com"))
     # When the same primary key is written again (the database refuses it)
     with pytest.raises(StoreUnavailable) as raised, guarded_scope(db_url, "the plan store") as session:
-        rows.add(session, _submission("s-1", "grace@example.com"), flush=True)
+        session.add(_submission("s-1", "grace@example.com"))
+        session.flush()
     # Then the message names what failed and the error's type, never the statement's values
     driver_error = "UniqueViolation" if db_url.startswith("postgresql") else "IntegrityError"
     assert str(raised.value) == f"the plan store cannot be used: {driver_error}"
     assert "grace@example.com" not in str(raised.value) and raised.value.__cause__ is None
     # and nothing of the failed transaction was kept
     with reading(session_factory) as session:
-        stored = rows.get(session, IntakeSubmission, "s-1")
+        stored = session.get(IntakeSubmission, "s-1")
         assert stored is not None and stored.contact_email == "ada@example.com"
 
 
@@ -47,28 +47,30 @@ def test_a_savepoint_undoes_its_block_only_when_it_raises(session_factory: sessi
     # Given a transaction that adds one account, then one in a savepoint that raises, then one in a savepoint that
     # ends normally
     with transaction(session_factory) as session:
-        rows.add(session, Account(account_id="111111111111"))
-        with pytest.raises(RuntimeError), rows.savepoint(session):
-            rows.add(session, Account(account_id="222222222222"), flush=True)
+        session.add(Account(account_id="111111111111"))
+        with pytest.raises(RuntimeError), savepoint(session):
+            session.add(Account(account_id="222222222222"))
+            session.flush()
             raise RuntimeError("AWS said no")
-        with rows.savepoint(session):
-            rows.add(session, Account(account_id="333333333333"), flush=True)
+        with savepoint(session):
+            session.add(Account(account_id="333333333333"))
+            session.flush()
     # Then the raising block's account is gone and the others are stored
     with reading(session_factory) as session:
-        stored = {a for a in ("111111111111", "222222222222", "333333333333") if rows.get(session, Account, a)}
+        stored = {a for a in ("111111111111", "222222222222", "333333333333") if session.get(Account, a)}
     assert stored == {"111111111111", "333333333333"}
 
 
 def test_discard_writes_nothing_and_keeps_what_was_read_readable(session_factory: sessionmaker[Session]) -> None:
     with transaction(session_factory) as session:
-        rows.add(session, Account(account_id="111111111111", name="kept"))
+        session.add(Account(account_id="111111111111", name="kept"))
     with transaction(session_factory) as session:
-        loaded = rows.get(session, Account, "111111111111")
-        rows.add(session, Account(account_id="222222222222"))
-        rows.discard(session)
+        loaded = session.get(Account, "111111111111")
+        session.add(Account(account_id="222222222222"))
+        discard(session)
     assert loaded is not None and loaded.name == "kept"
     with reading(session_factory) as session:
-        assert rows.get(session, Account, "222222222222") is None
+        assert session.get(Account, "222222222222") is None
 
 
 def test_a_limit_gives_its_places_then_refuses(session_factory: sessionmaker[Session]) -> None:

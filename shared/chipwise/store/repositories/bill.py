@@ -101,9 +101,9 @@ class PeriodWriter:
         row.line_items = period.line_items
         row.bytes_read = period.bytes_read
         row.other_providers = dict(period.other_providers)
-        _insert(self.session, BillCommitment, [{"period_id": row.id, **asdict(c)} for c in period.commitments])
-        _insert(self.session, BillUnattributed, [{"period_id": row.id, **asdict(u)} for u in period.unattributed])
-        _insert(self.session, BillServiceCost, [{"period_id": row.id, **asdict(c)} for c in period.service_costs])
+        self._insert(BillCommitment, [{"period_id": row.id, **asdict(c)} for c in period.commitments])
+        self._insert(BillUnattributed, [{"period_id": row.id, **asdict(u)} for u in period.unattributed])
+        self._insert(BillServiceCost, [{"period_id": row.id, **asdict(c)} for c in period.service_costs])
         self.session.flush()
         return StoredPeriod(
             period.export_uri,
@@ -122,6 +122,12 @@ class PeriodWriter:
             len(period.service_costs),
         )
 
+    def _insert(self, table: BillTable, rows: list[dict[str, Any]]) -> None:
+        """Rows in chunks, through the table (Core): the ORM's bulk insert splits a chunk wherever the pattern of its
+        NULL values changes (a resource-day with a commitment, one without), a statement every two rows."""
+        for start in range(0, len(rows), INSERT_CHUNK):
+            self.session.execute(insert(_table(table)), rows[start : start + INSERT_CHUNK])
+
     def _drop(self, billing_period: str, payer: str, export_uri: str, keep: int | None = None) -> None:
         from chipwise.store.tables import BillCommitment, BillServiceCost, BillUnattributed
 
@@ -136,13 +142,6 @@ class PeriodWriter:
             self.session.execute(delete(table).where(table.period_id.in_(old_ids)))
         self.session.execute(delete(BillPeriodRow).where(BillPeriodRow.id.in_(old_ids)))
         self.session.flush()
-
-
-def _insert(session: Session, table: BillTable, rows: list[dict[str, Any]]) -> None:
-    """Rows in chunks, through the table (Core): the ORM's bulk insert splits a chunk wherever the pattern of its
-    NULL values changes (a resource-day with a commitment, one without), a statement every two rows."""
-    for start in range(0, len(rows), INSERT_CHUNK):
-        session.execute(insert(_table(table)), rows[start : start + INSERT_CHUNK])
 
 
 def _table(mapped: BillTable) -> Table:
