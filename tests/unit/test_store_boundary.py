@@ -378,3 +378,70 @@ def test_the_return_search_finds_a_row_in_a_planted_repository() -> None:
 
 def test_the_store_no_longer_re_exports_session_verbs() -> None:
     assert not (REPOSITORIES / "rows.py").exists()
+
+
+# --- Above the store a session is only handed on: nothing reads or calls its attributes --------------------------
+
+UNIT_OF_WORK = {"session_scope", "guarded_scope", "transaction", "reading"}
+
+
+def session_uses(tree: ast.Module) -> list[str]:
+    """Attributes read on a session (``session.add``, ``session.execute`` ...): a parameter annotated with
+    ``chipwise.store``'s ``Session``, or the name a unit of work (``with transaction(...) as s``) binds."""
+    imported = {
+        a.asname or a.name
+        for n in ast.walk(tree)
+        if isinstance(n, ast.ImportFrom) and n.module == "chipwise.store"
+        for a in n.names
+    }
+    session_type = "Session" if "Session" in imported else None
+    scopes = UNIT_OF_WORK & imported
+    found = []
+    for scope in (n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))):
+        arguments = scope.args.posonlyargs + scope.args.args + scope.args.kwonlyargs
+        held = {a.arg for a in arguments if a.annotation is not None and session_type in _names(a.annotation)}
+        for node in ast.walk(scope):
+            if isinstance(node, (ast.With, ast.AsyncWith)):
+                for item in node.items:
+                    call = item.context_expr
+                    if isinstance(call, ast.Call) and _names(call.func) & scopes and item.optional_vars is not None:
+                        held |= _bound(item.optional_vars)
+        found += [
+            f"{node.lineno}: {ast.unparse(node)}"
+            for node in ast.walk(scope)
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in held
+        ]
+    return found
+
+
+def _names(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
+def test_nothing_above_the_store_touches_a_session() -> None:
+    found = {str(path): session_uses(tree) for path, tree in _modules_outside_the_store(PACKAGE)}
+    assert {path: lines for path, lines in found.items() if lines} == {}
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "def f(session: Session) -> None:\n    session.flush()",
+        "def f(url: str) -> None:\n    with session_scope(url) as s:\n        s.expunge_all()",
+        "def f(session: Session | None) -> None:\n    x = session.bind",
+    ],
+)
+def test_the_session_search_finds_a_planted_use(body: str) -> None:
+    tree = ast.parse(f"from chipwise.store import Session, session_scope\n{body}\n")
+    assert session_uses(tree) != []
+
+
+def test_the_session_search_lets_a_handed_on_session_through() -> None:
+    tree = ast.parse(
+        "from chipwise.store import Session, transaction\n"
+        "def f(session: Session, factory) -> None:\n"
+        "    FindingRepository(session).find()\n"
+        "    with transaction(factory) as s:\n"
+        "        OutboxRepository(s).keys([])\n"
+    )
+    assert session_uses(tree) == []
