@@ -2,7 +2,7 @@
 profile reads one row per series instead of one per hour (a 14-day window of 1,000 resources: 1,000 rows, not
 336,000).
 
-The packed form is exactly the ``metric_rollups`` rows, hour for hour: :func:`save_packed` runs inside
+The packed form is exactly the ``metric_rollups`` rows, hour for hour: ``save_packed`` runs inside
 ``save_rollups`` (the only writer of rollups) before the rows are upserted, with the same last-write-wins rule for
 an hour written again (a late datapoint). A resource is read from its packed rows only when every series of it is
 packed over the window asked for; otherwise (rows written by other means, or a window older than what is kept)
@@ -228,8 +228,8 @@ def _packed_columns() -> Any:
 def unpacked_resources(resource_ids: Any, start: datetime, metrics: Sequence[str] | None = None) -> Any:
     """The resources of ``resource_ids`` (a scalar subquery of resource ids) read from ``metric_rollups`` instead,
     as a scalar subquery: those without any packed series, or with one of ``metrics`` (all when None) not complete
-    from ``start`` on; exactly those :func:`packed_series` leaves out. (A resource packed at all has every series
-    it has rows for packed: :func:`save_packed` packs a resource's rows the first time it packs it.) A list of
+    from ``start`` on; exactly those ``packed_series`` leaves out. (A resource packed at all has every series
+    it has rows for packed: ``save_packed`` packs a resource's rows the first time it packs it.) A list of
     resource ids, not a condition per row: the database reads only these resources' rows."""
     resource = aliased(Resource)
     partial = and_(MetricSeries.resource_id == resource.id, MetricSeries.since_hour > _ceil_hour(start))

@@ -9,8 +9,8 @@ Store shapes (read by the rules):
   Processing, Transform, Notebk, Studio, HostUsage, ServerlessInf, ..., ``storage``, or ``unknown`` for one it does
   not know: kept, never dropped). ``instance_type`` (SageMaker types keep ``ml.``) is set for attributed kinds:
   instance hours and unused capacity reservations. ``region`` comes from the usage-type prefix (no prefix:
-  us-east-1). ``estimated`` mirrors Cost Explorer. :func:`effective_hourly_rates` gives the account's own $/hour
-  per instance type from instance-hour kinds only; :func:`cost_breakdown` the scan document's kinds, unused
+  us-east-1). ``estimated`` mirrors Cost Explorer. ``effective_hourly_rates`` gives the account's own $/hour
+  per instance type from instance-hour kinds only; ``cost_breakdown`` the scan document's kinds, unused
   reservations and unknown usage types.
 - ``metric_rollups``: one row per (resource, namespace, metric, hour), ``namespace``/``metric`` exactly as
   CloudWatch names them, e.g. ("AWS/SageMaker", "Invocations") with the hour's total in ``sum``;
