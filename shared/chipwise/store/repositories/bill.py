@@ -375,8 +375,8 @@ class BillRepository:
             stmt = stmt.where(BillServiceCost.account_id == account_id)
         stmt = stmt.order_by(BillPeriodRow.billing_period, BillServiceCost.account_id, BillServiceCost.service)
         return [
-            StoredServiceCost(str(p), str(a), str(r), str(s), _dec(e), int(n or 0))
-            for p, a, r, s, e, n in self.session.execute(stmt)
+            StoredServiceCost(str(period), str(account), str(region), str(service), _dec(cost), int(lines or 0))
+            for period, account, region, service, cost, lines in self.session.execute(stmt)
         ]
 
     def _first_tag(self, account_id: str | None, keys: Iterable[str]) -> dict[str, str]:
