@@ -119,7 +119,9 @@ def test_alert_buttons_with_approvals() -> None:
         approvals = alert_message(alert, approvals=True)["blocks"]
         (buttons,) = [b for b in approvals if b.get("block_id") == "chipwise-approvals"]
         assert [e["text"]["text"] for e in buttons["elements"]] == labels
-        assert {e["value"] for e in buttons["elements"]} == {finding.finding_id}
+        assert {e["value"] for e in buttons["elements"]} == {
+            f"{finding.finding_id}:{finding.account_id}"
+        }  # the full id and its account
         assert [e["action_id"] for e in buttons["elements"]][-2:] == ["chipwise_snooze", "chipwise_not_waste"]
         assert not any(b.get("block_id") == "chipwise-approvals" for b in alert_message(alert)["blocks"])
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from chipwise.aws import aws_context
 from chipwise.clock import utcnow
-from chipwise.remediate.runner import apply_finding, remediation_context, rollback_finding
+from chipwise.pipeline.apply import apply_finding
+from chipwise.pipeline.rollback import rollback_finding
 from chipwise.store import session_scope
 from chipwise.store.repositories.findings import FindingRepository
 from chipwise.store.repositories.remediations import RemediationRepository
@@ -22,15 +23,12 @@ def run(ctx: DemoContext) -> None:
         rows = FindingRepository(session).find(account_id=ctx.account_id, rule_ids=[QUICK_WIN[0]])
         (finding,) = [r for r in rows if r.resource_name == QUICK_WIN[1]]
         finding_id = finding.id
-        dry = apply_finding(
-            session, remediation_context, finding_id, actor="demo", source="cli", now=utcnow(), dry_run=True
-        )
-        applied = apply_finding(
-            session, remediation_context, finding_id, actor="demo", source="cli", now=utcnow(), approved=True
-        )
-        state_after_apply = _state(ctx, finding.resource_arn)
+    url = ctx.database_url
+    dry = apply_finding(finding_id, actor="demo", source="cli", database_url=url, dry_run=True)
+    applied = apply_finding(finding_id, actor="demo", source="cli", database_url=url, now=utcnow(), approved=True)
+    state_after_apply = _state(ctx, finding.resource_arn)
+    rolled = rollback_finding(finding_id, actor="demo", source="cli", database_url=url, now=utcnow())
     with session_scope(ctx.database_url) as session:
-        rolled = rollback_finding(session, remediation_context, finding_id, actor="demo", source="cli", now=utcnow())
         audit = RemediationRepository(session).for_finding(finding_id)
         trail = [(a.created_at, a.event, a.status, a.actor, [c["operation"] for c in a.calls], a.result) for a in audit]
     state_after_rollback = _state(ctx, finding.resource_arn)
