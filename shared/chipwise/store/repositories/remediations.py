@@ -14,7 +14,6 @@ from typing import Any
 
 from sqlalchemy import delete, select
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
 from chipwise.errors import InvalidInput
@@ -60,7 +59,7 @@ class FindingBusy(InvalidInput):
 
     def __init__(self, finding_id: str, holder: InFlight | None) -> None:
         self.holder = holder
-        said = holder.describe() if holder else "being applied or rolled back by another caller right now"
+        said = holder.describe() if holder else "being applied or rolled back by another caller (just finished)"
         super().__init__(f"finding {finding_id[:8]} is {said}: try again when it is done")
 
 
@@ -73,21 +72,11 @@ class RemediationRepository:
     def claim(
         self, finding_id: str, operation: str, actor: str, source: str, now: datetime, *, stale_before: datetime
     ) -> InFlight:
-        """Take the finding for an apply or a rollback: its row locked (``FOR UPDATE NOWAIT`` on PostgreSQL) and its
-        in-flight record inserted (the primary key admits one: both databases). The caller commits, so the record is
-        seen by every other caller until :meth:`release` (in the transaction that writes the audit row). A record
-        from before ``stale_before`` is a caller that died half-way: it is taken over. Raises :class:`FindingBusy`
-        naming the holder."""
-        if self._dialect() == "postgresql":
-            try:
-                with self.session.begin_nested():
-                    self.session.execute(
-                        select(Finding.id).where(Finding.id == finding_id).with_for_update(nowait=True)
-                    )
-            except OperationalError as exc:  # lock_not_available: the holder's apply is at work on it
-                if getattr(exc.orig, "sqlstate", None) != "55P03":
-                    raise
-                raise FindingBusy(finding_id, self.in_flight(finding_id)) from None
+        """Take the finding for an apply or a rollback: its in-flight record inserted (the primary key admits one, on
+        both databases; a second insert waits for the first one's transaction and then finds it). The caller commits,
+        so the record is seen by every other caller until :meth:`release` (in the transaction that writes the audit
+        row, which holds the finding's row lock: :meth:`hold`). A record from before ``stale_before`` is a caller
+        that died half-way: it is taken over. Raises :class:`FindingBusy` naming the holder."""
         self.session.execute(
             delete(RemediationInFlight).where(
                 RemediationInFlight.finding_id == finding_id, RemediationInFlight.started_at < stale_before
@@ -99,8 +88,9 @@ class RemediationRepository:
             insert(RemediationInFlight)
             .values(**values, started_at=now)
             .on_conflict_do_nothing(index_elements=["finding_id"])
+            .returning(RemediationInFlight.finding_id)
         )
-        if not self.session.execute(stmt).rowcount:  # type: ignore[attr-defined]
+        if self.session.execute(stmt).first() is None:  # another caller's record stands
             raise FindingBusy(finding_id, self.in_flight(finding_id))
         return InFlight(finding_id, operation, actor, source, now)
 
