@@ -34,7 +34,7 @@ def install() -> None:
         found.tags.update(tags)
         return None
 
-    def untag_resource(self: Any, resource_arn: str, tag_keys: list[str]) -> None:
+    def untag_resource(self: Any, resource_arn: str, tag_keys: list[str] | str) -> None:
         found = _nodegroup(self, resource_arn)
         if found is None:
             return untag(self, resource_arn, tag_keys)
