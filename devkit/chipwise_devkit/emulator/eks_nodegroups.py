@@ -35,10 +35,11 @@ def install() -> None:
         return None
 
     def untag_resource(self: Any, resource_arn: str, tag_keys: list[str] | str) -> None:
+        keys = [tag_keys] if isinstance(tag_keys, str) else list(tag_keys)
         found = _nodegroup(self, resource_arn)
         if found is None:
-            return untag(self, resource_arn, tag_keys)
-        for key in [tag_keys] if isinstance(tag_keys, str) else tag_keys:
+            return untag(self, resource_arn, keys)
+        for key in keys:
             found.tags.pop(key, None)
         return None
 
