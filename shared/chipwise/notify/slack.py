@@ -183,7 +183,11 @@ def approval_buttons(f: FindingLine) -> dict[str, Any]:
     approvals function (:mod:`chipwise.pipeline.slack_actions`) answers."""
     value = button_value(f.finding_id, f.account_id)  # the full id and its account: checked against the finding
     buttons = [
-        *([choice("Apply", "chipwise_apply", value, "primary")] if may_apply(f.resource_kind, f.action) else []),
+        *(
+            [choice("Apply", "chipwise_apply", value, "primary")]
+            if may_apply(f.resource_kind, f.action, f.instance_count)
+            else []
+        ),
         choice("Snooze 7 days", "chipwise_snooze", value),
         choice("Not waste", "chipwise_not_waste", value, "danger"),
     ]

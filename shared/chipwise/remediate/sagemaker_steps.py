@@ -19,6 +19,7 @@ from chipwise.errors import InvalidInput, NotFound
 from chipwise.models.resources import component_name_of
 from chipwise.remediate.api_calls import ApiCall, FindingFacts, GuardRefusal, RemediationPlan, sagemaker_mark
 from chipwise.remediate.ec2_steps import off_hours_crons
+from chipwise.remediate.eligible import OFF_HOURS_CAPACITY
 from chipwise.remediate.guards import fresh, hourly_since, is_gone, peak, read_again, refuse_protected, tags_of, total
 
 COMPONENT_COPIES, VARIANT_CAPACITY = "component_copies", "variant_capacity"
@@ -26,7 +27,6 @@ ENDPOINT_DELETE = "endpoint_delete"
 VARIANT_SCHEDULE = "variant_schedule"
 AAS_NAMESPACE: Final = "sagemaker"  # Application Auto Scaling's names for an endpoint variant's instance count
 AAS_DIMENSION: Final = "sagemaker:variant:DesiredInstanceCount"
-OFF_HOURS_CAPACITY = 1  # a variant without inference components keeps at least one instance (zero needs components)
 
 
 def endpoint_name(endpoint_arn: str) -> str:

@@ -33,10 +33,10 @@ from chipwise.aws import AwsContext
 from chipwise.errors import InvalidInput
 from chipwise.remediate.api_calls import FindingFacts, RemediationPlan
 from chipwise.remediate.ec2_steps import EC2_SCHEDULE, EC2_STOP, plan_ec2_schedule, plan_ec2_stop
+from chipwise.remediate.eligible import OFF_HOURS_CAPACITY
 from chipwise.remediate.sagemaker_steps import (
     COMPONENT_COPIES,
     ENDPOINT_DELETE,
-    OFF_HOURS_CAPACITY,
     VARIANT_CAPACITY,
     VARIANT_SCHEDULE,
     plan_component_copies,
