@@ -26,10 +26,9 @@ from chipwise.remediate.runner import (
     remediation_context,
 )
 from chipwise.settings import get_settings
-from chipwise.store import Session
+from chipwise.store import Session, session_scope
 from chipwise.store.repositories.findings import FindingRepository
 from chipwise.store.repositories.remediations import RemediationRepository
-from chipwise.store.session import session_scope
 
 __all__ = ["RemediationOutcome", "apply_finding", "cli_operator", "resolve", "run_held"]
 

@@ -38,7 +38,7 @@ from chipwise.observability import logger
 from chipwise.pipeline.apply import apply_finding
 from chipwise.remediate.approvers import approvers_for, may_approve, parse_button_value, scopes_of
 from chipwise.settings import get_settings
-from chipwise.store import Session
+from chipwise.store import Session, session_scope
 from chipwise.store.repositories.bill import teams_by_arn
 from chipwise.store.repositories.findings import FindingRepository
 from chipwise.store.repositories.remediations import (
@@ -49,7 +49,6 @@ from chipwise.store.repositories.remediations import (
     RemediationEvent,
     RemediationRepository,
 )
-from chipwise.store.session import session_scope
 
 MAX_AGE_SECONDS = 5 * 60
 APPLY, SNOOZE, NOT_WASTE = "chipwise_apply", "chipwise_snooze", "chipwise_not_waste"

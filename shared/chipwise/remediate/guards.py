@@ -22,7 +22,8 @@ from typing import Any, TypeVar
 from botocore.exceptions import ClientError
 
 from chipwise.aws import AwsContext
-from chipwise.collect.metrics import MetricTarget, collect_metrics
+from chipwise.collect.metric_specs import MetricTarget
+from chipwise.collect.metrics import collect_metrics
 from chipwise.errors import NotFound
 from chipwise.models.records import HourlyRollup, SeriesCoverage
 from chipwise.remediate.api_calls import GuardRefusal

@@ -24,7 +24,7 @@ from chipwise.remediate.sagemaker_steps import restore_kept_config
 from chipwise.remediate.steps import mechanical_action, plan_step
 from chipwise.settings import get_settings
 from chipwise.store import Session
-from chipwise.store.repositories.findings import FindingRepository
+from chipwise.store.repositories.findings import FindingRecord, FindingRepository
 from chipwise.store.repositories.inventory import ResourceRepository
 from chipwise.store.repositories.remediations import (
     APPLIED,
@@ -37,7 +37,6 @@ from chipwise.store.repositories.remediations import (
     RemediationEvent,
     RemediationRepository,
 )
-from chipwise.store.tables import Finding
 
 DRY_RUN, UNAPPROVED = "dry_run", "unapproved"
 AwsFactory = Callable[[str, str], AwsContext]  # (account id, region) -> clients
@@ -70,7 +69,7 @@ class RemediationOutcome:
         return self.status not in {REFUSED, FAILED}
 
 
-def facts(finding: Finding) -> FindingFacts:
+def facts(finding: FindingRecord) -> FindingFacts:
     return FindingFacts(
         finding_id=finding.id,
         rule_id=finding.rule_id,
@@ -85,7 +84,7 @@ def facts(finding: Finding) -> FindingFacts:
     )
 
 
-def check_appliable(session: Session, finding_id: str) -> Finding:
+def check_appliable(session: Session, finding_id: str) -> FindingRecord:
     """The finding, when it can be applied now: open (or suppressed) and with no apply in force."""
     finding = FindingRepository(session).get(finding_id)
     short = finding.id[:8]

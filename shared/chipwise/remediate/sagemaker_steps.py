@@ -14,7 +14,7 @@ from typing import Any, Final
 from botocore.exceptions import ClientError
 
 from chipwise.aws import AwsContext
-from chipwise.collect.metrics import IC_CPU, SM_CPU, SM_INVOCATIONS, MetricTarget
+from chipwise.collect.metric_specs import IC_CPU, SM_CPU, SM_INVOCATIONS, MetricTarget
 from chipwise.errors import InvalidInput, NotFound
 from chipwise.models.resources import component_name_of
 from chipwise.remediate.api_calls import ApiCall, FindingFacts, GuardRefusal, RemediationPlan, sagemaker_mark

@@ -17,6 +17,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
 from chipwise.errors import InvalidInput
+from chipwise.store.repositories.findings import FindingRecord
 from chipwise.store.tables import Finding, OutboxMessage, Remediation, RemediationInFlight
 
 APPLY, REFUSAL, ROLLBACK, DISMISSAL = "apply", "refusal", "rollback", "dismissal"
@@ -113,7 +114,7 @@ class RemediationRepository:
     def _dialect(self) -> str:
         return self.session.get_bind().dialect.name
 
-    def record(self, finding: Finding, event: RemediationEvent, now: datetime) -> Remediation:
+    def record(self, finding: FindingRecord, event: RemediationEvent, now: datetime) -> Remediation:
         row = Remediation(
             id=str(uuid.uuid4()),
             finding_id=finding.id,

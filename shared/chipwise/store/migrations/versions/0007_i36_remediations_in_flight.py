@@ -1,8 +1,8 @@
 """remediations_in_flight: the finding an apply or a rollback holds while it re-checks and acts (one row per
 finding), so a second caller is told who holds it since when
 
-Revision ID: 0006_i36_in_flight
-Revises: 0005_i22_packed
+Revision ID: 0007_i36_in_flight
+Revises: 0006_i34_bill
 Create Date: 2026-11-29 07:30:00
 """
 
@@ -15,8 +15,8 @@ from alembic import op
 
 import chipwise.store.base
 
-revision: str = "0006_i36_in_flight"
-down_revision: str | None = "0005_i22_packed"
+revision: str = "0007_i36_in_flight"
+down_revision: str | None = "0006_i34_bill"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
