@@ -14,7 +14,7 @@ from typing import Any, Final
 from botocore.exceptions import ClientError
 
 from chipwise.aws import AwsContext
-from chipwise.collect.metric_specs import IC_CPU, SM_CPU, SM_INVOCATIONS, MetricTarget
+from chipwise.collect.metric_specs import IC_CPU, SM_CPU, SM_INVOCATIONS, Dimensions, MetricSpec, MetricTarget
 from chipwise.errors import InvalidInput, NotFound
 from chipwise.models.resources import component_name_of
 from chipwise.remediate.api_calls import ApiCall, FindingFacts, GuardRefusal, RemediationPlan, sagemaker_mark
@@ -22,6 +22,7 @@ from chipwise.remediate.ec2_steps import off_hours_crons
 from chipwise.remediate.eligible import OFF_HOURS_CAPACITY
 from chipwise.remediate.guards import fresh, hourly_since, is_gone, peak, read_again, refuse_protected, tags_of, total
 
+Series = tuple[Dimensions, ...]  # the dimension sets of a metric's series (one per variant)
 COMPONENT_COPIES, VARIANT_CAPACITY = "component_copies", "variant_capacity"
 ENDPOINT_DELETE = "endpoint_delete"
 VARIANT_SCHEDULE = "variant_schedule"
@@ -34,11 +35,23 @@ def endpoint_name(endpoint_arn: str) -> str:
 
 
 def _requests_since(
-    aws: AwsContext, finding: FindingFacts, now: datetime, *, resource: str, alive: MetricTarget, requests: MetricTarget
+    aws: AwsContext, finding: FindingFacts, now: datetime, *, resource: str, alive: MetricSpec, series: Series
 ) -> float | None:
-    """The busiest hour's requests since the scan, once ``alive`` (the instance metric) shows fresh datapoints."""
-    fresh(aws, [alive], finding.last_seen, now, resource=resource, what=f"{alive.spec.metric} ({alive.spec.namespace})")
-    return peak(hourly_since(aws, [requests], finding.last_seen, now), total)
+    """The busiest hour's requests since the scan of ``series`` (their dimension sets), once ``alive`` (the
+    instance metric) shows fresh datapoints."""
+    arn = finding.resource_arn
+    what = f"{alive.metric} ({alive.namespace})"
+    fresh(aws, [MetricTarget(arn, alive, series)], finding.last_seen, now, resource=resource, what=what)
+    return peak(hourly_since(aws, [MetricTarget(arn, SM_INVOCATIONS, series)], finding.last_seen, now), total)
+
+
+def _refuse_if_served(
+    aws: AwsContext, finding: FindingFacts, now: datetime, *, resource: str, alive: MetricSpec, series: Series
+) -> None:
+    """Refuse an idle step when ``resource`` served any request since the scan (or its metrics are not fresh)."""
+    invoked = _requests_since(aws, finding, now, resource=resource, alive=alive, series=series)
+    if invoked:
+        raise GuardRefusal(f"{resource} served {invoked:.0f} requests in an hour since the scan")
 
 
 def endpoint_tags(aws: AwsContext, endpoint_arn: str) -> dict[str, str]:
@@ -64,16 +77,7 @@ def plan_component_copies(aws: AwsContext, finding: FindingFacts, now: datetime)
             f"inference component {name} has {copies} copies now (the scan saw {finding.instance_count})"
         )
     own = ((("InferenceComponentName", name),),)
-    invoked = _requests_since(
-        aws,
-        finding,
-        now,
-        resource=f"inference component {name}",
-        alive=MetricTarget(finding.resource_arn, IC_CPU, own),
-        requests=MetricTarget(finding.resource_arn, SM_INVOCATIONS, own),
-    )
-    if invoked:
-        raise GuardRefusal(f"inference component {name} served {invoked:.0f} requests in an hour since the scan")
+    _refuse_if_served(aws, finding, now, resource=f"inference component {name}", alive=IC_CPU, series=own)
     calls, undo = component_calls(name, endpoint_arn, finding.finding_id, copies)
     before = {"inference_component": name, "status": status, "copies": copies}
     return RemediationPlan(COMPONENT_COPIES, f"inference component {name}", calls, undo, before)
@@ -122,14 +126,7 @@ def plan_variant_capacity(aws: AwsContext, finding: FindingFacts, now: datetime)
     target_count = int(finding.recommendation["target_count"])
     allowed = finding.evidence.get("peak_requests_per_hour")
     own = ((("EndpointName", endpoint), ("VariantName", name)),)
-    busiest = _requests_since(
-        aws,
-        finding,
-        now,
-        resource=f"variant {endpoint}/{name}",
-        alive=MetricTarget(finding.resource_arn, SM_CPU, own),
-        requests=MetricTarget(finding.resource_arn, SM_INVOCATIONS, own),
-    )
+    busiest = _requests_since(aws, finding, now, resource=f"variant {endpoint}/{name}", alive=SM_CPU, series=own)
     limit = float(allowed) if isinstance(allowed, int | float) else 0.0
     if busiest is not None and busiest > limit:
         raise GuardRefusal(
@@ -187,16 +184,7 @@ def plan_endpoint_delete(aws: AwsContext, finding: FindingFacts, now: datetime) 
         if config.get(key)
     }
     dims = tuple((("EndpointName", endpoint), ("VariantName", str(v["VariantName"]))) for v in variants)
-    invoked = _requests_since(
-        aws,
-        finding,
-        now,
-        resource=f"endpoint {endpoint}",
-        alive=MetricTarget(finding.resource_arn, SM_CPU, dims),
-        requests=MetricTarget(finding.resource_arn, SM_INVOCATIONS, dims),
-    )
-    if invoked:
-        raise GuardRefusal(f"endpoint {endpoint} served {invoked:.0f} requests in an hour since the scan")
+    _refuse_if_served(aws, finding, now, resource=f"endpoint {endpoint}", alive=SM_CPU, series=dims)
     recreate: dict[str, Any] = {"EndpointName": endpoint, "EndpointConfigName": config_name}
     if tags:
         recreate["Tags"] = [{"Key": k, "Value": v} for k, v in tags.items()]

@@ -66,6 +66,15 @@ def _race(target: Any, args: list[tuple[Any, ...]]) -> list[tuple[str, str, str]
     return sorted(answers)
 
 
+def _idle(session: Session, aws: Emulator) -> tuple[str, str]:
+    """An idle GPU instance (fresh idle datapoints since the scan) and its stored finding, committed."""
+    instance = gpu_instance()
+    finding = idle_instance_finding(session, instance)
+    session.commit()
+    gpu_utilisation(aws, instance, 0.5)
+    return instance, finding
+
+
 def _applied(url: str, finding: str) -> list[str]:
     with get_session_factory(url).begin() as session:
         return [f"{r.event}:{r.status}" for r in RemediationRepository(session).for_finding(finding)]
@@ -74,10 +83,7 @@ def _applied(url: str, finding: str) -> list[str]:
 def test_two_processes_applying_one_finding_act_once(
     db_url: str, aws: Emulator, calls: Counter[str], session: Session
 ) -> None:
-    instance = gpu_instance()
-    finding = idle_instance_finding(session, instance)
-    session.commit()
-    gpu_utilisation(aws, instance, 0.5)
+    instance, finding = _idle(session, aws)
     answers = _race(apply_in_process, [(_env(aws, db_url), db_url, finding, who) for who in ("alice", "bob")])
     statuses = [status for _, status, _ in answers]
     assert statuses.count("applied") == 1, answers
@@ -90,10 +96,7 @@ def test_two_processes_applying_one_finding_act_once(
 
 
 def test_two_slack_presses_of_apply_act_once(db_url: str, aws: Emulator, calls: Counter[str], session: Session) -> None:
-    instance = gpu_instance()
-    finding = idle_instance_finding(session, instance)
-    session.commit()
-    gpu_utilisation(aws, instance, 0.5)
+    instance, finding = _idle(session, aws)
     secret = boto3.client("secretsmanager").create_secret(
         Name="chipwise/slack-signing", SecretString=json.dumps({"signing_secret": SECRET})
     )["ARN"]
@@ -114,15 +117,13 @@ def test_two_slack_presses_of_apply_act_once(db_url: str, aws: Emulator, calls: 
     assert any("is being applied by" in t or "is already applied" in t for t in texts), texts
     assert calls == Counter({"CreateTags": 1, "StopInstances": 1})
     assert _applied(db_url, finding) == ["apply:applied"]
+    assert instance_state(instance)[0] == "stopped"
 
 
 def test_a_held_finding_says_by_whom_since_when_and_rollback_waits_its_turn(
     db_url: str, aws: Emulator, calls: Counter[str], session: Session
 ) -> None:
-    instance = gpu_instance()
-    finding = idle_instance_finding(session, instance)
-    session.commit()
-    gpu_utilisation(aws, instance, 0.5)
+    instance, finding = _idle(session, aws)
     started = utcnow()
     with get_session_factory(db_url).begin() as held:  # another caller's apply, between its claim and its audit row
         RemediationRepository(held).claim(finding, "apply", "slack:carol (U0C)", "slack", started, stale_before=started)
