@@ -584,9 +584,11 @@ def _report(outcome: RemediationOutcome) -> None:
         )
         if outcome.status == "dry_run":
             out.print(
-                "planned from the store (what the scan saw): `--yes` re-reads the resource and its metrics since "
-                "the scan first, and refuses if they changed or are not fresh",
+                "planned from the store (what the scan saw), with no AWS call: the live re-check runs at apply time "
+                "(`--yes` reads the resource and its metrics since the scan again, and refuses if they changed or "
+                "are not fresh)",
                 highlight=False,
+                soft_wrap=True,
             )
         return
     out.print(f"{outcome.status}: {outcome.resource} ({short})", highlight=False)

@@ -249,7 +249,7 @@ def test_a_dry_run_needs_no_aws_credentials(tmp_path: Path, sqlite_url: str) -> 
     lines = done.stdout.splitlines()
     assert lines[0] == f"dry run: instance {instance} ({finding[:8]}) would get these calls:"
     assert f"  ec2.StopInstances(InstanceIds=['{instance}'])" in lines
-    assert "the live re-check" in done.stdout or "re-reads the resource and its metrics" in done.stdout
+    assert "with no AWS call: the live re-check runs at apply time" in done.stdout
     node_run = _offline(tmp_path, sqlite_url, "findings", "apply", eks_finding[:8], "--dry-run")
     assert node_run.returncode == 0, node_run.stderr
     assert "eks.UpdateNodegroupConfig(clusterName='ml', nodegroupName='gpu'" in node_run.stdout
