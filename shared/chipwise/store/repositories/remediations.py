@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, select
+from sqlalchemy import delete, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
@@ -96,10 +96,17 @@ class RemediationRepository:
         return InFlight(finding_id, operation, actor, source, now)
 
     def hold(self, finding_id: str) -> None:
-        """Lock the finding's row for the rest of the transaction (PostgreSQL ``FOR UPDATE``; SQLite has one writer
-        at a time already): the checks, the calls and the audit row run under it."""
+        """Lock the finding for the rest of the transaction: the checks, the calls and the audit row run under it.
+        PostgreSQL: its row ``FOR UPDATE``. SQLite: the transaction starts as the writer (a write to the in-flight
+        record), so the audit row after the calls can never lose to another writer's newer snapshot."""
         if self._dialect() == "postgresql":
             self.session.execute(select(Finding.id).where(Finding.id == finding_id).with_for_update())
+            return
+        self.session.execute(
+            update(RemediationInFlight)
+            .where(RemediationInFlight.finding_id == finding_id)
+            .values(started_at=RemediationInFlight.started_at)
+        )
 
     def in_flight(self, finding_id: str) -> InFlight | None:
         row = self.session.get(RemediationInFlight, finding_id, populate_existing=True)
