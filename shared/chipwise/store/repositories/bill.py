@@ -324,8 +324,8 @@ def service_costs(session: Session, account_id: str | None = None) -> list[Store
         stmt = stmt.where(BillServiceCost.account_id == account_id)
     stmt = stmt.order_by(BillPeriodRow.billing_period, BillServiceCost.account_id, BillServiceCost.service)
     return [
-        StoredServiceCost(str(p), str(a), str(r), str(s), _dec(e), int(n or 0))
-        for p, a, r, s, e, n in session.execute(stmt)
+        StoredServiceCost(str(period), str(account), str(region), str(service), _dec(cost), int(lines or 0))
+        for period, account, region, service, cost, lines in session.execute(stmt)
     ]
 
 
