@@ -51,7 +51,7 @@ def _lint_imports(copy: Path) -> subprocess.CompletedProcess[str]:
 
 def _broken(output: str) -> list[str]:
     """The names of the contracts reported BROKEN (a name may wrap over two lines)."""
-    flat = " ".join(output.split())
+    flat = re.sub(r" \(\d+ ignored imports?\)", "", " ".join(output.split()))  # "KEPT (1 ignored import)"
     return re.findall(r"(?:^| )((?:(?!KEPT|BROKEN).)+?) BROKEN", flat)
 
 

@@ -6,16 +6,8 @@ from decimal import Decimal
 from typing import Any
 
 import typer
-from rich.table import Table
 
-from chipwise.aws import aws_context
-from chipwise.cli.common import out, print_json, settings, store_session
-from chipwise.clock import utcnow
-from chipwise.errors import ConfigError
-from chipwise.pipeline.bill_ingest import athena_table, ingest_bill, window_periods
-from chipwise.presentation import plural
-from chipwise.store import ensure_schema, get_session_factory
-from chipwise.store.repositories import bill as bill_store
+from chipwise.cli.common import out, print_json, settings
 
 bill_app = typer.Typer(help="The bill: AWS Data Exports (CUR 2.0, FOCUS 1.2) as the cost source.", no_args_is_help=True)
 
@@ -30,6 +22,13 @@ def ingest_command(
     json_output: bool = typer.Option(False, "--json", help="Print what was stored as JSON."),
 ) -> None:
     """Read the export's billing periods (manifest first) and store them, each replacing its earlier delivery."""
+    from chipwise.aws import aws_context
+    from chipwise.clock import utcnow
+    from chipwise.errors import ConfigError
+    from chipwise.pipeline._store import store_factory
+    from chipwise.pipeline.bill_ingest import athena_table, ingest_bill, window_periods
+    from chipwise.presentation import plural
+
     cfg = settings()
     export = uri or cfg.data_export_uri
     if not export:
@@ -40,12 +39,12 @@ def ingest_command(
     athena = athena_table(cfg)
     if chosen == "athena" and athena is None:
         raise ConfigError("the athena engine needs athena_database and athena_table (and athena_workgroup)")
-    ensure_schema(cfg.database_url)
+    factory = store_factory()
     periods = list(period) or window_periods(utcnow(), cfg.lookback_days)
     aws = aws_context(cfg.region) if export.startswith("s3://") or chosen == "athena" else None
     stored = ingest_bill(
         aws,
-        get_session_factory(cfg.database_url),
+        factory,
         uri=export,
         periods=periods,
         engine="athena" if chosen == "athena" else "duckdb",
@@ -71,12 +70,12 @@ def show_command(
     json_output: bool = typer.Option(False, "--json", help="Print as JSON."),
 ) -> None:
     """Spend by account, service and resource; commitments with coverage, utilisation and end dates."""
-    cfg = settings()
-    with store_session() as session:
-        lines = bill_store.spend(session, account, cfg.team_tag_keys)
-        commitments = bill_store.commitments(session, account)
-        apart = bill_store.unattributed(session, account)
-        periods = [p.billing_period for p in bill_store.stored_periods(session)]
+    from rich.table import Table
+
+    from chipwise.pipeline.bill_view import stored_bill
+
+    stored = stored_bill(account)
+    lines, commitments, apart, periods = stored.lines, stored.commitments, stored.unattributed, stored.periods
     by_account: dict[str, Decimal] = {}
     by_service: dict[tuple[str, str], Decimal] = {}
     by_team: dict[str, Decimal] = {}

@@ -28,3 +28,24 @@ def latest_scan_document(session: Session, account_id: str | None, region: str |
 def window_hours(document: ScanDocument) -> int:
     """The hours of a scan's cost window (whole UTC days)."""
     return (document.window.end - document.window.start).days * 24
+
+
+def latest_scan_ids(session: Session, account_id: str | None, region: str | None = None) -> list[str]:
+    """The id of the latest finished scan with a document of each (account, region), filtered when given, in
+    account and region order (one statement; the documents are read one at a time by :func:`scan_document`)."""
+    stmt = select(Scan.id, Scan.account_id, Scan.region).where(Scan.status.in_(FINISHED), Scan.document.is_not(None))
+    if account_id is not None:
+        stmt = stmt.where(Scan.account_id == account_id)
+    if region is not None:
+        stmt = stmt.where(Scan.region == region)
+    stmt = stmt.order_by(Scan.account_id, Scan.region, Scan.window_end.desc(), Scan.started_at.desc(), Scan.id.desc())
+    latest: dict[tuple[str, str], str] = {}
+    for scan_id, account, scanned_region in session.execute(stmt):
+        latest.setdefault((account, scanned_region), scan_id)
+    return list(latest.values())
+
+
+def scan_document(session: Session, scan_id: str) -> ScanDocument | None:
+    """One stored scan's document (None when it has none)."""
+    document = session.scalar(select(Scan.document).where(Scan.id == scan_id))
+    return ScanDocument.model_validate(document) if document else None
