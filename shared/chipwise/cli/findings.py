@@ -110,7 +110,7 @@ def findings_command(
 
 def _stream(selected: FindingFilter, form: str, limit: int | None, cursor: str | None) -> None:
     """Every selected row (or ``limit``) as JSON lines, one JSON array, or CSV, a batch at a time."""
-    from chipwise.cli._findings_view import write_csv
+    from chipwise.ledger_csv import write_csv
     from chipwise.pipeline.findings import stream_findings
     from chipwise.presentation import ledger, ledger_fields
 

@@ -15,15 +15,25 @@ def report_command(
     region: str | None = typer.Option(None, "--region", help="The latest scan in this region."),
     output_dir: Path = typer.Option(Path(), "--output-dir", "-o", help="Folder to write the report into."),
 ) -> None:
-    """Write the HTML report of a scan: totals (measured apart from estimated), waste by rule, the trend across
-    scans, utilisation heat-maps of the top findings, and every finding's evidence. No script, nothing fetched."""
+    """Write the HTML report of a scan: totals (measured apart from estimated), waste by rule and by team, the
+    trend across scans, utilisation heat-maps of the top findings and the top 200 findings' evidence, with every
+    finding in a CSV beside it. No script, nothing fetched."""
     from chipwise.pipeline.report import write_scan_report
     from chipwise.presentation import plural
 
     check_account_id(account)
     check_region(region)
     written = write_scan_report(scan_id=scan, account_id=account, region=region, output_dir=output_dir)
-    err.print(f"{plural(written.findings, 'finding')}, {plural(written.scans, 'scan')} in the trend", highlight=False)
+    top = (
+        f" (the top {written.shown} in the HTML, every one in {written.csv_path.name})"
+        if written.shown < written.findings
+        else ""
+    )
+    err.print(
+        f"{plural(written.findings, 'finding')}{top}, {plural(written.scans, 'scan')} in the trend",
+        highlight=False,
+        soft_wrap=True,
+    )
     out.print(str(written.path), highlight=False, markup=False, soft_wrap=True)
 
 

@@ -14,7 +14,9 @@ from chipwise.settings import get_settings
 @dataclass(frozen=True)
 class WrittenReport:
     path: Path
-    findings: int
+    csv_path: Path  # every finding; the HTML writes out the top ones
+    findings: int  # every finding of the scan's account and region
+    shown: int  # written out in the HTML
     scans: int
 
 
@@ -25,4 +27,11 @@ def write_scan_report(
     with store_scope() as session:
         found = find_scan(session, scan_id=scan_id, account_id=account_id, region=region)
         view = build_report(session, found, now=utcnow(), team_tag_keys=get_settings().team_tag_keys)
-    return WrittenReport(path=write_report(view, output_dir), findings=len(view.findings), scans=view.scans)
+    path = write_report(view, output_dir)
+    return WrittenReport(
+        path=path,
+        csv_path=path.with_name(view.csv_filename),
+        findings=view.findings_total,
+        shown=len(view.findings),
+        scans=view.scans,
+    )
