@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 import typer
 
-from chipwise.cli.common import err, out, print_json, settings
+from chipwise.cli.common import LimitOption, err, more_line, out, print_json, row_limit, settings
 
 notify_app = typer.Typer(
     help="Email and Slack: the daily digest, alerts above the threshold, and the outbox they go through.",
@@ -30,6 +30,7 @@ def notify_command(
         bool, typer.Option("--dry-run", help="Print what would be sent; write and send nothing.")
     ] = False,
     account: AccountOption = None,
+    limit: LimitOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Enqueue today's digest and any alerts, then send everything due (SES email, Slack webhook)."""
@@ -52,9 +53,13 @@ def notify_command(
     table = Table(title=f"{verb}: {plural(len(report.planned), 'new message')}", title_justify="left")
     for column in ("channel", "kind", "recipient", "subject / text"):
         table.add_column(column, overflow="fold")
-    for p in report.planned:
+    shown = row_limit(limit)
+    for p in report.planned[:shown]:
         table.add_row(p.channel, p.kind, p.recipient, _preview(p.subject, p.payload))
     out.print(table)
+    rest = more_line(len(report.planned[:shown]), len(report.planned), "messages", "--limit 0 or --json")
+    if rest is not None:
+        out.print(rest, highlight=False)
     if dry_run:
         if report.due:
             out.print(f"and {plural(len(report.due), 'message')} already waiting in the outbox:")
