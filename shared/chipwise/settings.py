@@ -193,6 +193,20 @@ class Settings(BaseSettings):
         default_factory=dict,
         description="Rule thresholds by rule id ([rules.<rule_id>] in chipwise.toml); `chipwise rules` lists them.",
     )
+    history_retention_days: int = Field(
+        90,
+        ge=63,
+        le=3650,
+        description="Days the store keeps scans (the latest of each account and region always stays), metric and "
+        "Neuron rollups, Cost Explorer days, findings resolved that long ago and resources gone that long ago "
+        "(at least the longest look-back, 63).",
+    )
+    message_retention_days: int = Field(
+        30, ge=1, le=3650, description="Days sent or failed notifications (and notified scans) are kept."
+    )
+    audit_retention_days: int = Field(
+        365, ge=30, le=3650, description="Days the remediation audit trail (applies, rollbacks) is kept."
+    )
     intake_retention_days: int = Field(
         90, ge=1, le=3650, description="Intake submissions, contact data, plans and their links are deleted after this."
     )

@@ -30,6 +30,19 @@ def status_command() -> None:
     out.print(f"tables:   {', '.join(state.tables) or '(none)'}")
 
 
+@db_app.command("prune")
+def prune_command() -> None:
+    """Delete what is past its retention: scans, rollups, cost days and resolved findings after
+    history_retention_days, sent messages after message_retention_days, the audit after audit_retention_days."""
+    from chipwise.pipeline.retention import prune_store
+
+    deleted = prune_store()
+    if not deleted:
+        out.print("nothing past its retention")
+    for table, count in deleted.items():
+        out.print(f"{table}: {count:,} rows deleted", highlight=False)
+
+
 def register(app: typer.Typer) -> None:
     app.add_typer(db_app, name="db")
 
