@@ -219,16 +219,35 @@ def build(
 # --- measuring ------------------------------------------------------------------------------------------------
 
 
+# The command line as its console script runs it, reporting its own peak resident memory (VmHWM: the process's
+# own high-water mark; a forked child's ru_maxrss would count the benchmark's memory at the fork).
+_CLI = (
+    "import os, sys\n"
+    "from chipwise.cli import main\n"
+    "try:\n"
+    "    code = main(sys.argv[1:])\n"
+    "finally:\n"
+    "    status = open('/proc/self/status').read().split('VmHWM:')[1].split()[0]\n"
+    "    open(os.environ['CHIPWISE_BENCH_HWM'], 'w').write(status)\n"
+    "sys.exit(code)\n"
+)
+
+
 def _run(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float]:
-    """CPU seconds (user + system) and peak memory (MiB) of one process."""
+    """CPU seconds (user + system) and peak memory (MiB) of one process; ``argv[0]`` "chipwise" runs the CLI."""
+    hwm = cwd / "hwm.txt"
+    command = [sys.executable, "-c", _CLI, *argv[1:]] if argv[0] == CHIPWISE else argv
     with tempfile.TemporaryFile() as errors:
-        process = subprocess.Popen(argv, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=errors)
+        process = subprocess.Popen(
+            command, env={**env, "CHIPWISE_BENCH_HWM": str(hwm)}, cwd=cwd, stdout=subprocess.DEVNULL, stderr=errors
+        )
         _, status, usage = os.wait4(process.pid, 0)
         process.returncode = os.waitstatus_to_exitcode(status)
         if process.returncode != 0:
             errors.seek(0)
             raise RuntimeError(f"{' '.join(argv)} failed: {errors.read().decode().strip()[-300:]}")
-    return usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+    peak = int(hwm.read_text()) / 1024 if argv[0] == CHIPWISE else usage.ru_maxrss / 1024
+    return usage.ru_utime + usage.ru_stime, peak
 
 
 def _best(argv: list[str], env: dict[str, str], cwd: Path, repeats: int = 3) -> tuple[float, float]:
