@@ -101,3 +101,11 @@ def test_the_table_shows_the_top_rows_and_how_many_more_and_the_cursor_resumes(
     assert cursor == every[0] and rest == every[1:]
     assert main(["findings", "--json", "--limit", "2"]) == 0
     assert len(_lines(capsys)) == 2
+
+
+def test_store_reads_import_no_aws_sdk_and_no_remediation(stored: dict[str, Finding]) -> None:
+    for argv in (["findings"], ["resources", "--limit", "1"], ["findings", "realised"]):
+        loaded = _loaded_after(argv)
+        assert "sqlalchemy" in loaded, argv  # the store was read
+        assert not [m for m in loaded if m.split(".")[0] in ("boto3", "botocore")], (argv, loaded)
+        assert not [m for m in loaded if m.startswith("chipwise.remediate")], (argv, loaded)
