@@ -151,6 +151,14 @@ def _table(selected: FindingFilter, limit: int | None, cursor: str | None, statu
     if rest is not None:
         estimated = f"${page.totals.estimated_monthly_usd:,.2f}"
         out.print(f"{rest}; all {page.totals.count:,} estimate {estimated} a month before overlaps", highlight=False)
+    for title, groups in (("by account", page.by_account), ("by team", page.by_team)):
+        if len(groups) > 1:
+            out.print(
+                f"{title} (estimated, before overlaps): "
+                + "; ".join(f"{g.key} {g.count:,} · ${g.estimated_monthly_usd:,.0f}" for g in groups),
+                highlight=False,
+                soft_wrap=True,
+            )
     if not documents and page.store_empty:
         err.print(empty_store_hint(settings().database_url), highlight=False, markup=False, soft_wrap=True)
 

@@ -18,13 +18,15 @@ from chipwise.presentation import Ledger, ledger, owner_label
 from chipwise.settings import get_settings
 from chipwise.store import Session
 from chipwise.store.repositories.accounts import AccountRepository
-from chipwise.store.repositories.finding_pages import FindingFilter, FindingPages, FindingTotals
+from chipwise.store.repositories.finding_pages import FindingFilter, FindingPages, FindingTotals, Group
 from chipwise.store.repositories.findings import FindingRepository, finding_document
 from chipwise.store.repositories.inventory import ResourceRepository
 from chipwise.store.repositories.realised import RealisedSavingRepository, RuleAccuracy
 from chipwise.store.repositories.remediations import RemediationRepository
 
-__all__ = ["FindingFilter", "FindingsPage", "list_findings", "stream_findings"]
+__all__ = ["FindingFilter", "FindingsPage", "Group", "list_findings", "stream_findings"]
+
+GROUPS_SHOWN = 10  # accounts and teams summed under a cut list
 
 
 @dataclass(frozen=True)
@@ -36,6 +38,8 @@ class FindingsPage:
     totals: FindingTotals
     store_empty: bool
     next_cursor: str | None  # the id to pass as --cursor for the next page; None when this is the last
+    by_account: list[Group] = field(default_factory=list)  # when the page is cut: the largest accounts
+    by_team: list[Group] = field(default_factory=list)  # and teams, over every selected finding
 
     @property
     def documents(self) -> list[FindingDocument]:
@@ -79,12 +83,17 @@ def list_findings(f: FindingFilter, *, limit: int | None, cursor: str | None = N
         documents = documents[:limit] if limit is not None else documents
         empty = totals.count == 0 and FindingRepository(session).count() == 0
         owners = _owners(session, documents)
+        cut = totals.count > len(documents)
+        accounts = pages.by_account(f, limit=GROUPS_SHOWN) if cut and f.account_id is None else []
+        teams = pages.by_team(f)[:GROUPS_SHOWN] if cut and f.team is None else []
     return FindingsPage(
         figures=ledger(documents),
         owners=owners,
         totals=totals,
         store_empty=empty,
         next_cursor=documents[-1].finding_id if more and documents else None,
+        by_account=accounts,
+        by_team=teams,
     )
 
 

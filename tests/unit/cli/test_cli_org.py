@@ -109,3 +109,16 @@ def test_store_reads_import_no_aws_sdk_and_no_remediation(stored: dict[str, Find
         assert "sqlalchemy" in loaded, argv  # the store was read
         assert not [m for m in loaded if m.split(".")[0] in ("boto3", "botocore")], (argv, loaded)
         assert not [m for m in loaded if m.startswith("chipwise.remediate")], (argv, loaded)
+
+
+def test_a_cut_list_sums_the_findings_per_team_in_sql(
+    stored: dict[str, Finding], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "200")
+    assert main(["findings", "--json"]) == 0
+    every = _lines(capsys)
+    chat = [d for d in every if d["resource_name"] != "bert-ner-g6"]
+    assert main(["findings", "--limit", "1"]) == 0
+    table = capsys.readouterr().out
+    line = next(x for x in table.splitlines() if x.startswith("by team"))
+    assert f"chat {len(chat):,} · " in line and "nlp 1 · " in line
