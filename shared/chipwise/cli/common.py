@@ -70,6 +70,19 @@ class _LazyConsole:
     def __setattr__(self, name: str, value: Any) -> None:
         setattr(self._real(), name, value)
 
+    def __enter__(self) -> Console:  # special methods are not looked up through __getattr__
+        return self._real().__enter__()
+
+    def __exit__(self, *exc: Any) -> None:
+        self._real().__exit__(*exc)
+
+
+def real_console(console: Console) -> Console:
+    """The rich console itself behind ``out`` or ``err`` (for rich objects that keep a console: Progress, Live)."""
+    if isinstance(console, _LazyConsole):
+        return console._real()
+    return console
+
 
 out = cast("Console", _LazyConsole(stderr=False))  # data (tables, JSON) goes to stdout
 err = cast("Console", _LazyConsole(stderr=True))  # progress and messages go to stderr (the demo's findings table too)
@@ -91,7 +104,7 @@ def progress() -> Progress:
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
-        console=err,
+        console=real_console(err),
         transient=False,
     )
 
