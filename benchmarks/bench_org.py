@@ -42,11 +42,12 @@ from chipwise.models.scan import ScanCosts, ScanDocument, ScanResource, ScanWind
 from chipwise.models.verdicts import ResourceVerdict
 from chipwise.pipeline.retention import prune_store
 from chipwise.settings import Settings
-from chipwise.store import get_engine, session_scope
+from chipwise.store import session_scope
+from chipwise.store.engine import get_engine
 from chipwise.store.repositories.accounts import ScanRepository
 from chipwise.store.repositories.findings import FindingRepository
 from chipwise.store.session import upgrade
-from chipwise.store.tables import Account, CostRecord, MetricCoverage, Resource, Scan
+from chipwise.store.tables import Account, CostRecord, MetricCoverage, Resource
 
 ROOT = Path(__file__).resolve().parent.parent
 PER_ACCOUNT = 250
@@ -162,19 +163,8 @@ def _day(url: str, index: int, resources: list[dict[str, Any]], day: int) -> Non
     scan_id = str(uuid.uuid4())
     with session_scope(url) as session:
         end = now.date()
-        ScanRepository(session).add(
-            Scan(
-                id=scan_id,
-                account_id=account,
-                region=REGION,
-                status="succeeded",
-                started_at=now,
-                finished_at=now + timedelta(minutes=3),
-                window_start=end - timedelta(days=14),
-                window_end=end,
-                resource_count=len(resources),
-            )
-        )
+        scans = ScanRepository(session)
+        scans.open(scan_id, account, REGION, started_at=now, window_start=end - timedelta(days=14), window_end=end)
         repository = FindingRepository(session)
         repository.apply(
             account_id=account,
@@ -184,7 +174,16 @@ def _day(url: str, index: int, resources: list[dict[str, Any]], day: int) -> Non
             now=now,
             scan_id=scan_id,
         )
-        ScanRepository(session).save_document(scan_id, _document(scan_id, account, index, resources, day))
+        scans.finish(
+            scan_id,
+            status="succeeded",
+            finished_at=now + timedelta(minutes=3),
+            resource_count=len(resources),
+            api_calls={},
+            timings={},
+            errors=[],
+            document_json=_document(scan_id, account, index, resources, day),
+        )
         if day == 1:  # a few suppressed for a month
             for row in repository.find(account_id=account)[::50]:
                 repository.suppress(row.id, until=now + timedelta(days=30), reason="kept", now=now)

@@ -45,10 +45,10 @@ from chipwise.render import money, render
 from chipwise.report.naming import report_link
 from chipwise.settings import Settings
 from chipwise.store import Session
-from chipwise.store.repositories import digests as digest_store
+from chipwise.store.repositories.digests import DigestRepository
 from chipwise.store.repositories.findings import FindingRepository
+from chipwise.store.repositories.messaging import OutboxRecord
 from chipwise.store.repositories.remediations import RemediationRepository, alert_precision
-from chipwise.store.tables import OutboxMessage
 
 FIRST_DIGEST_LOOKBACK = timedelta(days=1)  # "since the last digest" when there has never been one
 
@@ -76,7 +76,7 @@ class NotifyReport:
     dry_run: bool
     planned: list[PlannedMessage] = field(default_factory=list)
     enqueued: int = 0
-    due: list[OutboxMessage] = field(default_factory=list)
+    due: list[OutboxRecord] = field(default_factory=list)
     drained: DrainReport = field(default_factory=DrainReport)
     undelivered: int = 0  # messages queued over UNDELIVERED_AFTER ago and still not sent (the alarm's figure)
     replay: bool = False  # the ScanCompleted that started the run was notified before: nothing new planned
@@ -115,12 +115,12 @@ def slack_recipient(settings: Settings) -> str:
 
 
 def last_digest_at(session: Session, account_id: str) -> datetime | None:
-    return digest_store.last_queued_at(session, "digest", account_id)
+    return DigestRepository(session).last_queued_at("digest", account_id)
 
 
 def digest_sent_on(session: Session, account_id: str, day: str) -> bool:
     prefix = f"digest:{account_id}:{day}:"
-    return digest_store.outbox_key_with_prefix(session, prefix)
+    return DigestRepository(session).outbox_key_with_prefix(prefix)
 
 
 # --- rendering ---------------------------------------------------------------------------------------------

@@ -101,7 +101,7 @@ def benchmark_run(run_id: str) -> dict[str, Any]:
     """``chipwise benchmarks show``: one run (by id or an unambiguous prefix) and the recommendations it made."""
     from chipwise.benchmarks.runs import run_summary
     from chipwise.pipeline._store import store_scope
-    from chipwise.store.repositories import benchmarks as benchmark_store
+    from chipwise.store.repositories.benchmarks import BenchmarkRepository
 
     with store_scope() as session:
         run = _find_run(session, run_id)
@@ -115,7 +115,7 @@ def benchmark_run(run_id: str) -> dict[str, Any]:
                 "withdrawn": r.withdrawn,
                 "reason": r.reason,
             }
-            for r in benchmark_store.recommendations_of_run(session, run.id)
+            for r in BenchmarkRepository(session).recommendations_of_run(run.id)
         ]
         return row
 
@@ -123,15 +123,15 @@ def benchmark_run(run_id: str) -> dict[str, Any]:
 def _find_run(session: Any, run_id: str) -> Any:
     """A run by its id or by an unambiguous prefix of it (at least six characters, as lists show them)."""
     from chipwise.errors import InvalidInput, NotFound
-    from chipwise.store.repositories import benchmarks as benchmark_store
+    from chipwise.store.repositories.benchmarks import BenchmarkRepository
     from chipwise.store.repositories.findings import MIN_ID_PREFIX
 
-    run = benchmark_store.get_run(session, run_id)
+    run = BenchmarkRepository(session).get_run(run_id)
     if run is not None:
         return run
     matches = []
     if len(run_id) >= MIN_ID_PREFIX:
-        matches = benchmark_store.runs_with_id_prefix(session, run_id, limit=2)
+        matches = BenchmarkRepository(session).runs_with_id_prefix(run_id, limit=2)
     if not matches:
         raise NotFound(f"no benchmark run {run_id!r}: `chipwise benchmarks list` shows the runs")
     if len(matches) > 1:

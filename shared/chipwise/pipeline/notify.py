@@ -19,10 +19,9 @@ from chipwise.notify.runner import UNDELIVERED_AFTER, NotifyReport, enqueue_plan
 from chipwise.observability import logger
 from chipwise.pipeline._store import store_scope
 from chipwise.settings import Settings, get_settings
-from chipwise.store import SessionFactory, get_session_factory, transaction
-from chipwise.store.repositories import messaging as messaging_store
-from chipwise.store.repositories import rows as rows_store
-from chipwise.store.repositories.notified import claim_scan, scan_notified
+from chipwise.store import SessionFactory, discard, get_session_factory, transaction
+from chipwise.store.repositories.messaging import OutboxRepository
+from chipwise.store.repositories.notified import NotifiedScanRepository
 
 
 def send_notifications(
@@ -101,9 +100,8 @@ def run_notify(
     slack_enabled = bool(settings.slack_webhook_secret_name) if senders is None else "slack" in senders
     report = NotifyReport(dry_run=dry_run)
     with transaction(factory) as session:
-        if scan is not None and (
-            scan_notified(session, scan[0]) if dry_run else not claim_scan(session, scan[0], scan[1], when)
-        ):
+        notified = NotifiedScanRepository(session)
+        if scan is not None and (notified.notified(scan[0]) if dry_run else not notified.claim(scan[0], scan[1], when)):
             report.replay = True
             logger().info("scan already notified: a replayed ScanCompleted plans nothing", extra={"scan_id": scan[0]})
             accounts, digests, alerts = [], False, False
@@ -120,8 +118,8 @@ def run_notify(
         if dry_run:  # also list what is already waiting in the outbox, then write nothing
             channels = ["email", "slack"] if slack_enabled else ["email"]
             due = due_ids(session, now=when, channels=channels, limit=500)
-            report.due = [m for m in (messaging_store.get_outbox(session, i) for i in due) if m is not None]
-            rows_store.discard(session)  # keeps the loaded rows readable
+            report.due = [m for m in (OutboxRepository(session).get(i) for i in due) if m is not None]
+            discard(session)
             return report
         report.enqueued = enqueue_planned(session, report.planned, now=when)
     report.drained = drain(
@@ -141,9 +139,7 @@ def run_notify(
 def outbox_view() -> OutboxStatus:
     """``chipwise notify status``: counts by channel and status, the failed messages and what is waiting."""
     with store_scope() as session:
-        status = outbox_status(session)
-        rows_store.discard(session)  # keeps the loaded rows readable after the transaction
-        return status
+        return outbox_status(session)
 
 
 def retry_failed(ids: list[int] | None) -> int:

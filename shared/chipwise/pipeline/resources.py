@@ -11,7 +11,7 @@ from chipwise.errors import NotFound
 from chipwise.models.scan import ScanDocument
 from chipwise.models.verdicts import ResourceVerdict
 from chipwise.pipeline._store import store_scope
-from chipwise.store.repositories.scans import latest_scan_document, latest_scan_ids, scan_document
+from chipwise.store.repositories.accounts import ScanRepository
 
 
 @dataclass(frozen=True)
@@ -44,12 +44,13 @@ def stream_verdicts(
     """Every verdict of the latest scan of each account and region (filtered), a scan document at a time; after
     the resource id ``cursor`` when given."""
     with store_scope() as session:
-        scan_ids = latest_scan_ids(session, account, region)
+        scans = ScanRepository(session)
+        scan_ids = scans.latest_ids(account, region)
         if not scan_ids:
             raise NotFound("no finished scan in the store: run `chipwise scan` (or `make demo`) first")
         waiting = cursor is not None
         for scan_id in scan_ids:
-            document = scan_document(session, scan_id)
+            document = scans.document(scan_id)
             if document is None:
                 continue
             if not document.verdicts:
@@ -85,7 +86,7 @@ def verdict_page(
 def latest_scan(account: str | None, region: str | None) -> ScanDocument:
     """The latest finished scan with verdicts (of the account and region when given)."""
     with store_scope() as session:
-        document = latest_scan_document(session, account, region)
+        document = ScanRepository(session).latest_document(account, region)
     if document is None:
         raise NotFound("no finished scan in the store: run `chipwise scan` (or `make demo`) first")
     if not document.verdicts:
