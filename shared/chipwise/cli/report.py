@@ -10,6 +10,7 @@ from chipwise.cli.common import err, out, store_session
 from chipwise.clock import utcnow
 from chipwise.errors import InvalidInput
 from chipwise.models.common import is_account_id
+from chipwise.pipeline.commitments import report_with_commitments
 from chipwise.presentation import plural
 from chipwise.report.build import build_report, find_scan, write_report
 from chipwise.settings import get_settings
@@ -28,6 +29,7 @@ def report_command(
     with store_session() as session:
         found = find_scan(session, scan_id=scan, account_id=account, region=region)
         view = build_report(session, found, now=utcnow(), team_tag_keys=get_settings().team_tag_keys)
+        view = report_with_commitments(session, view, now=utcnow())
     path = write_report(view, output_dir)
     err.print(f"{plural(len(view.findings), 'finding')}, {plural(view.scans, 'scan')} in the trend", highlight=False)
     out.print(str(path), highlight=False, markup=False, soft_wrap=True)

@@ -10,19 +10,21 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import replace
 from datetime import UTC, date, datetime, time
 from decimal import Decimal
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from chipwise.analyse.commitments import (
     FOLLOWING,
+    AwsRecommendation,
     CommitmentKind,
+    CommitmentsResult,
+    Following,
     HeldCapacity,
     HeldCommitment,
-    Lapse,
     Move,
-    Purchase,
+    PurchaseAdvice,
     Replacement,
     Stranding,
     UsageHour,
@@ -38,6 +40,8 @@ from chipwise.catalog.savings_plan_rates import plan_rate
 from chipwise.economics import HOURS_PER_DAY, HOURS_PER_MONTH, cents, parse_utc
 from chipwise.models.findings import FindingDocument
 from chipwise.presentation import best_saving, exclusion, one_time_cost
+from chipwise.report.build import ReportView
+from chipwise.report.commitments import render_commitments_section
 from chipwise.store import Session
 from chipwise.store.repositories import bill as bill_store
 from chipwise.store.repositories.findings import FindingRepository
@@ -57,56 +61,26 @@ class CostExplorer(Protocol):
     def get_savings_plans_purchase_recommendation(self, **kwargs: Any) -> Any: ...
 
 
-@dataclass(frozen=True)
-class Following:
-    """A move a Compute or SageMaker Savings Plan follows: nothing stranded."""
-
-    move: Move
-    commitment: HeldCommitment
-
-
-@dataclass(frozen=True)
-class PurchaseAdvice:
-    kind: CommitmentKind
-    purchase: Purchase | None
-    rate_source: str
-    note: str  # why nothing is advised (rate unknown, nothing steady left) or how it was sized
-    removed_hourly: Decimal  # the spend an hour the fixes remove from what this kind would cover
-
-
-@dataclass(frozen=True)
-class AwsRecommendation:
-    available: bool
-    hourly_commitment: Decimal | None
-    note: str
-
-
-@dataclass(frozen=True)
-class CommitmentsResult:
-    account_id: str
-    today: date
-    bill_periods: tuple[str, ...]
-    usage_days: int
-    usage_note: str
-    held: tuple[HeldCommitment, ...]
-    unknown_type: tuple[str, ...]  # ARNs whose plan type the bill does not name (FOCUS)
-    following: tuple[Following, ...]
-    stranded: tuple[Stranding, ...]
-    purchases: tuple[PurchaseAdvice, ...]
-    lapses: tuple[Lapse, ...]
-    capacity: tuple[HeldCapacity, ...]
-    aws: AwsRecommendation
-    notes: tuple[str, ...] = field(default_factory=tuple)
-
-    @property
-    def ending_soon(self) -> tuple[Lapse, ...]:
-        return self.lapses
+def known_accounts(session: Session) -> list[str]:
+    """The accounts the store has a bill commitment or a finding for."""
+    held = {row.account_id for row, _ in bill_store.commitments(session)}
+    return sorted(held | {f.account_id for f in FindingRepository(session).find()})
 
 
 def commitments_advice(
-    session: Session, *, account_id: str, now: datetime, cost_explorer: CostExplorer | None = None
+    session: Session,
+    *,
+    account_id: str,
+    now: datetime,
+    cost_explorer: CostExplorer | None = None,
+    ask_aws: bool = False,
 ) -> CommitmentsResult:
-    """The commitments section for one account, from the stored bill and the open findings."""
+    """The commitments section for one account, from the stored bill and the open findings; AWS's recommendation
+    from ``cost_explorer`` (or, with ``ask_aws``, Cost Explorer in us-east-1 with the ambient credentials)."""
+    if cost_explorer is None and ask_aws:
+        from chipwise.aws import aws_context  # only when asked: no AWS call otherwise
+
+        cost_explorer = cast(CostExplorer, aws_context("us-east-1").client("ce"))
     today = now.astimezone(UTC).date()
     held, periods, unknown, discounts = _held(session, account_id)
     days = list(bill_store.resource_days(session, account_id))
@@ -400,3 +374,9 @@ def _held_capacity(documents: Iterable[FindingDocument], today: date) -> list[He
         if item is not None:
             found.append(item)
     return found
+
+
+def report_with_commitments(session: Session, view: ReportView, *, now: datetime) -> ReportView:
+    """The HTML report's view with the commitments section of its account (the report's hook: one partial)."""
+    result = commitments_advice(session, account_id=view.account_id, now=now)
+    return replace(view, commitments_html=render_commitments_section(result))
