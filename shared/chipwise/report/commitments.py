@@ -5,12 +5,16 @@ the rate's source and date."""
 
 from __future__ import annotations
 
+from datetime import date
 from decimal import Decimal
 from typing import Any
 
-from chipwise.analyse.commitments import CommitmentsResult, HeldCommitment
-from chipwise.economics import usd, usd_per_hour
+from chipwise.analyse.commitments import LAPSE_WINDOW_DAYS, CommitmentsResult, HeldCommitment
+from chipwise.economics import parse_utc, usd, usd_per_hour
 from chipwise.render import render
+from chipwise.store import Session
+from chipwise.store.repositories import bill as bill_store
+from chipwise.store.repositories.findings import FindingRepository
 
 KIND_WORDS = {
     "compute_savings_plan": "Compute Savings Plan",
@@ -180,12 +184,26 @@ def commitments_lines(result: CommitmentsResult) -> list[str]:
     return lines
 
 
-def ending_soon_line(result: CommitmentsResult) -> str | None:
-    """The digest's line: commitments ending within 90 days the fixes leave unused."""
-    if not result.lapses:
-        return None
-    items = "; ".join(f"{_name(x.commitment)}" for x in result.lapses)
-    return f"Ending soon, not worth renewing after the fixes: {items}"
+def ending_soon(session: Session, account_id: str, today: date) -> tuple[str, ...]:
+    """The digest's "ending soon" lines: the account's commitments (the bill's latest terms) and Capacity Blocks (open
+    held-capacity findings) ending within 90 days, each with its end date and where the figure comes from."""
+    lines: dict[str, str] = {}
+    for row, period in bill_store.commitments(session, account_id):
+        if row.arn in lines or row.end_date is None or not 0 <= (row.end_date - today).days <= LAPSE_WINDOW_DAYS:
+            continue
+        hourly = f", {usd_per_hour(row.hourly_commitment)}" if row.hourly_commitment is not None else ""
+        plan = row.offering_type or row.kind.replace("_", " ")
+        lines[row.arn] = f"{plan} {row.arn.rsplit('/', 1)[-1]}{hourly}: ends {row.end_date} (bill {period})"
+    for finding in FindingRepository(session).find(account_id=account_id, rule_ids=("capacity_held_idle",)):
+        ends = finding.evidence.get("commitment_ends")
+        end = parse_utc(str(ends)).date() if ends else None
+        if end is None or not 0 <= (end - today).days <= LAPSE_WINDOW_DAYS:
+            continue
+        lines[finding.resource_arn] = (
+            f"{finding.resource_name} ({finding.instance_type}): reserved capacity ends {end}, "
+            f"{(end - today).days} days left, unused"
+        )
+    return tuple(lines.values())
 
 
 def render_commitments_section(result: CommitmentsResult) -> str:
