@@ -4,14 +4,18 @@ with its source and date. No file: no rate (the caller says "rate unknown"; a di
 
 from __future__ import annotations
 
+import json
+import os
 from dataclasses import dataclass
 from decimal import Decimal
 from functools import cache
 from importlib import resources
+from pathlib import Path
 
 from chipwise.catalog.loading import load_data_file
 
 RATES_FILE = "savings_plan_rates.json"
+RATES_FILE_ENV = "CHIPWISE_SAVINGS_PLAN_RATES_FILE"  # the file `chipwise catalog refresh` wrote, to use instead
 
 
 @dataclass(frozen=True)
@@ -24,12 +28,21 @@ class PlanRate:
     retrieved: str
 
 
-@cache
 def savings_plan_rates() -> tuple[PlanRate, ...]:
-    """Every rate in the data file; none when the file was never written."""
-    if not resources.files("chipwise.catalog").joinpath("data", RATES_FILE).is_file():
+    """Every rate in ``$CHIPWISE_SAVINGS_PLAN_RATES_FILE``, else the shipped data file; none when neither exists."""
+    return _rates(os.environ.get(RATES_FILE_ENV, "").strip())
+
+
+@cache
+def _rates(path: str) -> tuple[PlanRate, ...]:
+    if path:
+        if not Path(path).is_file():
+            return ()
+        document = json.loads(Path(path).read_text(encoding="utf-8"), parse_float=Decimal)
+    elif resources.files("chipwise.catalog").joinpath("data", RATES_FILE).is_file():
+        document = load_data_file(RATES_FILE)
+    else:
         return ()
-    document = load_data_file(RATES_FILE)
     source, retrieved = str(document["source"]), str(document["retrieved"])
     return tuple(
         PlanRate(

@@ -6,13 +6,18 @@ from decimal import Decimal
 from pathlib import Path
 
 import typer
+from botocore.exceptions import BotoCoreError, ClientError
 from rich.progress import TaskID
 from rich.table import Table
 
+from chipwise.aws import aws_context
 from chipwise.catalog import Catalog, InstanceType, get_catalog
 from chipwise.catalog.instances import CATALOG_FILE_ENV
+from chipwise.catalog.savings_plan_rates import RATES_FILE, RATES_FILE_ENV
 from chipwise.cli.common import err, out, progress
+from chipwise.clock import utcnow
 from chipwise.collect.prices import DEFAULT_OUTPUT, RefreshResult, refresh_catalog
+from chipwise.collect.savings_plan_rates import write_rates
 from chipwise.errors import InvalidInput
 
 app = typer.Typer(help="The instance catalog: types, prices and their sources.", no_args_is_help=True)
@@ -170,6 +175,20 @@ def refresh_command(
         if tasks:
             bar.stop()
     _summary(result)
+    _savings_plan_rates(output.with_name(RATES_FILE), result.output)
+
+
+def _savings_plan_rates(path: Path, catalog_file: Path) -> None:
+    """The Savings Plans rates beside the catalog (issue 38); a failure says why and leaves the catalog written."""
+    catalog = get_catalog(catalog_file)
+    try:
+        client = aws_context("us-east-1").client("savingsplans")
+        rates = write_rates(client, catalog.price, path, utcnow().date().isoformat())
+    except (ClientError, BotoCoreError) as exc:
+        err.print(f"Savings Plans rates not refreshed: {exc}", highlight=False, markup=False)
+        return
+    out.print(f"[green]wrote {rates.output}[/] ({rates.rates} plan rates, {rates.api_calls} Savings Plans requests)")
+    err.print(f"use it with: export {RATES_FILE_ENV}={rates.output.resolve()}", highlight=False, soft_wrap=True)
 
 
 def register(root: typer.Typer) -> None:
