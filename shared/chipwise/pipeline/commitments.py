@@ -8,6 +8,7 @@ on-demand cost ÷ 24), so the percentile a purchase is sized to is a percentile 
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
@@ -327,7 +328,8 @@ def _aws(cost_explorer: CostExplorer | None, purchases: Sequence[PurchaseAdvice]
             LookbackPeriodInDays="THIRTY_DAYS",
         )
     except Exception as exc:  # any failure of the call is "unavailable", said with its cause
-        return AwsRecommendation(False, None, f"unavailable: {type(exc).__name__}: {str(exc)[:160]}")
+        cause = re.sub(r"\s*<.*", "", str(exc).splitlines()[0] if str(exc) else "", flags=re.DOTALL)[:200].rstrip(" :")
+        return AwsRecommendation(False, None, f"unavailable: {type(exc).__name__}: {cause}")
     summary = (answer.get("SavingsPlansPurchaseRecommendation") or {}).get(
         "SavingsPlansPurchaseRecommendationSummary"
     ) or {}

@@ -200,7 +200,8 @@ def ending_soon(session: Session, account_id: str, today: date) -> tuple[str, ..
         if end is None or not 0 <= (end - today).days <= LAPSE_WINDOW_DAYS:
             continue
         lines[finding.resource_arn] = (
-            f"{finding.resource_name} ({finding.instance_type}): reserved capacity ends {end}, "
+            f"{finding.resource_name}{f' ({finding.instance_type})' if finding.instance_type else ''}: reserved "
+            f"capacity ends {end}, "
             f"{(end - today).days} days left, unused"
         )
     return tuple(lines.values())
