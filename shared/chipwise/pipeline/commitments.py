@@ -85,6 +85,7 @@ def commitments_advice(
     today = now.astimezone(UTC).date()
     held, periods, unknown, discounts = _held(session, account_id)
     days = list(bill_store.resource_days(session, account_id))
+    held = _reserved_families(held, days)
     documents = _open_findings(session, account_id)
     moves, fixes = _moves_and_fixes(documents, days, held)
     usage = [_usage_hour(d) for d in days]
@@ -140,8 +141,8 @@ def _held(session: Session, account_id: str) -> tuple[list[HeldCommitment], list
             continue
         total = row.used_cost + row.unused_cost
         hourly = row.hourly_commitment
-        if hourly is None and row.reserved_count:
-            hourly = row.effective_rate or Decimal(0)
+        if hourly is None and row.reserved_count and row.effective_rate is not None:
+            hourly = row.effective_rate * row.reserved_count  # a reservation: its count at its own rate
         held[row.arn] = HeldCommitment(
             arn=row.arn,
             account_id=row.account_id,
@@ -159,6 +160,18 @@ def _held(session: Session, account_id: str) -> tuple[list[HeldCommitment], list
         if row.covered_on_demand_cost and row.covered_on_demand_cost > 0:
             discounts[row.arn] = (1 - row.used_cost / row.covered_on_demand_cost).quantize(Decimal("0.0001"))
     return list(held.values()), sorted(periods), unknown, discounts
+
+
+def _reserved_families(held: list[HeldCommitment], days: Sequence[bill_store.ResourceDay]) -> list[HeldCommitment]:
+    """A reservation's family: the bill names none (savings_plan_instance_type_family is a plan's), so the family of
+    the usage it covered."""
+    families = {
+        d.commitment_arn: family_of(d.instance_type or "") for d in days if d.commitment_arn and d.instance_type
+    }
+    return [
+        replace(c, family=families.get(c.arn)) if c.kind == "reserved_instance" and c.family is None else c
+        for c in held
+    ]
 
 
 def _kind(kind: str, offering_type: str | None) -> CommitmentKind | None:
