@@ -55,7 +55,11 @@ OFFERING_KINDS: dict[str, CommitmentKind] = {  # CUR 2.0 savings_plan_offering_t
     "ec2instancesavingsplans": "ec2_instance_savings_plan",
     "sagemakersavingsplans": "sagemaker_savings_plan",
 }
-USAGE_NOTE = "the bill is stored by day: each sample is a day's average hour (its public on-demand cost / 24)"
+NOT_PLAN_USAGE = frozenset({"spot", "reservation"})  # no Savings Plan applies to Spot; a reservation covers its own
+USAGE_NOTE = (
+    "the bill is stored by day: each sample is a day's average hour (its public on-demand cost / 24); Spot and "
+    "reservation-covered usage left out"
+)
 
 
 class CostExplorer(Protocol):
@@ -88,7 +92,7 @@ def commitments_advice(
     held = _reserved_families(held, days)
     documents = _open_findings(session, account_id)
     moves, fixes = _moves_and_fixes(documents, days, held)
-    usage = [_usage_hour(d) for d in days]
+    usage = [_usage_hour(d) for d in days if d.pricing not in NOT_PLAN_USAGE]
     following: list[Following] = []
     stranded: list[Stranding] = []
     for move, arn in moves:
