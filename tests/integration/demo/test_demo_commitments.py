@@ -82,8 +82,11 @@ def test_held_capacity_is_priced_for_its_days_left(section: dict[str, Any]) -> N
     assert Decimal(block["cost_to_end_usd"]) == (hourly * 24 * block["days_left"]).quantize(Decimal("0.01"))
 
 
-def test_the_report_shows_the_section_and_the_summary_names_it(demo: tuple[Path, dict[str, str]]) -> None:
+def test_the_report_shows_the_section_and_the_digest_what_ends_soon(demo: tuple[Path, dict[str, str]]) -> None:
     out, _ = demo
+    digest = (out / "digest.txt").read_text(encoding="utf-8")
+    soon = digest[digest.index("Ending soon") :]
+    assert "p5-capacity-block (p5.48xlarge): reserved capacity ends " in soon.splitlines()[1]
     [report] = out.glob("chipwise-report-*.html")
     assert 'id="commitments"' in report.read_text(encoding="utf-8")
     assert "stranded" in (out / "commitments.txt").read_text(encoding="utf-8")
