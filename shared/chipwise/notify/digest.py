@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from decimal import Decimal
 
+from chipwise.clock import utcnow
 from chipwise.models.findings import FindingDocument
 from chipwise.models.resources import parse_hints
 from chipwise.models.scan import ScanCosts
@@ -39,6 +40,7 @@ from chipwise.presentation import (
     suppress_step,
     target_label,
 )
+from chipwise.report.commitments import ending_soon
 from chipwise.store import Session
 from chipwise.store.repositories.accounts import AccountRepository, ScanRepository
 from chipwise.store.repositories.bill import teams_by_arn
@@ -256,6 +258,7 @@ class AccountSnapshot:
     realised: tuple[RealisedLine, ...] = ()  # every measured fix of the account (to date), not only since
     costs: ScanCosts | None = None  # the latest scan's costs (the ledger's spend line)
     window_hours: int = 0
+    ending_soon: tuple[str, ...] = ()  # commitments and Capacity Blocks ending within 90 days (issue 38)
 
     @property
     def display_name(self) -> str:
@@ -361,6 +364,7 @@ class Digest:
         str, ...
     ] = ()  # the five-line executive summary (:meth:`chipwise.presentation.Ledger.executive_summary`)
     by_team: tuple[TeamLine, ...] = ()
+    ending_soon: tuple[str, ...] = ()  # commitments and Capacity Blocks ending within 90 days (issue 38)
 
     @property
     def realised_to_date_usd(self) -> Decimal:
@@ -453,6 +457,7 @@ def load_snapshot(
         resolved=[lines[r.id] for r in rows if r.status == "resolved"],
         benchmarked=[_benchmarked(rec, finding, lines[finding.id]) for rec, finding in benchmarks],
         realised=_realised(session, account_id),
+        ending_soon=ending_soon(session, account_id, utcnow().date()),
     )
 
 
@@ -548,6 +553,7 @@ def build_digest(
         benchmarked=list(snapshot.benchmarked),
         new_monthly_waste_usd=headline_of(new).total_usd,
         realised=snapshot.realised,
+        ending_soon=snapshot.ending_soon,
     )
 
 

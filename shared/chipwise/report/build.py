@@ -195,6 +195,7 @@ class ReportView:
     cost_source: str = "cost_explorer"  # where the scan's spend came from: bill | cost_explorer
     audit: list[AuditRow] = field(default_factory=list)
     precision: list[RulePrecision] = field(default_factory=list)
+    commitments_html: str = ""  # the commitments section, rendered by its own partial (report.commitments)
 
     @property
     def filename(self) -> str:
