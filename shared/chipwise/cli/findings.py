@@ -22,7 +22,7 @@ from chipwise.errors import ChipwiseError, InvalidInput, NotFound
 from chipwise.models.common import is_account_id
 from chipwise.models.findings import FindingDocument
 from chipwise.models.resources import split_key
-from chipwise.pipeline.evaluate import evaluate_account
+from chipwise.pipeline.evaluate import reevaluate_account
 from chipwise.pipeline.policy import load_policy
 from chipwise.presentation import (
     Ledger,
@@ -609,7 +609,8 @@ def evaluate_command(
     config: Path | None = typer.Option(None, "--config", help="Policy file with [rules.<rule_id>] thresholds."),
     json_output: bool = typer.Option(False, "--json", help="Print the open findings (JSON) on stdout."),
 ) -> None:
-    """Run the rules again on what the store holds (no AWS calls): try a policy without rescanning."""
+    """Run the rules again on what the store holds (no AWS calls), as the latest scan ran them (its moment, its
+    window, its bill): an unchanged store gives the same findings; a policy file tries thresholds without rescanning."""
     if account is not None and not is_account_id(account):
         raise InvalidInput(f"--account {account!r} is not a 12-digit AWS account id")
     policy = load_policy(config)
@@ -621,9 +622,9 @@ def evaluate_command(
         if not accounts:
             raise NotFound("the store holds no account yet: run `chipwise scan` (or `make demo`) first")
         for account_id in accounts:
-            documents += evaluate_account(
+            documents += reevaluate_account(
                 session, account_id=account_id, region=region or settings().region, now=utcnow(), policy=policy
-            )
+            ).findings
     documents = ranked(documents)
     if json_output:
         print_json([d.model_dump(mode="json") for d in documents])

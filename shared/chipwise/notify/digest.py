@@ -22,7 +22,7 @@ from pydantic import EmailStr, TypeAdapter, ValidationError
 
 from chipwise.models.findings import FindingDocument
 from chipwise.models.resources import WorkloadHints, parse_hints
-from chipwise.models.scan import ScanCosts
+from chipwise.models.scan import ScanCosts, ScanWindow
 from chipwise.presentation import (
     EXCLUSION_WORDS,
     REPORT_STEP,
@@ -42,13 +42,14 @@ from chipwise.presentation import (
     suppress_step,
     target_label,
 )
+from chipwise.spend import billed_costs, resources_costing
 from chipwise.store import Session
 from chipwise.store.repositories import digests as digest_store
 from chipwise.store.repositories import rows as rows_store
 from chipwise.store.repositories.bill import teams_by_arn
 from chipwise.store.repositories.findings import finding_document
 from chipwise.store.repositories.realised import RealisedSavingRepository
-from chipwise.store.repositories.scans import latest_scan_document, window_hours
+from chipwise.store.repositories.scans import latest_scan_document
 from chipwise.store.tables import Account, Finding, Recommendation
 
 OWNER_TAGS = ("chipwise:owner", "owner", "Owner", "OWNER")
@@ -304,6 +305,8 @@ class AccountSnapshot:
     realised: tuple[RealisedLine, ...] = ()  # every measured fix of the account (to date), not only since
     costs: ScanCosts | None = None  # the latest scan's costs (the ledger's spend line)
     window_hours: int = 0
+    window: ScanWindow | None = None  # the latest scan's cost window
+    billed: Mapping[str, Decimal] = field(default_factory=dict)  # resource id → its bill over the window
 
     @property
     def display_name(self) -> str:
@@ -326,6 +329,8 @@ class AccountSnapshot:
             benchmarked=[b for b in self.benchmarked if owner in b.finding.owners],
             realised=(),  # account-wide figures: in the account digest only
             costs=None,  # so is the account's spend
+            window=None,
+            billed={},
         )
 
 
@@ -392,7 +397,7 @@ class Digest:
     owner: str | None
     headline: Headline
     open_count: int
-    total_monthly_cost_usd: Decimal
+    total_monthly_cost_usd: Decimal | None  # what the bill says the resources with open findings cost (≤ spend)
     total_monthly_waste_usd: Decimal
     measured_monthly_waste_usd: Decimal
     top: list[FindingLine]
@@ -492,7 +497,9 @@ def load_snapshot(
     scan = latest_scan_document(session, account_id)
     return AccountSnapshot(
         costs=scan.costs if scan else None,
-        window_hours=window_hours(scan) if scan else 0,
+        window_hours=scan.window.hours if scan else 0,
+        window=scan.window if scan else None,
+        billed=billed_costs(scan),
         account_id=account_id,
         account_name=account.name if account else None,
         since=since,
@@ -583,7 +590,9 @@ def build_digest(
         owner=owner,
         headline=totals,
         open_count=len(ranked),
-        total_monthly_cost_usd=sum((f.monthly_cost_usd for f in ranked), Decimal(0)),
+        total_monthly_cost_usd=resources_costing(
+            figures.spend, snapshot.billed, (f.document for f in ranked if f.document is not None)
+        ),
         total_monthly_waste_usd=totals.total_usd,
         measured_monthly_waste_usd=totals.measured_usd,
         top=ranked[:top_n],

@@ -28,13 +28,14 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+from chipwise.analyse import ledger as bill_ledger
 from chipwise.aws import AssumeRole, AwsContext, aws_context
-from chipwise.catalog import platform_of
+from chipwise.catalog import get_catalog, platform_of
 from chipwise.clock import billing_periods, utcnow
 from chipwise.collect import costs as cost_collector
 from chipwise.collect import inventory, metrics
 from chipwise.errors import UpstreamError
-from chipwise.models.common import SERVING_KINDS, first_tag
+from chipwise.models.common import SERVING_KINDS
 from chipwise.models.findings import FindingDocument
 from chipwise.models.records import CollectedResource, Inventory, SeriesCoverage
 from chipwise.models.resources import EndpointDetails, InferenceComponentDetails, InstanceDetails
@@ -59,7 +60,7 @@ from chipwise.pipeline._gc import fewer_collections
 from chipwise.settings import get_settings
 from chipwise.store import Session, SessionFactory, get_session_factory, reading, transaction
 from chipwise.store.repositories.accounts import AccountRepository, ScanRepository
-from chipwise.store.repositories.bill import periods_with_account, resource_bills
+from chipwise.store.repositories.bill import periods_with_account, window_bill
 from chipwise.store.repositories.inventory import ResourceRepository
 from chipwise.store.repositories.usage import (
     NEURON_MONITOR_METRIC,
@@ -533,11 +534,12 @@ def _evaluate_rules(session_factory: SessionFactory, run: _Run) -> list[FindingD
 def _document(aws: AwsContext, session: Session, run: _Run, findings: Sequence[FindingDocument]) -> ScanDocument:
     resources = [_scan_resource(r) for r in sorted(run.resources, key=lambda r: (r.kind, r.name, r.key))]
     if run.cost_source == "bill":
-        costs = _bill_costs(session, run, resources)
+        costs = _bill_costs(session, run, resources, findings)
     else:
         total, by_type = cost_totals(session, run.account_id, run.cost_start, run.cost_end, region=run.region)
         breakdown = cost_breakdown(session, run.account_id, run.cost_start, run.cost_end, region=run.region)
-        costs = _scan_costs(total, by_type, breakdown)
+        days = stored_cost_days(session, run.account_id, run.cost_start, run.cost_end)
+        costs = _scan_costs(total, by_type, breakdown, days_covered=len(days))
     return ScanDocument(
         scan_id=run.scan_id,
         account_id=run.account_id,
@@ -546,6 +548,7 @@ def _document(aws: AwsContext, session: Session, run: _Run, findings: Sequence[F
         started_at=run.started_at,
         finished_at=utcnow(),
         window=ScanWindow(start=run.cost_start, end=run.cost_end),
+        as_of=run.now,
         resources=resources,
         costs=costs,
         api_calls=aws.counter.snapshot(),
@@ -579,45 +582,29 @@ def _every_verdict(run: _Run) -> list[ResourceVerdict]:
 UNKNOWN_USAGE_TYPES_LISTED = 20
 
 
-def _bill_costs(session: Session, run: _Run, resources: list[ScanResource]) -> ScanCosts:
-    """The costs section from the stored bill: each resource it names at its own effective cost (and rate), the
-    total of every resource of this region it names (EKS pods are shares of their nodes: not added again), by
-    instance type; each resource's team and owner from its cost allocation tags."""
+def _bill_costs(
+    session: Session, run: _Run, resources: list[ScanResource], findings: Sequence[FindingDocument]
+) -> ScanCosts:
+    """The costs section from the stored bill (:mod:`chipwise.analyse.ledger`): each resource it names at its own
+    effective cost and rate, spend = attributed + not attributed, and the resources it lacks."""
     settings = get_settings()
-    bills = resource_bills(session, run.account_id, run.cost_start, run.cost_end, region=run.region)
-    by_key = {key.lower(): bill for key, bill in bills.items()}
-    total = Decimal(0)
-    by_type: dict[str, Decimal] = {}
-    for bill in bills.values():
-        if bill.parent_resource_id is not None:
-            continue
-        total += bill.effective_cost
-        if bill.instance_type:
-            by_type[bill.instance_type] = by_type.get(bill.instance_type, Decimal(0)) + bill.effective_cost
-    collected = {r.key: r for r in run.resources}
-    for resource in resources:
-        source = collected[resource.id]
-        instance_id = source.details.instance_id if isinstance(source.details, InstanceDetails) else None
-        found = by_key.get((instance_id or source.arn).lower()) if source.variant is None else None
-        tags = {**(found.tags if found else {}), **{k: str(v) for k, v in (source.tags or {}).items()}}
-        resource.team = first_tag(tags, settings.team_tag_keys)
-        resource.owner = first_tag(tags, settings.owner_tag_keys)
-        if found is None:
-            continue
-        resource.cost_usd = found.effective_cost
-        resource.effective_hourly_rate_usd = found.effective_rate
-        resource.public_on_demand_rate_usd = found.public_on_demand_rate
-        resource.usage_hours = found.usage_hours
-        resource.pricing = sorted(found.pricings)
-    return ScanCosts(
-        total_usd=total,
-        source="bill",
-        billing_periods=list(run.bill_periods),
-        by_instance_type=dict(sorted(by_type.items())),
+    bills, apart, days = window_bill(
+        session, run.account_id, run.cost_start, run.cost_end, run.bill_periods, region=run.region
     )
+    window = bill_ledger.bill_window(bills, apart, days, run.cost_start, run.cost_end)
+    collected = {r.key: r for r in run.resources}
+    bill_ledger.price_from_bill(
+        resources, collected, bills, team_keys=settings.team_tag_keys, owner_keys=settings.owner_tag_keys
+    )
+    missing = bill_ledger.not_in_bill(
+        resources, collected, findings, get_catalog(), region=run.region, last_day=window.last_day
+    )
+    return bill_ledger.bill_costs(window, run.bill_periods, missing)
 
 
-def _scan_costs(total: Decimal, by_type: dict[str, Decimal], breakdown: CostBreakdown) -> ScanCosts:
+def _scan_costs(
+    total: Decimal, by_type: dict[str, Decimal], breakdown: CostBreakdown, *, days_covered: int
+) -> ScanCosts:
     """The costs section: totals, every usage kind with its treatment (and why an ignored one is not attributed),
     the capacity reserved and not used, and the usage types the catalog does not know (counted, largest listed)."""
     kinds = [
@@ -653,6 +640,7 @@ def _scan_costs(total: Decimal, by_type: dict[str, Decimal], breakdown: CostBrea
         unknown_usage_types=[
             ScanUnknownUsageType(usage_type=t, usd=usd) for t, usd in unknown[:UNKNOWN_USAGE_TYPES_LISTED]
         ],
+        days_covered=days_covered,
     )
 
 

@@ -27,4 +27,4 @@ def latest_scan_document(session: Session, account_id: str | None, region: str |
 
 def window_hours(document: ScanDocument) -> int:
     """The hours of a scan's cost window (whole UTC days)."""
-    return (document.window.end - document.window.start).days * 24
+    return document.window.hours
