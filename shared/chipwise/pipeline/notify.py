@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import datetime
-from typing import Any
 
 from chipwise.models.events import NotifyTrigger, ScanCompletedEvent
+from chipwise.models.results import NotifyOutcome
 from chipwise.notify.runner import NotifyReport, run_notify
 from chipwise.settings import Settings, get_settings
 
@@ -38,7 +38,7 @@ def send_notifications(
     )
 
 
-def notify_on(trigger: NotifyTrigger, settings: Settings | None = None) -> dict[str, Any]:
+def notify_on(trigger: NotifyTrigger, settings: Settings | None = None) -> NotifyOutcome:
     """The ``notify`` Lambda: a schedule sends digests and alerts for every account, a ``ScanCompleted`` event
     that account's alerts."""
     settings = settings or get_settings()
@@ -52,5 +52,5 @@ def notify_on(trigger: NotifyTrigger, settings: Settings | None = None) -> dict[
             new_finding_ids=scan.new_finding_ids,
             scan=(scan.scan_id, scan.account_id),
         )
-        return {"status": "ok", "trigger": "scan_completed", "account_id": scan.account_id, **report.summary()}
-    return {"status": "ok", "trigger": "schedule", **send_notifications(settings).summary()}
+        return NotifyOutcome(trigger="scan_completed", account_id=scan.account_id, **report.summary())
+    return NotifyOutcome(trigger="schedule", **send_notifications(settings).summary())

@@ -176,12 +176,13 @@ class _Run:
     bill_periods: list[str] = field(default_factory=list)
 
     def fail(self, source: str, exc: BaseException) -> None:
-        code = None
-        if isinstance(exc, ClientError):
-            code = exc.response.get("Error", {}).get("Code")
-        message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        self.errors.append(ScanError(source=source, code=code, message=message[:1000]))
-        logger().warning("scan source failed", extra={"source": source, "code": code, "error": message})
+        self.record(scan_error(source, exc))
+
+    def record(self, error: ScanError) -> None:
+        self.errors.append(error)
+        logger().warning(
+            "scan source failed", extra={"source": error.source, "code": error.code, "error": error.message}
+        )
 
     @property
     def status(self) -> ScanStatus:
@@ -191,6 +192,13 @@ class _Run:
 
 
 AWS_ERRORS = (ClientError, BotoCoreError)
+
+
+def scan_error(source: str, exc: BaseException) -> ScanError:
+    """A failed source as the scan document records it: the AWS error code when there is one, the first line."""
+    code = exc.response.get("Error", {}).get("Code") if isinstance(exc, ClientError) else None
+    message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return ScanError(source=source, code=code, message=message[:1000])
 
 
 def run_scan(
@@ -203,10 +211,12 @@ def run_scan(
     lookback_days: int | None = None,
     on_stage: StageCallback | None = None,
     incremental: bool | None = None,
+    home: AwsContext | None = None,
 ) -> ScanDocument:
-    """Scan one account and region (account from STS when None); returns the stored scan document."""
+    """Scan one account and region (account from STS when None); returns the stored scan document. ``home`` is
+    Chipwise's own account, whose bus ScanCompleted goes on: ``aws`` itself unless the scan assumed a member role."""
     with fewer_collections():
-        return _scan(aws, session_factory, account_id, region, now, lookback_days, on_stage, incremental)
+        return _scan(aws, session_factory, account_id, region, now, lookback_days, on_stage, incremental, home or aws)
 
 
 def _scan(
@@ -218,6 +228,7 @@ def _scan(
     lookback_days: int | None,
     on_stage: StageCallback | None,
     incremental: bool | None,
+    home: AwsContext,
 ) -> ScanDocument:
     started_at = utcnow()
     now = now or started_at
@@ -256,7 +267,7 @@ def _scan(
         findings = _evaluate_rules(session_factory, run)
     document = _finish(aws, session_factory, run, findings)
     notify("event")
-    _announce(aws, session_factory, run, document)
+    _announce(home, session_factory, run, document)
     return document
 
 
@@ -687,9 +698,9 @@ def _store_document(session: Session, run: _Run, document: ScanDocument) -> None
     account.last_scan_at = document.finished_at
 
 
-def _announce(aws: AwsContext, session_factory: SessionFactory, run: _Run, document: ScanDocument) -> None:
-    """Put ScanCompleted on the bus; a failure (a missing bus) becomes an error of the stored scan. Without a bus
-    (a local run) nothing is published."""
+def _announce(home: AwsContext, session_factory: SessionFactory, run: _Run, document: ScanDocument) -> None:
+    """Put ScanCompleted on the bus of Chipwise's own account (``home``); a failure (a missing bus, a rejected entry)
+    becomes an error of the stored scan. Without a bus (a local run) nothing is published."""
     bus = get_settings().event_bus_name
     if not bus:
         return
@@ -704,37 +715,36 @@ def _announce(aws: AwsContext, session_factory: SessionFactory, run: _Run, docum
         # wall clock it started at
         new_finding_ids=[f.finding_id for f in document.findings if f.first_seen >= run.now],
     )
-    home = aws_context(aws.region)  # the Chipwise bus lives in Chipwise's own account, not the scanned one
-    home.counter = aws.counter
+    error = _put_event(home, bus, event)
+    if error is None:
+        return
+    run.record(error)
+    document.errors.append(error)
+    document.status = run.status
+    with transaction(session_factory) as session:
+        _store_document(session, run, document)
+
+
+def _put_event(home: AwsContext, bus: str, event: ScanCompleted) -> ScanError | None:
+    """One PutEvents entry; the error when the call fails or EventBridge rejects the entry (it answers 200 with a
+    per-entry error code), else None."""
+    source = f"events.{bus}"
+    entry = {
+        "Source": SCAN_COMPLETED_SOURCE,
+        "DetailType": SCAN_COMPLETED_DETAIL_TYPE,
+        "Detail": event.model_dump_json(),
+        "EventBusName": bus,
+    }
     try:
-        response = home.client("events").put_events(
-            Entries=[
-                {
-                    "Source": SCAN_COMPLETED_SOURCE,
-                    "DetailType": SCAN_COMPLETED_DETAIL_TYPE,
-                    "Detail": event.model_dump_json(),
-                    "EventBusName": bus,
-                }
-            ]
-        )
-        failed = [e for e in response.get("Entries", []) if e.get("ErrorCode")]
-        if failed or response.get("FailedEntryCount"):
-            entry = failed[0] if failed else {}
-            raise ClientError(
-                {
-                    "Error": {
-                        "Code": entry.get("ErrorCode", "PutEventsFailed"),
-                        "Message": entry.get("ErrorMessage", ""),
-                    }
-                },
-                "PutEvents",
-            )
+        response = home.client("events").put_events(Entries=[entry])  # type: ignore[list-item]
     except AWS_ERRORS as exc:
-        run.fail(f"events.{bus}", exc)
-        document.errors.append(run.errors[-1])
-        document.status = run.status
-        with transaction(session_factory) as session:
-            _store_document(session, run, document)
+        return scan_error(source, exc)
+    rejected = [e for e in response.get("Entries", []) if e.get("ErrorCode")]
+    if not rejected and not response.get("FailedEntryCount"):
+        return None
+    first = rejected[0] if rejected else {}
+    message = first.get("ErrorMessage") or "PutEvents rejected the entry"
+    return ScanError(source=source, code=first.get("ErrorCode", "PutEventsFailed"), message=message[:1000])
 
 
 def scan_account_request(request: ScanRequest) -> ScanDocument:
@@ -782,7 +792,8 @@ def scan_account_request(request: ScanRequest) -> ScanDocument:
     if request.role_arn:
         with transaction(factory) as session:
             AccountRepository(session).ensure(request.account_id, role_arn=request.role_arn)
-    return run_scan(aws, factory, account_id=request.account_id, region=request.region)
+    home = aws_context(request.region) if role else aws  # the bus is in Chipwise's own account
+    return run_scan(aws, factory, account_id=request.account_id, region=request.region, home=home)
 
 
 def _scanned_today(factory: SessionFactory, request: ScanRequest) -> ScanDocument | None:

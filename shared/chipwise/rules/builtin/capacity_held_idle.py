@@ -15,8 +15,8 @@
   commitment: delete it; with one (``OneMonth``/``SixMonths``): it bills until ``commitmentExpirationTime``, which
   the outcome names (do not renew; delete it then). A model unit has no public price in Chipwise's verified data
   (``bedrock-prices-verified.csv`` holds on-demand token prices only): it is priced from what the account pays for
-  it, its bill's effective rate per model-unit hour. Without a bill line the finding asks for a quote and stays out
-  of the totals.
+  it, its bill's effective rate per model-unit hour (under a commitment: shown, kept out of the totals until the
+  term ends, ``committed``). Without a bill line the finding asks for a quote and stays out of the totals.
 
 - **SageMaker Studio apps** on accelerator types, InService, whose last user activity (DescribeApp
   ``LastUserActivityTimestamp``) is older than ``min_idle_days``: the whole instance is the waste. Saving: delete
@@ -197,6 +197,7 @@ class CapacityHeldIdle(Rule[CapacityHeldIdleParams]):
         rate = profile.cost.hourly_rate
         if rate is not None and profile.cost.rate_source == "bill":  # what the account pays for it is its price
             monthly = monthly_cost(rate, profile.instance_count)
+            committed = bool(profile.commitment_term and profile.commitment_ends)
             return self.draft(
                 profile,
                 Outcome(
@@ -205,10 +206,12 @@ class CapacityHeldIdle(Rule[CapacityHeldIdleParams]):
                     action="delete",
                     confidence="high",
                     summary=f"{idle} Its bill: {money(rate * profile.instance_count)} an hour for the {units}, "
-                    f"{money(monthly)} a month.",
+                    f"{money(monthly)} a month"
+                    + (": committed until the term ends, saved from then on." if committed else "."),
                     evidence={**evidence, **cost_evidence(profile)},
                     signals_used=("invocations",),
                     target_count=0,
+                    excluded_from_totals="committed" if committed else None,
                 ),
             )
         return self.draft(
