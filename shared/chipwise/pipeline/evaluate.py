@@ -17,10 +17,10 @@ from chipwise.rules.engine import assess_profiles, default_context
 from chipwise.rules.policy import Policy
 from chipwise.settings import get_settings
 from chipwise.store import Session
+from chipwise.store.repositories.accounts import ScanRepository
 from chipwise.store.repositories.bill import public_rates
 from chipwise.store.repositories.findings import OPEN, FindingRepository
 from chipwise.store.repositories.profile_inputs import ProfileInputRepository
-from chipwise.store.repositories.scans import latest_scan_document
 
 
 @dataclass(frozen=True)
@@ -43,7 +43,7 @@ def reevaluate_account(
     ran them: at its moment (``as_of``), over its look-back window, priced from the stored bill when it was. The
     rates come from the stored data, never from the time of day: an unchanged store reproduces the scan's findings
     byte for byte. Without a finished scan, the rules judge at ``now`` with the default window and prices."""
-    document = latest_scan_document(session, account_id, region)
+    document = ScanRepository(session).latest_document(account_id, region)
     if document is None:
         found = evaluate_account(session, account_id=account_id, region=region, now=now, policy=policy)
         return Reevaluation(account_id, region, found, now, False, None)
