@@ -6,7 +6,7 @@ team, an EKS pod's split cost on its Neuron node, credits and tax."""
 from __future__ import annotations
 
 from collections import defaultdict
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -29,6 +29,10 @@ SP_START = "2024-09-01T00:00:00.000Z"  # the Compute plan: 3 years, No Upfront
 ISP_START, ISP_END = "2026-09-30T00:00:00.000Z", "2027-09-29T23:59:59.000Z"
 POD_SHARE = Decimal("0.6")  # the inference pod's split of its EKS node (the rest is the node's unused cost)
 TEAMS = {"training": "research", "inference": "ml-platform"}  # cost allocation tag user:team, by workload (demo)
+# What the account pays an hour for its idle Bedrock provisioned throughput (2 model units, a one-month commitment):
+# a model unit has no public price, so its bill is its price (demo figure: $30.25 per model-unit hour).
+BEDROCK_PT_RESOURCE = "support-llama-70b-pt"
+BEDROCK_PT_HOURLY = Decimal("60.50")
 
 
 def _tags(res: DemoResource) -> dict[str, str]:
@@ -123,6 +127,7 @@ def demo_bill_lines(seeded: SeededAccount) -> list[Line]:
                                   split_cost=float(public * POD_SHARE), split_usage=float(hours * POD_SHARE),
                                   split_public_cost=float(public * POD_SHARE),
                                   tags={"user:team": "search"}))  # fmt: skip
+    lines += _bedrock_lines(seeded, days)
     for (arn, start), covered in sorted(covered_by_day.items()):
         compute = arn == sp_arn
         committed = covered * SP_COMMITMENT_HEADROOM if compute else covered
@@ -137,6 +142,32 @@ def demo_bill_lines(seeded: SeededAccount) -> list[Line]:
     lines.append(Line(account, "Credit", datetime.combine(days[0], datetime.min.time()), product_code="AmazonEC2",
                       unblended_cost=-250.0))  # fmt: skip
     return lines
+
+
+def _bedrock_lines(seeded: SeededAccount, days: list[date]) -> list[Line]:
+    """The provisioned throughput's daily usage: model-unit hours at what the account pays (no public price)."""
+    res = next((r for r in demo_resources() if r.name == BEDROCK_PT_RESOURCE), None)
+    if res is None or res.name not in seeded.arns:
+        return []
+    unit_rate = BEDROCK_PT_HOURLY / res.count
+    hours = Decimal(24 * res.count)
+    return [
+        Line(
+            seeded.account_id,
+            "Usage",
+            datetime.combine(day, datetime.min.time()),
+            "USE1-ProvisionedThroughput-ModelUnits",
+            seeded.arns[res.name],
+            "AmazonBedrock",
+            hours=float(hours),
+            unblended_cost=float(unit_rate * hours),
+            pricing_term="OnDemand",
+            public_on_demand_rate=float(unit_rate),
+            public_on_demand_cost=float(unit_rate * hours),
+            tags=_tags(res),
+        )
+        for day in days
+    ]
 
 
 def write_demo_export(seeded: SeededAccount, root: Path) -> Path:

@@ -83,8 +83,10 @@ def _rng(name: str) -> random.Random:
 
 
 def seed_demo_account(emulator: Any, now: datetime | None = None, region: str = "us-east-1") -> SeededAccount:
-    """Create the demo estate in the emulator (whose environment must already be applied)."""
-    now = (now or datetime.now(UTC)).replace(minute=0, second=0, microsecond=0)
+    """Create the demo estate in the emulator (whose environment must already be applied). Its clock (unless
+    given) is the start of the UTC day: the bill's days, the training jobs' hours and every figure built on them are
+    the same whatever hour the demo runs."""
+    now = (now or datetime.now(UTC).replace(hour=0)).replace(minute=0, second=0, microsecond=0)
     aws = aws_context(region)
     seeded = SeededAccount(account_id=DEMO_ACCOUNT_ID, region=region, now=now)
     network = _network(aws)

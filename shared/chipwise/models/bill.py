@@ -169,3 +169,30 @@ class PeriodSink(Protocol):
     def begin(self, period: BillPeriod) -> None: ...
 
     def resources(self, batch: Sequence[ResourceCost]) -> None: ...
+
+
+@dataclass
+class ResourceBill:
+    """One resource's bill over a window: effective, billed and public on-demand cost, hours, how it was priced."""
+
+    resource_id: str
+    instance_type: str | None
+    service: str
+    effective_cost: Decimal = Decimal(0)
+    billed_cost: Decimal = Decimal(0)
+    public_on_demand_cost: Decimal = Decimal(0)
+    usage_hours: Decimal = Decimal(0)
+    pricings: set[str] = field(default_factory=set)
+    parent_resource_id: str | None = None
+    tags: dict[str, str] = field(default_factory=dict)
+    periods: set[str] = field(default_factory=set)
+
+    @property
+    def effective_rate(self) -> Decimal | None:
+        return (self.effective_cost / self.usage_hours).quantize(Decimal("0.000001")) if self.usage_hours > 0 else None
+
+    @property
+    def public_on_demand_rate(self) -> Decimal | None:
+        if self.usage_hours <= 0:
+            return None
+        return (self.public_on_demand_cost / self.usage_hours).quantize(Decimal("0.000001"))

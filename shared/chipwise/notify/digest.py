@@ -10,7 +10,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from decimal import Decimal
@@ -18,7 +18,7 @@ from decimal import Decimal
 from chipwise.clock import utcnow
 from chipwise.models.findings import FindingDocument
 from chipwise.models.resources import parse_hints
-from chipwise.models.scan import ScanCosts
+from chipwise.models.scan import ScanCosts, ScanWindow
 from chipwise.notify.owners import owner_emails as owner_emails
 from chipwise.notify.owners import owners_opted_in
 from chipwise.presentation import (
@@ -41,6 +41,7 @@ from chipwise.presentation import (
     target_label,
 )
 from chipwise.report.commitments import ending_soon
+from chipwise.spend import billed_costs, resources_costing
 from chipwise.store import Session
 from chipwise.store.repositories.accounts import AccountRepository, ScanRepository
 from chipwise.store.repositories.bill import teams_by_arn
@@ -259,6 +260,8 @@ class AccountSnapshot:
     costs: ScanCosts | None = None  # the latest scan's costs (the ledger's spend line)
     window_hours: int = 0
     ending_soon: tuple[str, ...] = ()  # commitments and Capacity Blocks ending within 90 days (issue 38)
+    window: ScanWindow | None = None  # the latest scan's cost window
+    billed: Mapping[str, Decimal] = field(default_factory=dict)  # resource id → its bill over the window
 
     @property
     def display_name(self) -> str:
@@ -281,6 +284,8 @@ class AccountSnapshot:
             benchmarked=[b for b in self.benchmarked if owner in b.finding.owners],
             realised=(),  # account-wide figures: in the account digest only
             costs=None,  # so is the account's spend
+            window=None,
+            billed={},
         )
 
 
@@ -347,7 +352,7 @@ class Digest:
     owner: str | None
     headline: Headline
     open_count: int
-    total_monthly_cost_usd: Decimal
+    total_monthly_cost_usd: Decimal | None  # what the bill says the resources with open findings cost (≤ spend)
     total_monthly_waste_usd: Decimal
     measured_monthly_waste_usd: Decimal
     top: list[FindingLine]
@@ -450,6 +455,8 @@ def load_snapshot(
     return AccountSnapshot(
         costs=scan.costs if scan else None,
         window_hours=scan.window.hours if scan else 0,
+        window=scan.window if scan else None,
+        billed=billed_costs(scan),
         account_id=account_id,
         account_name=account.name if account else None,
         since=since,
@@ -541,7 +548,9 @@ def build_digest(
         owner=owner,
         headline=totals,
         open_count=len(ranked),
-        total_monthly_cost_usd=sum((f.monthly_cost_usd for f in ranked), Decimal(0)),
+        total_monthly_cost_usd=resources_costing(
+            figures.spend, snapshot.billed, (f.document for f in ranked if f.document is not None)
+        ),
         total_monthly_waste_usd=totals.total_usd,
         measured_monthly_waste_usd=totals.measured_usd,
         top=ranked[:top_n],

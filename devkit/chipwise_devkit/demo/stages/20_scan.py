@@ -145,8 +145,8 @@ def _run(ctx: DemoContext) -> None:
     ctx.summary.append(
         (
             "Scan",
-            f"{len(document.resources)} resources ({by_platform}); ${document.costs.total_usd:,.2f} over "
-            f"{document.window.start} to {document.window.end}; {sum(calls.values())} API calls "
+            f"{len(document.resources)} resources ({by_platform}); cost window {document.window.start} to "
+            f"{document.window.end}; {sum(calls.values())} API calls "
             f"({calls.get('cloudwatch.GetMetricData', 0)} GetMetricData, {calls.get('ce.GetCostAndUsage', 0)} "
             f"GetCostAndUsage); costs from {document.costs.source.replace('_', ' ')}"
             + (f" ({', '.join(document.costs.billing_periods)})" if document.costs.billing_periods else "")

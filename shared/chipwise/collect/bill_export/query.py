@@ -312,12 +312,14 @@ def _focus_lines(src: QuerySource) -> dict[str, str]:
     }
 
 
-# The compute Chipwise inventories, as the bill names it: EC2 instances (an id, or an instance ARN) and SageMaker
-# resources (endpoints, training, processing and transform jobs, notebook instances: ARNs); an EKS pod's split share
-# names its node as parent.
+# The compute Chipwise inventories, as the bill names it: EC2 instances (an id, or an instance ARN), SageMaker
+# resources (endpoints, training, processing and transform jobs, notebook instances: ARNs) and Bedrock provisioned
+# throughputs (their provisioned-model ARN: a model unit has no public price, its bill is its price); an EKS pod's
+# split share names its node as parent.
 COMPUTE = (
     "lines.resource_id LIKE 'i-%' OR lines.resource_id LIKE 'arn:aws:ec2:%:instance/%'"
-    " OR lines.resource_id LIKE 'arn:aws:sagemaker:%' OR lines.parent_resource_id <> ''"
+    " OR lines.resource_id LIKE 'arn:aws:sagemaker:%' OR lines.resource_id LIKE 'arn:aws:bedrock:%:provisioned-model/%'"
+    " OR lines.parent_resource_id <> ''"
 )
 USAGE_KINDS_SQL = "('on_demand', 'spot', 'savings_plan', 'reservation')"
 GROUP_COLUMNS = (
