@@ -188,6 +188,19 @@ def refresh_command(
         if tasks:
             bar.stop()
     _summary(result)
+    _savings_plan_rates(result.output)
+
+
+def _savings_plan_rates(catalog_file: Path) -> None:
+    """The Savings Plans rates beside the catalog (issue 38); a failure says why and leaves the catalog written."""
+    from chipwise.pipeline.prices import refresh_savings_plan_rates
+
+    rates = refresh_savings_plan_rates(catalog_file)
+    if rates.error is not None:
+        err.print(f"Savings Plans rates not refreshed: {rates.error}", highlight=False, markup=False)
+        return
+    out.print(f"[green]wrote {rates.output}[/] ({rates.rates} plan rates, {rates.api_calls} Savings Plans requests)")
+    err.print(f"use it with: export {rates.env}={rates.output.resolve()}", highlight=False, soft_wrap=True)
 
 
 def register(root: typer.Typer) -> None:

@@ -16,6 +16,7 @@ from chipwise.benchmarks.dispatch import dispatch_benchmarks
 from chipwise.benchmarks.results import Clients, StateOutcome, record_job_state
 from chipwise.clock import utcnow
 from chipwise.models.events import BatchJobStateChangeEvent, ScanCompletedEvent
+from chipwise.models.results import BenchmarkDispatch
 from chipwise.observability import logger
 from chipwise.settings import Settings, get_settings
 from chipwise.store import session_scope
@@ -48,24 +49,24 @@ def submit_benchmarks(
         )
 
 
-def benchmark_after_scan(event: ScanCompletedEvent, *, settings: Settings | None = None) -> dict[str, Any]:
+def benchmark_after_scan(event: ScanCompletedEvent, *, settings: Settings | None = None) -> BenchmarkDispatch:
     """The ``benchmark_dispatch`` Lambda: a ``ScanCompleted`` event benchmarks that account's findings; a failed
     scan dispatches nothing (its findings are stale)."""
     scan = event.detail
     if scan.status == "failed":
-        return {"status": "skipped", "reason": f"scan {scan.scan_id} failed", "account_id": scan.account_id}
+        return BenchmarkDispatch(status="skipped", reason=f"scan {scan.scan_id} failed", account_id=scan.account_id)
     report = submit_benchmarks(scan.account_id, settings=settings)
-    summary = {
-        "status": "dispatched",
-        "account_id": scan.account_id,
-        "scan_id": scan.scan_id,
-        "submitted": len(report.submitted),
-        "failed": len(report.failed),
-        "skipped": len(report.skipped),
-        "expired": len(report.sweep.expired) if report.sweep else 0,
-        "run_ids": [s.run_id for s in report.submitted],
-    }
-    logger().info("benchmarks dispatched", extra=summary)
+    summary = BenchmarkDispatch(
+        status="dispatched",
+        account_id=scan.account_id,
+        scan_id=scan.scan_id,
+        submitted=len(report.submitted),
+        failed=len(report.failed),
+        skipped=len(report.skipped),
+        expired=len(report.sweep.expired) if report.sweep else 0,
+        run_ids=[s.run_id for s in report.submitted],
+    )
+    logger().info("benchmarks dispatched", extra=summary.answer())
     return summary
 
 

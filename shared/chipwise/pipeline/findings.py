@@ -227,8 +227,10 @@ class Reevaluated:
 
 
 def reevaluate(account: str | None, region: str | None, config: Path | None) -> Reevaluated:
-    """Run the rules again on what the store holds (no AWS calls) under a policy file's thresholds."""
-    from chipwise.pipeline.evaluate import evaluate_account
+    """Run the rules again on what the store holds (no AWS calls), as the latest scan ran them (its moment, its
+    window, its bill): an unchanged store gives the same findings; a policy file tries thresholds without
+    rescanning."""
+    from chipwise.pipeline.evaluate import reevaluate_account
     from chipwise.pipeline.policy import load_policy
     from chipwise.presentation import ranked
 
@@ -241,11 +243,11 @@ def reevaluate(account: str | None, region: str | None, config: Path | None) -> 
         if not accounts:
             raise NotFound("the store holds no account yet: run `chipwise scan` (or `make demo`) first")
         for account_id in accounts:
-            documents += evaluate_account(
+            documents += reevaluate_account(
                 session,
                 account_id=account_id,
                 region=region or get_settings().region,
                 now=utcnow(),
                 policy=policy,
-            )
+            ).findings
     return Reevaluated(documents=ranked(documents), accounts=accounts)

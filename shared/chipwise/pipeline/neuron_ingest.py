@@ -14,7 +14,6 @@ import functools
 from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
@@ -32,6 +31,7 @@ from chipwise.errors import InvalidInput, UpstreamError
 from chipwise.models.events import ObjectCreatedEvent, objects_created
 from chipwise.models.events import ObjectRef as ObjectRef
 from chipwise.models.neuron import NeuronIngestResult
+from chipwise.models.results import NeuronIngestSummary, RejectedObject
 from chipwise.observability import logger
 from chipwise.store import Session, SessionFactory, transaction
 from chipwise.store.repositories.inventory import ResourceRepository
@@ -212,7 +212,7 @@ def neuron_objects(created: ObjectCreatedEvent) -> list[ObjectRef]:
     return [ref for ref in objects_created(created) if ref.key.startswith(NEURON_PREFIX)]
 
 
-def ingest_event(created: ObjectCreatedEvent) -> dict[str, Any]:
+def ingest_event(created: ObjectCreatedEvent) -> NeuronIngestSummary:
     """The ``ingest_neuron`` Lambda: every ``neuron/`` object the event names, into the configured store."""
     from chipwise.settings import get_settings
     from chipwise.store import get_session_factory
@@ -225,14 +225,14 @@ def ingest_event(created: ObjectCreatedEvent) -> dict[str, Any]:
     unread = [r.source for r in results if r.retryable]
     if unread:  # fail the invocation: Lambda retries it, and the dead-letter queue keeps it if S3 stays down
         raise UpstreamError(f"{len(unread)} of {len(results)} neuron-monitor objects could not be read: {unread[:5]}")
-    return {
-        "objects": len(results),
-        "accepted": sum(1 for r in results if r.accepted),
-        "rejected": [{"source": r.source, "reason": r.reason} for r in results if not r.accepted],
-        "reports": sum(r.reports for r in results),
-        "malformed_lines": sum(r.malformed_count for r in results),
-        "rollups": sum(r.rollups for r in results),
-    }
+    return NeuronIngestSummary(
+        objects=len(results),
+        accepted=sum(1 for r in results if r.accepted),
+        rejected=[RejectedObject(source=r.source, reason=r.reason) for r in results if not r.accepted],
+        reports=sum(r.reports for r in results),
+        malformed_lines=sum(r.malformed_count for r in results),
+        rollups=sum(r.rollups for r in results),
+    )
 
 
 def ingest_file(

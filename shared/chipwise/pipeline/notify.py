@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from datetime import datetime, timedelta
-from typing import Any
 
 from chipwise.clock import utcnow
 from chipwise.models.events import NotifyTrigger, ScanCompletedEvent
+from chipwise.models.results import NotifyOutcome
 from chipwise.notify.outbox import OutboxStatus, Sender, drain, due_ids, outbox_status, requeue_failed, undelivered
 from chipwise.notify.runner import UNDELIVERED_AFTER, NotifyReport, enqueue_planned, plan_notifications
 from chipwise.observability import logger
@@ -47,7 +47,7 @@ def send_notifications(
     )
 
 
-def notify_on(trigger: NotifyTrigger, settings: Settings | None = None) -> dict[str, Any]:
+def notify_on(trigger: NotifyTrigger, settings: Settings | None = None) -> NotifyOutcome:
     """The ``notify`` Lambda: a schedule sends digests and alerts for every account, a ``ScanCompleted`` event
     that account's alerts."""
     settings = settings or get_settings()
@@ -61,8 +61,8 @@ def notify_on(trigger: NotifyTrigger, settings: Settings | None = None) -> dict[
             new_finding_ids=scan.new_finding_ids,
             scan=(scan.scan_id, scan.account_id),
         )
-        return {"status": "ok", "trigger": "scan_completed", "account_id": scan.account_id, **report.summary()}
-    return {"status": "ok", "trigger": "schedule", **send_notifications(settings).summary()}
+        return NotifyOutcome(trigger="scan_completed", account_id=scan.account_id, **report.summary())
+    return NotifyOutcome(trigger="schedule", **send_notifications(settings).summary())
 
 
 def default_senders(settings: Settings) -> dict[str, Sender]:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from chipwise.clock import utcnow
 from chipwise.pipeline._store import store_scope
+from chipwise.pipeline.commitments import report_with_commitments
 from chipwise.report.build import build_report, find_scan, write_report
 from chipwise.settings import get_settings
 
@@ -27,6 +28,7 @@ def write_scan_report(
     with store_scope() as session:
         found = find_scan(session, scan_id=scan_id, account_id=account_id, region=region)
         view = build_report(session, found, now=utcnow(), team_tag_keys=get_settings().team_tag_keys)
+        view = report_with_commitments(session, view, now=utcnow())
     path = write_report(view, output_dir)
     return WrittenReport(
         path=path,

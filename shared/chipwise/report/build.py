@@ -1,8 +1,9 @@
 """The HTML scan report: what the store knows about one scan of one account and region, drawn in one static file.
 
-* The totals: the one headline (measured apart from estimated), the scan window's spend from Cost Explorer and its
-  run rate over 730 hours.
-* Waste by rule, and the spend and savings of every stored scan of the account and region (the trend).
+* The totals: the one headline (measured apart from estimated) and the spend every surface prints
+  (:func:`chipwise.spend.spend_of`: the bill's monthly run rate when it covers the window, else Cost Explorer's).
+* Waste by rule, and the spend and savings of every stored scan of the account and region (the trend): every point
+  the same measure as the reported scan's, its basis named.
 * Per top finding, an hours × days heat-map of the best utilisation metric stored for its resource (Chipwise's
   Neuron agent, then Container Insights, the CloudWatch agent's GPU metric, SageMaker's GPU metric, then CPU), and
   every finding's evidence.
@@ -20,12 +21,14 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from chipwise.economics import per_month, usd
+from chipwise.analyse.ledger import bill_costs, bill_window
+from chipwise.clock import billing_periods
+from chipwise.economics import usd
 from chipwise.errors import InvalidInput, NotFound
 from chipwise.ledger_csv import write_csv
 from chipwise.models.findings import FindingDocument
 from chipwise.models.resources import split_key
-from chipwise.models.scan import ScanDocument
+from chipwise.models.scan import ScanCosts, ScanDocument, ScanWindow
 from chipwise.presentation import (
     Headline,
     Ledger,
@@ -47,6 +50,7 @@ from chipwise.render import render
 from chipwise.report.charts import Bar, HeatMap, Trend, bars, heat_map, trend
 from chipwise.report.naming import report_filename
 from chipwise.rules.registry import rule_title
+from chipwise.spend import DEFAULT_COST_SOURCE, Spend, reconciliation, spend_of
 from chipwise.store import Session
 from chipwise.store.repositories.accounts import ScanRecord, ScanRepository
 from chipwise.store.repositories.bill import BillRepository
@@ -107,6 +111,7 @@ class TrendRow:
     spend_per_month: Decimal | None
     savings: Decimal
     counted: int = 0  # findings the savings count
+    basis: str = "unknown"  # the point's measure, in words (every point the same source: the reported scan's)
 
 
 @dataclass(frozen=True)
@@ -182,7 +187,7 @@ class ReportView:
     window_end: date
     headline: Headline
     ledger: Ledger
-    spend: Decimal | None  # Cost Explorer, the scan window
+    spend: Spend | None  # chipwise.spend: the one figure every surface prints
     spend_per_month: Decimal | None
     by_rule: list[Bar]
     findings: list[FindingView]
@@ -195,6 +200,12 @@ class ReportView:
     cost_source: str = "cost_explorer"  # where the scan's spend came from: bill | cost_explorer
     audit: list[AuditRow] = field(default_factory=list)
     precision: list[RulePrecision] = field(default_factory=list)
+    commitments_html: str = ""  # the commitments section, rendered by its own partial (report.commitments)
+
+    @property
+    def reconciliation(self) -> list[str]:
+        """Spend = attributed + not attributed, and the resources the bill lacks (at list, not in spend)."""
+        return reconciliation(self.spend)
 
     @property
     def filename(self) -> str:
@@ -248,11 +259,21 @@ def _document(scan: ScanRecord) -> ScanDocument | None:
     return ScanDocument.model_validate(scan.document) if scan.document else None
 
 
-def _spend(document: ScanDocument | None) -> tuple[Decimal | None, Decimal | None]:
-    if document is None or document.window.hours <= 0:
-        return None, None
-    total = document.costs.total_usd
-    return total, per_month(total, document.window.hours)
+def _point_spend(session: Session, account_id: str, region: str, window: ScanWindow, source: str) -> Spend | None:
+    """A trend point's spend, the same measure as every other point: the bill's monthly run rate over the days the
+    bill covers of the point's window when the reported scan was priced from the bill, else Cost Explorer's over its
+    complete days; None when that source has no day of the window."""
+    if source == "bill":
+        periods = billing_periods(window.start, window.end)
+        bills, apart, days = BillRepository(session).window_bill(
+            account_id, window.start, window.end, periods, region=region
+        )
+        costs = bill_costs(bill_window(bills, apart, days, window.start, window.end), periods, ())
+    else:
+        total, by_type = UsageRepository(session).cost_totals(account_id, window.start, window.end, region=region)
+        days_with = UsageRepository(session).stored_cost_days(account_id, window.start, window.end)
+        costs = ScanCosts(total_usd=total, by_instance_type=by_type, days_covered=len(days_with))
+    return spend_of(costs, window.hours)
 
 
 def final_figures(document: FindingDocument, outcome: RecommendationRecord | None) -> FindingDocument:
@@ -275,18 +296,30 @@ def _trend_rows(session: Session, scan: ScanRecord, latest: Ledger) -> list[Tren
     finished = ScanRepository(session).finished_until(scan.account_id, scan.region, scan.window_end)
     scans = [(past, document) for past in finished if (document := _document(past)) is not None]
     repository = FindingRepository(session)
+    source = latest.spend.source if latest.spend is not None else DEFAULT_COST_SOURCE
+    kind = "bill" if latest.spend is not None and latest.spend.from_bill else "cost_explorer"
     rows = []
     for index, (past, document) in enumerate(scans):
-        _, monthly = _spend(document)
         label = f"{document.window.end - timedelta(days=1):%d %b}"
         if past.id == scan.id:
-            rows.append(TrendRow(label, monthly, latest.total_usd, latest.headline.counted))
+            spend = latest.spend
+            rows.append(TrendRow(label, _monthly(spend), latest.total_usd, latest.headline.counted, _basis(spend)))
             continue
+        spend = _point_spend(session, scan.account_id, scan.region, document.window, kind)
         following = scans[index + 1][0].started_at if index + 1 < len(scans) else None
         outcomes = repository.benchmark_outcomes((d.finding_id for d in document.findings), before=following)
         final = ledger(final_figures(d, outcomes.get(d.finding_id)) for d in document.findings)
-        rows.append(TrendRow(label, monthly, final.total_usd, final.headline.counted))
+        basis = _basis(spend) if spend is not None else f"unknown: {source} has no day of this window"
+        rows.append(TrendRow(label, _monthly(spend), final.total_usd, final.headline.counted, basis))
     return rows
+
+
+def _monthly(spend: Spend | None) -> Decimal | None:
+    return spend.monthly_usd if spend is not None else None
+
+
+def _basis(spend: Spend | None) -> str:
+    return f"{spend.source}; {spend.basis}" if spend is not None else "unknown"
 
 
 def _hourly(
@@ -407,7 +440,6 @@ def build_report(session: Session, scan: ScanRecord, *, now: datetime, team_tag_
         ),
         key=lambda item: (-item[1], item[0]),
     )
-    spend, monthly = _spend(document)
     trend_rows = _trend_rows(session, scan, figures)
     chart = trend([(r.label, r.spend_per_month, r.savings) for r in trend_rows], lambda v: usd(v, 0))
     return ReportView(
@@ -421,8 +453,8 @@ def build_report(session: Session, scan: ScanRecord, *, now: datetime, team_tag_
         window_end=window_end,
         headline=figures.headline,
         ledger=figures,
-        spend=spend,
-        spend_per_month=monthly,
+        spend=figures.spend,
+        spend_per_month=_monthly(figures.spend),
         by_rule=bars(rule_items),
         findings=drawn,
         trend=chart,

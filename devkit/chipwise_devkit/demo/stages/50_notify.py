@@ -95,8 +95,8 @@ def _run(ctx: DemoContext) -> None:
     ctx.summary.append(
         (
             "Drafts",
-            f"credits application and partner referral for {figures.company}: accelerator spend "
-            f"{money(figures.monthly_accelerator_spend_usd, 0)}/mo, "
+            f"credits application and partner referral for {figures.company}: accelerator and compute spend "
+            f"{money(figures.monthly_accelerator_spend_usd)}/mo ({figures.spend_basis}), "
             f"savings {money(figures.monthly_savings_usd, 0)}/mo, "
             f"credit programs: {sum(1 for m in drafts.drafts.programs if m.likelihood == 'likely')} likely, "
             f"{sum(1 for m in drafts.drafts.programs if m.likelihood == 'possible')} possible (company facts "

@@ -15,6 +15,7 @@ from chipwise.economics import usd
 from chipwise.models.findings import FindingDocument
 from chipwise.presentation import Ledger, best_saving, counts_in_totals, ledger, next_step, plural, ranked
 from chipwise.rules.registry import rule_title
+from chipwise.spend import reconciliation
 from chipwise.store import session_scope
 from chipwise.store.repositories.accounts import ScanRepository
 from chipwise.store.repositories.findings import OPEN, WITHDRAWN, FindingRepository, finding_document
@@ -46,6 +47,10 @@ def report(found: Sequence[FindingDocument], figures: Ledger | None = None) -> s
         *[f"- {line}" for line in figures.executive_summary()],
         "",
         f"Savings: **{totals.sentence()}** (monthly = 730 hours; measured where a benchmark ran).",
+        "",
+        "## Spend reconciled with the bill",
+        "",
+        *[f"- {line}" for line in reconciliation(figures.spend)],
         "",
         "| rule | findings | saving / month |",
         "| --- | ---: | ---: |",
