@@ -34,7 +34,7 @@ from typing import Any, Final, TypeVar
 from botocore.exceptions import ClientError
 
 from chipwise.aws import AwsContext
-from chipwise.collect.inventory import ec2_resource
+from chipwise.collect.inventory.sources.ec2_instances import ec2_resource
 from chipwise.collect.metrics import (
     CWAGENT_GPU,
     EKS_NEURONCORE,
