@@ -245,6 +245,7 @@ def _collect_inventory(aws: AwsContext, session_factory: SessionFactory, run: _R
     listed: set[str] = set()
     complete_kinds: list[str] = []
     keep_children_of: set[str] = set()
+    keep_names: set[tuple[str, str]] = set()
     for inventory_source in inventory_sources():
         source, kinds = inventory_source.name, inventory_source.kinds
         try:
@@ -255,6 +256,7 @@ def _collect_inventory(aws: AwsContext, session_factory: SessionFactory, run: _R
         found.extend(result.resources)
         listed |= result.listed_arns
         keep_children_of |= result.keep_children_of
+        keep_names |= result.undescribed_names
         for problem in result.problems:
             kept = "recorded with what is known" if problem.recorded else "not described this scan"
             run.errors.append(
@@ -271,7 +273,7 @@ def _collect_inventory(aws: AwsContext, session_factory: SessionFactory, run: _R
         seen = described | listed
         undescribed = listed - described  # listed, not described: its stored variants are kept too
         keep = undescribed | keep_children_of
-        gone = repository.mark_gone(run.account_id, run.region, complete_kinds, seen, run.now, keep)
+        gone = repository.mark_gone(run.account_id, run.region, complete_kinds, seen, run.now, keep, keep_names)
     run.counts["resources"] = len(found)
     run.counts["gone"] = gone
 

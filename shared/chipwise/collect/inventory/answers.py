@@ -8,10 +8,13 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from botocore.exceptions import ClientError
+from botocore.exceptions import BotoCoreError, ClientError
 
 from chipwise.models.records import ResourceProblem
 
+# What a call can fail with once the client's retries are spent: an AWS answer, or no answer (a timeout, a dropped
+# connection).
+CALL_ERRORS = (ClientError, BotoCoreError)
 # What SageMaker answers for a name that no longer exists (it has no NotFound code of its own).
 GONE_CODES = frozenset({"ValidationException", "ResourceNotFound", "ResourceNotFoundException"})
 
@@ -34,12 +37,18 @@ def jsonable(value: Any) -> Any:
     return value
 
 
-def error_code(exc: ClientError) -> str | None:
+def error_code(exc: ClientError | BotoCoreError) -> str | None:
+    """The AWS error code (``AccessDeniedException``, ``ThrottlingException``); the exception's class when AWS
+    gave no answer (``ReadTimeoutError``)."""
+    if not isinstance(exc, ClientError):
+        return type(exc).__name__
     code = exc.response.get("Error", {}).get("Code")
     return str(code) if code else None
 
 
-def message(exc: ClientError) -> str:
+def message(exc: ClientError | BotoCoreError) -> str:
+    if not isinstance(exc, ClientError):
+        return str(exc)[:500]
     return str(exc.response.get("Error", {}).get("Message") or exc)[:500]
 
 
@@ -50,7 +59,13 @@ def gone(exc: ClientError) -> bool:
 
 
 def problem(
-    arn: str, name: str, exc: ClientError, *, recorded: bool, what: str | None = None, note: str | None = None
+    arn: str,
+    name: str,
+    exc: ClientError | BotoCoreError,
+    *,
+    recorded: bool,
+    what: str | None = None,
+    note: str | None = None,
 ) -> ResourceProblem:
     """A listed resource a call failed for: ``recorded`` when the resource is still recorded with what is known;
     ``what`` names the part that could not be read, ``note`` what was kept instead."""

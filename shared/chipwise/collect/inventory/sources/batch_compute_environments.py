@@ -5,8 +5,11 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from botocore.exceptions import BotoCoreError, ClientError
+
 from chipwise.aws import AwsContext
 from chipwise.catalog import get_catalog
+from chipwise.collect.inventory.answers import CALL_ERRORS, problem
 from chipwise.collect.inventory.instance_types import TypeFacts, TypeFactsReader, typed_resource
 from chipwise.collect.inventory.registry import register
 from chipwise.models.records import CollectedResource, Inventory
@@ -22,14 +25,19 @@ MAX_RECENT_BATCH_JOBS = 50
     detail_calls=("batch.ListJobs", "ec2.DescribeInstanceTypes"),
 )
 def collect_batch(aws: AwsContext, _account_id: str, window_start: datetime) -> Inventory:
-    """Compute environments, each with the job queues that feed it and their jobs created in the window."""
+    """Compute environments, each with the job queues that feed it and their jobs created in the window. A queue
+    whose jobs cannot be listed leaves the environments it feeds undescribed this scan (their job counts would be
+    wrong): each is a problem of its own and is kept as stored, never marked gone."""
     batch = aws.client("batch")
     queues: dict[str, list[dict[str, Any]]] = {}
+    unread: dict[str, ClientError | BotoCoreError] = {}  # environment -> why a queue feeding it was not read
     for queue_page in batch.get_paginator("describe_job_queues").paginate():
         for queue in queue_page.get("jobQueues", []):
-            recent = _recent_jobs(aws, queue["jobQueueArn"], window_start)
             entry = {"name": queue["jobQueueName"], "arn": queue["jobQueueArn"], "state": queue.get("state")}
-            entry |= recent
+            try:
+                entry |= _recent_jobs(aws, queue["jobQueueArn"], window_start)
+            except CALL_ERRORS as exc:
+                unread.update((order["computeEnvironment"], exc) for order in queue.get("computeEnvironmentOrder", []))
             for order in queue.get("computeEnvironmentOrder", []):
                 queues.setdefault(order["computeEnvironment"], []).append(entry)
     environments: list[dict[str, Any]] = []
@@ -37,11 +45,18 @@ def collect_batch(aws: AwsContext, _account_id: str, window_start: datetime) -> 
         environments.extend(dict(e) for e in page.get("computeEnvironments", []))
     types = TypeFactsReader(aws)
     types.prefetch(t for e in environments for t in (e.get("computeResources") or {}).get("instanceTypes") or [])
-    found: list[CollectedResource] = []
+    result = Inventory()
     for env in environments:
-        attached = queues.get(env["computeEnvironmentArn"], []) + queues.get(env["computeEnvironmentName"], [])
-        found.append(_batch_resource(env, attached, types))
-    return Inventory(resources=found, problems=list(types.problems))
+        arn, name = str(env["computeEnvironmentArn"]), str(env["computeEnvironmentName"])
+        error = unread.get(arn) or unread.get(name)
+        if error is not None:
+            result.listed_arns.add(arn)
+            result.problems.append(problem(arn, name, error, recorded=False, what="job queue jobs (ListJobs)"))
+            continue
+        attached = queues.get(arn, []) + queues.get(name, [])
+        result.resources.append(_batch_resource(env, attached, types))
+    result.problems.extend(types.problems)
+    return result
 
 
 def _recent_jobs(aws: AwsContext, queue_arn: str, window_start: datetime) -> dict[str, Any]:

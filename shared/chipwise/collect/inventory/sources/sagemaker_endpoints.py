@@ -12,7 +12,7 @@ from botocore.exceptions import ClientError
 
 from chipwise.aws import AwsContext
 from chipwise.collect.hints import ModelPlace, workload_hints
-from chipwise.collect.inventory.answers import gone, jsonable, problem
+from chipwise.collect.inventory.answers import CALL_ERRORS, jsonable, problem
 from chipwise.collect.inventory.answers import tags as tag_map
 from chipwise.collect.inventory.inference_components import (
     component_resource,
@@ -23,6 +23,7 @@ from chipwise.collect.inventory.inference_components import (
     within_variant,
 )
 from chipwise.collect.inventory.instance_types import TypeFactsReader, typed_resource
+from chipwise.collect.inventory.listed import Listed, describe_listed
 from chipwise.collect.inventory.registry import register
 from chipwise.models.common import SERVING_KINDS
 from chipwise.models.records import CollectedResource, Inventory
@@ -81,25 +82,16 @@ def collect_sagemaker_endpoints(aws: AwsContext, _account_id: str, _window_start
     for page in sm.get_paginator("list_endpoints").paginate():
         for summary in page.get("Endpoints", []):
             name, arn = str(summary["EndpointName"]), str(summary.get("EndpointArn") or "")
-            result.listed_arns.add(arn)
-            try:
-                endpoint: dict[str, Any] = dict(sm.describe_endpoint(EndpointName=name))
-                config: dict[str, Any] = dict(
-                    sm.describe_endpoint_config(EndpointConfigName=endpoint["EndpointConfigName"])
-                )
-                tags = tag_map(sm.list_tags(ResourceArn=endpoint["EndpointArn"]).get("Tags"))
-            except ClientError as exc:
-                if gone(exc):
-                    result.listed_arns.discard(arn)
-                    continue
-                result.problems.append(problem(arn, name, exc, recorded=False))
+            described = describe_listed(result, Listed("sagemaker_endpoint", name, arn), _describe, sm, name)
+            if described is None:
                 continue
+            endpoint, config, tags = described
             components: list[InferenceComponent] = []
             components_read = True
             if hosts_components(config):
                 try:
                     components = read_inference_components(aws, name)
-                except ClientError as exc:
+                except CALL_ERRORS as exc:
                     components_read = False
                     kept = "the stored components are kept"
                     result.problems.append(
@@ -117,6 +109,14 @@ def collect_sagemaker_endpoints(aws: AwsContext, _account_id: str, _window_start
                 result.problems.append(problem(arn, name, error, recorded=True, what=f"model {model_name}"))
     result.problems.extend(types.problems)
     return result
+
+
+def _describe(sm: Any, name: str) -> tuple[dict[str, Any], dict[str, Any], dict[str, str]]:
+    """DescribeEndpoint, its DescribeEndpointConfig and its tags."""
+    endpoint: dict[str, Any] = dict(sm.describe_endpoint(EndpointName=name))
+    config: dict[str, Any] = dict(sm.describe_endpoint_config(EndpointConfigName=endpoint["EndpointConfigName"]))
+    tags = tag_map(sm.list_tags(ResourceArn=endpoint["EndpointArn"]).get("Tags"))
+    return endpoint, config, tags
 
 
 def _models_of(config: Mapping[str, Any]) -> set[str]:

@@ -6,11 +6,9 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from botocore.exceptions import ClientError
-
 from chipwise.aws import AwsContext
-from chipwise.collect.inventory.answers import gone, problem
 from chipwise.collect.inventory.instance_types import TypeFactsReader, typed_resource
+from chipwise.collect.inventory.listed import Listed, describe_listed
 from chipwise.collect.inventory.registry import register
 from chipwise.models.records import CollectedResource, Inventory
 from chipwise.models.resources import HyperPodClusterDetails, HyperPodInstanceGroup
@@ -32,16 +30,10 @@ def collect_hyperpod_clusters(aws: AwsContext, _account_id: str, _window_start: 
     for page in sm.get_paginator("list_clusters").paginate():
         for summary in page.get("ClusterSummaries", []):
             name, arn = str(summary["ClusterName"]), str(summary.get("ClusterArn") or "")
-            result.listed_arns.add(arn)
-            try:
-                cluster: dict[str, Any] = dict(sm.describe_cluster(ClusterName=name))
-            except ClientError as exc:
-                if gone(exc):
-                    result.listed_arns.discard(arn)
-                    continue
-                result.problems.append(problem(arn, name, exc, recorded=False))
-                continue
-            result.resources.append(_hyperpod_resource(cluster, types))
+            listed = Listed("sagemaker_hyperpod_cluster", name, arn)
+            cluster = describe_listed(result, listed, sm.describe_cluster, ClusterName=name)
+            if cluster is not None:
+                result.resources.append(_hyperpod_resource(dict(cluster), types))
     result.problems.extend(types.problems)
     return result
 

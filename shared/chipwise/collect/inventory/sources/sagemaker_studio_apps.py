@@ -5,11 +5,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from botocore.exceptions import ClientError
-
 from chipwise.aws import AwsContext
-from chipwise.collect.inventory.answers import gone, problem
 from chipwise.collect.inventory.instance_types import TypeFactsReader, typed_resource
+from chipwise.collect.inventory.listed import Listed, describe_listed
 from chipwise.collect.inventory.registry import register
 from chipwise.models.records import Inventory
 from chipwise.models.resources import StudioAppDetails
@@ -43,11 +41,9 @@ def collect_studio_apps(aws: AwsContext, _account_id: str, _window_start: dateti
             owner = {"SpaceName": app["SpaceName"]}
         key = {"DomainId": app["DomainId"], "AppType": app["AppType"], "AppName": app["AppName"], **owner}
         name = f"{app['DomainId']}/{app.get('SpaceName') or app.get('UserProfileName')}/{app['AppName']}"
-        try:
-            described: dict[str, Any] = dict(sm.describe_app(**key))
-        except ClientError as exc:
-            if not gone(exc):  # its ARN and activity are DescribeApp's: not recorded this scan
-                result.problems.append(problem("", name, exc, recorded=False))
+        # ListApps gives no ARN: an app DescribeApp cannot answer for is kept by its name (never marked gone)
+        described = describe_listed(result, Listed("sagemaker_studio_app", name), sm.describe_app, **key)
+        if described is None:
             continue
         details = StudioAppDetails(
             domain_id=str(app["DomainId"]),

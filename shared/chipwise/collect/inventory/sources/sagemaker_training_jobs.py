@@ -7,13 +7,11 @@ from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
-from botocore.exceptions import ClientError
-
 from chipwise.aws import AwsContext
 from chipwise.collect.hints import workload_hints
-from chipwise.collect.inventory.answers import gone, problem
 from chipwise.collect.inventory.answers import tags as tag_map
 from chipwise.collect.inventory.instance_types import TypeFactsReader, typed_resource
+from chipwise.collect.inventory.listed import Listed, describe_listed
 from chipwise.collect.inventory.registry import register
 from chipwise.models.records import CollectedResource, Inventory
 from chipwise.models.resources import TrainingJobDetails
@@ -47,16 +45,18 @@ def collect_training_jobs(aws: AwsContext, _account_id: str, window_start: datet
             if summary.get("TrainingJobStatus") != "InProgress" and ended is not None and ended < window_start:
                 continue
             name, arn = str(summary["TrainingJobName"]), str(summary.get("TrainingJobArn") or "")
-            try:
-                job: dict[str, Any] = dict(sm.describe_training_job(TrainingJobName=name))
-                tags = tag_map(sm.list_tags(ResourceArn=job["TrainingJobArn"]).get("Tags"))
-            except ClientError as exc:
-                if not gone(exc):
-                    result.problems.append(problem(arn, name, exc, recorded=False))
-                continue
-            found.append(_training_resource(job, tags, types))
+            listed = Listed("sagemaker_training_job", name, arn)
+            described = describe_listed(result, listed, _describe, sm, name)
+            if described is not None:
+                found.append(_training_resource(*described, types))
     result.problems.extend(types.problems)
     return result
+
+
+def _describe(sm: Any, name: str) -> tuple[dict[str, Any], dict[str, str]]:
+    """DescribeTrainingJob and its tags."""
+    job: dict[str, Any] = dict(sm.describe_training_job(TrainingJobName=name))
+    return job, tag_map(sm.list_tags(ResourceArn=job["TrainingJobArn"]).get("Tags"))
 
 
 def training_hosts(job_name: str, count: int) -> list[str]:
