@@ -30,6 +30,14 @@ EKS_GPU_MEMORY: MetricKey = ("ContainerInsights", "node_gpu_memory_utilization")
 EKS_GPU_POWER: MetricKey = ("ContainerInsights", "node_gpu_power_draw")
 EKS_GPU_REQUESTED: MetricKey = ("ContainerInsights", "node_gpu_usage_total")
 EKS_GPU_LIMIT: MetricKey = ("ContainerInsights", "node_gpu_limit")
+# The same node signals from OTel Container Insights (DCGM exporter and neuron-monitor names, read with PromQL and
+# stored under the classic names and units: chipwise.collect.otel_metrics).
+OTEL_NAMESPACE = "ContainerInsights/OTel"
+OTEL_NEURONCORE: MetricKey = (OTEL_NAMESPACE, "node_neuroncore_utilization")
+OTEL_GPU: MetricKey = (OTEL_NAMESPACE, "node_gpu_utilization")
+OTEL_GPU_MEMORY: MetricKey = (OTEL_NAMESPACE, "node_gpu_memory_utilization")
+OTEL_GPU_POWER: MetricKey = (OTEL_NAMESPACE, "node_gpu_power_draw")
+CONTAINER_INSIGHTS_SOURCES = frozenset({"ContainerInsights", OTEL_NAMESPACE})
 TRAINING_CPU: MetricKey = ("/aws/sagemaker/TrainingJobs", "CPUUtilization")
 TRAINING_GPU: MetricKey = ("/aws/sagemaker/TrainingJobs", "GPUUtilization")
 NEURON_MONITOR: MetricKey = ("neuron-monitor", "neuroncore_utilization")  # coverage of the S3 reports
@@ -59,6 +67,10 @@ READ_METRICS: tuple[MetricKey, ...] = (
     EKS_GPU_POWER,
     EKS_GPU_REQUESTED,
     EKS_GPU_LIMIT,
+    OTEL_NEURONCORE,
+    OTEL_GPU,
+    OTEL_GPU_MEMORY,
+    OTEL_GPU_POWER,
     TRAINING_CPU,
     TRAINING_GPU,
     GENERATED_TOKENS,
@@ -66,7 +78,7 @@ READ_METRICS: tuple[MetricKey, ...] = (
 )
 # The activity series a weekly pattern is read from (accelerator_off_hours): their values are kept by hour of week.
 WEEKLY_METRICS: frozenset[MetricKey] = frozenset(
-    {INVOCATIONS, NEURON_CORE, EKS_NEURONCORE, CWAGENT_GPU, EKS_GPU, SM_GPU, IC_GPU}
+    {INVOCATIONS, NEURON_CORE, EKS_NEURONCORE, OTEL_NEURONCORE, CWAGENT_GPU, EKS_GPU, OTEL_GPU, SM_GPU, IC_GPU}
 )
 # Where a signal comes from when several sources publish it: the first in this order that has data answers. One
 # list for every signal (README "Metric sources"): Chipwise's own agent (neuron-monitor reports in S3, then
@@ -77,12 +89,13 @@ METRIC_SOURCE_ORDER: tuple[str, ...] = (
     "Chipwise/Neuron",
     "CWAgent",
     "ContainerInsights",
+    OTEL_NAMESPACE,
     "/aws/sagemaker/Endpoints",
     "/aws/sagemaker/InferenceComponents",
     "/aws/sagemaker/TrainingJobs",
     "AWS/EC2",
 )
-NEURON_COVERAGE: frozenset[MetricKey] = frozenset({NEURON_CORE, EKS_NEURONCORE, NEURON_MONITOR})
+NEURON_COVERAGE: frozenset[MetricKey] = frozenset({NEURON_CORE, EKS_NEURONCORE, OTEL_NEURONCORE, NEURON_MONITOR})
 
 
 def source_rank(source: str) -> int:

@@ -34,6 +34,11 @@ from chipwise.analyse.metric_keys import (
     NEURON_CORE_AVG,
     NEURON_EXECUTIONS,
     NEURON_MEMORY,
+    OTEL_GPU,
+    OTEL_GPU_MEMORY,
+    OTEL_GPU_POWER,
+    OTEL_NAMESPACE,
+    OTEL_NEURONCORE,
     READ_METRICS,
     SM_CPU,
     SM_GPU,
@@ -337,13 +342,14 @@ def _signals(metrics: Mapping[MetricKey, SeriesStats], reports: _NeuronSeries | 
         (reports.util if reports else None, "neuron-monitor"),
         (metrics.get(NEURON_CORE), NEURON_CORE[0]),
         (metrics.get(EKS_NEURONCORE), EKS_NEURONCORE[0]),
+        (metrics.get(OTEL_NEURONCORE), OTEL_NAMESPACE),
     )
     gpu_util, gpu_source = _first(
-        *((metrics.get(key), key[0]) for key in (CWAGENT_GPU, EKS_GPU, SM_GPU, IC_GPU, TRAINING_GPU))
+        *((metrics.get(key), key[0]) for key in (CWAGENT_GPU, EKS_GPU, OTEL_GPU, SM_GPU, IC_GPU, TRAINING_GPU))
     )
     cpu_util, cpu_source = _first(*((metrics.get(key), key[0]) for key in (EC2_CPU, SM_CPU, IC_CPU, TRAINING_CPU)))
     gpu_memory_util, gpu_memory_source = _first(
-        *((metrics.get(key), key[0]) for key in (EKS_GPU_MEMORY, SM_GPU_MEMORY, IC_GPU_MEMORY))
+        *((metrics.get(key), key[0]) for key in (EKS_GPU_MEMORY, OTEL_GPU_MEMORY, SM_GPU_MEMORY, IC_GPU_MEMORY))
     )
     return Signals(
         neuron_util=neuron_util,
@@ -361,7 +367,7 @@ def _signals(metrics: Mapping[MetricKey, SeriesStats], reports: _NeuronSeries | 
         latency_us=metrics.get(MODEL_LATENCY),
         cpu_source=cpu_source,
         generated_tokens=metrics.get(GENERATED_TOKENS),
-        gpu_power_watts=metrics.get(EKS_GPU_POWER),
+        gpu_power_watts=metrics.get(EKS_GPU_POWER) or metrics.get(OTEL_GPU_POWER),
         gpus_requested=metrics.get(EKS_GPU_REQUESTED),
         gpu_limit=metrics.get(EKS_GPU_LIMIT),
         bedrock_invocations=metrics.get(BEDROCK_INVOCATIONS),

@@ -14,14 +14,14 @@ from chipwise.models.resources import split_key
 from chipwise.models.scan import ScanDocument
 from chipwise.models.verdicts import OUTCOME_WORDS, VERDICT_WORDS, ResourceVerdict
 from chipwise.presentation import rule_label
-from chipwise.store.repositories.scans import latest_scan_document
+from chipwise.store.repositories.accounts import ScanRepository
 
 VERDICT_COLOUR = {"waste": "red", "efficient": "green", "cannot_judge": "yellow", "out_of_scope": "dim"}
 
 
 def _scan(account: str | None, region: str | None) -> ScanDocument:
     with store_session() as session:
-        document = latest_scan_document(session, account, region)
+        document = ScanRepository(session).latest_document(account, region)
     if document is None:
         raise NotFound("no finished scan in the store: run `chipwise scan` (or `make demo`) first")
     if not document.verdicts:

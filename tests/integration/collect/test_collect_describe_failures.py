@@ -18,6 +18,8 @@ import pytest
 from sqlalchemy import select
 
 from chipwise.aws import aws_context
+from chipwise.catalog import get_catalog
+from chipwise.collect.inventory import instance_types
 from chipwise.collect.inventory.registry import InventorySource, inventory_sources
 from chipwise.models.scan import ScanDocument
 from chipwise.pipeline.scan import run_scan
@@ -31,9 +33,29 @@ ACCOUNT = "123456789012"
 ZONE = "us-east-1a"
 ROLE = f"arn:aws:iam::{ACCOUNT}:role/sagemaker"
 LMI = "763104351884.dkr.ecr.us-east-1.amazonaws.com/djl-inference:0.31.0-lmi13.0.0-cu124"
-# Accelerator types EC2 knows and the catalog lacks, so that each source asks DescribeInstanceTypes for them (moto
-# accepts them where it checks types: g4dn for EC2 and Batch, ml.p2 for notebook instances).
+# Accelerator types moto accepts where it checks them (g4dn for EC2 and Batch, ml.p2 for notebook instances); the
+# sources see them through a catalog that lacks them (below), so each source asks DescribeInstanceTypes about them.
 EC2_TYPE = "g4dn.xlarge"
+FORGOTTEN = frozenset({EC2_TYPE, f"ml.{EC2_TYPE}", "ml.p2.xlarge"})
+
+
+class _CatalogWithout:
+    """The catalog, but for the seeded types: as for a type newer than its data, the inventory asks EC2."""
+
+    def __init__(self, catalog: Any) -> None:
+        self._catalog = catalog
+
+    def get(self, name: str) -> Any:
+        return None if name in FORGOTTEN else self._catalog.get(name)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._catalog, name)
+
+
+@pytest.fixture(autouse=True)
+def _catalog_without_the_seeded_types(monkeypatch: pytest.MonkeyPatch) -> None:
+    catalog = _CatalogWithout(get_catalog())
+    monkeypatch.setattr(instance_types, "get_catalog", lambda: catalog)
 
 
 def _now() -> datetime:
