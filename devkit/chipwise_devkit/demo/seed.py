@@ -23,9 +23,9 @@ from chipwise_devkit.demo.account import (
     HISTORY_HOURS,
     NEURON_REPORT_PERIOD_S,
     SAGEMAKER_SERVICE,
-    SAVINGS_PLAN_RATE,
     DemoComponent,
     DemoResource,
+    amortized_share,
     demo_resources,
 )
 from chipwise_devkit.demo.series import Flat, Steady, Window, hours_ending
@@ -706,7 +706,7 @@ def cost_and_usage_pages(seeded: SeededAccount) -> list[dict[str, Any]]:
             if not hours:
                 continue
             unblended = price * hours
-            amortized = unblended * SAVINGS_PLAN_RATE if res.savings_plan else unblended
+            amortized = unblended * amortized_share(res)
             cell = groups[day].setdefault(key, [Decimal(0), Decimal(0), Decimal(0)])
             cell[0] += unblended
             cell[1] += amortized

@@ -89,6 +89,20 @@ class Commitment:
     unused_cost: Decimal  # the commitment paid and not used: the commitment's waste, no resource's cost
     covered_accelerator_hours: Decimal
     accelerator_hours: Decimal  # every accelerator instance hour of the accounts it covered, covered or not
+    # its terms (issue 38): CUR 2.0's savings_plan_start_time / reservation_start_time, savings_plan_region (else
+    # the Region of the usage it covered), reservation_number_of_reservations; FOCUS has none of them
+    start_date: date | None = None
+    region: str | None = None
+    reserved_count: int | None = None
+    covered_on_demand_cost: Decimal = Decimal(0)  # the public on-demand cost of the usage it covered
+    effective_rate: Decimal | None = None  # its own rate: effective cost per covered instance hour
+
+    @property
+    def discount(self) -> Decimal | None:
+        """Off public on demand for the usage it covered, as the bill shows it (effective vs public on-demand)."""
+        if self.covered_on_demand_cost <= 0:
+            return None
+        return (1 - self.used_cost / self.covered_on_demand_cost).quantize(Decimal("0.0001"))
 
     @property
     def coverage(self) -> Decimal | None:

@@ -9,20 +9,18 @@
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from decimal import Decimal
-from functools import cache
-from typing import Any
 
-from pydantic import EmailStr, TypeAdapter, ValidationError
-
+from chipwise.clock import utcnow
 from chipwise.models.findings import FindingDocument
-from chipwise.models.resources import WorkloadHints, parse_hints
+from chipwise.models.resources import parse_hints
 from chipwise.models.scan import ScanCosts
+from chipwise.notify.owners import owner_emails as owner_emails
+from chipwise.notify.owners import owners_opted_in
 from chipwise.presentation import (
     EXCLUSION_WORDS,
     REPORT_STEP,
@@ -42,17 +40,13 @@ from chipwise.presentation import (
     suppress_step,
     target_label,
 )
+from chipwise.report.commitments import ending_soon
 from chipwise.store import Session
 from chipwise.store.repositories.accounts import AccountRepository, ScanRepository
 from chipwise.store.repositories.bill import teams_by_arn
 from chipwise.store.repositories.digests import DigestRepository
 from chipwise.store.repositories.findings import FindingRecord, RecommendationRecord, finding_document
 from chipwise.store.repositories.realised import RealisedSavingRepository
-
-OWNER_TAGS = ("chipwise:owner", "owner", "Owner", "OWNER")
-NOTIFY_TAG = "chipwise:notify"  # "yes" opts a resource's owners in to email; "off" opts them out
-OPT_IN_VALUES = {"yes", "true", "on", "1"}
-OPT_OUT_VALUES = {"off", "no", "false", "0"}
 
 
 def _rule_title(rule_id: str) -> str:
@@ -63,46 +57,8 @@ def _rule_title(rule_id: str) -> str:
     return rule_title(rule_id)
 
 
-def owners_opted_in(tags: Mapping[str, Any], *, opt_in_by_default: bool) -> bool:
-    """Whether a resource's owners may be emailed: ``chipwise:notify=yes`` on it, or the ``owner_opt_in``
-    setting (unless the resource says ``chipwise:notify=off``)."""
-    value = str(tags.get(NOTIFY_TAG, "")).strip().lower()
-    if value in OPT_OUT_VALUES:
-        return False
-    return value in OPT_IN_VALUES or opt_in_by_default
-
-
 TOP_FINDINGS = 10
 CHANGES_SHOWN = 15
-_SPLIT = re.compile(r"[\s,;]+")
-
-
-@cache
-def _email() -> TypeAdapter[str]:
-    """The email address validator, built by the first owner routing."""
-    return TypeAdapter(EmailStr)
-
-
-def owner_emails(tags: Mapping[str, Any], hints: WorkloadHints) -> tuple[str, ...]:
-    """The email addresses named by a resource's owner tags (or the collector's owner hint), in order.
-
-    Values that are not email addresses (a team name) are ignored for routing: only mail can reach them.
-    """
-    values = [str(tags[key]) for key in OWNER_TAGS if tags.get(key)]
-    if hints.owner:
-        values.append(hints.owner)
-    found: list[str] = []
-    for value in values:
-        for token in _SPLIT.split(value):
-            try:
-                address = str(_email().validate_python(token)).lower()
-            except ValidationError:
-                continue
-            if address not in found:
-                found.append(address)
-    return tuple(found)
-
-
 # --- view-models -------------------------------------------------------------------------------------------
 
 
@@ -302,6 +258,7 @@ class AccountSnapshot:
     realised: tuple[RealisedLine, ...] = ()  # every measured fix of the account (to date), not only since
     costs: ScanCosts | None = None  # the latest scan's costs (the ledger's spend line)
     window_hours: int = 0
+    ending_soon: tuple[str, ...] = ()  # commitments and Capacity Blocks ending within 90 days (issue 38)
 
     @property
     def display_name(self) -> str:
@@ -407,6 +364,7 @@ class Digest:
         str, ...
     ] = ()  # the five-line executive summary (:meth:`chipwise.presentation.Ledger.executive_summary`)
     by_team: tuple[TeamLine, ...] = ()
+    ending_soon: tuple[str, ...] = ()  # commitments and Capacity Blocks ending within 90 days (issue 38)
 
     @property
     def realised_to_date_usd(self) -> Decimal:
@@ -499,6 +457,7 @@ def load_snapshot(
         resolved=[lines[r.id] for r in rows if r.status == "resolved"],
         benchmarked=[_benchmarked(rec, finding, lines[finding.id]) for rec, finding in benchmarks],
         realised=_realised(session, account_id),
+        ending_soon=ending_soon(session, account_id, utcnow().date()),
     )
 
 
@@ -594,6 +553,7 @@ def build_digest(
         benchmarked=list(snapshot.benchmarked),
         new_monthly_waste_usd=headline_of(new).total_usd,
         realised=snapshot.realised,
+        ending_soon=snapshot.ending_soon,
     )
 
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterable, Iterator
-from datetime import datetime
+from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
@@ -232,3 +233,28 @@ def ingest_event(created: ObjectCreatedEvent) -> dict[str, Any]:
         "malformed_lines": sum(r.malformed_count for r in results),
         "rollups": sum(r.rollups for r in results),
     }
+
+
+def ingest_file(
+    path: Path, factory: SessionFactory, account: str | None, home_account: Callable[[], str]
+) -> NeuronIngestResult:
+    """``chipwise ingest-neuron FILE``: one local JSON-lines file (optionally .gz), read as a stream in bounded
+    memory like an S3 object; a file that cannot be read is a rejected result saying why."""
+    from chipwise.collect.neuron import ids_from_key, stream_lines
+    from chipwise.errors import ChipwiseError
+
+    key_account, key_instance = ids_from_key(path.as_posix())
+    source = str(path.resolve())
+    try:
+        with path.open("rb") as stream:
+            return ingest_lines(
+                factory,
+                stream_lines(stream.read),
+                source=source,
+                account_id=account or key_account,
+                default_instance_id=key_instance,
+                default_time=datetime.fromtimestamp(path.stat().st_mtime, UTC),
+                home_account=home_account,
+            )
+    except (ChipwiseError, ValueError, OSError) as exc:
+        return NeuronIngestResult(source=source, accepted=False, reason=str(exc))

@@ -22,6 +22,7 @@ from typing import Any
 
 from chipwise.economics import per_month, usd
 from chipwise.errors import InvalidInput, NotFound
+from chipwise.ledger_csv import write_csv
 from chipwise.models.findings import FindingDocument
 from chipwise.models.resources import split_key
 from chipwise.models.scan import ScanDocument
@@ -64,6 +65,7 @@ from chipwise.store.repositories.realised import RealisedSavingRepository
 from chipwise.store.repositories.remediations import RemediationRepository, RulePrecision, alert_precision
 
 HEAT_MAPS = 4  # top findings drawn as heat-maps
+TOP_FINDINGS = 200  # findings written out in full in the HTML; every finding is in the CSV beside it
 MIN_SCAN_PREFIX = 6
 
 # (namespace, metric, label), best first: accelerator utilisation before CPU.
@@ -189,13 +191,24 @@ class ReportView:
     scans: int
     predictions: list[PredictionRow] = field(default_factory=list)
     by_team: list[Bar] = field(default_factory=list)  # counted savings by the resources' team tag (none: no section)
+    findings_total: int = 0  # every open or withdrawn finding; ``findings`` holds the top TOP_FINDINGS of them
     cost_source: str = "cost_explorer"  # where the scan's spend came from: bill | cost_explorer
     audit: list[AuditRow] = field(default_factory=list)
     precision: list[RulePrecision] = field(default_factory=list)
+    commitments_html: str = ""  # the commitments section, rendered by its own partial (report.commitments)
 
     @property
     def filename(self) -> str:
         return report_filename(self.account_id, self.region, self.started_at)
+
+    @property
+    def csv_filename(self) -> str:
+        """Every finding as CSV, beside the HTML (which shows the top :data:`TOP_FINDINGS`)."""
+        return self.filename.removesuffix(".html") + ".csv"
+
+    @property
+    def more_findings(self) -> int:
+        return max(self.findings_total - len(self.findings), 0)
 
 
 # --- loading -------------------------------------------------------------------------------------------------------
@@ -367,7 +380,7 @@ def build_report(session: Session, scan: ScanRecord, *, now: datetime, team_tag_
     documents = [finding_document(row) for row in rows]
     documents.sort(key=lambda d: (*rank(saving_facts(d)), d.resource_name))  # by 12-month value, set apart last
     figures = ledger(documents, document.costs if document else None, document.window.hours if document else 0)
-    views = [_finding_view(d) for d in documents]
+    views = [_finding_view(d) for d in documents[:TOP_FINDINGS]]  # the HTML's size does not grow past the top
     window_start = document.window.start if document else scan.window_start
     window_end = document.window.end if document else scan.window_end
     start = datetime.combine(window_start, time(0), tzinfo=UTC)
@@ -418,6 +431,7 @@ def build_report(session: Session, scan: ScanRecord, *, now: datetime, team_tag_
         scans=len(trend_rows),
         predictions=prediction_errors(_predictions(session, scan.account_id, scan.region)),
         by_team=_team_bars(session, scan.account_id, counted, team_tag_keys),
+        findings_total=len(documents),
         cost_source=document.costs.source if document else "cost_explorer",
         audit=_audit(session, scan.account_id, now),
         precision=alert_precision(session, now - AUDIT_WINDOW, scan.account_id),
@@ -458,8 +472,11 @@ def render_report(view: ReportView) -> str:
 
 
 def write_report(view: ReportView, directory: Path) -> Path:
-    """The report file in ``directory`` (created when missing); returns its path."""
+    """The report file in ``directory`` (created when missing), and beside it every finding as CSV in ledger
+    order; returns the report's path."""
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / view.filename
     path.write_text(render_report(view), encoding="utf-8")
+    with (directory / view.csv_filename).open("w", encoding="utf-8", newline="") as stream:
+        write_csv(view.ledger, stream)
     return path

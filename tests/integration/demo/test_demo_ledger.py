@@ -134,7 +134,7 @@ def _cli(demo: Path, *args: str) -> str:
 
 
 def test_every_accelerated_resource_has_exactly_one_verdict(demo: Path) -> None:
-    verdicts = json.loads(_cli(demo, "resources", "--json"))
+    verdicts = [json.loads(line) for line in _cli(demo, "resources", "--json").splitlines()]  # JSON lines
     with sqlite3.connect(demo / "chipwise-demo.db") as db:
         (document,) = db.execute("select document from scans order by window_end desc limit 1").fetchone()
     resources = json.loads(document)["resources"]

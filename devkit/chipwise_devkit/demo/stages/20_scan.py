@@ -103,7 +103,8 @@ def _ingest_bill(ctx: DemoContext, factory: sessionmaker[Session], aws: AwsConte
                 teams.get(line.team or "(no team tag)", Decimal(0)) + line.effective_cost
             )
     plans = [
-        f"{c.arn.rsplit('/', 1)[-1]} ({c.family or c.kind}, {period}): covers "
+        f"{c.arn.rsplit('/', 1)[-1]} ({' '.join(x for x in (c.offering_type, c.family) if x) or c.kind}, {period}): "
+        "covers "
         f"{c.covered_accelerator_hours / c.accelerator_hours:.1%} of the accelerator hours, "
         f"{c.used_cost / (c.used_cost + c.unused_cost):.1%} used, ends {c.end_date}"
         for c, period in commitments

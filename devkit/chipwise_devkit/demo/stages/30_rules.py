@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 
-from chipwise.cli.findings import findings_table
+from chipwise.cli._findings_view import findings_table
 from chipwise.economics import usd
 from chipwise.models.findings import FindingDocument
 from chipwise.presentation import headline

@@ -12,8 +12,8 @@ from chipwise.aws import aws_context
 from chipwise.drafts import attachments, prepare_account_drafts
 from chipwise.notify.email import ses_sender
 from chipwise.notify.outbox import drain
-from chipwise.notify.runner import run_notify
 from chipwise.notify.slack import SlackWebhookSender, resolve_webhook_url
+from chipwise.pipeline.notify import run_notify
 from chipwise.presentation import plural
 from chipwise.render import money
 from chipwise.settings import Settings, get_settings

@@ -405,3 +405,37 @@ def teams_by_arn(session: Session, account_id: str, arns: Iterable[str], keys: S
             if team:
                 teams[str(arn)] = team
     return teams
+
+
+@dataclass(frozen=True)
+class ResourceDay:
+    """One compute resource's day in the bill (EKS pods' shares left out: their node carries the day)."""
+
+    resource_id: str
+    region: str
+    day: date
+    service: str
+    instance_type: str | None
+    pricing: str
+    commitment_arn: str | None
+    effective_cost: Decimal
+    public_on_demand_cost: Decimal
+    usage_hours: Decimal
+
+
+def resource_days(session: Session, account_id: str) -> Iterator[ResourceDay]:
+    """Every stored resource-day of an account with an instance type (the commitments' usage, issue 38)."""
+    stmt = select(
+        BillResourceCost.resource_id, BillResourceCost.region, BillResourceCost.day, BillResourceCost.service,
+        BillResourceCost.instance_type, BillResourceCost.pricing, BillResourceCost.commitment_arn,
+        BillResourceCost.effective_cost, BillResourceCost.public_on_demand_cost, BillResourceCost.usage_hours,
+    ).where(
+        BillResourceCost.account_id == account_id,
+        BillResourceCost.parent_resource_id.is_(None),
+        BillResourceCost.instance_type.is_not(None),
+    )  # fmt: skip
+    for row in session.execute(stmt):
+        yield ResourceDay(
+            str(row[0]), str(row[1]), row[2], str(row[3]), row[4], str(row[5]), row[6],
+            _dec(row[7]), _dec(row[8]), _dec(row[9]),
+        )  # fmt: skip
