@@ -13,20 +13,21 @@ from chipwise.errors import InvalidInput, NotFound
 from chipwise.models.resources import split_key
 from chipwise.models.scan import ScanDocument
 from chipwise.models.verdicts import OUTCOME_WORDS, VERDICT_WORDS, ResourceVerdict
-from chipwise.presentation import rule_label
-from chipwise.store.repositories.scans import latest_scan_document
+from chipwise.pipeline.verdicts import latest_verdicts
+from chipwise.rules.registry import rule_title
 
-VERDICT_COLOUR = {"waste": "red", "efficient": "green", "cannot_judge": "yellow", "out_of_scope": "dim"}
+VERDICT_COLOUR = {
+    "waste": "red",
+    "efficient": "green",
+    "cannot_judge": "yellow",
+    "not_counted": "magenta",
+    "out_of_scope": "dim",
+}
 
 
 def _scan(account: str | None, region: str | None) -> ScanDocument:
     with store_session() as session:
-        document = latest_scan_document(session, account, region)
-    if document is None:
-        raise NotFound("no finished scan in the store: run `chipwise scan` (or `make demo`) first")
-    if not document.verdicts:
-        raise NotFound(f"scan {document.scan_id[:8]} stored no verdicts (it predates them): scan again")
-    return document
+        return latest_verdicts(session, account, region)
 
 
 def resources_command(
@@ -34,7 +35,8 @@ def resources_command(
     account: str | None = typer.Option(None, "--account", help="The account (12 digits); default: the latest scan."),
     region: str | None = typer.Option(None, "--region", help="The region; default: the latest scan's."),
 ) -> None:
-    """Every resource of the latest scan with its one verdict: waste, efficient, cannot judge, out of scope."""
+    """Every resource of the latest scan with its one verdict: waste (a counted finding), efficient, cannot judge,
+    not counted (its findings set apart from the totals) or out of scope."""
     document = _scan(account, region)
     if json_output:
         print_json([v.model_dump(mode="json") for v in document.verdicts])
@@ -93,7 +95,7 @@ def explain_command(
     table.add_column("outcome", no_wrap=True)
     table.add_column("why", ratio=3, overflow="fold")
     for o in verdict.outcomes:
-        table.add_row(rule_label(o.rule_id), OUTCOME_WORDS[o.outcome], escape(o.reason))
+        table.add_row(rule_title(o.rule_id), OUTCOME_WORDS[o.outcome], escape(o.reason))
     out.print(table)
 
 

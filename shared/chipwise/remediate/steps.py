@@ -48,22 +48,25 @@ from chipwise.collect.metrics import (
 from chipwise.errors import InvalidInput, NotFound
 from chipwise.models.records import HourlyRollup, SeriesCoverage
 from chipwise.models.resources import component_name_of
+from chipwise.models.steps import (
+    COMPONENT_COPIES,
+    EC2_SCHEDULE,
+    EC2_STOP,
+    ENDPOINT_DELETE,
+    VARIANT_CAPACITY,
+    VARIANT_SCHEDULE,
+    mechanical_step,
+)
 from chipwise.rules.builtin.gpu_idle import GpuIdleParams
 from chipwise.rules.builtin.inferentia_idle import InferentiaIdleParams
 from chipwise.settings import get_settings
 
 MARK_TAG = "chipwise:remediation"
 PROTECT_TAG = "chipwise:protect"
-EC2_STOP, COMPONENT_COPIES, VARIANT_CAPACITY = "ec2_stop", "component_copies", "variant_capacity"
-ENDPOINT_DELETE = "endpoint_delete"
-EC2_SCHEDULE = "ec2_schedule"
-VARIANT_SCHEDULE = "variant_schedule"
 AAS_NAMESPACE: Final = "sagemaker"  # Application Auto Scaling's names for an endpoint variant's instance count
 AAS_DIMENSION: Final = "sagemaker:variant:DesiredInstanceCount"
 OFF_HOURS_CAPACITY = 1  # a variant without inference components keeps at least one instance (zero needs components)
-OFF_HOURS_RULE = "accelerator_off_hours"
 _STRETCH = re.compile(r"(Mon|Tue|Wed|Thu|Fri|Sat|Sun) (\d\d):00 → (Mon|Tue|Wed|Thu|Fri|Sat|Sun) (\d\d):00")
-IDLE_RULES = ("gpu_idle", "inferentia_idle")
 
 
 @dataclass(frozen=True)
@@ -121,34 +124,16 @@ class GuardRefusal(Exception):
 
 
 def mechanical_action(finding: FindingFacts) -> str | None:
-    """The mechanical step of a finding, or None when its next step needs a person."""
-    action = finding.recommendation.get("action")
-    if finding.resource_kind == "ec2_instance" and action == "stop" and finding.rule_id in IDLE_RULES:
-        return EC2_STOP
-    if finding.resource_kind == "sagemaker_inference_component" and action == "delete":
-        return COMPONENT_COPIES
-    if finding.resource_kind == "ec2_instance" and action == "schedule" and finding.rule_id == OFF_HOURS_RULE:
-        return EC2_SCHEDULE
-    if finding.resource_kind == "sagemaker_endpoint" and action == "schedule" and finding.rule_id == OFF_HOURS_RULE:
-        return VARIANT_SCHEDULE
-    if (
-        finding.resource_kind == "sagemaker_endpoint"
-        and action == "delete"
-        and finding.rule_id in IDLE_RULES
-        and not finding.resource_variant
-    ):
-        return ENDPOINT_DELETE
-    target_count = finding.recommendation.get("target_count")
-    target_type = finding.recommendation.get("target_instance_type")
-    if (
-        finding.resource_kind == "sagemaker_endpoint"
-        and action == "rightsize"
-        and isinstance(target_count, int)
-        and 0 < target_count < finding.instance_count
-        and target_type in (None, finding.instance_type)
-    ):
-        return VARIANT_CAPACITY
-    return None
+    """The mechanical step of a finding, or None when its next step needs a person
+    (:func:`chipwise.models.steps.mechanical_step`, which the ledger's quick wins read too)."""
+    return mechanical_step(
+        rule_id=finding.rule_id,
+        resource_kind=finding.resource_kind,
+        variant=finding.resource_variant,
+        instance_type=finding.instance_type,
+        instance_count=finding.instance_count,
+        recommendation=finding.recommendation,
+    )
 
 
 def _endpoint_name(endpoint_arn: str) -> str:
