@@ -21,7 +21,14 @@ from chipwise.economics import usd
 from chipwise.models.findings import FindingDocument
 from chipwise.models.scan import ScanResource
 from chipwise.models.verdicts import ResourceVerdict, VerdictKind
-from chipwise.presentation import CANNOT_JUDGE, EXCLUSION_WORDS, LedgerRow, benchmark_verdict, ledger_row
+from chipwise.presentation import (
+    CANNOT_JUDGE,
+    EXCLUSION_WORDS,
+    LedgerRow,
+    action_words,
+    benchmark_verdict,
+    ledger_row,
+)
 
 Titles = Callable[[str], str]
 SETTLED_STATUSES = ("open", "withdrawn", "suppressed")  # a resolved finding no longer speaks for its resource
@@ -72,31 +79,48 @@ def _fix(document: FindingDocument) -> str:
     reason, fix = evidence.get("reason"), evidence.get("fix")
     if reason and fix:
         return f"{reason}; to judge it: {fix}"
-    return document.summary
+    return f"{document.summary.rstrip('.')}; to judge it: {action_words(document.recommendation.action)}"
+
+
+Settled = tuple[VerdictKind, str, Sequence[LedgerRow]]
+
+
+def verdict_of_findings(rows: Sequence[LedgerRow], title: Titles) -> Settled | None:
+    """The verdict a resource's findings (its ledger rows) decide, the reason quoting them, and the rows that
+    decided it; None without a finding (the rules' outcomes decide)."""
+    counted = [r for r in rows if r.counted]
+    if counted:
+        parts = [f"{title(r.document.rule_id)}: {_money(r)} ({r.basis}, {r.group_words})" for r in counted]
+        return "waste", "; ".join(parts), counted
+    withdrawn = [r for r in rows if r.document.status == "withdrawn" or benchmark_verdict(r.document) == "withdrawn"]
+    if withdrawn:
+        parts = [f"a benchmark withdrew {title(r.document.rule_id)}: {_measured(r.document)}" for r in withdrawn]
+        return "efficient", "; ".join(parts), withdrawn
+    unjudged = [r for r in rows if r.excluded_reason == EXCLUSION_WORDS[CANNOT_JUDGE]]
+    if unjudged:
+        return "cannot_judge", "; ".join(f"{title(r.document.rule_id)}: {_fix(r.document)}" for r in unjudged), unjudged
+    if rows:
+        parts = [f"{title(r.document.rule_id)}: {_money(r)} not counted: {r.verdict}" for r in rows]
+        return "not_counted", "; ".join(parts), rows
+    return None
+
+
+def verdicts_by_resource(rows: Iterable[LedgerRow], title: Titles) -> dict[str, Settled]:
+    """Each resource's verdict from its findings' ledger rows (the CSV's ``resource_verdict``), by resource id."""
+    grouped: dict[str, list[LedgerRow]] = defaultdict(list)
+    for row in rows:
+        if row.document.status in SETTLED_STATUSES:
+            grouped[row.document.resource_id].append(row)
+    return {key: found for key, group in grouped.items() if (found := verdict_of_findings(group, title))}
 
 
 def settle(verdict: ResourceVerdict, rows: Sequence[LedgerRow], title: Titles) -> ResourceVerdict:
     """One resource's verdict from its rule outcomes and its findings' ledger rows."""
-
-    def becomes(kind: VerdictKind, reason: str, chosen: Sequence[LedgerRow] = ()) -> ResourceVerdict:
+    found = verdict_of_findings(rows, title)
+    if found is not None:
+        kind, reason, chosen = found
         rules = [r.document.rule_id for r in chosen]
         return verdict.model_copy(update={"verdict": kind, "reason": reason, "finding_rules": rules})
-
-    counted = [r for r in rows if r.counted]
-    if counted:
-        parts = [f"{title(r.document.rule_id)}: {_money(r)} ({r.basis}, {r.group_words})" for r in counted]
-        return becomes("waste", "; ".join(parts), counted)
-    withdrawn = [r for r in rows if r.document.status == "withdrawn" or benchmark_verdict(r.document) == "withdrawn"]
-    if withdrawn:
-        parts = [f"a benchmark withdrew {title(r.document.rule_id)}: {_measured(r.document)}" for r in withdrawn]
-        return becomes("efficient", "; ".join(parts), withdrawn)
-    unjudged = [r for r in rows if r.excluded_reason == EXCLUSION_WORDS[CANNOT_JUDGE]]
-    if unjudged:
-        parts = [f"{title(r.document.rule_id)}: {_fix(r.document)}" for r in unjudged]
-        return becomes("cannot_judge", "; ".join(parts), unjudged)
-    if rows:
-        parts = [f"{title(r.document.rule_id)}: {_money(r)} not counted: {r.verdict}" for r in rows]
-        return becomes("not_counted", "; ".join(parts), rows)
     if verdict.verdict == "waste":  # the rules fired but no finding stands any more (resolved since)
-        return becomes("not_counted", f"{verdict.reason}: no open finding")
+        return verdict.model_copy(update={"verdict": "not_counted", "reason": f"{verdict.reason}: no open finding"})
     return verdict

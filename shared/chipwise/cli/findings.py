@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import csv
 import re
 import sys
 from datetime import UTC, datetime, time, timedelta
 from decimal import Decimal
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import typer
 from rich.markup import escape
@@ -25,8 +24,6 @@ from chipwise.models.resources import split_key
 from chipwise.pipeline.evaluate import evaluate_account
 from chipwise.pipeline.policy import load_policy
 from chipwise.presentation import (
-    Ledger,
-    action_words,
     benchmark_verdict,
     best_saving,
     console_url,
@@ -39,10 +36,10 @@ from chipwise.presentation import (
     plural,
     ranked,
     short_id,
-    target_label,
 )
 from chipwise.presentation import suppress_command as suppress_hint
 from chipwise.remediate.runner import RemediationOutcome, apply_finding, remediation_context, rollback_finding
+from chipwise.report.ledger_csv import write_csv
 from chipwise.rules import registry
 from chipwise.rules.policy import Policy
 from chipwise.rules.registry import rule_title
@@ -72,38 +69,6 @@ def _statuses(status: str) -> tuple[str, ...]:
 
 
 FORMATS = ("table", "json", "csv")
-CSV_COLUMNS = (
-    "rank",
-    "counted",
-    "group",
-    "basis",
-    "saving_usd",
-    "net_value_12m_usd",
-    "one_time_cost_usd",
-    "payback_months",
-    "verdict",
-    "excluded_reason",
-    "owner",
-    "finding_id",
-    "rule_id",
-    "status",
-    "account_id",
-    "region",
-    "resource_name",
-    "resource_id",
-    "instance_type",
-    "instance_count",
-    "monthly_cost_usd",
-    "estimated_monthly_savings_usd",
-    "measured_monthly_savings_usd",
-    "action",
-    "target",
-    "confidence",
-    "effort",
-    "first_seen",
-    "last_seen",
-    "console_url",
-)
 
 
 def check_filters(rules: list[str] | None, region: str | None, account: str | None, output: str) -> None:
@@ -190,50 +155,6 @@ def check_account(session: Session, account: str) -> None:
     if account not in known:
         held = f"it holds {', '.join(known)}" if known else "it holds no account yet: run `chipwise scan` first"
         raise NotFound(f"no account {account} in the store: {held}")
-
-
-def write_csv(figures: Ledger, stream: IO[str], owners: dict[str, str] | None = None) -> None:
-    """The findings as CSV (plain numbers, no currency signs: spreadsheets sum them), in ledger order. The sum of
-    ``saving_usd`` over the rows with ``counted`` = yes is the headline to the cent; the others say why not."""
-    writer = csv.writer(stream, lineterminator="\n")
-    writer.writerow(CSV_COLUMNS)
-    for index, row in enumerate(figures.rows, start=1):
-        d = row.document
-        fields = ledger_fields(row, (owners or {}).get(d.resource_id, ""))
-        writer.writerow(
-            [
-                index,
-                "yes" if row.counted else "no",
-                fields["group"],
-                fields["basis"],
-                fields["saving_usd"],
-                fields["net_value_12m_usd"],
-                fields["one_time_cost_usd"],
-                fields["payback_months"] or "",
-                fields["verdict"],
-                fields["excluded_reason"] or "",
-                fields["owner"],
-                d.finding_id,
-                d.rule_id,
-                d.status,
-                d.account_id,
-                d.region,
-                d.resource_name,
-                d.resource_id,
-                d.instance_type or "",
-                d.instance_count,
-                f"{d.monthly_cost_usd:.2f}",
-                f"{d.estimated_monthly_savings_usd:.2f}",
-                "" if d.measured_monthly_savings_usd is None else f"{d.measured_monthly_savings_usd:.2f}",
-                action_words(d.recommendation.action) if row.actionable else "",
-                (target_label(d.recommendation) or "") if row.actionable else "",
-                d.confidence if row.actionable else "",
-                d.effort,
-                d.first_seen.isoformat(),
-                d.last_seen.isoformat(),
-                console_url(d.resource_id, d.region, d.resource_kind, d.resource_name),
-            ]
-        )
 
 
 DEMO_STORE = Path("chipwise-demo") / "chipwise-demo.db"

@@ -139,7 +139,7 @@ def test_every_accelerated_resource_has_exactly_one_verdict(demo: Path) -> None:
         (document,) = db.execute("select document from scans order by window_end desc limit 1").fetchone()
     resources = json.loads(document)["resources"]
     assert sorted(v["resource_id"] for v in verdicts) == sorted(r["id"] for r in resources)  # one each, no more
-    assert {v["verdict"] for v in verdicts} <= {"waste", "efficient", "cannot_judge", "out_of_scope"}
+    assert {v["verdict"] for v in verdicts} <= {"waste", "efficient", "cannot_judge", "not_counted", "out_of_scope"}
     by_name = {v["name"]: v for v in verdicts}
     # a resource with findings is waste, naming them; CPU is out of scope, saying why
     assert by_name["p4d-research-idle"]["verdict"] == "waste"
@@ -148,11 +148,41 @@ def test_every_accelerated_resource_has_exactly_one_verdict(demo: Path) -> None:
         by_name["cpu-batch-ce"]["verdict"] == "out_of_scope"
         and "not an AI accelerator" in by_name["cpu-batch-ce"]["reason"]
     )
-    # every verdict says why; cannot_judge names the missing input
+    # every verdict says why; cannot_judge names the missing input or what would let Chipwise judge
     for v in verdicts:
         assert v["reason"], v["name"]
         if v["verdict"] == "cannot_judge":
-            assert v["missing"], v["name"]
+            assert v["missing"] or "to judge it:" in v["reason"], v["name"]
+
+
+def test_resources_has_no_waste_without_a_counted_finding_and_quotes_its_dollars(demo: Path) -> None:
+    verdicts = {v["name"]: v for v in json.loads(_cli(demo, "resources", "--json"))}
+    rows = json.loads(_cli(demo, "findings", "--status", "all", "--json"))
+    counted = {r["resource_id"]: r for r in rows if r["counted"]}
+    for v in verdicts.values():
+        assert (v["verdict"] == "waste") == (v["resource_id"] in counted), v["name"]
+        if v["verdict"] == "waste":
+            assert f"${Decimal(counted[v['resource_id']]['saving_usd']):,.2f} a month" in v["reason"], v["name"]
+    # the benchmark withdrew the llama-70b move: efficient, with what it measured
+    llama = verdicts["llama-70b-trn1-serving"]
+    assert (
+        llama["verdict"] == "efficient"
+        and "a benchmark withdrew Trainium serving inference: no saving" in llama["reason"]
+    )
+    # a notebook without an idle-shutdown lifecycle configuration: cannot judge, that configuration named as the fix
+    notebook = verdicts["research-notebook-g5"]
+    assert notebook["verdict"] == "cannot_judge" and "lifecycle configuration" in notebook["reason"]
+    # no percentage above 100 (SageMaker sums GPUUtilization over the GPUs: shown per GPU)
+    explained = _cli(demo, "findings", "explain", "shared-llm-g5")
+    assert "per GPU" in explained and not re.search(r"\b(1[0-9]{2}|[2-9][0-9]{2}) %", explained)
+    assert "Idle GPU instance or endpoint" in explained  # rules by their titles
+    # the CSV carries each resource's verdict from the same source
+    csv_rows = list(csv.DictReader(io.StringIO(_cli(demo, "findings", "--status", "all", "--format", "csv"))))
+    words = {"waste": "waste", "efficient": "efficient", "cannot_judge": "cannot judge", "not_counted": "not counted"}
+    by_id = {v["resource_id"]: v for v in verdicts.values()}
+    for r in (r for r in csv_rows if r["status"] != "resolved"):  # a resolved finding no longer speaks
+        v = by_id[r["resource_id"]]
+        assert r["resource_verdict"] == words[v["verdict"]] and r["resource_verdict_reason"] == v["reason"], v["name"]
 
 
 def test_explain_names_why_each_rule_did_not_fire_on_a_resource_without_findings(demo: Path) -> None:

@@ -1,0 +1,97 @@
+"""The findings as CSV (``chipwise findings --format csv``): the ledger's rows in its order, plain numbers, and each
+resource's verdict from :mod:`chipwise.analyse.verdicts` (the source `chipwise resources` reads)."""
+
+from __future__ import annotations
+
+import csv
+from typing import IO
+
+from chipwise.analyse.verdicts import verdicts_by_resource
+from chipwise.models.verdicts import VERDICT_WORDS
+from chipwise.presentation import Ledger, action_words, console_url, ledger_fields, target_label
+from chipwise.rules.registry import rule_title
+
+CSV_COLUMNS = (
+    "rank",
+    "counted",
+    "group",
+    "basis",
+    "saving_usd",
+    "net_value_12m_usd",
+    "one_time_cost_usd",
+    "payback_months",
+    "verdict",
+    "excluded_reason",
+    "resource_verdict",
+    "resource_verdict_reason",
+    "owner",
+    "finding_id",
+    "rule_id",
+    "status",
+    "account_id",
+    "region",
+    "resource_name",
+    "resource_id",
+    "instance_type",
+    "instance_count",
+    "monthly_cost_usd",
+    "estimated_monthly_savings_usd",
+    "measured_monthly_savings_usd",
+    "action",
+    "target",
+    "confidence",
+    "effort",
+    "first_seen",
+    "last_seen",
+    "console_url",
+)
+
+
+def write_csv(figures: Ledger, stream: IO[str], owners: dict[str, str] | None = None) -> None:
+    """The findings as CSV (plain numbers, no currency signs: spreadsheets sum them), in ledger order. The sum of
+    ``saving_usd`` over the rows with ``counted`` = yes is the headline to the cent; the others say why not. Each
+    row carries its resource's verdict, from the same source as `chipwise resources`
+    (:func:`chipwise.analyse.verdicts.verdicts_by_resource`)."""
+    writer = csv.writer(stream, lineterminator="\n")
+    writer.writerow(CSV_COLUMNS)
+    verdicts = verdicts_by_resource(figures.rows, rule_title)
+    for index, row in enumerate(figures.rows, start=1):
+        d = row.document
+        fields = ledger_fields(row, (owners or {}).get(d.resource_id, ""))
+        kind, why, _ = verdicts.get(d.resource_id, ("", "", ()))
+        writer.writerow(
+            [
+                index,
+                "yes" if row.counted else "no",
+                fields["group"],
+                fields["basis"],
+                fields["saving_usd"],
+                fields["net_value_12m_usd"],
+                fields["one_time_cost_usd"],
+                fields["payback_months"] or "",
+                fields["verdict"],
+                fields["excluded_reason"] or "",
+                VERDICT_WORDS.get(kind, ""),
+                why,
+                fields["owner"],
+                d.finding_id,
+                d.rule_id,
+                d.status,
+                d.account_id,
+                d.region,
+                d.resource_name,
+                d.resource_id,
+                d.instance_type or "",
+                d.instance_count,
+                f"{d.monthly_cost_usd:.2f}",
+                f"{d.estimated_monthly_savings_usd:.2f}",
+                "" if d.measured_monthly_savings_usd is None else f"{d.measured_monthly_savings_usd:.2f}",
+                action_words(d.recommendation.action) if row.actionable else "",
+                (target_label(d.recommendation) or "") if row.actionable else "",
+                d.confidence if row.actionable else "",
+                d.effort,
+                d.first_seen.isoformat(),
+                d.last_seen.isoformat(),
+                console_url(d.resource_id, d.region, d.resource_kind, d.resource_name),
+            ]
+        )
