@@ -347,6 +347,7 @@ def price_run(
             baseline=baseline,
             observed_tokens_per_second=workload.observed_tokens_per_second,
             plausible=plausible,
+            recommended_count=_recommended_count(finding),
         )
     policy = pricing_policy()
     return price_inference(
@@ -358,6 +359,11 @@ def price_run(
         baseline=baseline,
         plausible=plausible,
     )
+
+
+def _recommended_count(finding: Finding) -> int | None:
+    count = (finding.recommendation or {}).get("target_count")
+    return count if isinstance(count, int) and count > 0 else None
 
 
 def _latest(runs: Sequence[BenchmarkRun], role: str, status: str | None = None) -> BenchmarkRun | None:
