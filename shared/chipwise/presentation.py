@@ -151,6 +151,17 @@ class Headline:
     def total_usd(self) -> Decimal:
         return self.measured_usd + self.estimated_usd
 
+    @property
+    def open_count(self) -> int:
+        """Open findings: the counted and the ones set apart (a withdrawn finding is not open)."""
+        set_apart = self.quote_needed + self.committed + self.needs_review + self.cannot_judge + self.not_worth_it
+        return self.counted + set_apart
+
+    def count_words(self) -> str:
+        """What each count counts, the same on every surface: "19 counted findings (30 open, 11 not counted)"."""
+        apart = self.open_count - self.counted
+        return f"{plural(self.counted, 'counted finding')} ({self.open_count} open, {apart} not counted)"
+
     def sentence(self) -> str:
         """ "$63,065.68 a month: $19,922.22 measured, $43,143.46 estimated (to investigate)" and what is left out."""
         text = f"{usd(self.total_usd)} a month: {usd(self.measured_usd)} measured, {usd(self.estimated_usd)} estimated"

@@ -3,8 +3,9 @@
 * The totals: the one headline (measured apart from estimated), the scan window's spend from Cost Explorer and its
   run rate over 730 hours.
 * Waste by rule, and the spend and savings of every stored scan of the account and region (the trend).
-* Per top finding, an hours × days heat-map of the best utilisation metric stored for its resource (Chipwise's
-  Neuron agent, then Container Insights, the CloudWatch agent's GPU metric, SageMaker's GPU metric, then CPU), and
+* Per top finding, an hours × days heat-map of the utilisation metric it rests on (Chipwise's Neuron agent, then
+  Container Insights, the CloudWatch agent's GPU metric, SageMaker's GPU metric, neuron-monitor reports; CPU only
+  for a finding judged on CPU), and
   every finding's evidence.
 
 A figure the store does not hold is said to be unknown, never guessed.
@@ -273,18 +274,23 @@ def _trend_rows(session: Session, scan: Scan, latest: Ledger) -> list[TrendRow]:
     return rows
 
 
+CPU_SIGNAL = "cpu_utilization"  # a finding resting on CPU (its signals_used) may draw a CPU heat-map; no other may
+
+
 def _hourly(
-    session: Session, resource: Resource | None, start: datetime, end: datetime
+    session: Session, resource: Resource | None, start: datetime, end: datetime, signals: Sequence[str] = ()
 ) -> tuple[dict[datetime, float], str] | None:
-    """The best utilisation series stored for ``resource`` in ``[start, end)``: hour → average, and its label."""
+    """The utilisation series the finding rests on, stored for ``resource`` in ``[start, end)``: hour → average,
+    and its label. Accelerator metrics first (neuron-monitor reports included); CPU only for a finding whose
+    signals name CPU: a Neuron or GPU finding never draws a CPU map in place of the metric it was judged on."""
     if resource is None:
         return None
     for namespace, metric, label in UTILISATION_SOURCES:
-        values: dict[datetime, list[float]] = defaultdict(list)
-        for hour, average in usage_store.metric_averages(session, resource.id, namespace, metric, start, end):
-            values[_utc(hour)].append(float(average))
-        if values:
-            return {hour: sum(v) / len(v) for hour, v in values.items()}, label
+        if metric == "CPUUtilization":
+            continue
+        found = _series(session, resource, namespace, metric, start, end)
+        if found:
+            return found, label
     instance = resource.arn.rsplit("/", 1)[-1]
     neuron = neuron_store.neuroncore_utilisation(session, resource.account_id, instance, start, end)
     if neuron:
@@ -293,7 +299,22 @@ def _hourly(
             merged[_utc(hour)].append(float(value))
         series = {hour: sum(v) / len(v) for hour, v in merged.items()}
         return series, "NeuronCore utilisation (neuron-monitor reports)"
+    if CPU_SIGNAL not in signals:
+        return None
+    for namespace, metric, label in UTILISATION_SOURCES:
+        cpu = _series(session, resource, namespace, metric, start, end) if metric == "CPUUtilization" else None
+        if cpu:
+            return cpu, label
     return None
+
+
+def _series(
+    session: Session, resource: Resource, namespace: str, metric: str, start: datetime, end: datetime
+) -> dict[datetime, float]:
+    values: dict[datetime, list[float]] = defaultdict(list)
+    for hour, average in usage_store.metric_averages(session, resource.id, namespace, metric, start, end):
+        values[_utc(hour)].append(float(average))
+    return {hour: sum(v) / len(v) for hour, v in values.items()}
 
 
 def _utc(moment: datetime) -> datetime:
@@ -372,9 +393,11 @@ def build_report(session: Session, scan: Scan, *, now: datetime, team_tag_keys: 
     drawn: list[FindingView] = []
     for index, view in enumerate(views):
         if index < HEAT_MAPS and view.counted:
-            series = _hourly(session, resources.get(view.document.resource_id), start, end)
+            resource = resources.get(view.document.resource_id)
+            series = _hourly(session, resource, start, end, view.document.signals_used)
             if series is None:
-                view = _with(view, heat_missing="no hourly utilisation stored for this resource in the scan window")
+                missing = "no hourly utilisation of the metric this finding rests on stored in the scan window"
+                view = _with(view, heat_missing=missing)
             else:
                 values, label = series
                 view = _with(view, heat=heat_map(values, start=window_start, end=window_end, source=label))
