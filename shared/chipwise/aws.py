@@ -75,6 +75,11 @@ class ApiCallCounter:
         service = client.meta.service_model.service_name
         client.meta.events.register("before-send.*.*", functools.partial(self._on_call, service=service))
 
+    def count(self, name: str) -> None:
+        """One request made outside botocore (``cloudwatch.QueryMetrics``, CloudWatch's PromQL API)."""
+        with self._lock:
+            self._counts[name] += 1
+
     def snapshot(self) -> dict[str, int]:
         with self._lock:
             return dict(sorted(self._counts.items()))

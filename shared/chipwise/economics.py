@@ -206,3 +206,59 @@ def parse_day(value: str | date) -> date:
     if isinstance(value, date):
         return value
     return date.fromisoformat(value.strip())
+
+
+# --- commitments --------------------------------------------------------------------------------------------------
+
+
+def hours_left(today: date, end: date) -> Decimal:
+    """Billed hours of a commitment from the start of ``today`` (UTC) to ``end`` (the day the term ends, not billed):
+    0 when it has ended."""
+    return Decimal(max(0, (end - today).days)) * HOURS_PER_DAY
+
+
+def months_left(today: date, end: date) -> Decimal:
+    """``hours_left`` in 730-hour months (a fraction: 11 days are 0.3616... of a month)."""
+    return hours_left(today, end) / HOURS_PER_MONTH
+
+
+def savings_plan_hour(on_demand_spend: Decimal, commitment: Decimal, discount: Decimal) -> tuple[Decimal, Decimal]:
+    """One hour under a Savings Plan: (what the hour costs, the commitment it used). The plan covers on-demand spend
+    up to ``commitment / (1 - discount)`` at its rates; the rest is billed on demand; an unused commitment is still
+    paid (the Savings Plans user guide: the commitment is charged every hour, used or not)."""
+    covers = commitment / (1 - discount)
+    covered = min(on_demand_spend, covers)
+    used = covered * (1 - discount)
+    return commitment + (on_demand_spend - covered), used
+
+
+def payoff_month(
+    one_time_cost: Decimal, saving_during: Decimal, saving_after: Decimal, months_during: Decimal, horizon: int = 36
+) -> int | None:
+    """The month (1-based) in which a move's cumulative saving first covers its one-time cost, when the monthly
+    saving is ``saving_during`` for the first ``months_during`` months (a commitment still owed) and
+    ``saving_after`` from then on; 0 when nothing is owed up front and the first month saves; None when it does
+    not pay off within ``horizon`` months."""
+    cumulative = -one_time_cost
+    if cumulative >= 0 and saving_during >= 0:
+        return 0
+    for month in range(1, horizon + 1):
+        cumulative += month_saving(month, saving_during, saving_after, months_during)
+        if cumulative >= 0:
+            return month
+    return None
+
+
+def month_saving(month: int, saving_during: Decimal, saving_after: Decimal, months_during: Decimal) -> Decimal:
+    """Month ``month``'s (1-based) saving when ``months_during`` months (a fraction) save ``saving_during`` and the
+    rest ``saving_after``: a month the commitment ends in is split by its share."""
+    during = min(Decimal(1), max(Decimal(0), months_during - (month - 1)))
+    return saving_during * during + saving_after * (1 - during)
+
+
+def value_over(
+    months: int, one_time_cost: Decimal, saving_during: Decimal, saving_after: Decimal, months_during: Decimal
+) -> Decimal:
+    """Net value of a move over its first ``months`` months: the monthly savings less the one-time cost."""
+    total = sum((month_saving(m, saving_during, saving_after, months_during) for m in range(1, months + 1)), Decimal(0))
+    return total - one_time_cost

@@ -76,6 +76,14 @@ EKS_GPU_MEMORY: MetricKey = ("ContainerInsights", "node_gpu_memory_utilization")
 EKS_GPU_POWER: MetricKey = ("ContainerInsights", "node_gpu_power_draw")
 EKS_GPU_REQUESTED: MetricKey = ("ContainerInsights", "node_gpu_usage_total")
 EKS_GPU_LIMIT: MetricKey = ("ContainerInsights", "node_gpu_limit")
+# The same node signals from OTel Container Insights (DCGM exporter and neuron-monitor names, read with PromQL and
+# stored under the classic names and units: chipwise.collect.otel_metrics).
+OTEL_NAMESPACE = "ContainerInsights/OTel"
+OTEL_NEURONCORE: MetricKey = (OTEL_NAMESPACE, "node_neuroncore_utilization")
+OTEL_GPU: MetricKey = (OTEL_NAMESPACE, "node_gpu_utilization")
+OTEL_GPU_MEMORY: MetricKey = (OTEL_NAMESPACE, "node_gpu_memory_utilization")
+OTEL_GPU_POWER: MetricKey = (OTEL_NAMESPACE, "node_gpu_power_draw")
+CONTAINER_INSIGHTS_SOURCES = frozenset({"ContainerInsights", OTEL_NAMESPACE})
 TRAINING_CPU: MetricKey = ("/aws/sagemaker/TrainingJobs", "CPUUtilization")
 TRAINING_GPU: MetricKey = ("/aws/sagemaker/TrainingJobs", "GPUUtilization")
 NEURON_MONITOR: MetricKey = ("neuron-monitor", "neuroncore_utilization")  # coverage of the S3 reports
@@ -105,6 +113,10 @@ READ_METRICS: tuple[MetricKey, ...] = (
     EKS_GPU_POWER,
     EKS_GPU_REQUESTED,
     EKS_GPU_LIMIT,
+    OTEL_NEURONCORE,
+    OTEL_GPU,
+    OTEL_GPU_MEMORY,
+    OTEL_GPU_POWER,
     TRAINING_CPU,
     TRAINING_GPU,
     GENERATED_TOKENS,
@@ -112,7 +124,7 @@ READ_METRICS: tuple[MetricKey, ...] = (
 )
 # The activity series a weekly pattern is read from (accelerator_off_hours): their values are kept by hour of week.
 WEEKLY_METRICS: frozenset[MetricKey] = frozenset(
-    {INVOCATIONS, NEURON_CORE, EKS_NEURONCORE, CWAGENT_GPU, EKS_GPU, SM_GPU, IC_GPU}
+    {INVOCATIONS, NEURON_CORE, EKS_NEURONCORE, OTEL_NEURONCORE, CWAGENT_GPU, EKS_GPU, OTEL_GPU, SM_GPU, IC_GPU}
 )
 # Where a signal comes from when several sources publish it: the first in this order that has data answers. One
 # list for every signal (README "Metric sources"): Chipwise's own agent (neuron-monitor reports in S3, then
@@ -123,12 +135,13 @@ METRIC_SOURCE_ORDER: tuple[str, ...] = (
     "Chipwise/Neuron",
     "CWAgent",
     "ContainerInsights",
+    OTEL_NAMESPACE,
     "/aws/sagemaker/Endpoints",
     "/aws/sagemaker/InferenceComponents",
     "/aws/sagemaker/TrainingJobs",
     "AWS/EC2",
 )
-NEURON_COVERAGE: frozenset[MetricKey] = frozenset({NEURON_CORE, EKS_NEURONCORE, NEURON_MONITOR})
+NEURON_COVERAGE: frozenset[MetricKey] = frozenset({NEURON_CORE, EKS_NEURONCORE, OTEL_NEURONCORE, NEURON_MONITOR})
 LIVE_STATES = frozenset(
     {"running", "InService", "Updating", "SystemUpdating", "UpdateRollbackFailed", "InProgress", "ENABLED", "active"}
 )
@@ -667,13 +680,14 @@ def _signals(metrics: Mapping[MetricKey, SeriesStats], reports: _NeuronSeries | 
         (reports.util if reports else None, "neuron-monitor"),
         (metrics.get(NEURON_CORE), NEURON_CORE[0]),
         (metrics.get(EKS_NEURONCORE), EKS_NEURONCORE[0]),
+        (metrics.get(OTEL_NEURONCORE), OTEL_NAMESPACE),
     )
     gpu_util, gpu_source = _first(
-        *((metrics.get(key), key[0]) for key in (CWAGENT_GPU, EKS_GPU, SM_GPU, IC_GPU, TRAINING_GPU))
+        *((metrics.get(key), key[0]) for key in (CWAGENT_GPU, EKS_GPU, OTEL_GPU, SM_GPU, IC_GPU, TRAINING_GPU))
     )
     cpu_util, cpu_source = _first(*((metrics.get(key), key[0]) for key in (EC2_CPU, SM_CPU, IC_CPU, TRAINING_CPU)))
     gpu_memory_util, gpu_memory_source = _first(
-        *((metrics.get(key), key[0]) for key in (EKS_GPU_MEMORY, SM_GPU_MEMORY, IC_GPU_MEMORY))
+        *((metrics.get(key), key[0]) for key in (EKS_GPU_MEMORY, OTEL_GPU_MEMORY, SM_GPU_MEMORY, IC_GPU_MEMORY))
     )
     return Signals(
         neuron_util=neuron_util,
@@ -691,7 +705,7 @@ def _signals(metrics: Mapping[MetricKey, SeriesStats], reports: _NeuronSeries | 
         latency_us=metrics.get(MODEL_LATENCY),
         cpu_source=cpu_source,
         generated_tokens=metrics.get(GENERATED_TOKENS),
-        gpu_power_watts=metrics.get(EKS_GPU_POWER),
+        gpu_power_watts=metrics.get(EKS_GPU_POWER) or metrics.get(OTEL_GPU_POWER),
         gpus_requested=metrics.get(EKS_GPU_REQUESTED),
         gpu_limit=metrics.get(EKS_GPU_LIMIT),
         bedrock_invocations=metrics.get(BEDROCK_INVOCATIONS),

@@ -22,7 +22,7 @@ from decimal import ROUND_CEILING, Decimal
 
 from chipwise.analyse.accelerators import get_gpu_throughput
 from chipwise.catalog import Assumptions, Catalog, InstanceType, SoftwareStatus, get_neuron_software
-from chipwise.catalog.instances import family_of
+from chipwise.catalog.instance_data import family_of
 from chipwise.economics import monthly_cost
 
 GIB = Decimal(2**30)

@@ -24,15 +24,13 @@ if TYPE_CHECKING:
         InstanceType,
         Platform,
         PriceConfidence,
-        Region,
-        Regions,
         Source,
         UnknownInstanceType,
         get_catalog,
-        get_regions,
         platform_of,
     )
     from chipwise.catalog.mail import PublicMailDomains, get_public_mail_domains
+    from chipwise.catalog.regions import Region, Regions, get_regions
     from chipwise.catalog.software import NeuronSoftware, SoftwareStatus, get_neuron_software
     from chipwise.catalog.usage_types import (
         ParsedUsageType,
@@ -65,8 +63,8 @@ _MODULE_OF = {
     "PortingEffort": "families",
     "PriceConfidence": "loading",
     "PublicMailDomains": "mail",
-    "Region": "instances",
-    "Regions": "instances",
+    "Region": "regions",
+    "Regions": "regions",
     "SoftwareStatus": "software",
     "Source": "loading",
     "SupportLevel": "families",
@@ -82,7 +80,7 @@ _MODULE_OF = {
     "get_model_families": "families",
     "get_neuron_software": "software",
     "get_public_mail_domains": "mail",
-    "get_regions": "instances",
+    "get_regions": "regions",
     "get_usage_kinds": "usage_types",
     "parse_usage_type": "usage_types",
     "platform_of": "instances",

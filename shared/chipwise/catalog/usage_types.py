@@ -22,7 +22,9 @@ from typing import Literal, Self
 
 from pydantic import Field, ValidationError, model_validator
 
-from chipwise.catalog.instances import SAGEMAKER_PREFIX, Source, _FrozenFacts, get_regions, load_data_file
+from chipwise.catalog.instance_data import SAGEMAKER_PREFIX
+from chipwise.catalog.loading import FrozenData, Source, load_data_file
+from chipwise.catalog.regions import get_regions
 from chipwise.errors import ConfigError
 
 __all__ = [
@@ -68,7 +70,7 @@ _REST = {
 }
 
 
-class UsageKindInfo(_FrozenFacts):
+class UsageKindInfo(FrozenData):
     """One usage kind of ``usage_types.json``."""
 
     name: str
@@ -89,7 +91,7 @@ class UsageKindInfo(_FrozenFacts):
         return self
 
 
-class _UsageTypesDocument(_FrozenFacts):
+class _UsageTypesDocument(FrozenData):
     schema_version: Literal[1]
     description: str
     as_of: date
@@ -140,7 +142,7 @@ def get_usage_kinds() -> UsageKinds:
         raise ConfigError(f"catalog data file usage_types.json is invalid: {exc}") from exc
 
 
-class UsageClass(_FrozenFacts):
+class UsageClass(FrozenData):
     """What one usage type is and what Chipwise does with it."""
 
     usage_type: str
@@ -210,7 +212,7 @@ def classify_usage_type(usage_type: str) -> UsageClass:
     )
 
 
-class ParsedUsageType(_FrozenFacts):
+class ParsedUsageType(FrozenData):
     """An instance-hour usage type taken apart: ``USW2-SpotUsage:p5.48xlarge`` -> spot p5.48xlarge in us-west-2."""
 
     usage_type: str

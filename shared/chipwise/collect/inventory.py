@@ -19,7 +19,7 @@ from botocore.exceptions import ClientError
 
 from chipwise.aws import AwsContext, Projection, lean_client
 from chipwise.catalog import get_catalog
-from chipwise.catalog.instances import facts_from_ec2, platform_from_ec2
+from chipwise.catalog.ec2_facts import facts_from_ec2, platform_from_ec2
 from chipwise.collect.hints import ModelPlace, workload_hints
 from chipwise.models.common import Platform
 from chipwise.models.records import CollectedResource, Inventory, ResourceProblem
@@ -99,6 +99,8 @@ def type_facts(instance_type: str | None, described: Mapping[str, Mapping[str, A
             "price_usd_per_hour": None if found.price_usd_per_hour is None else str(found.price_usd_per_hour),
             "price_source": found.price_source,
         }
+        if found.accelerator_fraction is not None:
+            facts["accelerator_fraction"] = str(found.accelerator_fraction)
         return TypeFacts(found.platform, False, facts)
     ec2_name = instance_type.strip().lower().removeprefix("ml.")
     info = (described or {}).get(ec2_name)

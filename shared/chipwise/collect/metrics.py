@@ -9,7 +9,8 @@ and no more than fit in one call's 100,800 datapoints (so no call needs a second
 M queries each that is ``ceil(R x M / min(500, 100_800 // hours))`` calls. GetMetricStatistics is never used.
 
 Series whose dimensions cannot be known in advance (the CloudWatch agent's per-GPU ``index``/``name``, Container
-Insights' ``NodeName``) are found with one ListMetrics listing per metric name, not per resource. The agent
+Insights' ``NodeName``) are found with one ListMetrics listing per metric name, not per resource
+(:mod:`chipwise.collect.series`). The agent
 publishes ``nvidia_smi_*`` with ``index``, ``name`` and ``host`` by default and ``InstanceId`` only with
 ``append_dimensions``: a series is matched to an instance by ``InstanceId``, else by ``host`` (the instance's private
 DNS name, or its first label as the OS hostname shows it) where ``ImageId`` and ``InstanceType``, when the series has
@@ -30,9 +31,58 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from chipwise.aws import AwsContext, lean_client
+from chipwise.collect.metric_specs import (
+    _COLUMN,
+    BEDROCK_INVOCATIONS,
+    COMPONENT_GPU_SPECS,
+    COMPONENT_SPECS,
+    CWAGENT_GPU,
+    CWAGENT_GPU_MEMORY,
+    EC2_CPU,
+    EKS_GPU,
+    EKS_GPU_NODE_SPECS,
+    EKS_GPU_SPECS,
+    EKS_NEURONCORE,
+    EKS_NODE_DIMENSIONS,
+    ENDPOINT_INSTANCE_SPECS,
+    ENDPOINT_SPECS,
+    MAX_DATAPOINTS_PER_CALL,
+    MAX_QUERIES_PER_CALL,
+    NEURON_CORE,
+    NEURON_NAMESPACE,
+    NEURON_SPECS,
+    PERIOD_SECONDS,
+    SERVING_NAMESPACE,
+    SERVING_TOKENS,
+    SM_CPU,
+    SM_GPU,
+    SM_GPU_MEMORY,
+    SM_INVOCATIONS,
+    TRAINING_CPU,
+    TRAINING_GPU,
+    Combine,
+    Dimensions,
+    Discovered,
+    HourKey,
+    MetricSpec,
+    MetricTarget,
+    Stat,
+    _dims,
+)
+from chipwise.collect.series import (
+    _host_owners,
+    agent_match_counts,
+    agent_series_for,
+    discover_series,
+    eks_gpu_series,
+    host_names,
+    is_neuron,
+    needs_discovery,
+    needs_eks_gpu_discovery,
+)
 from chipwise.economics import parse_utc
 from chipwise.models.records import CollectedResource, HourlyRollup, SeriesCoverage
 from chipwise.models.resources import EndpointDetails, InferenceComponentDetails, InstanceDetails, TrainingJobDetails
@@ -40,112 +90,37 @@ from chipwise.models.resources import EndpointDetails, InferenceComponentDetails
 if TYPE_CHECKING:
     from mypy_boto3_cloudwatch import CloudWatchClient
 
-MAX_QUERIES_PER_CALL = 500
-MAX_DATAPOINTS_PER_CALL = 100_800
-PERIOD_SECONDS = 3600
-
-Stat = Literal["Average", "Maximum", "Sum", "SampleCount"]
-Combine = Literal["max", "spread"]
-GAUGE: tuple[Stat, ...] = ("Average", "Maximum", "SampleCount")
-_COLUMN: dict[str, str] = {"Average": "average", "Maximum": "maximum", "Sum": "sum", "SampleCount": "sample_count"}
-
-
-@dataclass(frozen=True, slots=True)
-class MetricSpec:
-    """One CloudWatch metric Chipwise reads, the statistics it needs, and how a resource's series combine."""
-
-    namespace: str
-    metric: str
-    stats: tuple[Stat, ...] = GAUGE
-    combine: Combine = "spread"
-    zero_when_absent: bool = False  # AWS omits the datapoint when the value is zero (SageMaker invocations)
-
-
-# SageMaker endpoints, per EndpointName + VariantName.
-SM_INVOCATIONS = MetricSpec("AWS/SageMaker", "Invocations", ("Sum",), zero_when_absent=True)
-SM_INVOCATIONS_PER_INSTANCE = MetricSpec("AWS/SageMaker", "InvocationsPerInstance", ("Sum",), zero_when_absent=True)
-SM_MODEL_LATENCY = MetricSpec("AWS/SageMaker", "ModelLatency", ("Average", "Maximum"), zero_when_absent=True)
-SM_CPU = MetricSpec("/aws/sagemaker/Endpoints", "CPUUtilization")
-SM_MEMORY = MetricSpec("/aws/sagemaker/Endpoints", "MemoryUtilization")
-SM_GPU = MetricSpec("/aws/sagemaker/Endpoints", "GPUUtilization")
-SM_GPU_MEMORY = MetricSpec("/aws/sagemaker/Endpoints", "GPUMemoryUtilization")
-# Inference components, per InferenceComponentName: invocations in AWS/SageMaker (the specs above), utilisation in
-# their own namespace, 0-100 % of what the component reserved (NumberOfAcceleratorDevicesRequired and so on).
-IC_NAMESPACE = "/aws/sagemaker/InferenceComponents"
-IC_GPU = MetricSpec(IC_NAMESPACE, "GPUUtilizationNormalized")
-IC_GPU_MEMORY = MetricSpec(IC_NAMESPACE, "GPUMemoryUtilizationNormalized")
-IC_CPU = MetricSpec(IC_NAMESPACE, "CPUUtilizationNormalized")
-# EC2, per InstanceId; the CloudWatch agent's nvidia_gpu measurements per GPU index.
-EC2_CPU = MetricSpec("AWS/EC2", "CPUUtilization")
-CWAGENT_GPU = MetricSpec("CWAgent", "nvidia_smi_utilization_gpu", combine="max")
-CWAGENT_GPU_MEMORY = MetricSpec("CWAgent", "nvidia_smi_utilization_memory", combine="max")
-# Neuron: Chipwise's agent (by InstanceId, or EndpointName + VariantName inside SageMaker) and EKS Container Insights.
-NEURON_NAMESPACE = "Chipwise/Neuron"
-NEURON_CORE = MetricSpec(NEURON_NAMESPACE, "NeuronCoreUtilization")
-NEURON_CORE_AVG = MetricSpec(NEURON_NAMESPACE, "NeuronCoreUtilizationAvg", ("Average",))
-NEURON_DEVICE_MEMORY = MetricSpec(NEURON_NAMESPACE, "NeuronDeviceMemoryUsed", ("Maximum",))
-NEURON_EXECUTIONS = MetricSpec(NEURON_NAMESPACE, "ExecutionsCompleted", ("Sum",))
-EKS_NEURONCORE = MetricSpec("ContainerInsights", "node_neuroncore_utilization", combine="max")
-# NVIDIA GPUs of EKS nodes: Container Insights with enhanced observability (CloudWatch agent >= 1.300034.0, the
-# CloudWatch Observability EKS add-on >= v1.3.0-eksbuild.1). Documented dimension sets of the node_gpu_* metrics:
-# [ClusterName], [ClusterName, InstanceId, NodeName] and, per GPU, [ClusterName, InstanceId, InstanceType, NodeName,
-# GpuDevice]. The per-GPU series are read when listed (the busiest GPU, as for the CloudWatch agent), else the node's.
-# pod_gpu_* / container_gpu_* carry no InstanceId or NodeName (their sets are ClusterName, Namespace, PodName,
-# FullPodName, ContainerName, GpuDevice), so a pod's series cannot be attributed to one node from CloudWatch alone.
-EKS_GPU = MetricSpec("ContainerInsights", "node_gpu_utilization", combine="max")
-EKS_GPU_MEMORY = MetricSpec("ContainerInsights", "node_gpu_memory_utilization", combine="max")
-EKS_GPU_POWER = MetricSpec("ContainerInsights", "node_gpu_power_draw", combine="max")
-EKS_GPU_SPECS = (EKS_GPU, EKS_GPU_MEMORY, EKS_GPU_POWER)
-# The node's GPUs its running pods hold (Kubernetes requests) and the GPUs it has, by [ClusterName, InstanceId,
-# NodeName] only: the share of the node its workloads hold (the pod series name no node, see above).
-EKS_GPU_REQUESTED = MetricSpec("ContainerInsights", "node_gpu_usage_total", ("Average", "Maximum"))
-EKS_GPU_LIMIT = MetricSpec("ContainerInsights", "node_gpu_limit", ("Maximum",))
-EKS_GPU_NODE_SPECS = (EKS_GPU_REQUESTED, EKS_GPU_LIMIT)
-# Tokens a serving endpoint generated per hour, per EndpointName + VariantName: published by whatever reads the
-# server's own counters (vLLM ``vllm:generation_tokens_total``, TGI ``tgi_request_generated_tokens``, LMI) into
-# CloudWatch; absent hours are unknown (never zero), so cost per token is only stated where it is published.
-SERVING_NAMESPACE = "Chipwise/Serving"
-SERVING_TOKENS = MetricSpec(SERVING_NAMESPACE, "GeneratedTokens", ("Sum",))
-# Bedrock Provisioned Throughput, per ModelId = the provisioned model's ARN (hours without invocations publish none).
-BEDROCK_INVOCATIONS = MetricSpec("AWS/Bedrock", "Invocations", ("Sum",), zero_when_absent=True)
-# SageMaker training jobs, per Host = <job>/algo-<n>.
-TRAINING_CPU = MetricSpec("/aws/sagemaker/TrainingJobs", "CPUUtilization")
-TRAINING_GPU = MetricSpec("/aws/sagemaker/TrainingJobs", "GPUUtilization")
-
-NEURON_SPECS = (NEURON_CORE, NEURON_CORE_AVG, NEURON_DEVICE_MEMORY, NEURON_EXECUTIONS)
-ENDPOINT_SPECS = (SM_INVOCATIONS, SM_INVOCATIONS_PER_INSTANCE, SM_MODEL_LATENCY, SERVING_TOKENS)
-ENDPOINT_INSTANCE_SPECS = (SM_CPU, SM_MEMORY)
-COMPONENT_SPECS = (SM_INVOCATIONS, SM_MODEL_LATENCY, IC_CPU)
-COMPONENT_GPU_SPECS = (IC_GPU, IC_GPU_MEMORY)
-EKS_NODE_DIMENSIONS = frozenset({"ClusterName", "InstanceId", "NodeName"})
-EKS_GPU_DEVICE_DIMENSIONS = frozenset({"ClusterName", "InstanceId", "InstanceType", "NodeName", "GpuDevice"})
-
-Dimensions = tuple[tuple[str, str], ...]
-HourKey = int | datetime  # epoch seconds of the hour (as read), or the hour itself
-
-
-def _dims(**values: str) -> Dimensions:
-    return tuple(values.items())
-
-
-@dataclass(frozen=True, slots=True)
-class MetricTarget:
-    """One metric of one resource: the series to read (one per variant, host or GPU) and how they combine."""
-
-    resource_key: str
-    spec: MetricSpec
-    series: tuple[Dimensions, ...]
-    listed: bool = False  # ListMetrics listed these series: the metric exists even without datapoints
-
-
-@dataclass
-class Discovered:
-    """Series found with ListMetrics: by InstanceId, and GPU agent series without one by their ``host``."""
-
-    gpu_series: dict[str, list[Dimensions]] = field(default_factory=dict)
-    eks_series: dict[str, list[Dimensions]] = field(default_factory=dict)
-    gpu_series_by_host: dict[str, list[Dimensions]] = field(default_factory=dict)
-    eks_gpu_series: dict[str, list[Dimensions]] = field(default_factory=dict)  # Container Insights node_gpu_*
+__all__ = [
+    "CWAGENT_GPU",
+    "EC2_CPU",
+    "EKS_GPU",
+    "EKS_NEURONCORE",
+    "NEURON_CORE",
+    "SERVING_TOKENS",
+    "SM_CPU",
+    "SM_INVOCATIONS",
+    "AgentListing",
+    "Discovered",
+    "MetricSpec",
+    "MetricTarget",
+    "MetricsResult",
+    "agent_match_counts",
+    "agent_series_for",
+    "collect_metrics",
+    "combine_series",
+    "discover_series",
+    "eks_gpu_series",
+    "expected_calls",
+    "host_names",
+    "metric_window",
+    "needs_discovery",
+    "needs_eks_gpu_discovery",
+    "only_listed",
+    "plan_targets",
+    "queries_per_call",
+    "query_count",
+    "read_starts",
+]
 
 
 @dataclass
@@ -160,150 +135,6 @@ RollupSink = Callable[[list[HourlyRollup], list[SeriesCoverage]], None]
 
 
 # --- which metrics for which resource ---------------------------------------------------------------------------
-
-
-def _eks_node(resource: CollectedResource) -> bool:
-    return isinstance(resource.details, InstanceDetails) and bool(resource.details.eks_cluster)
-
-
-def needs_discovery(resources: Iterable[CollectedResource]) -> tuple[bool, bool]:
-    """(GPU instances to find CloudWatch-agent series for, EKS Neuron nodes to find Container Insights series for)."""
-    gpu = eks = False
-    for r in resources:
-        if r.kind == "ec2_instance":
-            gpu = gpu or r.platform == "nvidia"
-            eks = eks or (_is_neuron(r) and _eks_node(r))
-    return gpu, eks
-
-
-def needs_eks_gpu_discovery(resources: Iterable[CollectedResource]) -> bool:
-    """Whether an EKS node has NVIDIA GPUs (its Container Insights node_gpu_* series are to be found)."""
-    return any(r.kind == "ec2_instance" and r.platform == "nvidia" and _eks_node(r) for r in resources)
-
-
-def discover_series(aws: AwsContext, resources: Sequence[CollectedResource]) -> Discovered:
-    """ListMetrics once per metric name whose dimensions are not known in advance (pages of 500 series)."""
-    want_gpu, want_eks = needs_discovery(resources)
-    found = Discovered()
-    if want_gpu:
-        found.gpu_series, found.gpu_series_by_host = _list_agent_series(aws, CWAGENT_GPU)
-    if want_eks:
-        found.eks_series = _list_series(aws, EKS_NEURONCORE, lambda dims: {k for k, _ in dims} == EKS_NODE_DIMENSIONS)
-    if needs_eks_gpu_discovery(resources):
-        found.eks_gpu_series = eks_gpu_series(_list_series(aws, EKS_GPU, _eks_gpu_dimensions))
-    return found
-
-
-def _eks_gpu_dimensions(dims: Dimensions) -> bool:
-    return {k for k, _ in dims} in (EKS_NODE_DIMENSIONS, EKS_GPU_DEVICE_DIMENSIONS)
-
-
-def eks_gpu_series(listed: Mapping[str, list[Dimensions]]) -> dict[str, list[Dimensions]]:
-    """Per instance, its per-GPU series (``GpuDevice``) when Container Insights lists them, else its node series."""
-    chosen: dict[str, list[Dimensions]] = {}
-    for instance, series in listed.items():
-        per_gpu = [dims for dims in series if "GpuDevice" in dict(dims)]
-        chosen[instance] = per_gpu or list(series)
-    return chosen
-
-
-def _list_series(aws: AwsContext, spec: MetricSpec, keep: Callable[[Dimensions], bool]) -> dict[str, list[Dimensions]]:
-    by_instance: dict[str, set[Dimensions]] = {}
-    pages = (
-        aws.client("cloudwatch")
-        .get_paginator("list_metrics")
-        .paginate(Namespace=spec.namespace, MetricName=spec.metric, Dimensions=[{"Name": "InstanceId"}])
-    )
-    for page in pages:
-        for metric in page.get("Metrics", []):
-            dims = tuple(sorted((d["Name"], d["Value"]) for d in metric.get("Dimensions", [])))
-            instance = dict(dims).get("InstanceId")
-            if instance and keep(dims):
-                by_instance.setdefault(instance, set()).add(dims)  # moto lists a series once per datapoint
-    return {instance: sorted(series) for instance, series in by_instance.items()}
-
-
-def _list_agent_series(
-    aws: AwsContext, spec: MetricSpec
-) -> tuple[dict[str, list[Dimensions]], dict[str, list[Dimensions]]]:
-    """Every series of an agent metric: those with ``InstanceId`` by instance, the others by ``host``."""
-    by_instance: dict[str, set[Dimensions]] = {}
-    by_host: dict[str, set[Dimensions]] = {}
-    pages = (
-        aws.client("cloudwatch")
-        .get_paginator("list_metrics")
-        .paginate(Namespace=spec.namespace, MetricName=spec.metric)
-    )
-    for page in pages:
-        for metric in page.get("Metrics", []):
-            dims = tuple(sorted((d["Name"], d["Value"]) for d in metric.get("Dimensions", [])))
-            named = dict(dims)
-            if named.get("InstanceId"):
-                by_instance.setdefault(named["InstanceId"], set()).add(dims)
-            elif named.get("host"):
-                by_host.setdefault(named["host"].lower(), set()).add(dims)
-    return (
-        {k: sorted(v) for k, v in by_instance.items()},
-        {k: sorted(v) for k, v in by_host.items()},
-    )
-
-
-def host_names(private_dns_name: str | None) -> tuple[str, ...]:
-    """The ``host`` values the agent may publish for an instance: its private DNS name and that name's first label
-    (``ip-10-0-1-5.ec2.internal`` and ``ip-10-0-1-5``)."""
-    if not private_dns_name:
-        return ()
-    full = private_dns_name.strip().lower()
-    short = full.split(".", 1)[0]
-    return (full,) if short == full else (full, short)
-
-
-def agent_series_for(
-    resource: CollectedResource, discovered: Discovered, host_owners: dict[str, int] | None = None
-) -> tuple[tuple[Dimensions, ...], str | None]:
-    """The agent GPU series of an EC2 instance and how they were matched (``InstanceId``, ``host``, or None)."""
-    if not isinstance(resource.details, InstanceDetails):
-        return (), None
-    details = resource.details
-    by_id = discovered.gpu_series.get(details.instance_id, [])
-    if by_id:
-        return tuple(by_id), "InstanceId"
-    found: list[Dimensions] = []
-    for host in host_names(details.private_dns_name):
-        if host_owners is not None and host_owners.get(host, 0) > 1:
-            continue  # two instances answer to this host name: no attribution
-        for dims in discovered.gpu_series_by_host.get(host, []):
-            named = dict(dims)
-            if named.get("ImageId") and details.image_id and named["ImageId"] != details.image_id:
-                continue
-            if named.get("InstanceType") and resource.instance_type and named["InstanceType"] != resource.instance_type:
-                continue
-            found.append(dims)
-    return (tuple(sorted(set(found))), "host") if found else ((), None)
-
-
-def agent_match_counts(resources: Sequence[CollectedResource], discovered: Discovered) -> dict[str, int]:
-    """How many GPU instances the agent's series were matched to, by what (``InstanceId``, ``host``, ``none``)."""
-    owners = _host_owners(resources)
-    counts: dict[str, int] = {}
-    for resource in resources:
-        if resource.kind == "ec2_instance" and resource.platform == "nvidia":
-            _, basis = agent_series_for(resource, discovered, owners)
-            counts[basis or "none"] = counts.get(basis or "none", 0) + 1
-    return counts
-
-
-def _host_owners(resources: Iterable[CollectedResource]) -> dict[str, int]:
-    owners: dict[str, int] = {}
-    for resource in resources:
-        if resource.kind == "ec2_instance" and isinstance(resource.details, InstanceDetails):
-            for host in host_names(resource.details.private_dns_name):
-                owners[host] = owners.get(host, 0) + 1
-    return owners
-
-
-def _is_neuron(resource: CollectedResource) -> bool:
-    return resource.platform in ("inferentia", "trainium")
 
 
 def plan_targets(resources: Iterable[CollectedResource], discovered: Discovered) -> list[MetricTarget]:
@@ -338,7 +169,7 @@ def _endpoint_targets(resource: CollectedResource) -> Iterator[MetricTarget]:
     specs: tuple[MetricSpec, ...] = ENDPOINT_INSTANCE_SPECS
     if resource.platform == "nvidia":
         specs += (SM_GPU, SM_GPU_MEMORY)
-    if _is_neuron(resource):
+    if is_neuron(resource):
         specs += NEURON_SPECS
     for spec in specs:
         yield MetricTarget(resource.key, spec, provisioned)
@@ -370,7 +201,7 @@ def _instance_targets(
         gpus, _ = agent_series_for(resource, discovered, owners)
         yield MetricTarget(resource.key, CWAGENT_GPU, gpus, listed=bool(gpus))
         yield MetricTarget(resource.key, CWAGENT_GPU_MEMORY, gpus)  # the same agent block publishes both
-    if _is_neuron(resource):
+    if is_neuron(resource):
         for spec in NEURON_SPECS:
             yield MetricTarget(resource.key, spec, own)
         if eks_cluster:

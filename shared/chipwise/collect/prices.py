@@ -22,14 +22,9 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from chipwise.catalog.instances import (
-    SAGEMAKER_PREFIX,
-    InstancesDocument,
-    Source,
-    dump_document,
-    get_regions,
-    load_catalog_document,
-)
+from chipwise.catalog.instance_data import SAGEMAKER_PREFIX, InstancesDocument, dump_document, load_catalog_document
+from chipwise.catalog.loading import Source
+from chipwise.catalog.regions import get_regions
 from chipwise.errors import ConfigError, UpstreamError
 
 if TYPE_CHECKING:

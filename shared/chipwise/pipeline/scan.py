@@ -33,7 +33,7 @@ from chipwise.aws import AssumeRole, AwsContext, aws_context
 from chipwise.catalog import platform_of
 from chipwise.clock import billing_periods, utcnow
 from chipwise.collect import costs as cost_collector
-from chipwise.collect import inventory, metrics
+from chipwise.collect import inventory, metrics, otel_metrics
 from chipwise.errors import UpstreamError
 from chipwise.models.common import SERVING_KINDS, first_tag
 from chipwise.models.findings import FindingDocument
@@ -420,6 +420,12 @@ def _collect_metrics(aws: AwsContext, session_factory: SessionFactory, run: _Run
                 save_rollups(session, buffered, run.resource_ids)
             buffered.clear()
 
+    try:  # OTel Container Insights (PromQL) for the EKS nodes classic Container Insights has no series for
+        args = (run.resources, discovered, run.metric_start, run.metric_end, write)
+        if (otel := otel_metrics.collect_otel_metrics(aws, *args)) is not None:
+            run.counts["otel_metrics"] = otel
+    except UpstreamError as exc:
+        run.fail("metrics.promql", exc)
     totals = metrics.MetricsResult()
     listing = metrics.AgentListing(aws)
     try:

@@ -53,7 +53,7 @@ def serving_need(inp: Inputs, ctx: Context) -> Need:
     A10G-equivalents: the (peak) request rate over today's throughput per instance, or today's whole fleet when no
     rates are given (it is taken to carry its load exactly)."""
     peak = ctx.planning("spiky_peak_to_average") if inp.workload.traffic == "spiky" else Decimal(1)
-    per_instance = _chip_units(inp.current, ctx) * inp.current.accelerator_count
+    per_instance = _chip_units(inp.current, ctx) * inp.current.accelerator_units
     if inp.throughput is not None and inp.demand_rps is not None:
         load = inp.demand_rps * peak / inp.throughput * per_instance
     else:
@@ -69,8 +69,8 @@ def cheapest_fleet(inp: Inputs, ctx: Context, families: tuple[str, ...]) -> Opti
     if fit is None:
         return None
     ctx.price(fit.instance)
-    scale = _chip_units(fit.instance, ctx) * fit.instance.accelerator_count
-    scale /= _chip_units(inp.current, ctx) * inp.current.accelerator_count
+    scale = _chip_units(fit.instance, ctx) * fit.instance.accelerator_units
+    scale /= _chip_units(inp.current, ctx) * inp.current.accelerator_units
     return Option(
         platform=PLATFORM_OF[fit.instance.platform],
         instance=fit.instance,

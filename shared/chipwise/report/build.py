@@ -65,7 +65,9 @@ MIN_SCAN_PREFIX = 6
 UTILISATION_SOURCES: tuple[tuple[str, str, str], ...] = (
     ("Chipwise/Neuron", "NeuronCoreUtilization", "NeuronCore utilisation (Chipwise Neuron agent)"),
     ("ContainerInsights", "node_neuroncore_utilization", "NeuronCore utilisation (Container Insights)"),
+    ("ContainerInsights/OTel", "node_neuroncore_utilization", "NeuronCore utilisation (OTel Container Insights)"),
     ("CWAgent", "nvidia_smi_utilization_gpu", "GPU utilisation (CloudWatch agent)"),
+    ("ContainerInsights/OTel", "node_gpu_utilization", "GPU utilisation (OTel Container Insights, DCGM)"),
     ("/aws/sagemaker/Endpoints", "GPUUtilization", "GPU utilisation (SageMaker; 100 per GPU)"),
     ("/aws/sagemaker/TrainingJobs", "GPUUtilization", "GPU utilisation (SageMaker training; 100 per GPU)"),
     ("AWS/EC2", "CPUUtilization", "CPU utilisation (EC2; no accelerator metric stored)"),

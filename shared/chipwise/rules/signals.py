@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from chipwise.analyse.profiles import ResourceProfile
+from chipwise.analyse.profiles import CONTAINER_INSIGHTS_SOURCES, ResourceProfile
 from chipwise.models.common import SERVING_KINDS
 from chipwise.rules.traffic import hours_without_traffic, idle_hours
 
@@ -63,7 +63,7 @@ def read_gpu_idle(
                     f"requests kept arriving ({quiet / 24:.1f} days without any, under the {min_hours / 24:g} judged)"
                 )
     signals = profile.signals
-    memory = signals.gpu_memory_util if signals.gpu_memory_source == "ContainerInsights" else None
+    memory = signals.gpu_memory_util if signals.gpu_memory_source in CONTAINER_INSIGHTS_SOURCES else None
     if memory is not None:
         used.append("gpu_memory_used")
         held = memory.hours_below_since(max_memory_used_pct, profile.window_end, profile.active_since)

@@ -33,6 +33,10 @@ from chipwise.analyse.profiles import (
     METRIC_SOURCE_ORDER,
     NEURON_CORE,
     NEURON_MONITOR,
+    OTEL_GPU,
+    OTEL_GPU_MEMORY,
+    OTEL_GPU_POWER,
+    OTEL_NEURONCORE,
     TRAINING_GPU,
     ResourceProfile,
     build_profiles,
@@ -134,6 +138,28 @@ def test_an_eks_gpu_node_reads_container_insights_and_the_cloudwatch_agent_comes
     assert ci.gpus_requested is not None and ci.gpus_requested.maximum == 0.0
     assert p["both"].signals.gpu_source == "CWAgent"
     assert METRIC_SOURCE_ORDER.index("CWAgent") < METRIC_SOURCE_ORDER.index("ContainerInsights")
+
+
+def test_an_eks_node_on_otel_container_insights_reads_the_dcgm_and_neuron_monitor_rows(session: Session) -> None:
+    # Given EKS nodes whose cluster runs OTel Container Insights: DCGM and neuron-monitor rows, no classic ones
+    add_account(session)
+    gpu = add_resource(session, "otel-gpu", instance_type="g6.xlarge", platform="nvidia")
+    neuron = add_resource(session, "otel-neuron", instance_type="inf2.xlarge", platform="inferentia")
+    add_rollups(session, rollup_rows(gpu, OTEL_GPU, [0.0, 3.0]))
+    add_rollups(session, rollup_rows(gpu, OTEL_GPU_MEMORY, [40.0, 41.0]))
+    add_rollups(session, rollup_rows(gpu, OTEL_GPU_POWER, [16.0]))
+    add_rollups(session, rollup_rows(neuron, OTEL_NEURONCORE, [64.0]))
+    # When the profiles are built
+    p = _profiles(session)
+    # Then they are read as the classic Container Insights signals are (telemetry, not "no telemetry")
+    g = p["otel-gpu"].signals
+    assert (g.gpu_source, g.gpu_memory_source) == ("ContainerInsights/OTel", "ContainerInsights/OTel")
+    assert g.gpu_util is not None and g.gpu_util.maximum == 3.0
+    assert g.gpu_memory_util is not None and g.gpu_memory_util.maximum == 41.0
+    assert g.gpu_power_watts is not None and g.gpu_power_watts.maximum == 16.0
+    n = p["otel-neuron"].signals
+    assert n.neuron_source == "ContainerInsights/OTel" and n.neuron_util is not None and n.neuron_util.maximum == 64.0
+    assert METRIC_SOURCE_ORDER.index("ContainerInsights") < METRIC_SOURCE_ORDER.index("ContainerInsights/OTel")
 
 
 def test_missing_telemetry_is_told_apart_from_unchecked_telemetry(session: Session) -> None:

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from chipwise.catalog import get_catalog
-from chipwise.catalog.instances import facts_from_ec2, platform_from_ec2
+from chipwise.catalog.ec2_facts import facts_from_ec2, platform_from_ec2
 from chipwise.collect.inventory import type_facts
 
 
@@ -95,9 +95,9 @@ def test_platform_from_describe_instance_types(info: dict[str, Any], platform: s
 
 
 def test_facts_fill_in_a_type_the_catalog_lacks_and_stay_unpriced() -> None:
-    # Given g4dn.12xlarge, which the shipped catalog has no row for (no verified price on file)
-    assert get_catalog().get("g4dn.12xlarge") is None
-    typ = type_facts("ml.g4dn.12xlarge", {"g4dn.12xlarge": G4DN})
+    # Given a type the shipped catalog has no row for (a future g9 size), which EC2 describes as a g4dn.12xlarge
+    assert get_catalog().get("g9.12xlarge") is None
+    typ = type_facts("ml.g9.12xlarge", {"g9.12xlarge": {**G4DN, "InstanceType": "g9.12xlarge"}})
     # Then EC2's facts answer: 4 x T4, 64 GiB of GPU memory, 48 vCPU, 192 GiB, and no price (quote needed)
     assert (typ.platform, typ.unknown) == ("nvidia", True)
     facts = typ.facts
@@ -115,10 +115,10 @@ def test_trainium2_neuron_cores_and_memory_come_from_neuron_info() -> None:
 
 @pytest.mark.parametrize(
     ("instance_type", "platform"),
-    [("dl1.24xlarge", "gaudi"), ("g4ad.xlarge", "amd"), ("dl2q.24xlarge", "other"), ("inf9.xlarge", "other")],
+    [("dl1.2xlarge", "gaudi"), ("g4ad.32xlarge", "amd"), ("dl2q.2xlarge", "other"), ("inf9.xlarge", "other")],
 )
 def test_without_ec2_facts_no_prefix_guess(instance_type: str, platform: str) -> None:
-    # Given no DescribeInstanceTypes answer: the catalog's family table (dl1, g4ad, dl2q) or "other" -- never a
-    # guess from "dl" or "inf" (dl1 is Habana Gaudi, dl2q Qualcomm, g4ad AMD)
+    # Given sizes the catalog has no row for and no DescribeInstanceTypes answer: the platform of the family's rows
+    # (dl1, g4ad, dl2q) or "other" -- never a guess from "dl" or "inf" (dl1 is Habana Gaudi, dl2q Qualcomm, g4ad AMD)
     typ = type_facts(instance_type)
     assert (typ.platform, typ.unknown) == (platform, True)

@@ -211,8 +211,9 @@ def test_family_sorted_by_price_with_unpriced_last(catalog: Catalog) -> None:
     assert catalog.family("inf2", sagemaker=True)[0].name == "ml.inf2.xlarge"
     assert catalog.family("trn1") == catalog.family("ml.trn1")
     trn = catalog.by_platform("trainium")
-    assert trn[-1].name == "trn2.48xlarge"  # no price: last
-    assert {t.family for t in trn} == {"trn1", "trn1n", "trn2"}
+    assert {t.name for t in trn if t.price_usd_per_hour is None} == {"trn2.48xlarge", "trn2u.48xlarge"}
+    assert trn[-1].price_usd_per_hour is None  # no price: last
+    assert {t.family for t in trn} == {"trn1", "trn1n", "trn2", "trn2u"}
 
 
 def test_regional_prices_use_the_multipliers(catalog: Catalog) -> None:
@@ -254,7 +255,8 @@ def test_regions_cover_the_documented_set() -> None:
         ("trn1n.32xlarge", "trainium"),
         ("ml.p5.48xlarge", "nvidia"),
         ("g6e.xlarge", "nvidia"),
-        ("g4dn.xlarge", "nvidia"),  # family known, size not in the catalog
+        ("g4dn.xlarge", "nvidia"),
+        ("g4dn.96xlarge", "nvidia"),  # family known, size not in the catalog
         ("m5.xlarge", "cpu"),
         ("m7i.large", "cpu"),
         ("zz9.large", None),

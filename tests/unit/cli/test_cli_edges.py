@@ -202,10 +202,10 @@ def test_plural_words_a_count() -> None:
     assert [plural(Decimal("0.5"), "instance"), plural(Decimal("1.0"), "instance")] == ["0.5 instances", "1 instance"]
 
 
-def test_the_readme_settings_table_gives_the_mail_defaults() -> None:
+def test_the_configuration_page_settings_table_gives_the_mail_defaults() -> None:
     from chipwise.settings import Settings
 
-    readme = (Path(__file__).resolve().parents[3] / "README.md").read_text(encoding="utf-8")
+    readme = (Path(__file__).resolve().parents[3] / "docs" / "configuration.md").read_text(encoding="utf-8")
     rows = {line.split("|")[1].strip(): line for line in readme.splitlines() if line.startswith("| `")}
     defaults = Settings.model_fields
     assert f"`{defaults['email_sender'].default}`" in rows["`email_sender`, `email_recipients`"]
