@@ -122,7 +122,7 @@ def test_the_html_report_totals_counts_and_latest_trend_point_equal_the_headline
     html = page.read_text()
     total = usd(figures.headline.total_usd)
     assert f'data-figure="total">{total}<' in html
-    assert f"a month, {figures.headline.counted} findings" in html
+    assert f"a month, from {figures.headline.count_words()}" in html
     points = re.findall(r'data-trend-savings="([^"]+)" data-trend-counted="(\d+)"', html)
     assert len(points) == 3
     assert (Decimal(points[-1][0]), int(points[-1][1])) == (figures.headline.total_usd, figures.headline.counted)
