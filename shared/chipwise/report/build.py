@@ -21,11 +21,13 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from chipwise.analyse.verdicts import Settled, verdicts_by_resource
 from chipwise.economics import per_month, usd
 from chipwise.errors import InvalidInput, NotFound
 from chipwise.models.findings import FindingDocument
 from chipwise.models.resources import split_key
 from chipwise.models.scan import ScanDocument
+from chipwise.models.verdicts import VERDICT_WORDS
 from chipwise.presentation import (
     Headline,
     Ledger,
@@ -92,6 +94,7 @@ class FindingView:
     capacity: str = ""  # "ml.g5.2xlarge ×4", an inference component's copies
     heat: HeatMap | None = None
     heat_missing: str | None = None
+    resource_verdict: str = ""  # the resource's verdict and why (chipwise.analyse.verdicts, as `chipwise resources`)
 
 
 @dataclass(frozen=True)
@@ -341,8 +344,9 @@ def flatten(evidence: dict[str, Any], prefix: str = "") -> list[tuple[str, str]]
     return rows
 
 
-def _finding_view(d: FindingDocument) -> FindingView:
+def _finding_view(d: FindingDocument, verdict: Settled | None = None) -> FindingView:
     measured = d.measured_monthly_savings_usd is not None
+    said = f"{VERDICT_WORDS[verdict[0]]}: {verdict[1]}" if verdict else ""
     return FindingView(
         document=d,
         short_id=short_id(d.finding_id),
@@ -356,6 +360,7 @@ def _finding_view(d: FindingDocument) -> FindingView:
         evidence=flatten(d.evidence),
         row=ledger_row(d),
         capacity=current_capacity(d.instance_type, d.instance_count, d.resource_kind),
+        resource_verdict=said,
     )
 
 
@@ -386,7 +391,8 @@ def build_report(session: Session, scan: Scan, *, now: datetime, team_tag_keys: 
     documents = [finding_document(row) for row in rows]
     documents.sort(key=lambda d: (*rank(saving_facts(d)), d.resource_name))  # by 12-month value, set apart last
     figures = ledger(documents, document.costs if document else None, _window_hours(document) if document else 0)
-    views = [_finding_view(d) for d in documents]
+    verdicts = verdicts_by_resource(figures.rows, rule_title)
+    views = [_finding_view(d, verdicts.get(d.resource_id)) for d in documents]
     window_start = document.window.start if document else scan.window_start
     window_end = document.window.end if document else scan.window_end
     start = datetime.combine(window_start, time(0), tzinfo=UTC)

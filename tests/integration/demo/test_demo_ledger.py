@@ -205,6 +205,12 @@ def test_resources_has_no_waste_without_a_counted_finding_and_quotes_its_dollars
     for r in (r for r in csv_rows if r["status"] != "resolved"):  # a resolved finding no longer speaks
         v = by_id[r["resource_id"]]
         assert r["resource_verdict"] == words[v["verdict"]] and r["resource_verdict_reason"] == v["reason"], v["name"]
+    # and so does the HTML report, beside each finding
+    (page,) = demo.glob("chipwise-report-*.html")
+    html = html_unescape(page.read_text())
+    for name in ("p4d-research-idle", "llama-70b-trn1-serving", "research-notebook-g5"):
+        v = verdicts[name]
+        assert f"Resource: {words[v['verdict']]}: {v['reason']}" in html, name
 
 
 def test_explain_names_why_each_rule_did_not_fire_on_a_resource_without_findings(demo: Path) -> None:
