@@ -587,4 +587,5 @@ def ledger_fields(row: LedgerRow, owner: str = "") -> dict[str, str | float | bo
         "net_value_12m_usd": f"{row.net_value_12m_usd:.2f}" if row.counted else None,
         "payback_months": payback,
         "break_even_months": None if row.payback_months is None else float(row.payback_months),
+        "next_step": next_step(row.document) if row.actionable else None,
     }

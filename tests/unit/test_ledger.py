@@ -188,6 +188,7 @@ def test_blocked_rows_carry_no_net_value_payback_or_next_step() -> None:
     quote = doc("quote", "16071.68", "migrate", apart="quote_needed")
     fields = ledger_fields(ledger_row(quote))
     assert (fields["net_value_12m_usd"], fields["payback_months"], fields["break_even_months"]) == (None, None, None)
+    assert fields["next_step"] is None and ledger_fields(ledger_row(doc("idle", "10")))["next_step"] == "Stop"
     assert not ledger_row(quote).actionable
 
 
