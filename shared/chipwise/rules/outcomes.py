@@ -148,6 +148,8 @@ def _deciding(rule_id: str, profile: ResourceProfile, ctx: RuleContext) -> str:
     elif rule_id == "neuron_telemetry_missing":
         source = profile.signals.neuron_source
         words = f"Neuron telemetry {profile.neuron_telemetry}" + (f" (from {source})" if source else "")
+        if profile.neuron_telemetry == "missing":  # it passed anyway: the resource has not run long enough yet
+            words += f" after {profile.run_hours:.0f} hours running: too recent for the rule to report"
     elif rule_id == "spiky_inference_bedrock":
         words = _traffic_words(profile)
     elif rule_id == "accelerator_off_hours":
