@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 SRC    := shared/chipwise devkit functions tests benchmarks
 
-.PHONY: demo test lint bench browser clean build-ChipwiseLayer layer-constraints sam-cli checkov
+.PHONY: demo test lint imports bench browser clean build-ChipwiseLayer layer-constraints sam-cli checkov
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -23,12 +23,16 @@ $(VENV)/.dev-installed: pyproject.toml devkit/pyproject.toml | $(BIN)/python
 demo: $(VENV)/.demo-installed
 	$(BIN)/chipwise demo
 
-## lint: ruff (lint + format check), mypy (strict on shared/chipwise) and the layers' import contract
-lint: $(VENV)/.dev-installed
+## lint: ruff (lint + format check), mypy (strict on shared/chipwise) and the import contracts (the handlers' too)
+lint: $(VENV)/.dev-installed imports
 	$(BIN)/ruff check $(SRC)
 	$(BIN)/ruff format --check $(SRC)
 	$(BIN)/mypy
+
+## imports: the import contracts (pyproject.toml) on the package, and the same on the handlers (functions/*/app.py)
+imports: $(VENV)/.dev-installed
 	$(BIN)/lint-imports
+	$(BIN)/python -m chipwise_devkit.handler_imports functions
 
 ## browser: headless Chromium for the browser tests: installed with apt on Debian as root, otherwise says how
 browser:

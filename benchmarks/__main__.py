@@ -1,4 +1,5 @@
-"""`python -m benchmarks [NAME...]`: run the benchmark modules and print their figures."""
+"""`python -m benchmarks [NAME...]`: run the benchmark modules and print their figures (a NAME matches a module's
+name, ``-`` for ``_``: ``bill-scale`` runs ``bench_bill_scale``)."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ def main(selected: list[str]) -> int:
     for module in sorted(pkgutil.iter_modules([str(here)]), key=lambda m: m.name):
         if not module.name.startswith("bench_"):
             continue
-        if selected and not any(s in module.name for s in selected):
+        if selected and not any(s.replace("-", "_") in module.name for s in selected):
             continue
         console.print(f"[bold]{module.name}[/]")
         mod = importlib.import_module(f"benchmarks.{module.name}")

@@ -36,7 +36,8 @@ from chipwise.collect.metrics import metric_window
 from chipwise.models.neuron import INSTANCE_RUNTIME_TAG
 from chipwise.pipeline.evaluate import evaluate_account
 from chipwise.pipeline.policy import load_policy
-from chipwise.store import get_engine, session_scope
+from chipwise.store import session_scope
+from chipwise.store.engine import get_engine
 from chipwise.store.repositories.profile_inputs import ProfileInputRepository
 from chipwise.store.session import upgrade
 from chipwise.store.tables import Account, CostRecord, MetricCoverage, Resource

@@ -1,10 +1,12 @@
-"""A realistic AWS Data Exports export, written the way Data Exports delivers one: Parquet data files under
-``data/BILLING_PERIOD=YYYY-MM/`` (written with DuckDB's ``COPY ... TO (FORMAT parquet)``, CUR 2.0 or FOCUS 1.2
-column names and types) and ``metadata/BILLING_PERIOD=YYYY-MM/<export-name>-Manifest.json``.
+"""A realistic AWS export, written the way AWS delivers one: data files under ``data/BILLING_PERIOD=YYYY-MM/``
+(Parquet written with DuckDB's ``COPY ... TO (FORMAT parquet)``, or gzip CSV) and
+``metadata/BILLING_PERIOD=YYYY-MM/<export-name>-Manifest.json``, with every column the format's data file lists
+(``chipwise/collect/bill_export/formats/*.json``: AWS's table dictionaries), so that a drift between what we write
+and what AWS documents shows in the tests.
 
-A bill is described once as :class:`Line` (CUR 2.0 line items); the FOCUS 1.2 export of the same bill is derived
-from it the way AWS maps the two (negations folded away, a commitment's recurring fee as a Purchase plus its unused
-part as Usage with ``CommitmentDiscountStatus`` Unused)."""
+A bill is described once as :class:`Line` (CUR 2.0 line items); its FOCUS 1.0 and 1.2 exports are derived from it
+the way AWS maps the two (negations folded away, a commitment's recurring fee as a Purchase plus its unused part as
+Usage with ``CommitmentDiscountStatus`` Unused), its legacy CUR with one column per cost allocation tag."""
 
 from __future__ import annotations
 
@@ -15,75 +17,35 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
 
-Table = Literal["COST_AND_USAGE_REPORT", "FOCUS_1_2_AWS"]
+from chipwise.collect.bill_export.formats import export_format, legacy_parquet_name
 
-CUR_SCHEMA: dict[str, str] = {
-    "bill_billing_period_start_date": "TIMESTAMP",
-    "bill_payer_account_id": "VARCHAR",
-    "line_item_usage_account_id": "VARCHAR",
-    "line_item_line_item_type": "VARCHAR",
-    "line_item_usage_start_date": "TIMESTAMP",
-    "line_item_usage_end_date": "TIMESTAMP",
-    "line_item_product_code": "VARCHAR",
-    "line_item_usage_type": "VARCHAR",
-    "line_item_operation": "VARCHAR",
-    "line_item_resource_id": "VARCHAR",
-    "line_item_usage_amount": "DOUBLE",
-    "line_item_unblended_rate": "VARCHAR",
-    "line_item_unblended_cost": "DOUBLE",
-    "line_item_line_item_description": "VARCHAR",
-    "product_region_code": "VARCHAR",
-    "product_instance_type": "VARCHAR",
-    "pricing_term": "VARCHAR",
-    "pricing_public_on_demand_cost": "DOUBLE",
-    "pricing_public_on_demand_rate": "VARCHAR",
-    "savings_plan_savings_plan_a_r_n": "VARCHAR",
-    "savings_plan_savings_plan_effective_cost": "DOUBLE",
-    "savings_plan_savings_plan_rate": "DOUBLE",
-    "savings_plan_total_commitment_to_date": "DOUBLE",
-    "savings_plan_used_commitment": "DOUBLE",
-    "savings_plan_offering_type": "VARCHAR",
-    "savings_plan_instance_type_family": "VARCHAR",
-    "savings_plan_end_time": "VARCHAR",
-    "reservation_reservation_a_r_n": "VARCHAR",
-    "reservation_effective_cost": "DOUBLE",
-    "reservation_unused_amortized_upfront_fee_for_billing_period": "DOUBLE",
-    "reservation_unused_recurring_fee": "DOUBLE",
-    "reservation_end_time": "VARCHAR",
-    "resource_tags": "MAP(VARCHAR, VARCHAR)",
-    "split_line_item_parent_resource_id": "VARCHAR",
-    "split_line_item_split_cost": "DOUBLE",
-    "split_line_item_split_usage": "DOUBLE",
-    "split_line_item_public_on_demand_split_cost": "DOUBLE",
+Table = Literal["COST_AND_USAGE_REPORT", "FOCUS_1_0_AWS", "FOCUS_1_2_AWS", "LEGACY_CUR"]
+DataFormat = Literal["parquet", "csv"]
+DUCK_TYPES = {
+    "string": "VARCHAR",
+    "double": "DOUBLE",
+    "timestamp": "TIMESTAMP",
+    "map<string,string>": "MAP(VARCHAR, VARCHAR)",
+    "map<string,double>": "MAP(VARCHAR, DOUBLE)",
 }
-FOCUS_SCHEMA: dict[str, str] = {
-    "BillingAccountId": "VARCHAR",
-    "BillingPeriodStart": "TIMESTAMP",
-    "SubAccountId": "VARCHAR",
-    "ChargePeriodStart": "TIMESTAMP",
-    "ChargePeriodEnd": "TIMESTAMP",
-    "ChargeCategory": "VARCHAR",
-    "ChargeClass": "VARCHAR",
-    "ChargeFrequency": "VARCHAR",
-    "PricingCategory": "VARCHAR",
-    "RegionId": "VARCHAR",
-    "ResourceId": "VARCHAR",
-    "ServiceName": "VARCHAR",
-    "CommitmentDiscountId": "VARCHAR",
-    "CommitmentDiscountStatus": "VARCHAR",
-    "CommitmentDiscountType": "VARCHAR",
-    "BilledCost": "DOUBLE",
-    "EffectiveCost": "DOUBLE",
-    "ListCost": "DOUBLE",
-    "ListUnitPrice": "DOUBLE",
-    "ContractedCost": "DOUBLE",
-    "ConsumedQuantity": "DOUBLE",
-    "ConsumedUnit": "VARCHAR",
-    "Tags": "MAP(VARCHAR, VARCHAR)",
-    "x_ServiceCode": "VARCHAR",
-    "x_UsageType": "VARCHAR",
-    "x_Operation": "VARCHAR",
-}
+
+
+def schema(table: Table, tag_keys: Sequence[str] = (), data_format: DataFormat = "parquet") -> dict[str, str]:
+    """The export's columns and DuckDB types, from the format's data file (AWS's table dictionary): every
+    documented column, in AWS's names (legacy CUR: CSV headers or their Parquet names, plus one column per tag)."""
+    fmt = export_format(table)
+    if table != "LEGACY_CUR":
+        return {name: DUCK_TYPES[kind] for name, kind in fmt.columns.items()}
+    found = {
+        (name if data_format == "csv" else legacy_parquet_name(name)): DUCK_TYPES[kind]
+        for name, kind in fmt.columns.items()
+    }
+    for key in tag_keys:
+        header = f"resourceTags/{key}"
+        found[header if data_format == "csv" else legacy_parquet_name(header)] = "VARCHAR"
+    return found
+
+
 SERVICE_NAMES = {"AmazonEC2": "Amazon Elastic Compute Cloud", "AmazonSageMaker": "Amazon SageMaker"}
 
 
@@ -167,12 +129,17 @@ def cur_row(line: Line) -> dict[str, Any]:
     }
 
 
-def focus_rows(line: Line) -> list[dict[str, Any]]:
-    """The FOCUS 1.2 rows of one CUR line item (none for a negation or a split pod line)."""
+def focus_rows(line: Line, table: Table = "FOCUS_1_2_AWS") -> list[dict[str, Any]]:
+    """The FOCUS rows of one CUR line item (none for a negation or a split pod line): FOCUS 1.2 carries the usage
+    type in ``SkuMeter``, FOCUS 1.0 in ``x_UsageType`` (AWS's migration page)."""
     if line.line_item_type == "SavingsPlanNegation" or line.split_parent:
         return []
     base: dict[str, Any] = {
         "BillingAccountId": line.payer or line.account_id,
+        "BillingCurrency": "USD",
+        "ProviderName": "AWS",
+        "PublisherName": "AWS",
+        "InvoiceIssuerName": "AWS",
         "BillingPeriodStart": line.start.replace(day=1, hour=0, minute=0, second=0, microsecond=0),
         "SubAccountId": line.account_id,
         "ChargePeriodStart": line.start,
@@ -195,7 +162,7 @@ def focus_rows(line: Line) -> list[dict[str, Any]]:
         "ConsumedUnit": "Hours" if line.hours else None,
         "Tags": dict(line.tags),
         "x_ServiceCode": line.product_code,
-        "x_UsageType": line.usage_type,
+        ("x_UsageType" if table == "FOCUS_1_0_AWS" else "SkuMeter"): line.usage_type,
         "x_Operation": "RunInstances" if line.product_code == "AmazonEC2" else "",
     }
     kind = line.line_item_type
@@ -246,20 +213,55 @@ def focus_rows(line: Line) -> list[dict[str, Any]]:
     return [{**base, "ChargeCategory": category or "Adjustment", "ChargeFrequency": "One-Time"}]
 
 
-def _copy(rows: Sequence[dict[str, Any]], schema: dict[str, str], target: Path) -> None:
+def _copy(rows: Sequence[dict[str, Any]], columns: dict[str, str], target: Path, data_format: DataFormat) -> None:
+    """Write the rows with DuckDB: Parquet (snappy) with AWS's types, or gzip CSV (maps as JSON text, timestamps
+    in ISO 8601 UTC, as Data Exports' CSV writes them)."""
     import duckdb
 
     target.parent.mkdir(parents=True, exist_ok=True)
     con = duckdb.connect()
     try:
-        columns = ", ".join(f'"{name}" {kind}' for name, kind in schema.items())
-        con.execute(f"CREATE TABLE lines ({columns})")
-        marks = ", ".join("?" for _ in schema)
-        con.executemany(f"INSERT INTO lines VALUES ({marks})", [[row.get(n) for n in schema] for row in rows])
+        typed = ", ".join(f'"{name}" {kind}' for name, kind in columns.items())
+        con.execute(f"CREATE TABLE lines ({typed})")
+        marks = ", ".join("?" for _ in columns)
+        if rows:
+            con.executemany(f"INSERT INTO lines VALUES ({marks})", [[row.get(n) for n in columns] for row in rows])
         path = str(target).replace("'", "''")
-        con.execute(f"COPY lines TO '{path}' (FORMAT parquet, COMPRESSION snappy)")
+        if data_format == "csv":
+            shown = ", ".join(_csv_column(n, k) for n, k in columns.items())
+            con.execute(f"COPY (SELECT {shown} FROM lines) TO '{path}' (FORMAT csv, HEADER, COMPRESSION gzip)")
+        else:
+            con.execute(f"COPY lines TO '{path}' (FORMAT parquet, COMPRESSION snappy)")
     finally:
         con.close()
+
+
+def _csv_column(name: str, kind: str) -> str:
+    quoted = f'"{name}"'
+    if kind.startswith("MAP"):
+        return f"to_json({quoted}) AS {quoted}"
+    if kind == "TIMESTAMP":
+        return f"strftime({quoted}, '%Y-%m-%dT%H:%M:%S.000Z') AS {quoted}"
+    return quoted
+
+
+def _rows(lines: Sequence[Line], table: Table, data_format: DataFormat) -> tuple[list[dict[str, Any]], list[str]]:
+    """The export's rows in the format's column names, and the tag keys (legacy CUR: one column each)."""
+    if table in ("FOCUS_1_0_AWS", "FOCUS_1_2_AWS"):
+        return [r for line in lines for r in focus_rows(line, table)], []
+    rows = [cur_row(line) for line in lines]
+    if table == "COST_AND_USAGE_REPORT":
+        return rows, []
+    keys = sorted({key for line in lines for key in line.tags})
+    headers = {legacy_parquet_name(name): name for name in export_format("LEGACY_CUR").columns}
+    legacy = []
+    for row, line in zip(rows, lines, strict=True):
+        flat = {(headers[k] if data_format == "csv" else k): v for k, v in row.items() if k in headers}
+        for key in keys:
+            header = f"resourceTags/{key}"
+            flat[header if data_format == "csv" else legacy_parquet_name(header)] = line.tags.get(key)
+        legacy.append(flat)
+    return legacy, keys
 
 
 def write_export(
@@ -269,36 +271,35 @@ def write_export(
     lines: Iterable[Line],
     *,
     table: Table = "COST_AND_USAGE_REPORT",
+    data_format: DataFormat = "parquet",
     bucket: str = "chipwise-bills",
     prefix: str = "exports",
     files: int = 1,
     execution_id: str = "00000000-0000-4000-8000-000000000001",
 ) -> Path:
     """Write one billing period of an export under ``root/<export_name>/`` (the layout Data Exports uses under
-    ``s3://bucket/prefix/``); returns the export directory. The manifest's ``dataFiles`` are the S3 URIs the files
-    would have in ``bucket``."""
+    ``s3://bucket/prefix/``) with every column AWS documents for the format; returns the export directory. The
+    manifest's ``dataFiles`` are the S3 URIs the files would have in ``bucket``."""
     export_dir = root / export_name
-    lines = list(lines)
-    rows = [cur_row(line) for line in lines] if table == "COST_AND_USAGE_REPORT" else [
-        r for line in lines for r in focus_rows(line)
-    ]  # fmt: skip
-    schema = CUR_SCHEMA if table == "COST_AND_USAGE_REPORT" else FOCUS_SCHEMA
+    rows, tag_keys = _rows(list(lines), table, data_format)
+    columns = schema(table, tag_keys, data_format)
+    suffix = "csv.gz" if data_format == "csv" else "snappy.parquet"
     data_files: list[str] = []
     for part in range(files):
-        name = f"{export_name}-{part + 1:05d}.snappy.parquet"
+        name = f"{export_name}-{part + 1:05d}.{suffix}"
         relative = f"data/BILLING_PERIOD={period}/{name}"
-        _copy(rows[part::files], schema, export_dir / relative)
+        _copy(rows[part::files], columns, export_dir / relative, data_format)
         data_files.append(f"s3://{bucket}/{prefix}/{export_name}/{relative}")
-    columns = [{"name": name, "type": kind.lower()} for name, kind in schema.items()]
-    selected = ", ".join(schema)
-    manifest = {
+    aws_types = {v: k for k, v in DUCK_TYPES.items()}
+    manifest: dict[str, Any] = {
         "executionId": execution_id,
         "exportArn": f"arn:aws:bcm-data-exports:us-east-1:111122223333:export/{export_name}-0000",
-        "columns": columns,
+        "columns": [{"name": name, "type": aws_types[kind]} for name, kind in columns.items()],
         "dataFiles": data_files,
-        "queryStatement": f"SELECT {selected} FROM {table}",
         "billingPeriod": {"start": f"{period}-01T00:00:00Z"},
     }
+    if table != "LEGACY_CUR":  # a Data Exports export carries its query; a legacy report has none
+        manifest["queryStatement"] = f"SELECT {', '.join(columns)} FROM {table}"
     target = export_dir / f"metadata/BILLING_PERIOD={period}/{export_name}-Manifest.json"
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(json.dumps(manifest, indent=2))

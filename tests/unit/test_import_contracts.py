@@ -51,7 +51,7 @@ def _lint_imports(copy: Path) -> subprocess.CompletedProcess[str]:
 
 def _broken(output: str) -> list[str]:
     """The names of the contracts reported BROKEN (a name may wrap over two lines)."""
-    flat = " ".join(output.split())
+    flat = re.sub(r" \(\d+ ignored imports?\)", "", " ".join(output.split()))
     return re.findall(r"(?:^| )((?:(?!KEPT|BROKEN).)+?) BROKEN", flat)
 
 
@@ -122,7 +122,7 @@ SQL_CONSTRUCTS = re.compile(
 
 
 # Not Chipwise's database: the bill reader queries the export's Parquet files with its own DuckDB connection.
-OTHER_ENGINES = {Path("collect/bill.py"): re.compile(r"\bcon\.execute\(")}
+OTHER_ENGINES = {Path("collect/bill_export/duckdb_engine.py"): re.compile(r"\bcon\.execute\(")}
 
 
 def _sql_outside_the_store(package: Path) -> list[str]:

@@ -47,9 +47,9 @@ from chipwise.models.benchmark import (
 )
 from chipwise.settings import Settings
 from chipwise.store import Session
-from chipwise.store.repositories import benchmarks as benchmark_store
-from chipwise.store.repositories.inventory import ResourceRepository
-from chipwise.store.tables import BenchmarkRun, Finding, Resource
+from chipwise.store.repositories.benchmarks import BenchmarkRepository, BenchmarkRunRecord
+from chipwise.store.repositories.findings import FindingRecord
+from chipwise.store.repositories.inventory import ResourceRecord, ResourceRepository
 
 if TYPE_CHECKING:
     from mypy_boto3_batch import BatchClient
@@ -116,7 +116,7 @@ class SubmittedRun(BaseModel):
     failure_reason: str | None = None
 
     @classmethod
-    def of(cls, run: BenchmarkRun) -> SubmittedRun:
+    def of(cls, run: BenchmarkRunRecord) -> SubmittedRun:
         return cls(
             run_id=run.id,
             finding_id=run.finding_id,
@@ -206,10 +206,9 @@ def dispatch_benchmarks(
 
 def eligible_findings(
     session: Session, settings: Settings, *, account_id: str | None = None, finding_ids: Sequence[str] | None = None
-) -> list[Finding]:
+) -> list[FindingRecord]:
     """Open findings of the benchmark rules saving at least ``benchmark_min_savings_usd``, largest first."""
-    return benchmark_store.eligible_findings(
-        session,
+    return BenchmarkRepository(session).eligible_findings(
         BENCHMARK_RULES,
         settings.benchmark_min_savings_usd,
         account_id=account_id,
@@ -217,7 +216,7 @@ def eligible_findings(
     )
 
 
-def resources_by_key(session: Session, keys: Sequence[str]) -> dict[str, Resource]:
+def resources_by_key(session: Session, keys: Sequence[str]) -> dict[str, ResourceRecord]:
     return ResourceRepository(session).by_keys(keys)
 
 
@@ -225,7 +224,12 @@ def resources_by_key(session: Session, keys: Sequence[str]) -> dict[str, Resourc
 
 
 def plan_finding(
-    finding: Finding, workload: BenchmarkWorkload, runs: Sequence[BenchmarkRun], *, settings: Settings, catalog: Catalog
+    finding: FindingRecord,
+    workload: BenchmarkWorkload,
+    runs: Sequence[BenchmarkRunRecord],
+    *,
+    settings: Settings,
+    catalog: Catalog,
 ) -> tuple[list[PlannedRun], list[SkippedFinding]]:
     """The target run (and the GPU baseline run) to submit for one finding, or why not."""
 
@@ -268,7 +272,7 @@ def plan_finding(
     return planned, skipped
 
 
-def _target(finding: Finding, settings: Settings, catalog: Catalog) -> tuple[InstanceType, str] | str:
+def _target(finding: FindingRecord, settings: Settings, catalog: Catalog) -> tuple[InstanceType, str] | str:
     """The EC2 type to run on and its queue, or why the finding cannot be benchmarked."""
     priced_as = (finding.recommendation or {}).get("target_instance_type")
     if not priced_as:
@@ -288,7 +292,7 @@ def _target(finding: Finding, settings: Settings, catalog: Catalog) -> tuple[Ins
     return catalog.require(target.ec2_name), queue
 
 
-def _baseline(finding: Finding, settings: Settings, catalog: Catalog) -> tuple[InstanceType, str] | None:
+def _baseline(finding: FindingRecord, settings: Settings, catalog: Catalog) -> tuple[InstanceType, str] | None:
     """Today's GPU type and the baseline queue, for GPU findings when a baseline queue is configured."""
     queue = settings.batch_queues.gpu_baseline
     if not queue or finding.rule_id not in GPU_RULES or not finding.instance_type:
@@ -314,7 +318,7 @@ def _runner(workload: BenchmarkWorkload, role: BenchmarkRole) -> RunnerName:
 
 
 def _parameters(
-    finding: Finding,
+    finding: FindingRecord,
     workload: BenchmarkWorkload,
     model_id: str,
     instance: InstanceType,
@@ -353,7 +357,7 @@ def _parameters(
 
 
 def _planned(
-    finding: Finding, params: BenchmarkParameters, queue: str, attempt: int, instance: InstanceType
+    finding: FindingRecord, params: BenchmarkParameters, queue: str, attempt: int, instance: InstanceType
 ) -> PlannedRun:
     return PlannedRun(
         finding_id=finding.id,

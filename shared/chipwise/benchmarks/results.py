@@ -66,10 +66,8 @@ from chipwise.models.benchmark import (
 from chipwise.observability import logger
 from chipwise.settings import Settings
 from chipwise.store import Session
-from chipwise.store.repositories import benchmarks as benchmark_store
-from chipwise.store.repositories import rows
-from chipwise.store.repositories.findings import BENCHMARK_EVIDENCE_KEY
-from chipwise.store.tables import BenchmarkRun, Finding, Recommendation
+from chipwise.store.repositories.benchmarks import BenchmarkRepository, BenchmarkRunRecord, NewRecommendation
+from chipwise.store.repositories.findings import BENCHMARK_EVIDENCE_KEY, FindingRecord, FindingRepository
 
 if TYPE_CHECKING:
     from mypy_boto3_batch import BatchClient
@@ -118,15 +116,17 @@ def record_job_state(
     outcome = StateOutcome(status="recorded", job_id=detail.job_id, run_id=run.id)
     if run.status not in ACTIVE_STATUSES:
         return outcome.model_copy(update={"status": "duplicate", "run_status": run.status})
-    run.job_id = run.job_id or detail.job_id
+    runs = BenchmarkRepository(session)
+    if not run.job_id:
+        run = runs.know_job(run.id, detail.job_id)
     if detail.status in _STARTED:
-        run.status = "running"
+        run = runs.start(run.id)
     if detail.status in _STARTED or detail.status in _WAITING:
         return outcome.model_copy(update={"run_status": run.status})
     if detail.status == "SUCCEEDED":
         return _succeeded(session, run, detail, clients, settings, now, outcome)
     if detail.status == "FAILED":
-        run.status, run.finished_at, run.failure_reason = "failed", detail.stopped() or now, detail.failure_reason()
+        run = runs.fail(run.id, detail.stopped() or now, detail.failure_reason())
         retry = after_failure(session, run, clients=clients, settings=settings, now=now)
         return outcome.model_copy(
             update={"run_status": "failed", "reason": run.failure_reason, "retry_run_id": retry.id if retry else None}
@@ -134,7 +134,7 @@ def record_job_state(
     return outcome.model_copy(update={"status": "rejected", "reason": f"unknown job status {detail.status!r}"})
 
 
-def adopt_run(session: Session, detail: BatchJobDetail, now: datetime) -> BenchmarkRun | None:
+def adopt_run(session: Session, detail: BatchJobDetail, now: datetime) -> BenchmarkRunRecord | None:
     """A job Chipwise submitted whose run row was lost (the store write failed after SubmitJob): its tags and
     parameters hold everything needed to store it again. None for any other job."""
     if not detail.run_id or FINDING_ID_TAG not in detail.tags:
@@ -143,9 +143,9 @@ def adopt_run(session: Session, detail: BatchJobDetail, now: datetime) -> Benchm
         parameters = BenchmarkParameters.from_batch(detail.parameters)
     except ValidationError:
         return None
-    if rows.get(session, Finding, parameters.finding_id) is None:
+    if FindingRepository(session).by_id(parameters.finding_id) is None:
         return None
-    run = BenchmarkRun(
+    adopted = BenchmarkRunRecord(
         id=parameters.run_id,
         finding_id=parameters.finding_id,
         target_instance_type=detail.tags.get(TARGET_TAG, parameters.priced_as),
@@ -158,9 +158,14 @@ def adopt_run(session: Session, detail: BatchJobDetail, now: datetime) -> Benchm
         status="submitted",
         parameters=parameters.model_dump(mode="json"),
         result_uri=parameters.result_uri,
+        result=None,
+        measured=None,
+        failure_reason=None,
         submitted_at=now,
+        finished_at=None,
+        expires_at=None,
     )
-    rows.add(session, run, flush=True)
+    run = BenchmarkRepository(session).add_run(adopted)
     logger().warning("adopted a benchmark job without a stored run", extra={"run_id": run.id, "job_id": run.job_id})
     return run
 
@@ -170,28 +175,26 @@ def adopt_run(session: Session, detail: BatchJobDetail, now: datetime) -> Benchm
 
 def _succeeded(
     session: Session,
-    run: BenchmarkRun,
+    run: BenchmarkRunRecord,
     detail: BatchJobDetail,
     clients: Clients,
     settings: Settings,
     now: datetime,
     outcome: StateOutcome,
 ) -> StateOutcome:
-    run.finished_at = detail.stopped() or now
+    finished_at = detail.stopped() or now
     try:
         result = read_result(clients.s3, run)
     except InvalidResult as exc:
-        reject_result(session, run, str(exc), now)
+        run = reject_result(session, run, str(exc), now, finished_at=finished_at)
         return outcome.model_copy(update={"run_status": "failed", "reason": run.failure_reason})
-    run.status = "succeeded"
-    run.result = result.model_dump(mode="json")
-    rows.flush(session)
-    finding = rows.get(session, Finding, run.finding_id)
+    run = BenchmarkRepository(session).succeed(run.id, finished_at, result.model_dump(mode="json"))
+    finding = FindingRepository(session).by_id(run.finding_id)
     priced = reprice(session, finding, now=now) if finding is not None else None
     return outcome.model_copy(update={"run_status": "succeeded", "verdict": priced.verdict if priced else None})
 
 
-def read_result(s3: S3Client, run: BenchmarkRun) -> BenchmarkResult:
+def read_result(s3: S3Client, run: BenchmarkRunRecord) -> BenchmarkResult:
     """The run's result file, validated against the schema and against the run that asked for it."""
     if not run.result_uri:
         raise InvalidResult("the run has no result location")
@@ -210,27 +213,28 @@ def read_result(s3: S3Client, run: BenchmarkRun) -> BenchmarkResult:
     return result
 
 
-def reject_result(session: Session, run: BenchmarkRun, reason: str, now: datetime) -> None:
+def reject_result(
+    session: Session, run: BenchmarkRunRecord, reason: str, now: datetime, *, finished_at: datetime | None = None
+) -> BenchmarkRunRecord:
     """A missing or malformed result: the run fails for good (the same job would write the same file) and the
-    finding keeps its estimate, with a note saying why."""
-    run.status, run.failure_reason = "failed", f"result rejected: {reason}"
-    run.result = {"rejected": reason}
+    finding keeps its estimate, with a note saying why. The run as it is now."""
+    run = BenchmarkRepository(session).reject(run.id, reason, finished_at)
     logger().warning("benchmark result rejected", extra={"run_id": run.id, "reason": reason})
-    finding = rows.get(session, Finding, run.finding_id)
+    finding = FindingRepository(session).by_id(run.finding_id)
     if finding is not None:
-        note(finding, {"status": "rejected", "run_id": run.id, "reason": run.failure_reason, "at": now.isoformat()})
-    rows.flush(session)
+        content = {"status": "rejected", "run_id": run.id, "reason": run.failure_reason, "at": now.isoformat()}
+        note(session, finding, content)
+    return run
 
 
 # --- FAILED and expired ----------------------------------------------------------------------------------------------
 
 
 def after_failure(
-    session: Session, run: BenchmarkRun, *, clients: Clients, settings: Settings, now: datetime
-) -> BenchmarkRun | None:
+    session: Session, run: BenchmarkRunRecord, *, clients: Clients, settings: Settings, now: datetime
+) -> BenchmarkRunRecord | None:
     """Retry a failed or expired run while attempts remain; after the last one, note it on the finding."""
-    rows.flush(session)
-    finding = rows.get(session, Finding, run.finding_id)
+    finding = FindingRepository(session).by_id(run.finding_id)
     if finding is None:
         return None
     decision = next_attempt(
@@ -241,7 +245,11 @@ def after_failure(
         return submit_run(
             session, clients.batch, JobDefinitions(clients.batch, settings), plan, settings=settings, now=now
         )
-    note(finding, {"status": run.status, "run_id": run.id, "attempts": run.attempt, "reason": run.failure_reason})
+    note(
+        session,
+        finding,
+        {"status": run.status, "run_id": run.id, "attempts": run.attempt, "reason": run.failure_reason},
+    )
     if run.role == "gpu_baseline":
         reprice(session, finding, now=now)  # the target may have been waiting for this baseline
     return None
@@ -270,8 +278,8 @@ def sweep_runs(session: Session, *, clients: Clients, settings: Settings, now: d
             report.caught_up.append(run.id)
             continue
         seen = detail.status if detail else "unknown to Batch"
-        run.status, run.finished_at = "expired", now
-        run.failure_reason = f"no terminal state within {settings.benchmark_expiry_hours} h (job {seen})"
+        reason = f"no terminal state within {settings.benchmark_expiry_hours} h (job {seen})"
+        run = BenchmarkRepository(session).expire(run.id, now, reason)
         if detail is not None:
             _terminate(clients.batch, detail.job_id)
         report.expired.append(run.id)
@@ -302,7 +310,7 @@ def _terminate(batch: BatchClient, job_id: str) -> None:
 # --- pricing into the recommendation ----------------------------------------------------------------------------------
 
 
-def reprice(session: Session, finding: Finding, *, now: datetime) -> MeasuredEconomics | None:
+def reprice(session: Session, finding: FindingRecord, *, now: datetime) -> MeasuredEconomics | None:
     """Price the finding's latest successful target run (with its paired GPU baseline when there is one) and
     fold it into the recommendation. None while there is nothing to price or the baseline is still running."""
     runs = runs_for(session, finding.id)
@@ -318,16 +326,16 @@ def reprice(session: Session, finding: Finding, *, now: datetime) -> MeasuredEco
         else None
     )
     priced = price_run(session, finding, target, baseline)
-    target.measured = priced.model_dump(mode="json")
+    benchmarks = BenchmarkRepository(session)
+    benchmarks.record_measured(target.id, priced.model_dump(mode="json"))
     if priced.verdict != "inconclusive":
-        rows.add(session, _recommendation(finding, target, priced, now))
-    mark_finding(finding, target.id, priced, now)
-    rows.flush(session)
+        benchmarks.add_recommendation(_recommendation(finding, target, priced, now))
+    mark_finding(session, finding, target.id, priced, now)
     return priced
 
 
 def price_run(
-    session: Session, finding: Finding, run: BenchmarkRun, baseline: BenchmarkResult | None
+    session: Session, finding: FindingRecord, run: BenchmarkRunRecord, baseline: BenchmarkResult | None
 ) -> MeasuredEconomics:
     """The economics of one run's result for its finding (inference or training, by the finding's rule)."""
     catalog = get_catalog()
@@ -361,19 +369,21 @@ def price_run(
     )
 
 
-def _recommended_count(finding: Finding) -> int | None:
+def _recommended_count(finding: FindingRecord) -> int | None:
     count = (finding.recommendation or {}).get("target_count")
     return count if isinstance(count, int) and count > 0 else None
 
 
-def _latest(runs: Sequence[BenchmarkRun], role: str, status: str | None = None) -> BenchmarkRun | None:
+def _latest(runs: Sequence[BenchmarkRunRecord], role: str, status: str | None = None) -> BenchmarkRunRecord | None:
     chosen = [r for r in runs if r.role == role and (status is None or r.status == status)]
     return max(chosen, key=lambda r: (r.submitted_at, r.attempt), default=None)
 
 
-def _recommendation(finding: Finding, run: BenchmarkRun, priced: MeasuredEconomics, now: datetime) -> Recommendation:
+def _recommendation(
+    finding: FindingRecord, run: BenchmarkRunRecord, priced: MeasuredEconomics, now: datetime
+) -> NewRecommendation:
     estimate: Mapping[str, Any] = finding.recommendation or {}
-    return Recommendation(
+    return NewRecommendation(
         finding_id=finding.id,
         source=BENCHMARK_SOURCE,
         action=str(estimate.get("action") or "migrate"),
@@ -390,27 +400,24 @@ def _recommendation(finding: Finding, run: BenchmarkRun, priced: MeasuredEconomi
     )
 
 
-def mark_finding(finding: Finding, run_id: str, priced: MeasuredEconomics, now: datetime) -> None:
+def mark_finding(
+    session: Session, finding: FindingRecord, run_id: str, priced: MeasuredEconomics, now: datetime
+) -> None:
     """The finding's measured saving and confidence, and a note in its evidence. An inconclusive measurement
     changes neither: the estimate stands."""
-    estimate_summary = finding.summary
+    benchmarks = BenchmarkRepository(session)
     if priced.verdict == "confirmed" and priced.monthly_savings_usd is not None:
-        finding.measured_monthly_savings_usd = priced.monthly_savings_usd
-        finding.confidence = "high"
-        finding.summary = measured_summary(finding, priced)
+        benchmarks.confirm_finding(finding.id, priced.monthly_savings_usd, measured_summary(finding, priced))
     elif priced.verdict == "needs_review":
         # Out of the measured totals (and of the headline: the finding is blocked until someone checks the run).
-        finding.measured_monthly_savings_usd = None
-        finding.summary = f"{finding.resource_name}: the benchmark {priced.reason}."
+        benchmarks.hold_finding_for_review(finding.id, f"{finding.resource_name}: the benchmark {priced.reason}.")
     elif priced.verdict == "withdrawn":
-        finding.measured_monthly_savings_usd = Decimal(0)
-        finding.confidence = "high"
-        finding.status = "withdrawn"
-        finding.summary = f"Withdrawn by measurement: {priced.reason or 'the benchmark found no saving'}."
-    note(finding, {**measurement_note(run_id, priced, now), "estimate_summary": estimate_summary})
+        reason = priced.reason or "the benchmark found no saving"
+        benchmarks.withdraw_finding(finding.id, f"Withdrawn by measurement: {reason}.")
+    note(session, finding, {**measurement_note(run_id, priced, now), "estimate_summary": finding.summary})
 
 
-def measured_summary(finding: Finding, priced: MeasuredEconomics) -> str:
+def measured_summary(finding: FindingRecord, priced: MeasuredEconomics) -> str:
     """The finding's sentence once a benchmark confirmed it: the measured figures, the estimate beside them."""
     target = f"{priced.target_count} × {priced.priced_as}" if priced.target_count else priced.priced_as
     cost = f" for {usd(priced.target_monthly_cost_usd)}/month" if priced.target_monthly_cost_usd is not None else ""
@@ -452,9 +459,9 @@ def measurement_note(run_id: str, priced: MeasuredEconomics, now: datetime) -> d
     return {"status": status, "run_id": run_id, **fields, "at": now.isoformat()}
 
 
-def note(finding: Finding, content: Mapping[str, Any]) -> None:
-    """Set ``evidence["benchmark"]`` (a new dict, so the JSON column is written)."""
-    finding.evidence = {**(finding.evidence or {}), BENCHMARK_EVIDENCE_KEY: dict(content)}
+def note(session: Session, finding: FindingRecord, content: Mapping[str, Any]) -> None:
+    """Set the finding's ``evidence["benchmark"]``."""
+    BenchmarkRepository(session).note_on_finding(finding.id, content)
 
 
 def reapply_measurements(session: Session, finding_ids: Sequence[str] | None = None) -> int:
@@ -462,25 +469,23 @@ def reapply_measurements(session: Session, finding_ids: Sequence[str] | None = N
 
     Only while the finding still recommends the measured target; returns how many findings changed.
     """
-    latest: dict[str, Recommendation] = {}
-    for rec in benchmark_store.recommendations_from(session, BENCHMARK_SOURCE, finding_ids=finding_ids):
-        latest[rec.finding_id] = rec
+    benchmarks = BenchmarkRepository(session)
+    latest = {rec.finding_id: rec for rec in benchmarks.recommendations_from(BENCHMARK_SOURCE, finding_ids=finding_ids)}
     changed = 0
     for finding_id, rec in latest.items():
-        finding = rows.get(session, Finding, finding_id)
-        run = benchmark_store.get_run(session, rec.benchmark_run_id) if rec.benchmark_run_id else None
+        finding = FindingRepository(session).by_id(finding_id)
+        run = benchmarks.get_run(rec.benchmark_run_id) if rec.benchmark_run_id else None
         if finding is None or run is None or not run.measured:
             continue
         if (finding.evidence or {}).get(BENCHMARK_EVIDENCE_KEY, {}).get("run_id") == run.id:
             continue
         if _target_name(finding) not in (rec.target_instance_type, None):
             continue  # the rules now recommend something else: a new benchmark will price that
-        mark_finding(finding, run.id, MeasuredEconomics.model_validate(run.measured), rec.created_at)
+        mark_finding(session, finding, run.id, MeasuredEconomics.model_validate(run.measured), rec.created_at)
         changed += 1
-    rows.flush(session)
     return changed
 
 
-def _target_name(finding: Finding) -> str | None:
+def _target_name(finding: FindingRecord) -> str | None:
     value = (finding.recommendation or {}).get("target_instance_type")
     return str(value) if value else None

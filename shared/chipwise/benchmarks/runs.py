@@ -19,10 +19,8 @@ from chipwise.benchmarks.jobs import JobDefinitions, JobLabels, job_definition_n
 from chipwise.catalog import get_catalog
 from chipwise.models.benchmark import ACTIVE_STATUSES, BenchmarkParameters, BenchmarkRole, result_uri
 from chipwise.settings import Settings
-from chipwise.store import Session
-from chipwise.store.repositories import benchmarks as benchmark_store
-from chipwise.store.repositories import rows
-from chipwise.store.tables import BenchmarkRun
+from chipwise.store import Session, savepoint
+from chipwise.store.repositories.benchmarks import BenchmarkRepository, BenchmarkRunRecord
 
 if TYPE_CHECKING:
     from mypy_boto3_batch import BatchClient
@@ -59,7 +57,7 @@ def plan_parameters(parameters: BenchmarkParameters, bucket: str) -> BenchmarkPa
     return parameters.model_copy(update={"run_id": run_id, "result_uri": result_uri(bucket, run_id)})
 
 
-def retry_plan(run: BenchmarkRun, rule_id: str, account_id: str, resource_name: str, bucket: str) -> PlannedRun:
+def retry_plan(run: BenchmarkRunRecord, rule_id: str, account_id: str, resource_name: str, bucket: str) -> PlannedRun:
     """The next attempt of a failed or expired run: same queue and benchmark, new run id."""
     parameters = plan_parameters(BenchmarkParameters.model_validate(run.parameters), bucket)
     instance = get_catalog().require(parameters.instance_type)
@@ -85,7 +83,7 @@ def submit_run(
     *,
     settings: Settings,
     now: datetime,
-) -> BenchmarkRun:
+) -> BenchmarkRunRecord:
     """Store the run, register the job definition if needed and submit the job.
 
     An AWS error does not raise: the run is stored as a failed attempt with the error as its reason, so the
@@ -94,38 +92,46 @@ def submit_run(
     no attempt is spent, and :class:`SubmissionDeferred` says so (the next dispatch submits it).
     """
     params = planned.parameters
-    run = BenchmarkRun(
+    planned_run = BenchmarkRunRecord(
         id=params.run_id,
         finding_id=planned.finding_id,
         target_instance_type=planned.target_instance_type,
         attempt=planned.attempt,
         role=planned.role,
         job_queue=planned.job_queue,
+        job_definition=None,
+        job_id=None,
         job_name=job_name(params),
         status="submitted",
         parameters=params.model_dump(mode="json"),
         result_uri=params.result_uri,
+        result=None,
+        measured=None,
+        failure_reason=None,
         submitted_at=now,
+        finished_at=None,
         expires_at=now + timedelta(hours=settings.benchmark_expiry_hours),
     )
-    with rows.savepoint(session):  # a deferred submission (raised out of it) stores nothing
-        rows.add(session, run, flush=True)
+    runs = BenchmarkRepository(session)
+    with savepoint(session):  # a deferred submission (raised out of it) stores nothing
+        run = runs.add_run(planned_run)
+        definition: str | None = None
         try:
             instance = get_catalog().require(params.instance_type)
-            run.job_definition = definitions.arn_for(instance, planned.role)
-            run.job_id = submit_job(
+            definition = definitions.arn_for(instance, planned.role)
+            job_id = submit_job(
                 batch,
                 queue=planned.job_queue,
-                definition_arn=run.job_definition,
+                definition_arn=definition,
                 parameters=params,
                 labels=planned.labels,
             )
         except (ClientError, BotoCoreError) as exc:
             if _transient(exc):
                 raise SubmissionDeferred(f"submission deferred: {exc}") from exc
-            run.status, run.finished_at, run.expires_at = "failed", now, None
-            run.failure_reason = f"submission failed: {exc}"
-    rows.flush(session)
+            run = runs.submission_failed(run.id, f"submission failed: {exc}", now, job_definition=definition)
+        else:
+            run = runs.submitted(run.id, job_definition=definition, job_id=job_id)
     return run
 
 
@@ -148,37 +154,37 @@ def _transient(exc: ClientError | BotoCoreError) -> bool:
 # --- queries -----------------------------------------------------------------------------------------------------
 
 
-def runs_for(session: Session, finding_id: str, target_instance_type: str | None = None) -> list[BenchmarkRun]:
+def runs_for(session: Session, finding_id: str, target_instance_type: str | None = None) -> list[BenchmarkRunRecord]:
     """A finding's runs (for one target type when given), oldest attempt first."""
-    return benchmark_store.runs_for(session, finding_id, target_instance_type)
+    return BenchmarkRepository(session).runs_for(finding_id, target_instance_type)
 
 
-def runs_by_finding(session: Session, finding_ids: Iterable[str]) -> dict[str, list[BenchmarkRun]]:
+def runs_by_finding(session: Session, finding_ids: Iterable[str]) -> dict[str, list[BenchmarkRunRecord]]:
     """Runs of many findings in one query, oldest attempt first."""
     ids = list(finding_ids)
-    out: dict[str, list[BenchmarkRun]] = {i: [] for i in ids}
-    for run in benchmark_store.runs_of_findings(session, ids):
+    out: dict[str, list[BenchmarkRunRecord]] = {i: [] for i in ids}
+    for run in BenchmarkRepository(session).runs_of_findings(ids):
         out[run.finding_id].append(run)
     return out
 
 
-def latest(runs: Sequence[BenchmarkRun], target_instance_type: str) -> BenchmarkRun | None:
+def latest(runs: Sequence[BenchmarkRunRecord], target_instance_type: str) -> BenchmarkRunRecord | None:
     pair = [r for r in runs if r.target_instance_type == target_instance_type]
     return max(pair, key=lambda r: r.attempt, default=None)
 
 
-def stale_runs(session: Session, now: datetime) -> list[BenchmarkRun]:
+def stale_runs(session: Session, now: datetime) -> list[BenchmarkRunRecord]:
     """Active runs past their expiry time."""
-    return benchmark_store.stale_runs(session, ACTIVE_STATUSES, now)
+    return BenchmarkRepository(session).stale_runs(ACTIVE_STATUSES, now)
 
 
-def find_run(session: Session, run_id: str | None, job_id: str) -> BenchmarkRun | None:
+def find_run(session: Session, run_id: str | None, job_id: str) -> BenchmarkRunRecord | None:
     """A run by its id (from the job's tags), else by its Batch job id."""
     if run_id:
-        run = benchmark_store.get_run(session, run_id)
+        run = BenchmarkRepository(session).get_run(run_id)
         if run is not None:
             return run
-    return benchmark_store.run_of_job(session, job_id)
+    return BenchmarkRepository(session).run_of_job(job_id)
 
 
 def list_runs(
@@ -188,17 +194,19 @@ def list_runs(
     status: str | None = None,
     finding_id: str | None = None,
     limit: int = 100,
-) -> list[BenchmarkRun]:
+) -> list[BenchmarkRunRecord]:
     """Newest first, for ``chipwise benchmarks list``."""
-    return benchmark_store.list_runs(session, account_id=account_id, status=status, finding_id=finding_id, limit=limit)
+    return BenchmarkRepository(session).list_runs(
+        account_id=account_id, status=status, finding_id=finding_id, limit=limit
+    )
 
 
-def is_rejected(run: BenchmarkRun) -> bool:
+def is_rejected(run: BenchmarkRunRecord) -> bool:
     """A run whose job succeeded but whose result file was rejected: running it again would not help."""
     return bool(run.result and run.result.get("rejected"))
 
 
-def run_summary(run: BenchmarkRun) -> dict[str, Any]:
+def run_summary(run: BenchmarkRunRecord) -> dict[str, Any]:
     """The row as a JSON-able dict (CLI ``--json``)."""
     return {
         "run_id": run.id,
@@ -221,7 +229,7 @@ def run_summary(run: BenchmarkRun) -> dict[str, Any]:
     }
 
 
-def next_attempt(pair: Sequence[BenchmarkRun], max_attempts: int) -> int | str:
+def next_attempt(pair: Sequence[BenchmarkRunRecord], max_attempts: int) -> int | str:
     """The attempt to submit for one (finding, target), or why nothing is submitted.
 
     One active run per pair; a new attempt only after a failure or an expiry, and at most ``max_attempts``;

@@ -30,9 +30,9 @@ from chipwise.models.evidence import FindingEvidence
 from chipwise.models.neuron import INSTANCE_RUNTIME_TAG
 from chipwise.models.resources import EndpointDetails, TrainingJobDetails, WorkloadHints, parse_details, parse_hints
 from chipwise.store import Session
-from chipwise.store.repositories import benchmarks as benchmark_store
-from chipwise.store.repositories.inventory import ResourceRepository
-from chipwise.store.tables import Finding, MetricRollup, NeuronRollup, Resource
+from chipwise.store.repositories.benchmarks import BenchmarkRepository, MetricRollupRecord, NeuronRollupRecord
+from chipwise.store.repositories.findings import FindingRecord
+from chipwise.store.repositories.inventory import ResourceRecord, ResourceRepository
 
 WorkloadKind = Literal["inference", "training"]
 
@@ -95,15 +95,15 @@ class BenchmarkWorkload:
 class Telemetry:
     """A resource's stored hourly telemetry: CloudWatch rollups (SageMaker) and neuron-monitor rollups (EC2)."""
 
-    metrics: Sequence[MetricRollup] = ()
-    neuron: Sequence[NeuronRollup] = ()
+    metrics: Sequence[MetricRollupRecord] = ()
+    neuron: Sequence[NeuronRollupRecord] = ()
 
 
 NO_TELEMETRY = Telemetry()
 
 
 def describe_workload(
-    finding: Finding, resource: Resource | None, telemetry: Telemetry = NO_TELEMETRY
+    finding: FindingRecord, resource: ResourceRecord | None, telemetry: Telemetry = NO_TELEMETRY
 ) -> BenchmarkWorkload:
     """The workload of a finding. Traffic comes from the rules' evidence, else from the resource's telemetry."""
     hints = parse_hints(resource.hints if resource else None)
@@ -144,7 +144,7 @@ def model_id_note(hints: WorkloadHints) -> str | None:
 LATENCY_TARGET_TAG = "chipwise:latency-target-ms"
 
 
-def latency_target_of(resource: Resource | None) -> Decimal | None:
+def latency_target_of(resource: ResourceRecord | None) -> Decimal | None:
     """The p95 latency target a resource's owner set with the ``chipwise:latency-target-ms`` tag (None when
     absent or not a positive number: the target then defaults to today's observed p95 with the tolerance)."""
     raw = (resource.tags or {}).get(LATENCY_TARGET_TAG) if resource is not None else None
@@ -152,7 +152,7 @@ def latency_target_of(resource: Resource | None) -> Decimal | None:
     return value if value is not None and value > 0 else None
 
 
-def _environment(resource: Resource | None) -> Mapping[str, str]:
+def _environment(resource: ResourceRecord | None) -> Mapping[str, str]:
     """The container environment: a training job's, or an endpoint's first variant's."""
     if resource is None:
         return {}
@@ -200,7 +200,7 @@ def demand_from_evidence(evidence: FindingEvidence) -> Demand | None:
     return None
 
 
-def demand_from_rollups(rollups: Sequence[MetricRollup]) -> Demand | None:
+def demand_from_rollups(rollups: Sequence[MetricRollupRecord]) -> Demand | None:
     """SageMaker traffic from hourly rollups: the busiest hour's rate as the peak, the mean over the hours
     with data, and the p95 of the hourly mean ModelLatency (µs → ms)."""
     invocations = [Decimal(str(r.sum)) for r in rollups if r.metric == INVOCATIONS and r.sum]
@@ -216,7 +216,7 @@ def demand_from_rollups(rollups: Sequence[MetricRollup]) -> Demand | None:
     )
 
 
-def demand_from_neuron(rollups: Sequence[NeuronRollup]) -> Demand | None:
+def demand_from_neuron(rollups: Sequence[NeuronRollupRecord]) -> Demand | None:
     """Traffic of an EC2 Neuron instance from neuron-monitor: executions completed per hour (all runtimes), and
     the p95 over hours of the hourly p99 execution latency (a lenient stand-in for the request p95)."""
     per_hour: dict[Any, int] = {}
@@ -240,34 +240,34 @@ def _p95(ordered: Sequence[Decimal]) -> Decimal | None:
     return percentile(ordered, 95) if ordered else None
 
 
-def load_telemetry(session: Session, resource: Resource | None) -> Telemetry:
+def load_telemetry(session: Session, resource: ResourceRecord | None) -> Telemetry:
     """SageMaker traffic and latency rollups for an endpoint, neuron-monitor rollups for an EC2 instance."""
     if resource is None:
         return NO_TELEMETRY
     if resource.kind in SERVING_KINDS:
         metrics = (INVOCATIONS, MODEL_LATENCY)
-        return Telemetry(metrics=benchmark_store.metric_rollups(session, resource.id, SAGEMAKER_NAMESPACE, metrics))
+        return Telemetry(metrics=BenchmarkRepository(session).metric_rollups(resource.id, SAGEMAKER_NAMESPACE, metrics))
     if resource.kind == "ec2_instance":
         instance_id = resource.arn.rsplit("/", 1)[-1]
-        neuron = benchmark_store.neuron_rollups(session, resource.account_id, instance_id, INSTANCE_RUNTIME_TAG)
+        neuron = BenchmarkRepository(session).neuron_rollups(resource.account_id, instance_id, INSTANCE_RUNTIME_TAG)
         return Telemetry(neuron=neuron)
     return NO_TELEMETRY
 
 
-def observe(session: Session, finding: Finding) -> BenchmarkWorkload:
+def observe(session: Session, finding: FindingRecord) -> BenchmarkWorkload:
     """The finding's workload, its resource and telemetry read from the store."""
     resource = resource_of(session, finding)
     return describe_workload(finding, resource, load_telemetry(session, resource))
 
 
-def resource_of(session: Session, finding: Finding) -> Resource | None:
+def resource_of(session: Session, finding: FindingRecord) -> ResourceRecord | None:
     return ResourceRepository(session).by_key(finding.resource_key)
 
 
 # --- money in and out ---------------------------------------------------------------------------------------------
 
 
-def current_of(finding: Finding, catalog: Catalog, kind: WorkloadKind) -> Current:
+def current_of(finding: FindingRecord, catalog: Catalog, kind: WorkloadKind) -> Current:
     """Today's cost: the finding's monthly cost, and an hourly rate per instance. An always-on endpoint's rate
     is its effective one (monthly cost ÷ instance-hours, so the account's discounts count); a training job runs
     only some hours, so its rate is the catalog's on-demand price, else (a type without a public price) its bill
@@ -302,7 +302,9 @@ _MOVES: dict[tuple[str, str, WorkloadKind], tuple[str, str]] = {
 }
 
 
-def plausible_range(finding: Finding, priced_as: str, catalog: Catalog, kind: WorkloadKind) -> PlausibleRange | None:
+def plausible_range(
+    finding: FindingRecord, priced_as: str, catalog: Catalog, kind: WorkloadKind
+) -> PlausibleRange | None:
     """The plausible saving per unit of work for the finding's move, from the data file's published low/high
     widened by ``measurement_plausibility_margin``; None for a move with no published ratio (Neuron → Neuron)."""
     today = catalog.get(finding.instance_type or "")

@@ -17,9 +17,8 @@ from chipwise.pipeline.benchmarks import submit_benchmarks
 from chipwise.presentation import plural, short_id
 from chipwise.render import money
 from chipwise.store import Session, ensure_schema
-from chipwise.store.repositories import benchmarks as benchmark_store
+from chipwise.store.repositories.benchmarks import BenchmarkRepository, BenchmarkRunRecord
 from chipwise.store.repositories.findings import MIN_ID_PREFIX, FindingRepository
-from chipwise.store.tables import BenchmarkRun
 
 benchmarks_app = typer.Typer(
     help="Benchmark jobs on trn/inf AWS Batch queues, and what they measured.", no_args_is_help=True
@@ -139,14 +138,14 @@ def _outcome(row: dict[str, Any]) -> str:
     return row.get("failure_reason") or ""
 
 
-def find_run(session: Session, run_id: str) -> BenchmarkRun:
+def find_run(session: Session, run_id: str) -> BenchmarkRunRecord:
     """A run by its id or by an unambiguous prefix of it (at least six characters, as lists show them)."""
-    run = benchmark_store.get_run(session, run_id)
+    run = BenchmarkRepository(session).get_run(run_id)
     if run is not None:
         return run
     matches = []
     if len(run_id) >= MIN_ID_PREFIX:
-        matches = benchmark_store.runs_with_id_prefix(session, run_id, limit=2)
+        matches = BenchmarkRepository(session).runs_with_id_prefix(run_id, limit=2)
     if not matches:
         raise NotFound(f"no benchmark run {run_id!r}: `chipwise benchmarks list` shows the runs")
     if len(matches) > 1:
@@ -164,7 +163,7 @@ def show_command(
         run = find_run(session, run_id)
         run_id = run.id
         row = run_summary(run)
-        recommendations = benchmark_store.recommendations_of_run(session, run_id)
+        recommendations = BenchmarkRepository(session).recommendations_of_run(run_id)
         row["recommendations"] = [
             {
                 "target_instance_type": r.target_instance_type,

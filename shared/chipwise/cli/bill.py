@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import sys
+from collections.abc import Iterator
 from decimal import Decimal
 from typing import Any
 
@@ -17,7 +20,10 @@ from chipwise.presentation import plural
 from chipwise.store import ensure_schema, get_session_factory
 from chipwise.store.repositories import bill as bill_store
 
-bill_app = typer.Typer(help="The bill: AWS Data Exports (CUR 2.0, FOCUS 1.2) as the cost source.", no_args_is_help=True)
+bill_app = typer.Typer(
+    help="The bill: AWS exports (CUR 2.0, FOCUS 1.0/1.2 with AWS columns, legacy CUR) as the cost source.",
+    no_args_is_help=True,
+)
 
 
 @bill_app.command("ingest")
@@ -56,122 +62,216 @@ def ingest_command(
         return
     for s in stored:
         out.print(
-            f"{s.billing_period}: {s.table_name} via {s.engine}, {s.line_items:,} line items → {s.resources:,} "
-            f"resource-days, {plural(s.commitments, 'commitment')}, {plural(s.unattributed, 'unattributed line')}"
+            f"{s.billing_period} (payer {s.payer_account_id}): {s.table_name} ({s.data_format}) via {s.engine}, "
+            f"{s.line_items:,} line items → {s.resources:,} resource-days, {s.service_costs:,} service totals, "
+            f"{plural(s.commitments, 'commitment')}, {plural(s.unattributed, 'unattributed line')}",
+            markup=False,
         )
+        if s.other_providers:
+            out.print(f"  {not_read(s.other_providers)}", markup=False)
 
 
 def _money(value: Decimal) -> str:
     return f"${value:,.2f}"
 
 
+def not_read(providers: dict[str, int]) -> str:
+    """Rows of other clouds in a FOCUS file: "n rows of Microsoft, Oracle: not read"."""
+    return f"{sum(providers.values()):,} rows of {', '.join(sorted(providers))}: not read"
+
+
 @bill_app.command("show")
 def show_command(
     account: str | None = typer.Option(None, "--account", help="One account (default: every account)."),
-    json_output: bool = typer.Option(False, "--json", help="Print as JSON."),
+    json_output: bool = typer.Option(False, "--json", help="Print as JSON (written as it is read)."),
+    json_lines: bool = typer.Option(False, "--lines", help="Print JSON lines: one per resource, then the totals."),
+    top: int = typer.Option(20, "--top", help="Resources shown in the table (largest first)."),
 ) -> None:
-    """Spend by account, service and resource; commitments with coverage, utilisation and end dates."""
+    """Spend by account, service and resource; commitments with coverage, utilisation and end dates; which export
+    each billing period came from. Resources are streamed from the store, never held all at once."""
     cfg = settings()
     with store_session() as session:
-        lines = bill_store.spend(session, account, cfg.team_tag_keys)
-        commitments = bill_store.commitments(session, account)
-        apart = bill_store.unattributed(session, account)
-        periods = [p.billing_period for p in bill_store.stored_periods(session)]
-    by_account: dict[str, Decimal] = {}
-    by_service: dict[tuple[str, str], Decimal] = {}
-    by_team: dict[str, Decimal] = {}
-    for line in lines:
-        by_account[line.account_id] = by_account.get(line.account_id, Decimal(0)) + line.effective_cost
-        key = (line.account_id, line.service)
-        by_service[key] = by_service.get(key, Decimal(0)) + line.effective_cost
-        team = line.team or "(no team tag)"
-        by_team[team] = by_team.get(team, Decimal(0)) + line.effective_cost
-    document: dict[str, Any] = {
-        "billing_periods": periods,
-        "by_account": {k: str(v) for k, v in sorted(by_account.items())},
-        "by_service": [
-            {"account_id": a, "service": s, "effective_usd": str(v)} for (a, s), v in sorted(by_service.items())
-        ],
-        "by_team": {k: str(v) for k, v in sorted(by_team.items())},
-        "resources": [
-            {
-                "account_id": x.account_id,
-                "service": x.service,
-                "resource_id": x.resource_id,
-                "instance_type": x.instance_type,
-                "team": x.team,
-                "effective_usd": str(x.effective_cost),
-                "public_on_demand_usd": str(x.public_on_demand_cost),
-                "usage_hours": str(x.usage_hours),
-            }
-            for x in lines
-        ],
-        "commitments": [
-            {
-                "billing_period": period,
-                "arn": c.arn,
-                "account_id": c.account_id,
-                "kind": c.kind,
-                "offering_type": c.offering_type,
-                "family": c.family,
-                "hourly_commitment_usd": None if c.hourly_commitment is None else str(c.hourly_commitment),
-                "end_date": c.end_date.isoformat() if c.end_date else None,
-                "used_usd": str(c.used_cost),
-                "unused_usd": str(c.unused_cost),
-                "accelerator_coverage": _ratio(c.covered_accelerator_hours, c.accelerator_hours),
-                "utilisation": _ratio(c.used_cost, c.used_cost + c.unused_cost),
-            }
-            for c, period in commitments
-        ],
-        "unattributed": [
-            {
-                "account_id": u.account_id,
-                "region": u.region,
-                "category": u.category,
-                "reason": u.reason,
-                "usd": str(u.amount),
-            }
-            for u in apart
-        ],
-    }
-    if json_output:
-        print_json(document)
-        return
+        stored = bill_store.stored_periods(session)
+        periods = [_period(p) for p in stored]
+        commitments = [_commitment(c, period) for c, period in bill_store.commitments(session, account)]
+        apart = [_unattributed(u) for u in bill_store.unattributed(session, account)]
+        services = bill_store.service_costs(session, account)
+        totals = _Totals(services)
+        lines = (totals.add(x) for x in bill_store.iter_spend(session, account, cfg.team_tag_keys))
+        if json_output or json_lines:
+            _stream_json(lines, totals, periods, commitments, apart, as_lines=json_lines)
+            return
+        shown = [x for _, x in zip(range(max(top, 0)), lines, strict=False)]
+        for _ in lines:  # the rest: into the totals only
+            pass
     if not periods:
         out.print("no bill stored: run `chipwise bill ingest`")
         return
-    out.print(f"billing periods: {', '.join(periods)}")
+    _print_show(periods, totals, shown, commitments)
+
+
+def _print_show(
+    periods: list[dict[str, Any]], totals: _Totals, shown: list[bill_store.SpendLine], commitments: list[dict[str, Any]]
+) -> None:
+    for p in periods:
+        out.print(
+            f"{p['billing_period']} (payer {p['payer_account_id'] or 'unknown'}): {p['table']} ({p['data_format']}) "
+            f"from {p['export_uri']}, {p['line_items']:,} line items",
+            markup=False,
+        )
+        if p["not_read"]:
+            out.print(f"  {not_read(p['not_read'])}", markup=False)
     spend = Table(title="effective spend by account and service", title_justify="left")
     for column in ("account", "service", "effective"):
         spend.add_column(column)
-    for (a, s), v in sorted(by_service.items()):
-        spend.add_row(a, s, _money(v))
+    for (a, svc), v in sorted(totals.by_service.items()):
+        spend.add_row(a, svc, _money(v))
     out.print(spend)
     teams = Table(title="by team (cost allocation tags)", title_justify="left")
     teams.add_column("team")
     teams.add_column("effective")
-    for team, v in sorted(by_team.items(), key=lambda kv: -kv[1]):
+    for team, v in sorted(totals.by_team.items(), key=lambda kv: -kv[1]):
         teams.add_row(team, _money(v))
     out.print(teams)
-    top = Table(title="resources (largest first)", title_justify="left")
+    biggest = Table(title=f"resources (largest first, {len(shown)} of {totals.resources:,})", title_justify="left")
     for column in ("account", "resource", "type", "team", "effective", "public on-demand", "hours"):
-        top.add_column(column)
-    for x in lines[:20]:
-        top.add_row(
+        biggest.add_column(column)
+    for x in shown:
+        biggest.add_row(
             x.account_id, x.resource_id, x.instance_type or "", x.team or "", _money(x.effective_cost),
             _money(x.public_on_demand_cost), f"{x.usage_hours:,.1f}",
         )  # fmt: skip
-    out.print(top)
+    out.print(biggest)
     held = Table(title="commitments", title_justify="left")
     for column in ("period", "commitment", "family", "$/h", "accelerator coverage", "utilisation", "ends"):
         held.add_column(column, overflow="fold", min_width=10 if column in ("period", "ends") else None)
-    for c in document["commitments"]:
+    for c in commitments:
         held.add_row(
             c["billing_period"], c["arn"].rsplit("/", 1)[-1], c["family"] or c["offering_type"] or c["kind"],
             c["hourly_commitment_usd"] or "", _pct(c["accelerator_coverage"]), _pct(c["utilisation"]),
             c["end_date"] or "",
         )  # fmt: skip
     out.print(held)
+
+
+class _Totals:
+    """Spend summed as resources stream past: per account, per account and service, per team; the services
+    Chipwise does not inventory count in the account and service totals."""
+
+    def __init__(self, services: list[bill_store.StoredServiceCost]) -> None:
+        self.by_account: dict[str, Decimal] = {}
+        self.by_service: dict[tuple[str, str], Decimal] = {}
+        self.by_team: dict[str, Decimal] = {}
+        self.resources = 0
+        self.services = services
+        for c in services:
+            self._count(c.account_id, c.service, c.effective_cost)
+
+    def _count(self, account: str, service: str, amount: Decimal) -> None:
+        self.by_account[account] = self.by_account.get(account, Decimal(0)) + amount
+        self.by_service[(account, service)] = self.by_service.get((account, service), Decimal(0)) + amount
+
+    def add(self, line: bill_store.SpendLine) -> bill_store.SpendLine:
+        self.resources += 1
+        self._count(line.account_id, line.service, line.effective_cost)
+        team = line.team or "(no team tag)"  # the resources' teams (the services' totals have none)
+        self.by_team[team] = self.by_team.get(team, Decimal(0)) + line.effective_cost
+        return line
+
+    def document(self) -> dict[str, Any]:
+        return {
+            "by_account": {k: str(v) for k, v in sorted(self.by_account.items())},
+            "by_service": [
+                {"account_id": a, "service": s, "effective_usd": str(v)}
+                for (a, s), v in sorted(self.by_service.items())
+            ],
+            "by_team": {k: str(v) for k, v in sorted(self.by_team.items())},
+            "services_not_inventoried": [
+                {
+                    "billing_period": c.billing_period,
+                    "account_id": c.account_id,
+                    "region": c.region,
+                    "service": c.service,
+                    "effective_usd": str(c.effective_cost),
+                    "line_items": c.line_items,
+                }
+                for c in self.services
+            ],
+        }
+
+
+def _resource(x: bill_store.SpendLine) -> dict[str, Any]:
+    return {
+        "account_id": x.account_id,
+        "service": x.service,
+        "resource_id": x.resource_id,
+        "instance_type": x.instance_type,
+        "team": x.team,
+        "effective_usd": str(x.effective_cost),
+        "public_on_demand_usd": str(x.public_on_demand_cost),
+        "usage_hours": str(x.usage_hours),
+    }
+
+
+def _stream_json(
+    lines: Iterator[bill_store.SpendLine],
+    totals: _Totals,
+    periods: list[dict[str, Any]],
+    commitments: list[dict[str, Any]],
+    apart: list[dict[str, Any]],
+    *,
+    as_lines: bool,
+) -> None:
+    """One JSON document (or JSON lines), written as the resources are read: the totals come last."""
+    write = sys.stdout.write
+    if as_lines:
+        for x in lines:
+            write(json.dumps({"resource": _resource(x)}) + "\n")
+        write(json.dumps({"totals": {"billing_periods": periods, **totals.document(), "commitments": commitments,
+                                     "unattributed": apart}}) + "\n")  # fmt: skip
+        return
+    head = {"billing_periods": [p["billing_period"] for p in periods], "periods": periods}
+    write(json.dumps(head, indent=2)[:-2] + ',\n  "resources": [')
+    for n, x in enumerate(lines):
+        write(("," if n else "") + "\n    " + json.dumps(_resource(x)))
+    tail = {**totals.document(), "commitments": commitments, "unattributed": apart}
+    write("\n  ],\n" + json.dumps(tail, indent=2)[2:] + "\n")
+
+
+def _period(p: Any) -> dict[str, Any]:
+    return {
+        "billing_period": p.billing_period,
+        "payer_account_id": p.payer_account_id,
+        "export_uri": p.export_uri,
+        "table": p.table_name,
+        "data_format": p.data_format,
+        "engine": p.engine,
+        "line_items": p.line_items,
+        "ingested_at": p.ingested_at.isoformat(),
+        "not_read": dict(p.other_providers or {}),
+    }
+
+
+def _commitment(c: Any, period: str) -> dict[str, Any]:
+    return {
+        "billing_period": period,
+        "arn": c.arn,
+        "account_id": c.account_id,
+        "kind": c.kind,
+        "offering_type": c.offering_type,
+        "family": c.family,
+        "hourly_commitment_usd": None if c.hourly_commitment is None else str(c.hourly_commitment),
+        "end_date": c.end_date.isoformat() if c.end_date else None,
+        "used_usd": str(c.used_cost),
+        "unused_usd": str(c.unused_cost),
+        "accelerator_coverage": _ratio(c.covered_accelerator_hours, c.accelerator_hours),
+        "utilisation": _ratio(c.used_cost, c.used_cost + c.unused_cost),
+    }
+
+
+def _unattributed(u: Any) -> dict[str, Any]:
+    return {"account_id": u.account_id, "region": u.region, "category": u.category, "reason": u.reason,
+            "usd": str(u.amount)}  # fmt: skip
 
 
 def _ratio(part: Decimal, whole: Decimal) -> str | None:

@@ -19,7 +19,10 @@ app = typer.Typer(help="The instance catalog: types, prices and their sources.",
 
 
 def _accelerators(item: InstanceType) -> str:
-    return f"{item.accelerator_count} × {item.accelerator}" if item.accelerator else "–"
+    """``8 × B300``; a fractional-GPU type's share of one (``0.125 × L4``)."""
+    if not item.accelerator:
+        return "–"
+    return f"{item.accelerator_fraction or item.accelerator_count} × {item.accelerator}"
 
 
 def _cores(item: InstanceType) -> str:

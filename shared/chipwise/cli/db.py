@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from chipwise.cli.common import out, settings
-from chipwise.store.session import current_revision, describe_url, table_names, upgrade, write_revision
+from chipwise.store import current_revision, describe_url, table_names, upgrade, write_revision
 
 db_app = typer.Typer(help="The store: create or upgrade the schema, show its state.", no_args_is_help=True)
 

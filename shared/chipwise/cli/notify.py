@@ -11,7 +11,7 @@ from chipwise.cli.common import err, out, print_json, settings, store_session
 from chipwise.errors import UpstreamError
 from chipwise.presentation import plural
 from chipwise.store import ensure_schema
-from chipwise.store.tables import OutboxMessage
+from chipwise.store.repositories.messaging import OutboxRecord
 
 notify_app = typer.Typer(
     help="Email and Slack: the daily digest, alerts above the threshold, and the outbox they go through.",
@@ -107,7 +107,7 @@ def status_command(as_json: JsonOption = False) -> None:
         _print_rows("Pending", status.pending, "yellow")
 
 
-def _row(m: OutboxMessage) -> dict[str, Any]:
+def _row(m: OutboxRecord) -> dict[str, Any]:
     return {
         "id": m.id,
         "channel": m.channel,
@@ -123,7 +123,7 @@ def _row(m: OutboxMessage) -> dict[str, Any]:
     }
 
 
-def _print_rows(title: str, rows: list[OutboxMessage], colour: str) -> None:
+def _print_rows(title: str, rows: list[OutboxRecord], colour: str) -> None:
     if not rows:
         return
     table = Table(title=title, title_justify="left", title_style=colour)

@@ -10,14 +10,18 @@ CloudWatch serves those through its Prometheus-compatible query API only (``Quer
 ``POST https://monitoring.<region>.amazonaws.com/api/v1/query_range``, SigV4 service ``monitoring``, permissions
 ``cloudwatch:GetMetricData`` and ``cloudwatch:ListMetrics``, at most 500 series per answer). Not GetMetricData.
 
-Only EKS nodes without classic series are asked about (a node publishes one or the other). A series belongs to a
-node by the exporter's own labels: DCGM's ``Hostname`` (the node's host name: its private DNS name or that name's
-first label), neuron-monitor's ``instance_id``; or by the OpenTelemetry resource attributes CloudWatch adds
-(``@resource.host.id``, ``@resource.k8s.node.name``). Hourly rows are stored under the classic names in the
-namespace :data:`OTEL_NAMESPACE`, in the classic units: GPU utilisation in percent as DCGM publishes it, frame
-buffer used in percent of ``FB_USED + FB_FREE`` (both MiB), power in watts, NeuronCore utilisation as
-``neuroncore_utilization_ratio`` x 100 (as the classic agent does). Several GPUs or NeuronCores of a node combine
-as the classic rows do: the busiest one.
+Only EKS nodes without classic series are asked about (a node publishes one or the other). The agent's OTel
+pipelines (amazon-cloudwatch-agent ``translator/translate/otel/pipeline/opentelemetry/containerinsights/dcgm.yaml``
+and ``neuron.yaml``) drop DCGM's ``Hostname`` label and name the node with resource attributes instead:
+``k8s.node.name`` (the Kubernetes node name: the private DNS name, or the instance id on EKS Auto Mode) and, from
+the EC2 resource detector, ``host.id`` (the instance id); PromQL sees them as ``@resource.k8s.node.name`` and
+``@resource.host.id``. neuron-monitor's own ``instance_id`` label stays. A query selects a batch of nodes by either
+resource attribute (``... or ...``). The same pipeline's ``awsneuron`` processor already scales
+``neuroncore_utilization_ratio`` to 0-100 (its README: "matching the Container Insights V1 convention"), so the
+value is a percentage despite its name. Hourly rows are stored under the classic names in the namespace
+:data:`OTEL_NAMESPACE`, in the classic units: GPU and NeuronCore utilisation in percent, frame buffer used in
+percent of ``FB_USED + FB_FREE`` (both MiB), power in watts. Several GPUs or NeuronCores of a node combine as the
+classic rows do: the busiest one.
 
 Where the query API is not there (a region without it, or an emulator) the read is skipped and said so; a refusal
 (403) or a failed query is an error the scan reports.
@@ -66,13 +70,14 @@ GPU_UTIL = "DCGM_FI_DEV_GPU_UTIL"  # percent
 FB_USED = "DCGM_FI_DEV_FB_USED"  # MiB
 FB_FREE = "DCGM_FI_DEV_FB_FREE"  # MiB
 GPU_POWER = "DCGM_FI_DEV_POWER_USAGE"  # watts
-NEURONCORE_RATIO = "neuroncore_utilization_ratio"  # 0-1
+NEURONCORE_RATIO = "neuroncore_utilization_ratio"  # 0-100 after the agent's awsneuron processor
 
-# Labels naming the node's instance, or its host name, as the exporters and CloudWatch's OTel enrichment write them.
-INSTANCE_LABELS = ("instance_id", "@resource.host.id", "host.id")
-HOST_LABELS = ("Hostname", "@resource.k8s.node.name", "k8s.node.name", "@resource.host.name", "host.name")
-# The label a query filters a batch of nodes on: DCGM exporter's Hostname, neuron-monitor's instance_id.
-FILTER_LABEL: dict[str, str] = {"gpu": "Hostname", "neuron": "instance_id"}
+# Labels naming the node's instance, or its node or host name, as the agent's OTel pipeline and the exporters
+# write them (resource attributes as PromQL shows them, then the same as plain labels).
+INSTANCE_LABELS = ("@resource.host.id", "host.id", "instance_id")
+HOST_LABELS = ("@resource.k8s.node.name", "k8s.node.name", "Hostname", "@resource.host.name", "host.name")
+# What a query selects a batch of nodes by: the instance id, or else the Kubernetes node name.
+BY_INSTANCE, BY_NODE_NAME = "@resource.host.id", "@resource.k8s.node.name"
 
 Kind = Literal["gpu", "neuron"]
 Series = tuple[Mapping[str, str], dict[int, float]]  # labels, value by hour start (epoch seconds)
@@ -98,8 +103,9 @@ class OTelNode:
     kind: Kind
 
     @property
-    def filter_values(self) -> tuple[str, ...]:
-        return self.hosts if self.kind == "gpu" else (self.instance_id,)
+    def node_names(self) -> tuple[str, ...]:
+        """What its Kubernetes node may be called: its host names, or its instance id (EKS Auto Mode)."""
+        return (*self.hosts, self.instance_id)
 
 
 @dataclass
@@ -118,7 +124,7 @@ def otel_nodes(resources: Iterable[CollectedResource], discovered: Discovered) -
             continue
         instance = details.instance_id
         hosts = host_names(details.private_dns_name)
-        if resource.platform == "nvidia" and not discovered.eks_gpu_series.get(instance) and hosts:
+        if resource.platform == "nvidia" and not discovered.eks_gpu_series.get(instance):
             nodes.append(OTelNode(resource.key, instance, hosts, "gpu"))
         elif is_neuron(resource) and not discovered.eks_series.get(instance):
             nodes.append(OTelNode(resource.key, instance, hosts, "neuron"))
@@ -255,18 +261,20 @@ def _read_batch(
 
     def query(function: str, metric: str) -> list[Series]:
         read.queries += 1
-        expression = f"{function}({_selector(metric, FILTER_LABEL[kind], batch)}[1h])"
+        ids = _selector(metric, BY_INSTANCE, [n.instance_id for n in batch])
+        names = _selector(metric, BY_NODE_NAME, [name for n in batch for name in n.node_names])
+        expression = f"{function}({ids}[1h]) or {function}({names}[1h])"  # a series matching both is kept once
         # evaluated at the end of each hour: the value at t covers (t - 1h, t]
         return list(_series(promql.query_range(expression, start + timedelta(hours=1), end, HOUR)))
 
     found: dict[tuple[str, str], dict[int, Columns]] = {}
     if kind == "neuron":
-        _combine_into(found, batch, "node_neuroncore_utilization", _stats(query, NEURONCORE_RATIO), 100.0)
+        _combine_into(found, batch, "node_neuroncore_utilization", _stats(query, NEURONCORE_RATIO))
         return found
-    _combine_into(found, batch, "node_gpu_utilization", _stats(query, GPU_UTIL), 1.0)
-    _combine_into(found, batch, "node_gpu_power_draw", _stats(query, GPU_POWER), 1.0)
+    _combine_into(found, batch, "node_gpu_utilization", _stats(query, GPU_UTIL))
+    _combine_into(found, batch, "node_gpu_power_draw", _stats(query, GPU_POWER))
     used, free = _stats(query, FB_USED), query("avg_over_time", FB_FREE)
-    _combine_into(found, batch, "node_gpu_memory_utilization", _frame_buffer_percent(used, free), 1.0)
+    _combine_into(found, batch, "node_gpu_memory_utilization", _frame_buffer_percent(used, free))
     return found
 
 
@@ -308,13 +316,11 @@ def _combine_into(
     batch: Sequence[OTelNode],
     metric: str,
     stats: dict[str, list[Series]],
-    scale: float,
 ) -> None:
     """Each series to its node; per node and hour the busiest GPU or core (max of averages, max of maxima, max
     of sample counts, as the classic rows combine)."""
     owners = _owners(batch)
     for column, series in stats.items():
-        factor = 1.0 if column == "sample_count" else scale
         for labels, values in series:
             node = _owner(labels, owners)
             if node is None:
@@ -322,7 +328,7 @@ def _combine_into(
             hours = found.setdefault((node, metric), {})
             for hour, value in values.items():
                 columns = hours.setdefault(hour, {})
-                columns[column] = max(columns.get(column, -math.inf), value * factor)
+                columns[column] = max(columns.get(column, -math.inf), value)
 
 
 def _owners(batch: Sequence[OTelNode]) -> dict[str, str]:
@@ -342,9 +348,8 @@ def _owner(labels: Mapping[str, str], owners: Mapping[str, str]) -> str | None:
     return None
 
 
-def _selector(metric: str, label: str, batch: Sequence[OTelNode]) -> str:
-    values = sorted({v for node in batch for v in node.filter_values})
-    pattern = "|".join(_regex_escape(v) for v in values)
+def _selector(metric: str, label: str, values: Iterable[str]) -> str:
+    pattern = "|".join(_regex_escape(v) for v in sorted(set(values)))
     return '{"' + metric + '", "' + label + '"=~"' + pattern + '"}'
 
 

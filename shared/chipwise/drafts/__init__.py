@@ -34,11 +34,10 @@ from chipwise.presentation import current_capacity, ledger
 from chipwise.render import money, render
 from chipwise.settings import Settings
 from chipwise.store import Session
-from chipwise.store.repositories import messaging as messaging_store
-from chipwise.store.repositories import rows as rows_store
 from chipwise.store.repositories import usage as usage_store
-from chipwise.store.repositories.inventory import ResourceRepository
-from chipwise.store.tables import Account, Draft, OutboxMessage, Resource
+from chipwise.store.repositories.accounts import AccountRepository
+from chipwise.store.repositories.inventory import ResourceRecord, ResourceRepository
+from chipwise.store.repositories.messaging import DraftRecord, DraftRepository, OutboxRecord
 
 ACCELERATORS = ("inferentia", "trainium", "nvidia")
 CREDITS_KIND = "credits_application"
@@ -149,7 +148,7 @@ def _spend(
 ALWAYS_ON = ("ec2_instance", "sagemaker_endpoint")  # kinds billed around the clock while they run
 
 
-def _monthly_cost(resource: Resource, costed: dict[str, Decimal]) -> Decimal | None:
+def _monthly_cost(resource: ResourceRecord, costed: dict[str, Decimal]) -> Decimal | None:
     """A workload's monthly cost: its finding's (priced at the account's effective rate and share) where it has
     one, else the on-demand run-rate of an always-on instance or endpoint (catalog price in its region × its
     instances × 730 h); None for what runs part-time or shares instances (a training job, an inference
@@ -190,7 +189,7 @@ def _workloads(session: Session, account_id: str, costed: dict[str, Decimal]) ->
 
 def account_figures(session: Session, account_id: str, *, company: str | None, lookback_days: int) -> AccountFigures:
     """The figures of one account from the store; NotFound when Chipwise has never seen it."""
-    account = rows_store.get(session, Account, account_id)
+    account = AccountRepository(session).get(account_id)
     if account is None:
         raise NotFound(f"account {account_id} is not in the store: scan it first (chipwise scan)")
     first, end, by_platform = _spend(session, account_id, lookback_days)
@@ -426,7 +425,7 @@ def build_account_drafts(figures: AccountFigures, facts: CompanyFacts, *, contac
 
 def store_draft(
     session: Session, content: DraftContent, *, account_id: str | None, plan_id: str | None = None, now: datetime
-) -> Draft:
+) -> DraftRecord:
     """Insert or update the draft of this kind for this subject (the id and created_at are kept)."""
     row = {
         "id": str(uuid.uuid4()),
@@ -440,7 +439,7 @@ def store_draft(
         "created_at": now,
         "updated_at": now,
     }
-    return messaging_store.upsert_draft(session, row)
+    return DraftRepository(session).upsert(row)
 
 
 def fingerprint(*contents: DraftContent) -> str:
@@ -472,7 +471,7 @@ def attachments(drafts: AccountDrafts) -> list[dict[str, str]]:
 
 def enqueue_review(
     session: Session, drafts: AccountDrafts, *, advisory_email: str, now: datetime
-) -> OutboxMessage | None:
+) -> OutboxRecord | None:
     """Email both drafts to the advisory address for review (once per version of the drafts)."""
     context = {"drafts": drafts, "figures": drafts.figures, "generated_at": now}
     key = f"drafts:account:{drafts.figures.account_id}:{fingerprint(drafts.credits, drafts.referral)}"
@@ -508,8 +507,8 @@ def write_files(drafts: AccountDrafts, directory: Path) -> list[Path]:
 @dataclass(frozen=True)
 class DraftsResult:
     drafts: AccountDrafts
-    stored: list[Draft]
-    review: OutboxMessage | None  # None: these exact drafts were already sent for review
+    stored: list[DraftRecord]
+    review: OutboxRecord | None  # None: these exact drafts were already sent for review
 
 
 def prepare_account_drafts(

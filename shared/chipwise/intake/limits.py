@@ -20,7 +20,7 @@ from datetime import datetime, timedelta
 from typing import Literal
 
 from chipwise.store import Session
-from chipwise.store.repositories import intake as intake_store
+from chipwise.store.repositories.intake import IntakeRepository
 
 # client, address: submissions; email: confirmation emails to one address; mail: every confirmation email (one
 # global counter a day, key GLOBAL).
@@ -97,6 +97,6 @@ class Refused:
 def take(session: Session, scope: Scope, key: str, *, limit: int, length: timedelta, now: datetime) -> Refused | None:
     """Use one of ``limit`` places for ``key`` in the current window; a :class:`Refused` when none is left."""
     start = window_start(now, length)
-    if intake_store.take_limit(session, scope, key, start, limit):
+    if IntakeRepository(session).take_limit(scope, key, start, limit):
         return None
     return Refused(scope=scope, retry_after=start + length - now)

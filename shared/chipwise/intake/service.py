@@ -44,9 +44,8 @@ from chipwise.plan.planner import build_plan
 from chipwise.presentation import plural
 from chipwise.settings import Settings, get_settings
 from chipwise.store import Session, guarded_scope
-from chipwise.store.repositories import intake as intake_store
-from chipwise.store.repositories import messaging as messaging_store
-from chipwise.store.tables import Draft, IntakeSubmission, Plan
+from chipwise.store.repositories.intake import IntakeRepository, PlanRecord, SubmissionRecord
+from chipwise.store.repositories.messaging import DraftRecord, OutboxRepository
 
 PLAN_ID_BYTES = 32  # 256 random bits: 43 URL-safe characters, never guessed or enumerated
 DRAFT_KIND = "partner_referral"
@@ -110,15 +109,15 @@ def answers_key(intake: IntakeRequest, client: str | None) -> str:
     return hashlib.sha256(f"{client or ''}\n{canonical}".encode()).hexdigest()
 
 
-def _expiry(row: IntakeSubmission, settings: Settings) -> datetime:
+def _expiry(row: SubmissionRecord, settings: Settings) -> datetime:
     return row.expires_at or row.received_at + timedelta(days=settings.intake_retention_days)
 
 
-def _recent_same_answers(session: Session, key: str, now: datetime, settings: Settings) -> Plan | None:
+def _recent_same_answers(session: Session, key: str, now: datetime, settings: Settings) -> PlanRecord | None:
     window = timedelta(minutes=settings.intake_resubmit_window_minutes)
     if not window:
         return None
-    return intake_store.recent_plan_for_answers(session, key, now - window)
+    return IntakeRepository(session).recent_plan_for_answers(key, now - window)
 
 
 def _check_limits(session: Session, email_key: str, client: str | None, now: datetime, settings: Settings) -> None:
@@ -147,7 +146,7 @@ def _plan(intake: IntakeRequest, now: datetime) -> PlanDocument:
 
 
 def _queue_confirmation(
-    session: Session, row: IntakeSubmission, plan_id: str, email_key: str, now: datetime, base_url: str | None
+    session: Session, row: SubmissionRecord, plan_id: str, email_key: str, now: datetime, base_url: str | None
 ) -> bool:
     """The one email a stranger's submission can cause: a request to confirm the address (once a day)."""
     settings = get_settings()
@@ -162,7 +161,7 @@ def _queue_confirmation(
     cap = settings.intake_confirmation_emails_per_day
     if limits.take(session, "mail", limits.GLOBAL, limit=cap, length=limits.DAY, now=now) is not None:
         # Past the day's global cap: the plan is shown, not mailed; the advisory digest reports how many.
-        row.mail_withheld = True
+        IntakeRepository(session).withhold_mail(row.id)
         logger().warning("confirmation email withheld: the daily cap on confirmation emails is reached", cap=cap)
         return False
     expires = min(now + timedelta(hours=settings.intake_confirm_link_hours), _expiry(row, settings))
@@ -205,7 +204,7 @@ def record_intake(
     email_key = limits.address_key(str(intake.contact.email))
     _check_limits(session, email_key, client, when, settings)
     plan = _plan(intake, when)
-    submission = IntakeSubmission(
+    submission = SubmissionRecord(
         id=str(uuid.uuid4()),
         received_at=when,
         company_name=intake.company.name,
@@ -215,10 +214,12 @@ def record_intake(
         answers_key=key,
         link_key=secrets.token_hex(32),
         partner_referral=intake.partner_referral,
+        confirmed_at=None,
         expires_at=when + timedelta(days=settings.intake_retention_days),
+        mail_withheld=False,
     )
     public = plan.public()
-    plan_row = Plan(
+    plan_row = PlanRecord(
         id=plan.plan_id,
         submission_id=submission.id,
         company=plan.company,
@@ -226,15 +227,15 @@ def record_intake(
         total_monthly_savings_usd=plan.total_monthly_savings_usd,
         document=json.loads(public.model_dump_json()),
     )
-    intake_store.add_submission(
-        session, submission, plan_row, _draft(plan, intake, when) if intake.partner_referral else None
+    IntakeRepository(session).add_submission(
+        submission, plan_row, _draft(plan, intake, when) if intake.partner_referral else None
     )
     _queue_confirmation(session, submission, plan.plan_id, email_key, when, base_url or settings.public_base_url)
     return Submitted(public, created=True)
 
 
-def _draft(plan: PlanDocument, intake: IntakeRequest, now: datetime) -> Draft:
-    return Draft(
+def _draft(plan: PlanDocument, intake: IntakeRequest, now: datetime) -> DraftRecord:
+    return DraftRecord(
         id=str(uuid.uuid4()),
         kind=DRAFT_KIND,
         subject_key=f"plan:{plan.plan_id}",
@@ -249,7 +250,7 @@ def _draft(plan: PlanDocument, intake: IntakeRequest, now: datetime) -> Draft:
 
 
 def submit_intake(intake: IntakeRequest, *, client: str | None = None, now: datetime | None = None) -> Submitted:
-    """Plan, store and queue an intake on the configured store, in one transaction."""
+    """PlanRecord, store and queue an intake on the configured store, in one transaction."""
     with _store() as session:
         return record_intake(session, intake, client=client, now=now)
 
@@ -262,7 +263,7 @@ _EARLIER_VERSION = (
 )
 
 
-def _document(row: Plan) -> PlanDocument:
+def _document(row: PlanRecord) -> PlanDocument:
     """The stored plan; a document an earlier version stored in another shape is NotFound, never a 500."""
     try:
         return PlanDocument.model_validate(row.document).public()
@@ -271,12 +272,13 @@ def _document(row: Plan) -> PlanDocument:
         raise NotFound(_EARLIER_VERSION) from None
 
 
-def _live(session: Session, plan_id: str, now: datetime) -> tuple[Plan, IntakeSubmission | None]:
+def _live(session: Session, plan_id: str, now: datetime) -> tuple[PlanRecord, SubmissionRecord | None]:
     """The plan with this id, unless it does not exist or has expired (then NotFound, the same answer)."""
-    row = intake_store.get_plan(session, plan_id)
+    intake = IntakeRepository(session)
+    row = intake.get_plan(plan_id)
     if row is None:
         raise NotFound("No plan has this address. Plans are deleted after a while, or when their owner asks.")
-    submission = intake_store.get_submission(session, row.submission_id) if row.submission_id else None
+    submission = intake.get_submission(row.submission_id) if row.submission_id else None
     settings = get_settings()
     expires = (
         _expiry(submission, settings) if submission else row.created_at + timedelta(days=settings.intake_retention_days)
@@ -286,14 +288,14 @@ def _live(session: Session, plan_id: str, now: datetime) -> tuple[Plan, IntakeSu
     return row, submission
 
 
-def _email_state(session: Session, submission: IntakeSubmission | None) -> EmailState:
+def _email_state(session: Session, submission: SubmissionRecord | None) -> EmailState:
     if submission is None or not get_settings().public_base_url:
         return "no_email"
     if submission.confirmed_at is not None:
         return "confirmed"
     if submission.mail_withheld:
         return "withheld_volume"
-    queued = messaging_store.outbox_has_key(session, f"intake:{submission.id}:confirm")
+    queued = OutboxRepository(session).has_key(f"intake:{submission.id}:confirm")
     return "confirm_sent" if queued else "withheld_today"
 
 
@@ -320,7 +322,7 @@ _BAD_LINK = "This link has expired or is not valid. The plan's own page has a fr
 
 def _verified(
     session: Session, plan_id: str, purpose: links.Purpose, expires: str, signature: str, now: datetime
-) -> tuple[Plan, IntakeSubmission]:
+) -> tuple[PlanRecord, SubmissionRecord]:
     row, submission = _live(session, plan_id, now)
     if submission is None or not links.verify(submission.link_key, purpose, plan_id, expires, signature, now):
         raise NotFound(_BAD_LINK)
@@ -350,7 +352,7 @@ def confirm_in(
     if submission.confirmed_at is not None or not base or submission.link_key is None:
         return False
     plan = _document(row)
-    submission.confirmed_at = when
+    IntakeRepository(session).confirm(submission.id, when)
     expiry = _expiry(submission, settings)
     link = links.url(base, f"/plans/{plan_id}")
     delete = links.url(base, f"/plans/{plan_id}/delete", links.sign(submission.link_key, "delete", plan_id, expiry))
@@ -379,7 +381,8 @@ def delete_plan(plan_id: str, expires: str, signature: str, now: datetime | None
     """The owner asked: the plan, the answers, the contact data and any unsent email about them, gone."""
     with _store() as session:
         _row, submission = _verified(session, plan_id, "delete", expires, signature, now or utcnow())
-        intake_store.delete_submission(session, submission.id, intake_store.plan_ids_of(session, submission.id))
+        intake = IntakeRepository(session)
+        intake.delete_submission(submission.id, intake.plan_ids_of(submission.id))
     logger().info("intake submission deleted at its owner's request")
 
 
@@ -399,12 +402,13 @@ def purge_expired(session: Session, now: datetime) -> tuple[int, int, int]:
     intake emails and digests older than that, and rate-limit counters older than two days."""
     settings = get_settings()
     cutoff = now - timedelta(days=settings.intake_retention_days)
-    expired = intake_store.expired_submission_ids(session, now, cutoff)
+    intake = IntakeRepository(session)
+    expired = intake.expired_submission_ids(now, cutoff)
     for submission_id in expired:
-        intake_store.delete_submission(session, submission_id, intake_store.plan_ids_of(session, submission_id))
-    intake_store.delete_plans(session, intake_store.orphan_plan_ids(session, cutoff))
-    outbox = intake_store.delete_outbox_before(session, (CONFIRM_KIND, PLAN_EMAIL_KIND, DIGEST_KIND), cutoff)
-    counters = intake_store.delete_limits_before(session, now - LIMIT_KEEP)
+        intake.delete_submission(submission_id, intake.plan_ids_of(submission_id))
+    intake.delete_plans(intake.orphan_plan_ids(cutoff))
+    outbox = intake.delete_outbox_before((CONFIRM_KIND, PLAN_EMAIL_KIND, DIGEST_KIND), cutoff)
+    counters = intake.delete_limits_before(now - LIMIT_KEEP)
     return len(expired), outbox, counters
 
 
@@ -413,7 +417,7 @@ def queue_advisory_digest(session: Session, now: datetime) -> bool:
     settings = get_settings()
     day_end = limits.window_start(now, limits.DAY)
     day_start = day_end - limits.DAY
-    rows = intake_store.submissions_with_plans(session, day_start, day_end)
+    rows = IntakeRepository(session).submissions_with_plans(day_start, day_end)
     if not rows:
         return False
     entries = [

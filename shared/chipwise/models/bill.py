@@ -1,19 +1,22 @@
-"""The bill as AWS Data Exports delivers it (CUR 2.0 or FOCUS 1.2), at the boundary: the manifest, and what one
-billing period yields once read (per-resource effective costs, commitments, what no resource carries).
+"""The bill as AWS delivers it (CUR 2.0, FOCUS 1.0 or 1.2 with AWS columns, legacy CUR), at the boundary: the
+manifest, and what one billing period yields once read (per-resource effective costs of the compute Chipwise
+inventories, per-account and service totals of the rest, commitments, what no resource carries).
 
-Plain and typed, no I/O: :mod:`chipwise.collect.bill` builds these, :mod:`chipwise.store.repositories.bill` stores
-them."""
+Plain and typed, no I/O: :mod:`chipwise.collect.bill_export` builds these, :mod:`chipwise.store.repositories.bill`
+stores them."""
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from decimal import Decimal
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-BillTable = Literal["COST_AND_USAGE_REPORT", "FOCUS_1_2_AWS"]
-BILL_TABLES: tuple[BillTable, ...] = ("COST_AND_USAGE_REPORT", "FOCUS_1_2_AWS")
+BillTable = Literal["COST_AND_USAGE_REPORT", "FOCUS_1_0_AWS", "FOCUS_1_2_AWS", "LEGACY_CUR"]
+BILL_TABLES: tuple[BillTable, ...] = ("COST_AND_USAGE_REPORT", "FOCUS_1_0_AWS", "FOCUS_1_2_AWS", "LEGACY_CUR")
+DataFormat = Literal["parquet", "csv"]
 # How a usage line was priced: the line item types of the amortised view that are a resource's cost.
 Pricing = Literal["on_demand", "spot", "savings_plan", "reservation"]
 PRICINGS: tuple[Pricing, ...] = ("on_demand", "spot", "savings_plan", "reservation")
@@ -111,9 +114,22 @@ class Unattributed:
     amount: Decimal
 
 
+@dataclass(frozen=True)
+class ServiceCost:
+    """The usage of resources Chipwise does not inventory (storage, network, managed services...), per account,
+    region and service: a total, not one row per resource and day."""
+
+    account_id: str
+    region: str
+    service: str
+    effective_cost: Decimal
+    line_items: int
+
+
 @dataclass
 class BillPeriod:
-    """One billing period of one export, as read."""
+    """One billing period of one payer account, as read from one export. ``resources`` holds the resource-days
+    only when the reader keeps them (no sink): with a sink they go to it in batches as they are fetched."""
 
     billing_period: str
     table: BillTable
@@ -123,6 +139,19 @@ class BillPeriod:
     engine: Literal["duckdb", "athena"]
     line_items: int = 0
     bytes_read: int = 0
+    payer_account_id: str = ""
+    data_format: DataFormat = "parquet"
+    other_providers: dict[str, int] = field(default_factory=dict)  # rows of other clouds in a FOCUS file: not read
     resources: list[ResourceCost] = field(default_factory=list)
     commitments: list[Commitment] = field(default_factory=list)
     unattributed: list[Unattributed] = field(default_factory=list)
+    service_costs: list[ServiceCost] = field(default_factory=list)
+
+
+class PeriodSink(Protocol):
+    """Where a billing period goes as it is read: ``begin`` once the export is validated (nothing before), then
+    the resource-days in batches as they are fetched."""
+
+    def begin(self, period: BillPeriod) -> None: ...
+
+    def resources(self, batch: Sequence[ResourceCost]) -> None: ...

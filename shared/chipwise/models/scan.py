@@ -58,6 +58,11 @@ class ScanWindow(BaseModel):
     start: date
     end: date
 
+    @property
+    def hours(self) -> int:
+        """The window's hours (whole UTC days)."""
+        return (self.end - self.start).days * 24
+
 
 class ScanResource(BaseModel):
     """One resource as the scan saw it. ``id`` is Chipwise's id of it: its ARN, or for one production variant of a

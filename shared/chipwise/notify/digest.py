@@ -43,13 +43,11 @@ from chipwise.presentation import (
     target_label,
 )
 from chipwise.store import Session
-from chipwise.store.repositories import digests as digest_store
-from chipwise.store.repositories import rows as rows_store
+from chipwise.store.repositories.accounts import AccountRepository, ScanRepository
 from chipwise.store.repositories.bill import teams_by_arn
-from chipwise.store.repositories.findings import finding_document
+from chipwise.store.repositories.digests import DigestRepository
+from chipwise.store.repositories.findings import FindingRecord, RecommendationRecord, finding_document
 from chipwise.store.repositories.realised import RealisedSavingRepository
-from chipwise.store.repositories.scans import latest_scan_document, window_hours
-from chipwise.store.tables import Account, Finding, Recommendation
 
 OWNER_TAGS = ("chipwise:owner", "owner", "Owner", "OWNER")
 NOTIFY_TAG = "chipwise:notify"  # "yes" opts a resource's owners in to email; "off" opts them out
@@ -456,7 +454,7 @@ class Alert:
 
 def account_ids_with_findings(session: Session) -> list[str]:
     """Accounts that have any finding (the digest loop's accounts)."""
-    return digest_store.account_ids_with_findings(session)
+    return DigestRepository(session).account_ids_with_findings()
 
 
 def _owners_by_arn(
@@ -464,7 +462,7 @@ def _owners_by_arn(
 ) -> dict[str, tuple[str, ...]]:
     """The owner addresses of each resource whose owners opted in to email (see :func:`owners_opted_in`)."""
     owners: dict[str, tuple[str, ...]] = {}
-    for arn, tags, hints in digest_store.resource_owner_fields(session, arns):
+    for arn, tags, hints in DigestRepository(session).resource_owner_fields(arns):
         if owners_opted_in(tags, opt_in_by_default=opt_in_by_default):
             owners[arn] = owner_emails(tags, parse_hints(hints))
     return owners
@@ -479,8 +477,9 @@ def load_snapshot(
     team_tag_keys: Sequence[str] = (),
 ) -> AccountSnapshot:
     """Open findings, findings resolved after ``since`` and benchmark results recorded after ``since``."""
-    rows = digest_store.open_or_resolved_since(session, account_id, since)
-    benchmarks = digest_store.recommendations_since(session, account_id, "benchmark", since)
+    digests = DigestRepository(session)
+    rows = digests.open_or_resolved_since(account_id, since)
+    benchmarks = digests.recommendations_since(account_id, "benchmark", since)
     findings = {row.id: row for row in rows} | {finding.id: finding for _, finding in benchmarks}
     owners = _owners_by_arn(session, (f.resource_arn for f in findings.values()), opt_in_by_default=owner_opt_in)
     teams = teams_by_arn(session, account_id, (f.resource_arn for f in findings.values()), team_tag_keys)
@@ -488,11 +487,11 @@ def load_snapshot(
         fid: FindingLine.from_document(finding_document(f), owners.get(f.resource_arn, ()), teams.get(f.resource_arn))
         for fid, f in findings.items()
     }
-    account = rows_store.get(session, Account, account_id)
-    scan = latest_scan_document(session, account_id)
+    account = AccountRepository(session).get(account_id)
+    scan = ScanRepository(session).latest_document(account_id)
     return AccountSnapshot(
         costs=scan.costs if scan else None,
-        window_hours=window_hours(scan) if scan else 0,
+        window_hours=scan.window.hours if scan else 0,
         account_id=account_id,
         account_name=account.name if account else None,
         since=since,
@@ -520,7 +519,7 @@ def _realised(session: Session, account_id: str) -> tuple[RealisedLine, ...]:
     )
 
 
-def _benchmarked(rec: Recommendation, finding: Finding, line: FindingLine) -> BenchmarkedLine:
+def _benchmarked(rec: RecommendationRecord, finding: FindingRecord, line: FindingLine) -> BenchmarkedLine:
     return BenchmarkedLine(
         finding=line,
         estimated_savings_usd=finding.estimated_monthly_savings_usd,

@@ -17,7 +17,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from chipwise.aws import aws_context
 from chipwise.notify.outbox import EmailPayload, SendError
 from chipwise.settings import Settings
-from chipwise.store.tables import OutboxMessage
+from chipwise.store.repositories.messaging import OutboxRecord
 
 if TYPE_CHECKING:
     from mypy_boto3_sesv2 import SESV2Client
@@ -28,7 +28,7 @@ SENDER_NAME = "Chipwise"
 PERMANENT_ERRORS = frozenset({"BadRequestException", "NotFoundException"})
 
 
-def build_mime(message: OutboxMessage, sender: str) -> EmailMessage:
+def build_mime(message: OutboxRecord, sender: str) -> EmailMessage:
     """The MIME message for an email row: multipart/alternative (text, then HTML), attachments after."""
     payload = EmailPayload.model_validate(message.payload)
     mime = EmailMessage(policy=SMTP)
@@ -59,7 +59,7 @@ class SesEmailSender:
         self.client = client
         self.sender = sender
 
-    def send(self, message: OutboxMessage) -> str | None:
+    def send(self, message: OutboxRecord) -> str | None:
         mime = build_mime(message, self.sender)
         payload = EmailPayload.model_validate(message.payload)
         destination: dict[str, list[str]] = {"ToAddresses": list(payload.to)}

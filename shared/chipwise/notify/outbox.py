@@ -24,8 +24,7 @@ from chipwise.clock import utcnow
 from chipwise.errors import InvalidInput
 from chipwise.observability import logger
 from chipwise.store import Session, SessionFactory, reading, transaction
-from chipwise.store.repositories import messaging as messaging_store
-from chipwise.store.tables import OutboxMessage
+from chipwise.store.repositories.messaging import OutboxRecord, OutboxRepository
 
 Channel = Literal["email", "slack"]
 CHANNELS: tuple[Channel, ...] = ("email", "slack")
@@ -118,7 +117,7 @@ def enqueue(
     payload: dict[str, Any],
     account_id: str | None = None,
     now: datetime | None = None,
-) -> OutboxMessage | None:
+) -> OutboxRecord | None:
     """Store one rendered message to be sent; None when ``dedupe_key`` was already enqueued (sent or not).
 
     Payload shapes (validated here, so a bad message fails at enqueue time, not at 3 a.m. in the sender):
@@ -150,12 +149,12 @@ def enqueue(
         "created_at": when,
         "next_attempt_at": when,
     }
-    return messaging_store.insert_outbox(session, values)
+    return OutboxRepository(session).insert(values)
 
 
 def existing_keys(session: Session, keys: Collection[str]) -> set[str]:
     """Which of ``keys`` are already in the outbox (for dry runs and to skip rendering)."""
-    return messaging_store.outbox_keys(session, keys)
+    return OutboxRepository(session).keys(keys)
 
 
 # --- senders -----------------------------------------------------------------------------------------------
@@ -173,7 +172,7 @@ class SendError(Exception):
 class Sender(Protocol):
     """Sends one outbox row on its channel; returns the provider's message id (if any) or raises SendError."""
 
-    def send(self, message: OutboxMessage) -> str | None: ...
+    def send(self, message: OutboxRecord) -> str | None: ...
 
 
 # --- drain -------------------------------------------------------------------------------------------------
@@ -212,18 +211,18 @@ def due_ids(
     session: Session, *, now: datetime, channels: Collection[str], limit: int, ids: Collection[int] | None = None
 ) -> list[int]:
     """Pending rows whose time has come, oldest first."""
-    return messaging_store.due_outbox_ids(session, now=now, channels=channels, limit=limit, ids=ids)
+    return OutboxRepository(session).due_ids(now=now, channels=channels, limit=limit, ids=ids)
 
 
-def _claim(session_factory: SessionFactory, message_id: int, now: datetime) -> OutboxMessage | None:
+def _claim(session_factory: SessionFactory, message_id: int, now: datetime) -> OutboxRecord | None:
     """Take the row for this drain (None when another drain took it first)."""
     with transaction(session_factory) as session:
-        return messaging_store.claim_outbox(session, message_id, now, LEASE)
+        return OutboxRepository(session).claim(message_id, now, LEASE)
 
 
 def _record(
     session_factory: SessionFactory,
-    message: OutboxMessage,
+    message: OutboxRecord,
     now: datetime,
     error: SendError | None,
     *,
@@ -233,19 +232,21 @@ def _record(
 ) -> str:
     """Write the outcome of one send; returns the new status (sent, pending or failed)."""
     with transaction(session_factory) as session:
-        row = messaging_store.get_outbox(session, message.id)
+        outbox = OutboxRepository(session)
+        row = outbox.get(message.id)
         if row is None:  # deleted while we were sending: nothing to record
             return "sent" if error is None else "failed"
         if error is None:
-            row.status, row.sent_at, row.last_error = "sent", now, None
-        elif error.permanent or row.attempts >= max_attempts or now - _aware(row.created_at) >= give_up_after:
-            row.status, row.last_error = "failed", str(error)[:_ERROR_LIMIT]
-        else:
-            delay = backoff(row.attempts, retry_seconds)
-            if error.retry_after is not None:
-                delay = max(delay, timedelta(seconds=error.retry_after))
-            row.status, row.last_error, row.next_attempt_at = "pending", str(error)[:_ERROR_LIMIT], now + delay
-        return row.status
+            outbox.mark_sent(row.id, now)
+            return "sent"
+        if error.permanent or row.attempts >= max_attempts or now - _aware(row.created_at) >= give_up_after:
+            outbox.mark_failed(row.id, str(error)[:_ERROR_LIMIT])
+            return "failed"
+        delay = backoff(row.attempts, retry_seconds)
+        if error.retry_after is not None:
+            delay = max(delay, timedelta(seconds=error.retry_after))
+        outbox.retry_later(row.id, str(error)[:_ERROR_LIMIT], now + delay)
+        return "pending"
 
 
 def _aware(value: datetime) -> datetime:
@@ -255,7 +256,7 @@ def _aware(value: datetime) -> datetime:
 
 def undelivered(session: Session, *, now: datetime, older_than: timedelta) -> int:
     """Pending or failed messages queued more than ``older_than`` ago: the figure an alarm watches."""
-    return messaging_store.count_undelivered(session, now - older_than)
+    return OutboxRepository(session).count_undelivered(now - older_than)
 
 
 def drain(
@@ -299,7 +300,7 @@ def drain(
     return report
 
 
-def _send_one(sender: Sender, message: OutboxMessage) -> SendError | None:
+def _send_one(sender: Sender, message: OutboxRecord) -> SendError | None:
     try:
         provider_id = sender.send(message)
     except SendError as exc:
@@ -314,7 +315,7 @@ def _send_one(sender: Sender, message: OutboxMessage) -> SendError | None:
     return None
 
 
-def _report(report: DrainReport, message: OutboxMessage, status: str, error: SendError | None) -> None:
+def _report(report: DrainReport, message: OutboxRecord, status: str, error: SendError | None) -> None:
     if status == "sent":
         report.sent.append(message.id)
         return
@@ -335,18 +336,19 @@ class OutboxStatus:
     """Counts by (channel, status), the failed rows, and the pending rows with their next attempt."""
 
     counts: dict[tuple[str, str], int]
-    failed: list[OutboxMessage]
-    pending: list[OutboxMessage]
+    failed: list[OutboxRecord]
+    pending: list[OutboxRecord]
 
 
 def outbox_status(session: Session, *, limit: int = 50) -> OutboxStatus:
+    outbox = OutboxRepository(session)
     return OutboxStatus(
-        counts=messaging_store.outbox_counts(session),
-        failed=messaging_store.outbox_rows(session, "failed", order="newest", limit=limit),
-        pending=messaging_store.outbox_rows(session, "pending", order="next_attempt", limit=limit),
+        counts=outbox.counts(),
+        failed=outbox.of_status("failed", order="newest", limit=limit),
+        pending=outbox.of_status("pending", order="next_attempt", limit=limit),
     )
 
 
 def requeue_failed(session: Session, ids: Collection[int] | None = None, *, now: datetime | None = None) -> int:
     """Give failed rows (all, or ``ids``) a fresh set of attempts: for after the cause was fixed."""
-    return messaging_store.requeue_failed(session, now or utcnow(), ids)
+    return OutboxRepository(session).requeue_failed(now or utcnow(), ids)

@@ -50,14 +50,12 @@ from chipwise.presentation import rule_label
 from chipwise.render import money, render
 from chipwise.report.naming import report_link
 from chipwise.settings import Settings
-from chipwise.store import Session, SessionFactory, get_session_factory, transaction
-from chipwise.store.repositories import digests as digest_store
-from chipwise.store.repositories import messaging as messaging_store
-from chipwise.store.repositories import rows as rows_store
+from chipwise.store import Session, SessionFactory, discard, get_session_factory, transaction
+from chipwise.store.repositories.digests import DigestRepository
 from chipwise.store.repositories.findings import FindingRepository
-from chipwise.store.repositories.notified import claim_scan, scan_notified
+from chipwise.store.repositories.messaging import OutboxRecord, OutboxRepository
+from chipwise.store.repositories.notified import NotifiedScanRepository
 from chipwise.store.repositories.remediations import RemediationRepository, alert_precision
-from chipwise.store.tables import OutboxMessage
 
 FIRST_DIGEST_LOOKBACK = timedelta(days=1)  # "since the last digest" when there has never been one
 
@@ -85,7 +83,7 @@ class NotifyReport:
     dry_run: bool
     planned: list[PlannedMessage] = field(default_factory=list)
     enqueued: int = 0
-    due: list[OutboxMessage] = field(default_factory=list)
+    due: list[OutboxRecord] = field(default_factory=list)
     drained: DrainReport = field(default_factory=DrainReport)
     undelivered: int = 0  # messages queued over UNDELIVERED_AFTER ago and still not sent (the alarm's figure)
     replay: bool = False  # the ScanCompleted that started the run was notified before: nothing new planned
@@ -124,12 +122,12 @@ def slack_recipient(settings: Settings) -> str:
 
 
 def last_digest_at(session: Session, account_id: str) -> datetime | None:
-    return digest_store.last_queued_at(session, "digest", account_id)
+    return DigestRepository(session).last_queued_at("digest", account_id)
 
 
 def digest_sent_on(session: Session, account_id: str, day: str) -> bool:
     prefix = f"digest:{account_id}:{day}:"
-    return digest_store.outbox_key_with_prefix(session, prefix)
+    return DigestRepository(session).outbox_key_with_prefix(prefix)
 
 
 # --- rendering ---------------------------------------------------------------------------------------------
@@ -458,9 +456,8 @@ def run_notify(
     slack_enabled = bool(settings.slack_webhook_secret_name) if senders is None else "slack" in senders
     report = NotifyReport(dry_run=dry_run)
     with transaction(factory) as session:
-        if scan is not None and (
-            scan_notified(session, scan[0]) if dry_run else not claim_scan(session, scan[0], scan[1], when)
-        ):
+        notified = NotifiedScanRepository(session)
+        if scan is not None and (notified.notified(scan[0]) if dry_run else not notified.claim(scan[0], scan[1], when)):
             report.replay = True
             logger().info("scan already notified: a replayed ScanCompleted plans nothing", extra={"scan_id": scan[0]})
             accounts, digests, alerts = [], False, False
@@ -477,8 +474,8 @@ def run_notify(
         if dry_run:  # also list what is already waiting in the outbox, then write nothing
             channels = ["email", "slack"] if slack_enabled else ["email"]
             due = due_ids(session, now=when, channels=channels, limit=500)
-            report.due = [m for m in (messaging_store.get_outbox(session, i) for i in due) if m is not None]
-            rows_store.discard(session)  # keeps the loaded rows readable
+            report.due = [m for m in (OutboxRepository(session).get(i) for i in due) if m is not None]
+            discard(session)
             return report
         report.enqueued = enqueue_planned(session, report.planned, now=when)
     report.drained = drain(

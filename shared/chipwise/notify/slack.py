@@ -31,7 +31,7 @@ from chipwise.render import money, render
 if TYPE_CHECKING:
     import httpx
 from chipwise.settings import Settings
-from chipwise.store.tables import OutboxMessage
+from chipwise.store.repositories.messaging import OutboxRecord
 
 HEADER_MAX = 150
 GROUP_TEXT = 1500  # characters for each "what changed" list, so the whole message stays well under 13k
@@ -288,7 +288,7 @@ class SlackWebhookSender:
             self._url = self._webhook_url()
         return self._url
 
-    def send(self, message: OutboxMessage) -> str | None:
+    def send(self, message: OutboxRecord) -> str | None:
         import httpx
 
         body = SlackPayload.model_validate(message.payload).model_dump(mode="json")

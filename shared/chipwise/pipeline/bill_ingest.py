@@ -1,5 +1,5 @@
-"""Ingest the bill: the billing periods of an AWS Data Exports export, read (DuckDB or Athena) and stored, one
-transaction per period, each replacing any earlier delivery of it.
+"""Ingest the bill: the billing periods of an AWS export, read (DuckDB or Athena) and stored, one transaction per
+period, each replacing any earlier bill of its payer account and period (from this export or another one).
 
 ``chipwise bill ingest`` runs :func:`ingest_bill`; the ``ingest_bill`` Lambda runs :func:`ingest_manifest_object`
 on the S3 ObjectCreated event of a period's manifest (delivered after all its data files)."""
@@ -12,13 +12,13 @@ from typing import Any
 
 from chipwise.aws import AwsContext, aws_context
 from chipwise.clock import billing_periods, utcnow
-from chipwise.collect.bill import AthenaTable, BillError, period_of_manifest_key, read_period
-from chipwise.collect.bill import Engine as BillEngine
+from chipwise.collect.bill_export import AthenaTable, BillError, period_of_manifest_key, read_period
+from chipwise.collect.bill_export import Engine as BillEngine
 from chipwise.models.events import ObjectCreatedEvent, ObjectRef, objects_created
 from chipwise.observability import logger
 from chipwise.settings import Settings, get_settings
 from chipwise.store import SessionFactory, get_session_factory, transaction
-from chipwise.store.repositories.bill import StoredPeriod, replace_period
+from chipwise.store.repositories.bill import PeriodWriter, StoredPeriod
 from chipwise.store.schema import require_current_schema
 
 
@@ -49,16 +49,25 @@ def ingest_bill(
     athena: AthenaTable | None = None,
     now: datetime | None = None,
 ) -> list[StoredPeriod]:
-    """Read and store each billing period (each in its own transaction: a bad period stores nothing of itself and
-    stops the run; the periods before it stay stored)."""
+    """Read and store each billing period, its resource-days written in batches as they are read (each period in
+    its own transaction: a bad period stores nothing of itself and stops the run; the periods before it stay
+    stored). A period replaces any earlier bill of its payer account and period, whichever export it came from."""
     stored: list[StoredPeriod] = []
     for period in periods:
-        read = read_period(aws, uri, period, engine=engine, athena=athena)
         with transaction(session_factory) as session:
-            stored.append(replace_period(session, read, now or utcnow()))
+            writer = PeriodWriter(session, now or utcnow())
+            read = read_period(aws, uri, period, engine=engine, athena=athena, sink=writer)
+            stored.append(writer.finish(read))
         logger().info(
             "bill period stored",
-            extra={"period": period, "table": read.table, "engine": engine, "line_items": read.line_items},
+            extra={
+                "period": period,
+                "payer": read.payer_account_id,
+                "table": read.table,
+                "engine": engine,
+                "line_items": read.line_items,
+                "other_providers": read.other_providers,
+            },
         )
     return stored
 

@@ -8,9 +8,10 @@ from typing import Any
 
 from chipwise.analyse.realised import realised_saving
 from chipwise.store import Session
+from chipwise.store.repositories.findings import FindingRecord
+from chipwise.store.repositories.inventory import ResourceRecord
 from chipwise.store.repositories.realised import RealisedSavingRepository
 from chipwise.store.repositories.usage import stored_cost_days
-from chipwise.store.tables import Finding, Resource
 
 DAYS_COMPARED = 14
 MIN_DAYS_AFTER = 3
@@ -70,7 +71,7 @@ def measure_realised(session: Session, *, account_id: str, region: str, now: dat
     return repository.save(rows) if rows else 0
 
 
-def _cause(finding: Finding, resource: Resource | None) -> str:
+def _cause(finding: FindingRecord, resource: ResourceRecord | None) -> str:
     """gone: the resource was deleted or stopped for good; resized: its type or count changed; unchanged: the rule
     no longer fires on the same capacity (its load changed)."""
     if resource is None or resource.state == GONE:

@@ -79,7 +79,6 @@ from chipwise.store.repositories.usage import (
     stored_hours,
 )
 from chipwise.store.schema import require_current_schema
-from chipwise.store.tables import Scan
 
 if TYPE_CHECKING:
     from chipwise.models.resources import InstanceDetails
@@ -287,16 +286,13 @@ def _open_scan(session_factory: SessionFactory, run: _Run) -> None:
         )
         if abandoned:
             logger().warning("scans marked abandoned", extra={"count": abandoned})
-        scans.add(
-            Scan(
-                id=run.scan_id,
-                account_id=run.account_id,
-                region=run.region,
-                status="running",
-                started_at=run.started_at,
-                window_start=run.cost_start,
-                window_end=run.cost_end,
-            )
+        scans.open(
+            run.scan_id,
+            run.account_id,
+            run.region,
+            started_at=run.started_at,
+            window_start=run.cost_start,
+            window_end=run.cost_end,
         )
 
 
@@ -673,17 +669,17 @@ def _finish(
 
 
 def _store_document(session: Session, run: _Run, document: ScanDocument) -> None:
-    scan = ScanRepository(session).get(run.scan_id)
-    assert scan is not None
-    scan.status = document.status
-    scan.finished_at = document.finished_at
-    scan.resource_count = len(document.resources)
-    scan.api_calls = document.api_calls
-    scan.timings = {**run.timings, "counts": run.counts, "cpu": run.cpu}
-    scan.errors = [e.model_dump() for e in document.errors]
-    ScanRepository(session).save_document(run.scan_id, document.model_dump_json())
-    account = AccountRepository(session).ensure(run.account_id)
-    account.last_scan_at = document.finished_at
+    ScanRepository(session).finish(
+        run.scan_id,
+        status=document.status,
+        finished_at=document.finished_at,
+        resource_count=len(document.resources),
+        api_calls=document.api_calls,
+        timings={**run.timings, "counts": run.counts, "cpu": run.cpu},
+        errors=[e.model_dump() for e in document.errors],
+        document_json=document.model_dump_json(),
+    )
+    AccountRepository(session).scanned(run.account_id, document.finished_at)
 
 
 def _announce(aws: AwsContext, session_factory: SessionFactory, run: _Run, document: ScanDocument) -> None:
@@ -832,18 +828,14 @@ def record_failed_start(
         return document
     with transaction(factory) as session:
         AccountRepository(session).ensure(account_id, role_arn=role_arn)
-        ScanRepository(session).add(
-            Scan(
-                id=document.scan_id,
-                account_id=account_id,
-                region=region,
-                status="failed",
-                started_at=now,
-                finished_at=now,
-                window_start=window.start,
-                window_end=window.end,
-                errors=[error.model_dump()],
-                document=document.model_dump(mode="json"),
-            )
+        ScanRepository(session).add_failed(
+            document.scan_id,
+            account_id,
+            region,
+            at=now,
+            window_start=window.start,
+            window_end=window.end,
+            errors=[error.model_dump()],
+            document=document.model_dump(mode="json"),
         )
     return document

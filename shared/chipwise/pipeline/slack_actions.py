@@ -36,10 +36,9 @@ from chipwise.errors import ChipwiseError, ConfigError, InvalidInput
 from chipwise.observability import logger
 from chipwise.remediate.runner import apply_finding, remediation_context
 from chipwise.settings import get_settings
-from chipwise.store import Session
+from chipwise.store import Session, session_scope
 from chipwise.store.repositories.findings import FindingRepository
 from chipwise.store.repositories.remediations import DISMISSAL, RECORDED, RemediationEvent, RemediationRepository
-from chipwise.store.session import session_scope
 
 MAX_AGE_SECONDS = 5 * 60
 APPLY, SNOOZE, NOT_WASTE = "chipwise_apply", "chipwise_snooze", "chipwise_not_waste"

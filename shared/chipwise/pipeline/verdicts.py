@@ -8,13 +8,13 @@ from chipwise.errors import NotFound
 from chipwise.models.scan import ScanDocument
 from chipwise.rules.registry import rule_title
 from chipwise.store import Session
+from chipwise.store.repositories.accounts import ScanRepository
 from chipwise.store.repositories.findings import FindingRepository
-from chipwise.store.repositories.scans import latest_scan_document
 
 
 def latest_verdicts(session: Session, account_id: str | None, region: str | None) -> ScanDocument:
     """The latest finished scan's document, its ``verdicts`` settled by the account's findings as they stand."""
-    document = latest_scan_document(session, account_id, region)
+    document = ScanRepository(session).latest_document(account_id, region)
     if document is None:
         raise NotFound("no finished scan in the store: run `chipwise scan` (or `make demo`) first")
     if not document.verdicts:

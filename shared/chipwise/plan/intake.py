@@ -51,7 +51,9 @@ STAGE_LABELS: dict[str, str] = {
     "later": "Series C or later",
 }
 
-_UNPRICED = "{name} has no on-demand price in {region} (sold as capacity blocks); pick the closest priced type."
+_UNPRICED = (
+    "{name} has no on-demand price in {region} (Capacity Blocks only, or not sold there); pick the closest priced type."
+)
 _WEBSITE = TypeAdapter(HttpUrl)
 
 Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=120)]

@@ -28,7 +28,7 @@ from chipwise.remediate.steps import (
 )
 from chipwise.settings import get_settings
 from chipwise.store import Session
-from chipwise.store.repositories.findings import FindingRepository
+from chipwise.store.repositories.findings import FindingRecord, FindingRepository
 from chipwise.store.repositories.remediations import (
     APPLIED,
     APPLY,
@@ -40,7 +40,6 @@ from chipwise.store.repositories.remediations import (
     RemediationEvent,
     RemediationRepository,
 )
-from chipwise.store.tables import Finding
 
 AwsFactory = Callable[[str, str], AwsContext]  # (account id, region) -> clients
 
@@ -72,7 +71,7 @@ class RemediationOutcome:
         return self.status not in {REFUSED, FAILED}
 
 
-def facts(finding: Finding) -> FindingFacts:
+def facts(finding: FindingRecord) -> FindingFacts:
     return FindingFacts(
         finding_id=finding.id,
         rule_id=finding.rule_id,

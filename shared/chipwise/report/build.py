@@ -52,13 +52,19 @@ from chipwise.rules.registry import rule_title
 from chipwise.store import Session
 from chipwise.store.repositories import neuron as neuron_store
 from chipwise.store.repositories import usage as usage_store
-from chipwise.store.repositories.accounts import ScanRepository
+from chipwise.store.repositories.accounts import ScanRecord, ScanRepository
 from chipwise.store.repositories.bill import teams_by_arn
-from chipwise.store.repositories.findings import OPEN, WITHDRAWN, FindingRepository, Prediction, finding_document
-from chipwise.store.repositories.inventory import ResourceRepository
+from chipwise.store.repositories.findings import (
+    OPEN,
+    WITHDRAWN,
+    FindingRepository,
+    Prediction,
+    RecommendationRecord,
+    finding_document,
+)
+from chipwise.store.repositories.inventory import ResourceRecord, ResourceRepository
 from chipwise.store.repositories.realised import RealisedSavingRepository
 from chipwise.store.repositories.remediations import RemediationRepository, RulePrecision, alert_precision
-from chipwise.store.tables import Recommendation, Resource, Scan
 
 HEAT_MAPS = 4  # top findings drawn as heat-maps
 MIN_SCAN_PREFIX = 6
@@ -201,7 +207,7 @@ class ReportView:
 
 def find_scan(
     session: Session, *, scan_id: str | None = None, account_id: str | None = None, region: str | None = None
-) -> Scan:
+) -> ScanRecord:
     """The scan to report: by id (or a prefix of six characters or more), else the latest finished one."""
     if scan_id:
         scans = ScanRepository(session)
@@ -230,22 +236,18 @@ def _no_scan_message(places: list[tuple[str, str, int]], account_id: str | None,
     return f"no finished scan of {wanted}; the store has {held}: pass one of those to --account / --region"
 
 
-def _document(scan: Scan) -> ScanDocument | None:
+def _document(scan: ScanRecord) -> ScanDocument | None:
     return ScanDocument.model_validate(scan.document) if scan.document else None
 
 
-def _window_hours(document: ScanDocument) -> int:
-    return (document.window.end - document.window.start).days * 24
-
-
 def _spend(document: ScanDocument | None) -> tuple[Decimal | None, Decimal | None]:
-    if document is None or _window_hours(document) <= 0:
+    if document is None or document.window.hours <= 0:
         return None, None
     total = document.costs.total_usd
-    return total, per_month(total, _window_hours(document))
+    return total, per_month(total, document.window.hours)
 
 
-def final_figures(document: FindingDocument, outcome: Recommendation | None) -> FindingDocument:
+def final_figures(document: FindingDocument, outcome: RecommendationRecord | None) -> FindingDocument:
     """A finding as it stood once its benchmark (if one ran before the next scan) had priced it: the scan document
     holds the figures before benchmarks, the trend shows each scan's final ones."""
     if outcome is None or document.measured_monthly_savings_usd is not None or document.status != "open":
@@ -258,7 +260,7 @@ def final_figures(document: FindingDocument, outcome: Recommendation | None) -> 
     return document.model_copy(update={"measured_monthly_savings_usd": outcome.monthly_savings_usd})
 
 
-def _trend_rows(session: Session, scan: Scan, latest: Ledger) -> list[TrendRow]:
+def _trend_rows(session: Session, scan: ScanRecord, latest: Ledger) -> list[TrendRow]:
     """Spend and the headline of every stored scan up to ``scan``: each scan's final (post-benchmark) figures.
     The reported scan's point is the report's own ledger (the same headline); an earlier scan's findings get the
     benchmark outcomes recorded before the next scan started."""
@@ -283,7 +285,7 @@ CPU_SIGNAL = "cpu_utilization"  # a finding resting on CPU (its signals_used) ma
 
 
 def _hourly(
-    session: Session, resource: Resource | None, start: datetime, end: datetime, signals: Sequence[str] = ()
+    session: Session, resource: ResourceRecord | None, start: datetime, end: datetime, signals: Sequence[str] = ()
 ) -> tuple[dict[datetime, float], str] | None:
     """The utilisation series the finding rests on, stored for ``resource`` in ``[start, end)``: hour → average,
     and its label. Accelerator metrics first (neuron-monitor reports included); CPU only for a finding whose
@@ -314,7 +316,7 @@ def _hourly(
 
 
 def _series(
-    session: Session, resource: Resource, namespace: str, metric: str, start: datetime, end: datetime
+    session: Session, resource: ResourceRecord, namespace: str, metric: str, start: datetime, end: datetime
 ) -> dict[datetime, float]:
     values: dict[datetime, list[float]] = defaultdict(list)
     for hour, average in usage_store.metric_averages(session, resource.id, namespace, metric, start, end):
@@ -384,13 +386,13 @@ def _team_bars(
     return bars(items)
 
 
-def build_report(session: Session, scan: Scan, *, now: datetime, team_tag_keys: Sequence[str] = ()) -> ReportView:
+def build_report(session: Session, scan: ScanRecord, *, now: datetime, team_tag_keys: Sequence[str] = ()) -> ReportView:
     """The report's view of ``scan`` (its account and region's findings as the store holds them now)."""
     document = _document(scan)
     rows = FindingRepository(session).find(account_id=scan.account_id, region=scan.region, statuses=(OPEN, WITHDRAWN))
     documents = [finding_document(row) for row in rows]
     documents.sort(key=lambda d: (*rank(saving_facts(d)), d.resource_name))  # by 12-month value, set apart last
-    figures = ledger(documents, document.costs if document else None, _window_hours(document) if document else 0)
+    figures = ledger(documents, document.costs if document else None, document.window.hours if document else 0)
     verdicts = verdicts_by_resource(figures.rows, rule_title)
     views = [_finding_view(d, verdicts.get(d.resource_id)) for d in documents]
     window_start = document.window.start if document else scan.window_start

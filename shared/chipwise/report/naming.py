@@ -5,8 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from chipwise.store import Session
-from chipwise.store.repositories.accounts import ScanRepository
-from chipwise.store.tables import Scan
+from chipwise.store.repositories.accounts import ScanRecord, ScanRepository
 
 
 def report_filename(account_id: str, region: str, started_at: datetime) -> str:
@@ -14,7 +13,7 @@ def report_filename(account_id: str, region: str, started_at: datetime) -> str:
     return f"chipwise-report-{account_id}-{region}-{started_at:%Y%m%dT%H%MZ}.html"
 
 
-def latest_scan(session: Session, account_id: str) -> Scan | None:
+def latest_scan(session: Session, account_id: str) -> ScanRecord | None:
     """The account's most recent finished scan (any region), or None."""
     return ScanRepository(session).latest_finished(account_id, with_document=False)
 

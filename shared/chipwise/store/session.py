@@ -29,11 +29,13 @@ __all__ = [
     "check_connection",
     "current_revision",
     "describe_url",
+    "discard",
     "ensure_schema",
     "get_engine",
     "get_session_factory",
     "guarded_scope",
     "reading",
+    "savepoint",
     "session_scope",
     "table_names",
     "transaction",
@@ -74,6 +76,25 @@ def transaction(factory: SessionFactory) -> AbstractContextManager[Session]:
 def reading(factory: SessionFactory) -> AbstractContextManager[Session]:
     """A session of ``factory`` for reads (closed at the end; nothing is committed)."""
     return factory()
+
+
+@contextmanager
+def savepoint(session: Session) -> Iterator[None]:
+    """A nested transaction: what the block wrote is kept when it ends normally, undone when it raises (the
+    exception goes on; the outer transaction and what it wrote before stay)."""
+    nested = session.begin_nested()
+    try:
+        yield
+    except BaseException:
+        nested.rollback()
+        raise
+    nested.commit()
+
+
+def discard(session: Session) -> None:
+    """Undo what the session's transaction wrote (a dry run); the records read before stay as they are."""
+    session.expunge_all()
+    session.rollback()
 
 
 def alembic_config(url: str) -> Config:

@@ -4,6 +4,7 @@ a re-delivered period replacing the earlier one, a bad period storing nothing, d
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import date
 from decimal import Decimal
 from pathlib import Path
@@ -15,7 +16,8 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from chipwise.aws import aws_context
-from chipwise.collect.bill import RESULT_COLUMNS, AthenaTable, BillAccessDenied, BillError, parse_tags, run_duckdb
+from chipwise.collect.bill_export import RESULT_COLUMNS, AthenaTable, BillAccessDenied, BillError, parse_tags
+from chipwise.collect.bill_export.duckdb_engine import run_duckdb
 from chipwise.pipeline.bill_ingest import ingest_bill
 from chipwise.store.tables import BillCommitment, BillPeriodRow, BillResourceCost, BillUnattributed
 from chipwise_devkit.bill_export import Line, line_item_type_bill, upload_export, write_export
@@ -78,7 +80,8 @@ def test_ingest_from_s3_with_duckdb_and_redelivery_replaces(
 def test_a_bad_period_stores_nothing_of_itself(
     aws: Any, session_factory: sessionmaker[Session], tmp_path: Path
 ) -> None:
-    good = _export(tmp_path, line_item_type_bill(), period="2026-10")
+    october = [replace(line, start=line.start.replace(month=10)) for line in line_item_type_bill()]
+    good = _export(tmp_path, october, period="2026-10")
     bad = _export(tmp_path, line_item_type_bill(), period="2026-11")
     data = next((bad / "data/BILLING_PERIOD=2026-11").glob("*.parquet"))
     data.write_bytes(data.read_bytes()[: len(data.read_bytes()) // 2])  # a truncated delivery
@@ -146,8 +149,10 @@ def test_athena_statement_and_its_result_stored_like_duckdb(
         TableInput={"Name": "chipwise_cur", "PartitionKeys": [{"Name": "billing_period", "Type": "string"}]},
     )
     files = [(p, p.name) for p in sorted((export / "data").rglob("*.parquet"))]
-    expected = run_duckdb(files, "COST_AND_USAGE_REPORT", split=True)
-    aws.inject_athena_results([{"rows": _athena_rows(expected.rows), "column_info": []}])
+    records: list[Any] = []
+    run_duckdb(files, "COST_AND_USAGE_REPORT", "parquet", "2026-11", records.append)
+    expected = [dict(zip(RESULT_COLUMNS, record, strict=True)) for record in records]
+    aws.inject_athena_results([{"rows": _athena_rows(expected), "column_info": []}])
     aws._post("/moto-api/state-manager/set-transition",
               {"model_name": "athena::execution", "transition": {"progression": "immediate"}})  # fmt: skip
     athena = AthenaTable("cur", "chipwise_cur", "primary", "s3://chipwise-athena-results/", poll_seconds=0.01)
@@ -159,7 +164,7 @@ def test_athena_statement_and_its_result_stored_like_duckdb(
     (execution_id,) = client.list_query_executions()["QueryExecutionIds"]
     sent = client.get_query_execution(QueryExecutionId=execution_id)["QueryExecution"]["Query"]
     assert 'FROM "cur"."chipwise_cur" WHERE billing_period = \'2026-11\'' in sent
-    assert "SELECT *" not in sent and "bill_payer_account_id" not in sent
+    assert "SELECT *" not in sent and "bill_invoice_id" not in sent
     with session_factory() as session:
         by_athena = _stored(session)
         tags = {r.resource_id: r.tags for r in session.scalars(select(BillResourceCost))}

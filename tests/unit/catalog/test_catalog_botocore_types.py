@@ -112,3 +112,11 @@ def test_new_families_carry_facts_and_a_price_or_why_not() -> None:
     # a SageMaker twin without a public SageMaker price says so
     ml = catalog.require("ml.g7e.2xlarge")
     assert ml.price_usd_per_hour is None and "no public SageMaker price" in (ml.price_note or "")
+
+
+@pytest.mark.parametrize("name", ["g7.2xlarge", "g7e.48xlarge", "p6-b300.48xlarge", "gr6f.4xlarge", "ml.g7e.2xlarge"])
+def test_the_families_issue_34_names_are_nvidia_so_their_bill_hours_count_as_accelerator_hours(name: str) -> None:
+    # the bill's commitment coverage counts a line's hours when its type's platform is an accelerator's
+    from chipwise.collect.bill_export.assembly import _accelerator
+
+    assert platform_of(name) == "nvidia" and _accelerator(name)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from chipwise.clock import billing_periods
-from chipwise.collect.bill import (
+from chipwise.collect.bill_export import (
     AthenaTable,
     BillError,
     athena_statement,
@@ -149,12 +149,12 @@ def test_unreadable_parquet_and_unknown_table(tmp_path: Path) -> None:
 
 
 def test_athena_statement_filters_the_partition_and_projects_only_the_needed_columns() -> None:
-    sql = athena_statement("COST_AND_USAGE_REPORT", AthenaTable("cur", "chipwise_cur", "primary"), "2026-11", False)
+    sql = athena_statement("COST_AND_USAGE_REPORT", AthenaTable("cur", "chipwise_cur", "primary"), "2026-11")
     assert 'FROM "cur"."chipwise_cur" WHERE billing_period = \'2026-11\'' in sql
     assert "SELECT *" not in sql
     for column in columns_read("COST_AND_USAGE_REPORT", split=False):
-        assert column in sql
-    assert "bill_payer_account_id" not in sql and "line_item_operation" not in sql
+        assert f'"{column}"' in sql
+    assert "bill_invoice_id" not in sql and "line_item_operation" not in sql  # only the columns read
 
 
 def test_billing_periods_of_a_window() -> None:

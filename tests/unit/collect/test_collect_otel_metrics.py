@@ -3,10 +3,12 @@
 Shapes as documented: CloudWatch's QueryMetrics (``POST /api/v1/query_range`` with ``query``, ``start``, ``end``,
 ``step``, ``limit`` form fields, SigV4 service ``monitoring``) answers with the Prometheus HTTP API's JSON
 (``{"status": "success", "data": {"resultType": "matrix", "result": [{"metric": {...}, "values": [[t, "v"]]}]}}``,
-or ``{"status": "error", "errorType": ..., "error": ...}``). The NVIDIA DCGM exporter labels each GPU's series
-``gpu``, ``UUID``, ``device``, ``modelName`` and ``Hostname``; neuron-monitor labels its series ``instance_id``,
-``instance_type``, ``neuroncore`` (and ``runtime_tag``); CloudWatch adds OpenTelemetry resource attributes as
-``@resource.*`` labels."""
+or ``{"status": "error", "errorType": ..., "error": ...}``); OpenTelemetry resource attributes are ``@resource.*``
+labels. The labels are the CloudWatch agent's OTel Container Insights pipelines' (amazon-cloudwatch-agent
+``.../opentelemetry/containerinsights/dcgm.yaml``, ``neuron.yaml``): DCGM's ``gpu``, ``UUID``, ``device``,
+``modelName`` with ``Hostname`` deleted, the node as resource attributes ``k8s.node.name`` and (EC2 detector)
+``host.id``; neuron-monitor's ``instance_id`` kept, ``neuroncore`` renamed ``aws.neuron.core``, and
+``neuroncore_utilization_ratio`` scaled to 0-100 by the ``awsneuron`` processor."""
 
 from __future__ import annotations
 
@@ -45,14 +47,14 @@ def _matrix(*series: tuple[dict[str, str], list[tuple[int, str]]]) -> str:
     return json.dumps({"status": "success", "data": {"resultType": "matrix", "result": result}})
 
 
-def _dcgm(metric: str, gpu: str, host: str = HOST) -> dict[str, str]:
+def _dcgm(metric: str, gpu: str, node: str = HOST) -> dict[str, str]:
     return {
         "__name__": metric,
         "gpu": gpu,
         "UUID": f"GPU-{gpu}0ac76c-d9cf-fef3-62e9-d92044ab6e52",
         "device": f"nvidia{gpu}",
         "modelName": "NVIDIA L4",
-        "Hostname": host,
+        "@resource.k8s.node.name": node,
         "@resource.k8s.cluster.name": "inference-prod",
     }
 
@@ -111,29 +113,32 @@ def test_gpu_node_rows_under_the_classic_names_busiest_gpu_memory_percent_and_po
     assert rows[("node_gpu_power_draw", H1)].average == 16.5
     coverage = {(c.metric, c.exists, c.hours_with_data) for c in read.coverage}
     assert ("node_gpu_utilization", True, 2) in coverage and ("node_gpu_power_draw", True, 1) in coverage
-    # the queries: by metric name, the batch's nodes by the exporter's Hostname label, hourly steps
+    # the queries: by metric name, the batch's nodes by instance id or else node name, hourly steps
     query, start, end, step = promql.asked[0]
-    hosts = "ip-10-0-1-5|ip-10-0-1-5\\\\.ec2\\\\.internal"  # "." escaped for the regex, "\\" for the string
-    assert query == 'avg_over_time({"DCGM_FI_DEV_GPU_UTIL", "Hostname"=~"' + hosts + '"}[1h])'
+    names = "i-0abc|ip-10-0-1-5|ip-10-0-1-5\\\\.ec2\\\\.internal"  # "." escaped for the regex, "\\" for the string
+    assert query == (
+        'avg_over_time({"DCGM_FI_DEV_GPU_UTIL", "@resource.host.id"=~"i-0abc"}[1h]) or '
+        'avg_over_time({"DCGM_FI_DEV_GPU_UTIL", "@resource.k8s.node.name"=~"' + names + '"}[1h])'
+    )
     assert (start, end, step) == (START + timedelta(hours=1), END, 3600)
 
 
-def test_neuron_ratio_becomes_percent_matched_by_instance_id_and_a_silent_node_has_no_telemetry() -> None:
+def test_neuron_utilisation_is_read_as_the_percent_the_agent_made_it_and_a_silent_node_has_no_telemetry() -> None:
     def core(n: str, instance: str) -> dict[str, str]:
         return {
             "__name__": "neuroncore_utilization_ratio",
-            "neuroncore": n,
-            "runtime_tag": "367",
+            "aws.neuron.core": n,
+            "aws.neuron.device": "0",
             "instance_id": instance,
-            "instance_type": "inf2.xlarge",
+            "@resource.aws.neuron.runtime.tag": "367",
         }
 
     promql = FakePromQL(
         {
             ("avg_over_time", "neuroncore_utilization_ratio"): [
-                (core("0", "i-0aaa"), [(_at_end_of(H1), "0.25")]),
-                (core("1", "i-0aaa"), [(_at_end_of(H1), "0.64")]),
-                (core("0", "i-0ffffffffffffffff"), [(_at_end_of(H1), "0.9")]),  # not a node asked about
+                (core("0", "i-0aaa"), [(_at_end_of(H1), "25")]),
+                (core("1", "i-0aaa"), [(_at_end_of(H1), "64")]),
+                (core("0", "i-0ffffffffffffffff"), [(_at_end_of(H1), "90")]),  # not a node asked about
             ]
         }
     )
@@ -145,19 +150,28 @@ def test_neuron_ratio_becomes_percent_matched_by_instance_id_and_a_silent_node_h
     assert coverage == {("node-a", True), ("node-b", False)}  # node-b: no telemetry, never "idle"
 
 
-def test_series_are_matched_by_the_otel_resource_attributes_too() -> None:
-    labels = {"__name__": "DCGM_FI_DEV_GPU_UTIL", "gpu": "0", "@resource.host.id": "i-0abc"}
-    promql = FakePromQL({("avg_over_time", "DCGM_FI_DEV_GPU_UTIL"): [(labels, [(_at_end_of(H1), "42")])]})
-    read = read_otel_metrics(promql, [OTelNode("node-a", "i-0abc", ("ip-10-0-1-5",), "gpu")], START, END)
-    assert [(r.metric, r.average) for r in read.rollups] == [("node_gpu_utilization", 42.0)]
+def test_series_are_matched_by_instance_id_or_by_a_node_named_after_the_instance() -> None:
+    by_id = {"__name__": "DCGM_FI_DEV_GPU_UTIL", "gpu": "0", "@resource.host.id": "i-0abc"}
+    auto_mode = {"__name__": "DCGM_FI_DEV_GPU_UTIL", "gpu": "0", "@resource.k8s.node.name": "i-0def"}  # EKS Auto Mode
+    promql = FakePromQL(
+        {
+            ("avg_over_time", "DCGM_FI_DEV_GPU_UTIL"): [
+                (by_id, [(_at_end_of(H1), "42")]),
+                (auto_mode, [(_at_end_of(H1), "7")]),
+            ]
+        }
+    )
+    nodes = [OTelNode("node-a", "i-0abc", ("ip-10-0-1-5",), "gpu"), OTelNode("node-b", "i-0def", (), "gpu")]
+    read = read_otel_metrics(promql, nodes, START, END)
+    assert [(r.resource_key, r.average) for r in read.rollups] == [("node-a", 42.0), ("node-b", 7.0)]
 
 
 def test_batches_keep_each_answer_under_500_series() -> None:
     nodes = [OTelNode(f"n{i}", f"i-{i:04d}", (f"ip-10-0-0-{i}",), "gpu") for i in range(40)]
     promql = FakePromQL({})
     read_otel_metrics(promql, nodes, START, END)
-    filters = {q.split('=~"')[1].split('"')[0] for q, *_ in promql.asked}
-    assert len(filters) == 2 and all(len(f.split("|")) * 16 <= 500 for f in filters)
+    batches = {q.split('"@resource.host.id"=~"')[1].split('"')[0] for q, *_ in promql.asked}
+    assert len(batches) == 2 and all(len(b.split("|")) * 16 <= 500 for b in batches)
 
 
 @pytest.mark.parametrize(

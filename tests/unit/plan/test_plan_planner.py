@@ -125,3 +125,11 @@ def test_the_referral_draft_carries_the_company_and_the_expected_spend() -> None
     # expected AWS spend after the move: today's spend less the saving
     assert draft["Project"]["ExpectedCustomerSpend"][0]["Amount"] == f"{Decimal(40000) - Decimal('2745.82')}"
     assert draft["LifeCycle"]["NextSteps"].startswith("Prove the path")
+
+
+def test_a_fractional_gpu_today_is_planned_by_its_share_of_one_gpu() -> None:
+    # Given a workload on six g6f.large (an eighth of an L4 each: no whole GPU, accelerator_count 0)
+    plan = only(plan_for(workload(current_instance_type="g6f.large")))
+    # Then it is planned (its load counted as 6 x 1/8 of an L4, no division by a GPU count of 0): an eighth of a GPU
+    # at 0.202 $/h is already cheaper than any whole-chip fleet that carries the load, so it stays
+    assert (plan.action, plan.recommended_instance_type, plan.recommended_count) == ("keep", "g6f.large", 6)

@@ -105,25 +105,24 @@ def test_a_scan_document_given_as_json_text_reads_back_as_the_same_document(
 ) -> None:
     # Given a scan, and its document serialised by pydantic (non-ASCII text, floats, decimals as text, nesting)
     from chipwise.store.repositories.accounts import ScanRepository
-    from chipwise.store.tables import Scan
 
     text = '{"name":"Zürich – inf2","p95":0.1,"tiny":1e-5,"saving":"1234.560000","rows":[{"h":1},null],"ok":true}'
     with session_factory.begin() as session:
         AccountRepository(session).ensure("123456789012")
-        scan = Scan(
-            id="scan-json",
-            account_id="123456789012",
-            region="us-east-1",
-            status="running",
+        scans = ScanRepository(session)
+        scans.open(
+            "scan-json",
+            "123456789012",
+            "us-east-1",
             started_at=datetime(2026, 11, 20, tzinfo=UTC),
             window_start=date(2026, 11, 6),
             window_end=date(2026, 11, 20),
         )
-        ScanRepository(session).add(scan)
         # When it is stored as the text it is
-        ScanRepository(session).save_document("scan-json", text)
+        scans.save_document("scan-json", text)
         # Then the scan the session holds reads it as a document, not as text
-        assert scan.document == json.loads(text)
+        held = scans.get("scan-json")
+        assert held is not None and held.document == json.loads(text)
     # And so does a new session, on this database
     with session_factory() as session:
         stored = ScanRepository(session).get("scan-json")

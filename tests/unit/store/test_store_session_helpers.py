@@ -12,9 +12,9 @@ from sqlalchemy.orm import Session, sessionmaker
 from chipwise.errors import StoreUnavailable
 from chipwise.store import guarded_scope, reading, transaction
 from chipwise.store.errors import database_error_message
-from chipwise.store.repositories import intake as intake_store
-from chipwise.store.repositories import messaging as messaging_store
 from chipwise.store.repositories import rows
+from chipwise.store.repositories.intake import IntakeRepository
+from chipwise.store.repositories.messaging import OutboxRepository
 from chipwise.store.tables import Account, IntakeSubmission
 
 NOW = datetime(2026, 11, 20, 9, 30, tzinfo=UTC)
@@ -74,8 +74,8 @@ def test_discard_writes_nothing_and_keeps_what_was_read_readable(session_factory
 def test_a_limit_gives_its_places_then_refuses(session_factory: sessionmaker[Session]) -> None:
     window = NOW.replace(minute=0)
     with transaction(session_factory) as session:
-        taken = [intake_store.take_limit(session, "client", "k" * 64, window, limit=2) for _ in range(3)]
-        other_window = intake_store.take_limit(session, "client", "k" * 64, window + timedelta(hours=1), limit=2)
+        taken = [IntakeRepository(session).take_limit("client", "k" * 64, window, limit=2) for _ in range(3)]
+        other_window = IntakeRepository(session).take_limit("client", "k" * 64, window + timedelta(hours=1), limit=2)
     assert taken == [True, True, False] and other_window is True
 
 
@@ -93,9 +93,9 @@ def test_an_outbox_key_is_stored_once(session_factory: sessionmaker[Session]) ->
         "next_attempt_at": NOW,
     }
     with transaction(session_factory) as session:
-        first = messaging_store.insert_outbox(session, values)
-        again = messaging_store.insert_outbox(session, {**values, "subject": "Digest again"})
-        keys = messaging_store.outbox_keys(session, [values["dedupe_key"], "digest:other"])
+        first = OutboxRepository(session).insert(values)
+        again = OutboxRepository(session).insert({**values, "subject": "Digest again"})
+        keys = OutboxRepository(session).keys([values["dedupe_key"], "digest:other"])
     assert first is not None and first.subject == "Digest" and again is None
     assert keys == {values["dedupe_key"]}
 

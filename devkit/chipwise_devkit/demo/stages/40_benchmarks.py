@@ -46,6 +46,8 @@ from chipwise.render import money
 from chipwise.rules.registry import rule_title
 from chipwise.settings import Settings, get_settings
 from chipwise.store import session_scope
+from chipwise.store.repositories.benchmarks import BenchmarkRepository
+from chipwise.store.repositories.findings import FindingRecord, FindingRepository
 from chipwise.store.tables import BenchmarkRun, Finding, Recommendation
 from chipwise_devkit.batch import job_state_event, provision_benchmark_queues
 from chipwise_devkit.demo.account import DemoResource, demo_resources
@@ -163,7 +165,7 @@ def gpu_tokens_per_second(params: BenchmarkParameters, gpu: InstanceType | None,
     return gpu.accelerator_count * GPU_BF16_FLOPS * DEMO_MFU * busy / 100 / (6 * parameters)
 
 
-def baseline_rate(finding: Finding) -> Decimal:
+def baseline_rate(finding: FindingRecord) -> Decimal:
     """Today's GPU rate, the one the product prices the measurement with (:func:`current_of`): the catalog's
     cited on-demand price, else the account's (its bill over the hours the job ran). Never a fallback: the catalog
     has no public price for ``ml.p4d.24xlarge``, and a $1/h stand-in once made Trainium look 99 % cheaper."""
@@ -173,7 +175,7 @@ def baseline_rate(finding: Finding) -> Decimal:
     return current.price_usd_per_hour
 
 
-def demo_result(params: BenchmarkParameters, finding: Finding, demand: Demand | None) -> BenchmarkResult:
+def demo_result(params: BenchmarkParameters, finding: FindingRecord, demand: Demand | None) -> BenchmarkResult:
     """The result file the job for ``params`` would write on the demo account."""
     catalog = get_catalog()
     instance = catalog.require(params.instance_type)
@@ -241,9 +243,9 @@ def _ensure_bucket(aws: AwsContext, bucket: str) -> None:
 def _complete(ctx: DemoContext, clients: Clients, settings: Settings, run_id: str, fail_first: bool) -> StateOutcome:
     """Play one job to its end: write its result (unless its host is lost first) and deliver the state event."""
     with session_scope(ctx.database_url) as session:
-        run = session.get(BenchmarkRun, run_id)
+        run = BenchmarkRepository(session).get_run(run_id)
         assert run is not None and run.job_id is not None
-        finding = session.get(Finding, run.finding_id)
+        finding = FindingRepository(session).by_id(run.finding_id)
         assert finding is not None
         params = BenchmarkParameters.model_validate(run.parameters)
         demand = observe(session, finding).demand

@@ -17,9 +17,9 @@ from chipwise.models.findings import FindingDocument
 from chipwise.presentation import Ledger, best_saving, counts_in_totals, ledger, next_step, plural, ranked
 from chipwise.rules.registry import rule_title
 from chipwise.store import session_scope
+from chipwise.store.repositories.accounts import ScanRepository
 from chipwise.store.repositories.findings import OPEN, WITHDRAWN, FindingRepository, finding_document
 from chipwise.store.repositories.realised import RealisedSavingRepository
-from chipwise.store.repositories.scans import latest_scan_document, window_hours
 from chipwise.store.tables import RealisedSaving
 from chipwise_devkit.demo.runner import DemoContext, Stage
 
@@ -116,10 +116,10 @@ def _run(ctx: DemoContext) -> None:
     ctx.write("findings.json", json.dumps([d.model_dump(mode="json") for d in found], indent=2) + "\n")
     with session_scope(ctx.database_url) as session:
         realised = RealisedSavingRepository(session).listed(ctx.account_id)
-        scan = latest_scan_document(session, ctx.account_id, ctx.region)
+        scan = ScanRepository(session).latest_document(ctx.account_id, ctx.region)
         section = realised_section(realised)
         measured = [r for r in realised if r.realised_monthly_savings_usd is not None]
-    figures = ledger(found, scan.costs if scan else None, window_hours(scan) if scan else 0)
+    figures = ledger(found, scan.costs if scan else None, scan.window.hours if scan else 0)
     ctx.write("report.md", report(found, figures) + section)
     # The first table the demo prints: the headline's ledger, after every stage that can change a finding.
     title = f"The headline's findings in {ctx.account_id}: {figures.headline.count_words()}, by 12-month net value"

@@ -1,25 +1,80 @@
-"""Accounts and scans."""
+"""Accounts and scans: :class:`AccountRepository` and :class:`ScanRepository` return :class:`AccountRecord` and
+:class:`ScanRecord`; a scan is opened (``open``), finished with its document (``finish``) or stored failed at its
+start (``add_failed``), and the account remembers when it was last scanned (``scanned``)."""
 
 from __future__ import annotations
 
 import builtins
+from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import date, datetime
+from typing import Any
 
 from sqlalchemy import func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
+from chipwise.models.scan import ScanDocument
 from chipwise.store.base import SerializedJson
+from chipwise.store.repositories.records import record_of
 from chipwise.store.tables import Account, Finding, Scan
 
 FINISHED = ("succeeded", "partial")  # a scan that wrote its document
+
+
+@dataclass(frozen=True, slots=True)
+class AccountRecord:
+    account_id: str
+    name: str | None
+    role_arn: str | None
+    created_at: datetime
+    last_scan_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class ScanRecord:
+    """One scan of an account and region (:mod:`chipwise.store.tables.scans` says what each column holds)."""
+
+    id: str
+    account_id: str
+    region: str
+    status: str  # running|succeeded|partial|failed|abandoned
+    started_at: datetime
+    finished_at: datetime | None
+    window_start: date
+    window_end: date
+    resource_count: int
+    api_calls: dict[str, Any]
+    timings: dict[str, Any]
+    errors: list[Any]
+    document: dict[str, Any] | None
+
+
+def _scan(row: Scan | None) -> ScanRecord | None:
+    return None if row is None else record_of(ScanRecord, row)
+
+
+def _scans(rows: Iterable[Scan]) -> list[ScanRecord]:
+    return [record_of(ScanRecord, row) for row in rows]
 
 
 class AccountRepository:
     def __init__(self, session: Session) -> None:
         self.session = session
 
-    def ensure(self, account_id: str, name: str | None = None, role_arn: str | None = None) -> Account:
+    def get(self, account_id: str) -> AccountRecord | None:
+        row = self.session.get(Account, account_id)
+        return None if row is None else record_of(AccountRecord, row)
+
+    def ensure(self, account_id: str, name: str | None = None, role_arn: str | None = None) -> AccountRecord:
+        """The account, created if absent (its name and role kept unless given)."""
+        return record_of(AccountRecord, self._ensure(account_id, name, role_arn))
+
+    def scanned(self, account_id: str, at: datetime) -> None:
+        """The account's last scan finished ``at`` (the account created if absent)."""
+        self._ensure(account_id).last_scan_at = at
+
+    def _ensure(self, account_id: str, name: str | None = None, role_arn: str | None = None) -> Account:
         """The account's row, created if absent. An insert-if-absent, so two scans of a new account at once both
         go on (a read-then-insert would let the second fail on the primary key)."""
         account = self.session.get(Account, account_id)
@@ -38,8 +93,10 @@ class AccountRepository:
         account.role_arn = role_arn or account.role_arn
         return account
 
-    def list(self) -> list[Account]:
-        return list(self.session.scalars(select(Account).order_by(Account.account_id)))
+    def list(self) -> list[AccountRecord]:
+        return [
+            record_of(AccountRecord, row) for row in self.session.scalars(select(Account).order_by(Account.account_id))
+        ]
 
     def known_ids(self) -> builtins.list[str]:
         """Every account the store knows: registered, scanned, or with findings (sorted)."""
@@ -53,13 +110,76 @@ class ScanRepository:
     def __init__(self, session: Session) -> None:
         self.session = session
 
-    def add(self, scan: Scan) -> Scan:
-        self.session.add(scan)
+    def open(
+        self, scan_id: str, account_id: str, region: str, *, started_at: datetime, window_start: date, window_end: date
+    ) -> None:
+        """A scan that starts now (``running``)."""
+        row = Scan(
+            id=scan_id,
+            account_id=account_id,
+            region=region,
+            status="running",
+            started_at=started_at,
+            window_start=window_start,
+            window_end=window_end,
+        )
+        self.session.add(row)
         self.session.flush()
-        return scan
 
-    def get(self, scan_id: str) -> Scan | None:
-        return self.session.get(Scan, scan_id)
+    def add_failed(
+        self,
+        scan_id: str,
+        account_id: str,
+        region: str,
+        *,
+        at: datetime,
+        window_start: date,
+        window_end: date,
+        errors: list[Any],
+        document: dict[str, Any],
+    ) -> None:
+        """A scan that could not start: ``failed`` at once, with its errors and document."""
+        row = Scan(
+            id=scan_id,
+            account_id=account_id,
+            region=region,
+            status="failed",
+            started_at=at,
+            finished_at=at,
+            window_start=window_start,
+            window_end=window_end,
+            errors=errors,
+            document=document,
+        )
+        self.session.add(row)
+        self.session.flush()
+
+    def finish(
+        self,
+        scan_id: str,
+        *,
+        status: str,
+        finished_at: datetime,
+        resource_count: int,
+        api_calls: dict[str, Any],
+        timings: dict[str, Any],
+        errors: list[Any],
+        document_json: str,
+    ) -> None:
+        """The scan's outcome and its document (given as JSON text, written as it is)."""
+        scan = self.session.get(Scan, scan_id)
+        if scan is None:  # pragma: no cover - a scan is finished only after it was opened
+            raise LookupError(f"no scan {scan_id}")
+        scan.status = status
+        scan.finished_at = finished_at
+        scan.resource_count = resource_count
+        scan.api_calls = api_calls
+        scan.timings = timings
+        scan.errors = errors
+        self.save_document(scan_id, document_json)
+
+    def get(self, scan_id: str) -> ScanRecord | None:
+        return _scan(self.session.get(Scan, scan_id))
 
     def save_document(self, scan_id: str, document_json: str) -> None:
         """Store a scan's document given as JSON text (written as it is: never parsed and serialised again)."""
@@ -69,11 +189,17 @@ class ScanRepository:
             if isinstance(held, Scan) and held.id == scan_id:
                 self.session.expire(held, ["document"])
 
-    def latest(self, account_id: str | None = None) -> Scan | None:
+    def latest(self, account_id: str | None = None) -> ScanRecord | None:
         stmt = select(Scan).order_by(Scan.started_at.desc()).limit(1)
         if account_id:
             stmt = stmt.where(Scan.account_id == account_id)
-        return self.session.scalars(stmt).first()
+        return _scan(self.session.scalars(stmt).first())
+
+    def latest_document(self, account_id: str | None, region: str | None = None) -> ScanDocument | None:
+        """The document of the latest finished scan (by its window) of the account (any when None), in ``region``
+        when given."""
+        scan = self._latest_finished(account_id, region)
+        return ScanDocument.model_validate(scan.document) if scan is not None and scan.document else None
 
     def finished_places(self) -> list[tuple[str, str, int]]:
         """(account, region, number of finished scans) for every place the store has a finished scan of."""
@@ -85,9 +211,9 @@ class ScanRepository:
         )
         return [(str(a), str(r), int(n)) for a, r, n in self.session.execute(stmt)]
 
-    def finished_since(self, since: datetime) -> list[Scan]:
+    def finished_since(self, since: datetime) -> list[ScanRecord]:
         stmt = select(Scan).where(Scan.finished_at >= since).order_by(Scan.finished_at)
-        return list(self.session.scalars(stmt))
+        return _scans(self.session.scalars(stmt))
 
     def mark_abandoned(self, account_id: str, region: str, started_before: datetime, at: datetime) -> int:
         """Scans of the account and region still ``running`` that started before ``started_before``: marked
@@ -105,12 +231,25 @@ class ScanRepository:
         )
         return int(result.rowcount or 0)  # type: ignore[attr-defined]
 
-    def with_id_prefix(self, prefix: str, limit: int = 2) -> list[Scan]:
+    def with_id_prefix(self, prefix: str, limit: int = 2) -> list[ScanRecord]:
         """Up to ``limit`` scans whose id starts with ``prefix``."""
         stmt = select(Scan).where(Scan.id.startswith(prefix, autoescape=True)).limit(limit)
-        return list(self.session.scalars(stmt))
+        return _scans(self.session.scalars(stmt))
 
     def latest_finished(
+        self,
+        account_id: str | None = None,
+        region: str | None = None,
+        *,
+        with_document: bool = True,
+        started_since: datetime | None = None,
+    ) -> ScanRecord | None:
+        """The latest succeeded or partial scan (by its window, then its start; with a document unless told),
+        of an account and region when given, started at or after ``started_since`` when given."""
+        found = self._latest_finished(account_id, region, with_document=with_document, started_since=started_since)
+        return _scan(found)
+
+    def _latest_finished(
         self,
         account_id: str | None = None,
         region: str | None = None,
@@ -132,7 +271,7 @@ class ScanRepository:
         order = (Scan.window_end.desc(), Scan.started_at.desc(), Scan.id.desc())
         return self.session.scalars(stmt.order_by(*order).limit(1)).first()
 
-    def latest_started_since(self, account_id: str, region: str, since: datetime) -> Scan | None:
+    def latest_started_since(self, account_id: str, region: str, since: datetime) -> ScanRecord | None:
         """The latest-started finished scan with a document of the account and region started at or after
         ``since``."""
         stmt = (
@@ -147,9 +286,9 @@ class ScanRepository:
             .order_by(Scan.started_at.desc())
             .limit(1)
         )
-        return self.session.scalars(stmt).first()
+        return _scan(self.session.scalars(stmt).first())
 
-    def finished_until(self, account_id: str, region: str, window_end: date) -> list[Scan]:
+    def finished_until(self, account_id: str, region: str, window_end: date) -> list[ScanRecord]:
         """Finished scans with a document of the account and region whose window ends by ``window_end``, oldest
         first (a trend)."""
         stmt = (
@@ -163,4 +302,4 @@ class ScanRepository:
             )
             .order_by(Scan.window_end, Scan.started_at, Scan.id)
         )
-        return list(self.session.scalars(stmt))
+        return _scans(self.session.scalars(stmt))

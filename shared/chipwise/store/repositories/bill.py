@@ -1,27 +1,34 @@
-"""The bill in the store: a billing period replaced whole (one transaction), and what scans and ``chipwise bill
-show`` read back: per-resource effective costs, the account's public on-demand rates, spend, commitments."""
+"""The bill in the store: one bill per payer account and billing period, replaced whole (one transaction, its
+resource-days written in batches as they are read), and what scans and ``chipwise bill show`` read back:
+per-resource effective costs, the account's public on-demand rates, spend, commitments."""
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import date, datetime
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
-from sqlalchemy import delete, func, insert, or_, select
+from sqlalchemy import Table, delete, func, insert, or_, select
 from sqlalchemy.orm import Session
 
 from chipwise.store.tables import BillPeriodRow, BillResourceCost
 
 if TYPE_CHECKING:
-    from chipwise.models.bill import BillPeriod
-    from chipwise.store.tables import BillCommitment, BillUnattributed
+    from chipwise.models.bill import BillPeriod, ResourceCost
+    from chipwise.store.tables import BillCommitment, BillServiceCost, BillUnattributed
 
-    BillTable = type[BillResourceCost] | type[BillCommitment] | type[BillUnattributed]
+    BillTable = type[BillResourceCost] | type[BillCommitment] | type[BillUnattributed] | type[BillServiceCost]
 
 INSERT_CHUNK = 5_000
+# A resource-day's fields as stored (``asdict`` would deep-copy each one's tags: a plain read is enough).
+RESOURCE_FIELDS = (
+    "account_id", "region", "day", "resource_id", "service", "usage_type", "instance_type", "pricing",
+    "effective_cost", "billed_cost", "public_on_demand_cost", "public_on_demand_rate", "usage_hours",
+    "commitment_arn", "parent_resource_id", "tags",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -36,54 +43,123 @@ class StoredPeriod:
     commitments: int
     unattributed: int
     ingested_at: datetime
+    payer_account_id: str = ""
+    data_format: str = "parquet"
+    other_providers: dict[str, int] = field(default_factory=dict)
+    service_costs: int = 0
+
+
+class PeriodWriter:
+    """Stores one billing period as it is read, in the caller's transaction (everything or nothing): ``begin``
+    replaces any earlier bill of the same payer and period (from this export or another one, in any format), the
+    resource-days arrive in batches, ``finish`` adds the rest. One bill per payer account and billing period."""
+
+    def __init__(self, session: Session, now: datetime) -> None:
+        self.session = session
+        self.now = now
+        self.row: BillPeriodRow | None = None
+        self.resource_rows = 0
+
+    def begin(self, period: BillPeriod) -> None:
+        self._drop(period.billing_period, period.payer_account_id, period.export_uri)
+        self.row = BillPeriodRow(
+            payer_account_id=period.payer_account_id,
+            export_uri=period.export_uri,
+            billing_period=period.billing_period,
+            table_name=period.table,
+            data_format=period.data_format,
+            manifest_uri=period.manifest_uri,
+            execution_id=period.execution_id,
+            engine=period.engine,
+            line_items=0,
+            bytes_read=0,
+            other_providers={},
+            ingested_at=self.now,
+        )
+        self.session.add(self.row)
+        self.session.flush()
+
+    def resources(self, batch: Sequence[ResourceCost]) -> None:
+        assert self.row is not None, "begin first"
+        period_id = self.row.id
+        names = RESOURCE_FIELDS
+        rows = [{"period_id": period_id, **{name: getattr(r, name) for name in names}} for r in batch]
+        self.session.execute(insert(_table(BillResourceCost)), rows)  # Core: one executemany (see _insert)
+        self.resource_rows += len(batch)
+
+    def finish(self, period: BillPeriod) -> StoredPeriod:
+        from chipwise.store.tables import BillCommitment, BillServiceCost, BillUnattributed
+
+        if self.row is None:
+            self.begin(period)
+        row = self.row
+        assert row is not None
+        if row.payer_account_id != period.payer_account_id:  # known only from the rows (Athena)
+            self._drop(period.billing_period, period.payer_account_id, period.export_uri, keep=row.id)
+            row.payer_account_id = period.payer_account_id
+        row.line_items = period.line_items
+        row.bytes_read = period.bytes_read
+        row.other_providers = dict(period.other_providers)
+        _insert(self.session, BillCommitment, [{"period_id": row.id, **asdict(c)} for c in period.commitments])
+        _insert(self.session, BillUnattributed, [{"period_id": row.id, **asdict(u)} for u in period.unattributed])
+        _insert(self.session, BillServiceCost, [{"period_id": row.id, **asdict(c)} for c in period.service_costs])
+        self.session.flush()
+        return StoredPeriod(
+            period.export_uri,
+            period.billing_period,
+            period.table,
+            period.engine,
+            period.execution_id,
+            period.line_items,
+            self.resource_rows + len(period.resources),
+            len(period.commitments),
+            len(period.unattributed),
+            self.now,
+            period.payer_account_id,
+            period.data_format,
+            dict(period.other_providers),
+            len(period.service_costs),
+        )
+
+    def _drop(self, billing_period: str, payer: str, export_uri: str, keep: int | None = None) -> None:
+        from chipwise.store.tables import BillCommitment, BillServiceCost, BillUnattributed
+
+        old = select(BillPeriodRow.id).where(
+            BillPeriodRow.billing_period == billing_period,
+            or_(BillPeriodRow.payer_account_id == payer, BillPeriodRow.export_uri == export_uri),
+        )
+        old_ids = [i for i in self.session.scalars(old) if i != keep]
+        if not old_ids:
+            return
+        for table in (BillResourceCost, BillCommitment, BillUnattributed, BillServiceCost):
+            self.session.execute(delete(table).where(table.period_id.in_(old_ids)))
+        self.session.execute(delete(BillPeriodRow).where(BillPeriodRow.id.in_(old_ids)))
+        self.session.flush()
 
 
 def replace_period(session: Session, period: BillPeriod, now: datetime) -> StoredPeriod:
-    """Store one billing period in place of any earlier delivery of it (Data Exports overwrites a period: so does
-    Chipwise). Runs in the caller's transaction: everything or nothing."""
-    from chipwise.store.tables import BillCommitment, BillUnattributed  # only the ingest and their listings map them
-
-    old = select(BillPeriodRow.id).where(
-        BillPeriodRow.export_uri == period.export_uri, BillPeriodRow.billing_period == period.billing_period
-    )
-    old_ids = list(session.scalars(old))
-    if old_ids:
-        for table in (BillResourceCost, BillCommitment, BillUnattributed):
-            session.execute(delete(table).where(table.period_id.in_(old_ids)))
-        session.execute(delete(BillPeriodRow).where(BillPeriodRow.id.in_(old_ids)))
-    row = BillPeriodRow(
-        export_uri=period.export_uri,
-        billing_period=period.billing_period,
-        table_name=period.table,
-        manifest_uri=period.manifest_uri,
-        execution_id=period.execution_id,
-        engine=period.engine,
-        line_items=period.line_items,
-        bytes_read=period.bytes_read,
-        ingested_at=now,
-    )
-    session.add(row)
-    session.flush()
-    _insert(session, BillResourceCost, [{"period_id": row.id, **asdict(r)} for r in period.resources])
-    _insert(session, BillCommitment, [{"period_id": row.id, **asdict(c)} for c in period.commitments])
-    _insert(session, BillUnattributed, [{"period_id": row.id, **asdict(u)} for u in period.unattributed])
-    return StoredPeriod(
-        period.export_uri,
-        period.billing_period,
-        period.table,
-        period.engine,
-        period.execution_id,
-        period.line_items,
-        len(period.resources),
-        len(period.commitments),
-        len(period.unattributed),
-        now,
-    )
+    """Store one billing period read whole (its resource-days in ``period.resources``) in place of any earlier
+    bill of its payer and period. Runs in the caller's transaction: everything or nothing."""
+    writer = PeriodWriter(session, now)
+    writer.begin(period)
+    for start in range(0, len(period.resources), INSERT_CHUNK):
+        writer.resources(period.resources[start : start + INSERT_CHUNK])
+    kept, period.resources = period.resources, []
+    try:
+        return writer.finish(period)
+    finally:
+        period.resources = kept
 
 
 def _insert(session: Session, table: BillTable, rows: list[dict[str, Any]]) -> None:
+    """Rows in chunks, through the table (Core): the ORM's bulk insert splits a chunk wherever the pattern of its
+    NULL values changes (a resource-day with a commitment, one without), a statement every two rows."""
     for start in range(0, len(rows), INSERT_CHUNK):
-        session.execute(insert(table), rows[start : start + INSERT_CHUNK])
+        session.execute(insert(_table(table)), rows[start : start + INSERT_CHUNK])
+
+
+def _table(mapped: BillTable) -> Table:
+    return cast("Table", mapped.__table__)
 
 
 def stored_periods(session: Session) -> list[BillPeriodRow]:
@@ -192,26 +268,65 @@ class SpendLine:
 
 
 def spend(session: Session, account_id: str | None = None, team_keys: Sequence[str] = ()) -> list[SpendLine]:
+    """Effective spend by account, service and resource over every stored period, largest first (a list: see
+    :func:`iter_spend` to stream it)."""
+    return list(iter_spend(session, account_id, team_keys))
+
+
+STREAM_ROWS = 2_000  # rows fetched at a time when a listing is streamed
+
+
+def iter_spend(session: Session, account_id: str | None = None, team_keys: Sequence[str] = ()) -> Iterator[SpendLine]:
     """Effective spend by account, service and resource over every stored period (pods are shares of their nodes:
-    left out so that nothing is counted twice), largest first."""
+    left out so that nothing is counted twice), largest first, fetched a few thousand rows at a time."""
+    effective = func.sum(BillResourceCost.effective_cost)
     stmt = select(
         BillResourceCost.account_id,
         BillResourceCost.service,
         BillResourceCost.resource_id,
         func.max(BillResourceCost.instance_type),
-        func.sum(BillResourceCost.effective_cost),
+        effective,
         func.sum(BillResourceCost.public_on_demand_cost),
         func.sum(BillResourceCost.usage_hours),
     ).where(BillResourceCost.parent_resource_id.is_(None))
     if account_id is not None:
         stmt = stmt.where(BillResourceCost.account_id == account_id)
     stmt = stmt.group_by(BillResourceCost.account_id, BillResourceCost.service, BillResourceCost.resource_id)
+    stmt = stmt.order_by(effective.desc(), BillResourceCost.account_id, BillResourceCost.resource_id)
     teams = _first_tag(session, account_id, team_keys)
-    lines = [
-        SpendLine(str(a), str(svc), str(r), t, _dec(e), _dec(o), _dec(h), teams.get(str(r)))
-        for a, svc, r, t, e, o, h in session.execute(stmt)
+    for a, svc, r, t, e, o, h in session.execute(stmt.execution_options(yield_per=STREAM_ROWS)):
+        yield SpendLine(str(a), str(svc), str(r), t, _dec(e), _dec(o), _dec(h), teams.get(str(r)))
+
+
+@dataclass(frozen=True)
+class StoredServiceCost:
+    billing_period: str
+    account_id: str
+    region: str
+    service: str
+    effective_cost: Decimal
+    line_items: int
+
+
+def service_costs(session: Session, account_id: str | None = None) -> list[StoredServiceCost]:
+    """The usage of resources Chipwise does not inventory, per period, account, region and service."""
+    from chipwise.store.tables import BillServiceCost
+
+    stmt = select(
+        BillPeriodRow.billing_period,
+        BillServiceCost.account_id,
+        BillServiceCost.region,
+        BillServiceCost.service,
+        BillServiceCost.effective_cost,
+        BillServiceCost.line_items,
+    ).join(BillPeriodRow, BillPeriodRow.id == BillServiceCost.period_id)
+    if account_id is not None:
+        stmt = stmt.where(BillServiceCost.account_id == account_id)
+    stmt = stmt.order_by(BillPeriodRow.billing_period, BillServiceCost.account_id, BillServiceCost.service)
+    return [
+        StoredServiceCost(str(period), str(account), str(region), str(service), _dec(cost), int(lines or 0))
+        for period, account, region, service, cost, lines in session.execute(stmt)
     ]
-    return sorted(lines, key=lambda x: (-x.effective_cost, x.account_id, x.resource_id))
 
 
 def _dec(value: Any) -> Decimal:
@@ -228,7 +343,9 @@ def _first_tag(session: Session, account_id: str | None, keys: Iterable[str]) ->
     if account_id is not None:
         stmt = stmt.where(BillResourceCost.account_id == account_id)
     found: dict[str, str] = {}
-    for resource_id, tags in session.execute(stmt):
+    for resource_id, tags in session.execute(stmt.execution_options(yield_per=STREAM_ROWS)):
+        if str(resource_id) in found:
+            continue
         for key in wanted:
             if tags and tags.get(key):
                 found[str(resource_id)] = str(tags[key])

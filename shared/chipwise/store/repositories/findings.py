@@ -30,6 +30,7 @@ from sqlalchemy.orm import Session
 from chipwise.errors import InvalidInput, NotFound
 from chipwise.models.findings import FindingDocument, FindingDraft, RecommendationDoc
 from chipwise.models.resources import resource_key
+from chipwise.store.repositories.records import record_of
 from chipwise.store.tables import Finding, Recommendation
 
 OPEN, RESOLVED, SUPPRESSED, WITHDRAWN = "open", "resolved", "suppressed", "withdrawn"
@@ -85,6 +86,73 @@ class _Existing:
     evidence: Mapping[str, Any]
     summary: str
     stored: Mapping[str, Any]  # the columns of _COMPARED as the store holds them
+
+
+@dataclass(frozen=True, slots=True)
+class FindingRecord:
+    """A stored finding (:mod:`chipwise.store.tables.findings` says what each column holds)."""
+
+    id: str
+    account_id: str
+    region: str
+    rule_id: str
+    resource_arn: str
+    resource_variant: str
+    resource_kind: str
+    resource_name: str
+    instance_type: str | None
+    instance_count: int
+    monthly_cost_usd: Decimal
+    estimated_monthly_savings_usd: Decimal
+    measured_monthly_savings_usd: Decimal | None
+    recommendation: dict[str, Any]
+    confidence: str
+    signals_used: list[Any]
+    signals_missing: list[Any]
+    effort: str
+    break_even_months: float | None
+    summary: str
+    evidence: dict[str, Any]
+    status: str
+    first_seen: datetime
+    last_seen: datetime
+    resolved_at: datetime | None
+    suppressed_until: datetime | None
+    suppress_reason: str | None
+    last_scan_id: str | None
+
+    @property
+    def resource_key(self) -> str:
+        """Chipwise's id of the finding's resource (:func:`chipwise.models.resources.resource_key`)."""
+        return resource_key(self.resource_arn, self.resource_variant)
+
+
+@dataclass(frozen=True, slots=True)
+class RecommendationRecord:
+    """One pricing of a finding's recommendation: the estimate, then measurements."""
+
+    id: int
+    finding_id: str
+    source: str  # estimate|benchmark
+    action: str
+    target_platform: str | None
+    target_instance_type: str | None
+    target_count: int | None
+    monthly_cost_usd: Decimal | None
+    monthly_savings_usd: Decimal | None
+    confidence: str
+    withdrawn: bool
+    reason: str | None
+    benchmark_run_id: str | None
+    created_at: datetime
+
+
+def finding_record(row: Finding) -> FindingRecord:
+    return record_of(FindingRecord, row)
+
+
+def recommendation_record(row: Recommendation) -> RecommendationRecord:
+    return record_of(RecommendationRecord, row)
 
 
 @dataclass(frozen=True)
@@ -223,7 +291,7 @@ class FindingRepository:
         statuses: Iterable[str] = (OPEN,),
         min_savings: Decimal | None = None,
         rule_ids: Iterable[str] | None = None,
-    ) -> list[Finding]:
+    ) -> list[FindingRecord]:
         """Findings, largest estimated saving first (then rule and resource, for a stable order)."""
         stmt = select(Finding).where(Finding.status.in_(list(statuses)))
         if account_id is not None:
@@ -237,7 +305,7 @@ class FindingRepository:
         stmt = stmt.order_by(
             Finding.estimated_monthly_savings_usd.desc(), Finding.rule_id, Finding.resource_name, Finding.id
         ).execution_options(populate_existing=True)
-        return list(self.session.scalars(stmt))
+        return [finding_record(row) for row in self.session.scalars(stmt)]
 
     def documents(self, *, account_id: str, region: str, statuses: Iterable[str] = (OPEN,)) -> list[FindingDocument]:
         """The documents of an account's findings in a region, in :meth:`find`'s order, read as columns (a scan's
@@ -254,8 +322,16 @@ class FindingRepository:
         """How many findings the store holds, whatever their status."""
         return int(self.session.scalar(select(func.count()).select_from(Finding)) or 0)
 
-    def get(self, finding_id: str) -> Finding:
+    def get(self, finding_id: str) -> FindingRecord:
         """A finding by id or by an unambiguous prefix of it (at least six characters)."""
+        return finding_record(self._row(finding_id))
+
+    def by_id(self, finding_id: str) -> FindingRecord | None:
+        """The finding with exactly this id, None when there is none."""
+        row = self.session.get(Finding, finding_id, populate_existing=True)
+        return None if row is None else finding_record(row)
+
+    def _row(self, finding_id: str) -> Finding:
         found = self.session.get(Finding, finding_id, populate_existing=True)
         if found is not None:
             return found
@@ -270,10 +346,10 @@ class FindingRepository:
 
     def benchmark_outcomes(
         self, finding_ids: Iterable[str], before: datetime | None = None
-    ) -> dict[str, Recommendation]:
+    ) -> dict[str, RecommendationRecord]:
         """The latest benchmark recommendation of each finding, recorded before ``before`` (any time when None)."""
         wanted = sorted(set(finding_ids))
-        latest: dict[str, Recommendation] = {}
+        latest: dict[str, RecommendationRecord] = {}
         for start in range(0, len(wanted), 500):
             stmt = select(Recommendation).where(
                 Recommendation.source == "benchmark", Recommendation.finding_id.in_(wanted[start : start + 500])
@@ -281,7 +357,7 @@ class FindingRepository:
             if before is not None:
                 stmt = stmt.where(Recommendation.created_at < before)
             for rec in self.session.scalars(stmt.order_by(Recommendation.created_at, Recommendation.id)):
-                latest[rec.finding_id] = rec
+                latest[rec.finding_id] = recommendation_record(rec)
         return latest
 
     def measured_predictions(self, account_id: str, region: str) -> list[Prediction]:
@@ -309,17 +385,17 @@ class FindingRepository:
                 found.append(Prediction(rule, at, estimated, actual, "measured"))
         return found
 
-    def history(self, finding_id: str) -> list[Recommendation]:
+    def history(self, finding_id: str) -> list[RecommendationRecord]:
         stmt = (
             select(Recommendation)
             .where(Recommendation.finding_id == finding_id)
             .order_by(Recommendation.created_at, Recommendation.id)
         )
-        return list(self.session.scalars(stmt))
+        return [recommendation_record(row) for row in self.session.scalars(stmt)]
 
     # --- suppression --------------------------------------------------------------------------------------
 
-    def suppress(self, finding_id: str, *, until: datetime, reason: str, now: datetime) -> Finding:
+    def suppress(self, finding_id: str, *, until: datetime, reason: str, now: datetime) -> FindingRecord:
         """Hide a finding until ``until`` (exclusive) for ``reason``; the next evaluation after that reopens it
         if the condition still holds."""
         reason = reason.strip()
@@ -329,14 +405,14 @@ class FindingRepository:
             raise InvalidInput("the suppression end must be a timezone-aware time")
         if until <= now:
             raise InvalidInput(f"the suppression end {until.isoformat()} is not in the future")
-        finding = self.get(finding_id)
+        finding = self._row(finding_id)
         if finding.status == RESOLVED:
             raise InvalidInput(f"finding {finding.id} is resolved: there is nothing to suppress")
         finding.status = SUPPRESSED
         finding.suppressed_until = until
         finding.suppress_reason = reason
         self.session.flush()
-        return finding
+        return finding_record(finding)
 
 
 # --- rows -----------------------------------------------------------------------------------------------------
@@ -443,7 +519,7 @@ def _history(finding_id: str, draft: FindingDraft, now: datetime) -> dict[str, A
     }
 
 
-def finding_document(row: Finding | Row[Any]) -> FindingDocument:
+def finding_document(row: Finding | FindingRecord | Row[Any]) -> FindingDocument:
     """The finding document of a stored finding (a mapped row, or its columns as :meth:`FindingRepository.documents`
     selects them)."""
     return FindingDocument(

@@ -18,6 +18,7 @@ Store shape (read by the rules):
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -27,6 +28,7 @@ from sqlalchemy.orm import Session
 from chipwise.models.records import CollectedResource
 from chipwise.models.resources import resource_key, split_key
 from chipwise.store.base import SerializedJson
+from chipwise.store.repositories.records import record_of
 from chipwise.store.tables import Resource
 from chipwise.store.upsert import upsert
 
@@ -63,6 +65,42 @@ _UPDATED = (
     "last_seen",
     "last_scan_id",
 )
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceRecord:
+    """A stored resource (the module's docstring says what each field holds)."""
+
+    id: int
+    account_id: str
+    region: str
+    arn: str
+    variant: str
+    parent_arn: str | None
+    kind: str
+    name: str
+    instance_type: str | None
+    instance_count: int
+    platform: str
+    state: str | None
+    unknown_instance_type: bool
+    launched_at: datetime | None
+    ended_at: datetime | None
+    tags: dict[str, Any]
+    hints: dict[str, Any]
+    details: dict[str, Any]
+    first_seen: datetime
+    last_seen: datetime
+    last_scan_id: str | None
+
+    @property
+    def key(self) -> str:
+        """Chipwise's id of this resource (:func:`chipwise.models.resources.resource_key`)."""
+        return resource_key(self.arn, self.variant)
+
+
+def resource_record(row: Resource) -> ResourceRecord:
+    return record_of(ResourceRecord, row)
 
 
 class ResourceRepository:
@@ -125,7 +163,7 @@ class ResourceRepository:
 
     def live_on_platforms(
         self, account_id: str, platforms: Iterable[str], ended_states: Iterable[str]
-    ) -> list[Resource]:
+    ) -> list[ResourceRecord]:
         """An account's resources on ``platforms`` whose state is not one of ``ended_states``, by platform and
         name."""
         stmt = (
@@ -137,11 +175,11 @@ class ResourceRepository:
             )
             .order_by(Resource.platform, Resource.name)
         )
-        return list(self.session.scalars(stmt))
+        return [resource_record(row) for row in self.session.scalars(stmt)]
 
     def list(
         self, account_id: str, region: str | None = None, kinds: Iterable[str] | None = None, include_gone: bool = False
-    ) -> list[Resource]:
+    ) -> list[ResourceRecord]:
         stmt = select(Resource).where(Resource.account_id == account_id).order_by(Resource.kind, Resource.name)
         if region is not None:
             stmt = stmt.where(Resource.region == region)
@@ -149,7 +187,7 @@ class ResourceRepository:
             stmt = stmt.where(Resource.kind.in_(list(kinds)))
         if not include_gone:
             stmt = stmt.where(Resource.state.is_distinct_from(GONE))
-        return list(self.session.scalars(stmt))
+        return [resource_record(row) for row in self.session.scalars(stmt)]
 
     def tags_by_key(self, keys: Iterable[str]) -> dict[str, dict[str, str]]:
         """The tags of each resource of ``keys`` (:func:`resource_key`) that the store holds (chunks of 500 ARNs a
@@ -166,29 +204,31 @@ class ResourceRepository:
                     found[key] = {str(k): str(v) for k, v in (tags or {}).items()}
         return found
 
-    def by_key(self, key: str) -> Resource | None:
+    def by_key(self, key: str) -> ResourceRecord | None:
         """The resource of a key (:func:`resource_key`): an ARN, or an endpoint's ARN with ``#variant/<name>``."""
         arn, variant = split_key(key)
         stmt = select(Resource).where(Resource.arn == arn, Resource.variant == (variant or ""))
-        return self.session.scalars(stmt).first()
+        row = self.session.scalars(stmt).first()
+        return None if row is None else resource_record(row)
 
-    def by_keys(self, keys: Iterable[str]) -> dict[str, Resource]:
+    def by_keys(self, keys: Iterable[str]) -> dict[str, ResourceRecord]:
         """The resources of ``keys`` by key (those the store does not hold left out)."""
         wanted = set(keys)
         arns = sorted({split_key(key)[0] for key in wanted})
-        found: dict[str, Resource] = {}
+        found: dict[str, ResourceRecord] = {}
         for start in range(0, len(arns), 500):
             for r in self.session.scalars(select(Resource).where(Resource.arn.in_(arns[start : start + 500]))):
                 if r.key in wanted:
-                    found[r.key] = r
+                    found[r.key] = resource_record(r)
         return found
 
-    def by_instance_id(self, instance_id: str) -> Resource | None:
+    def by_instance_id(self, instance_id: str) -> ResourceRecord | None:
         """The EC2 instance with this id (whatever account or region it is in)."""
         stmt = select(Resource).where(
             Resource.kind == "ec2_instance", Resource.arn.endswith(f":instance/{instance_id}")
         )
-        return self.session.scalars(stmt).first()
+        row = self.session.scalars(stmt).first()
+        return None if row is None else resource_record(row)
 
 
 def _row(account_id: str, region: str, r: CollectedResource, scan_id: str | None, now: datetime) -> dict[str, Any]:

@@ -11,6 +11,8 @@ from typing import Any
 from sqlalchemy import and_, func, or_, select
 from sqlalchemy.orm import Session
 
+from chipwise.store.repositories.findings import FindingRecord, finding_record
+from chipwise.store.repositories.inventory import ResourceRecord, resource_record
 from chipwise.store.tables import Finding, RealisedSaving, Resource
 from chipwise.store.upsert import upsert
 
@@ -38,7 +40,7 @@ class RealisedSavingRepository:
 
     def to_measure(
         self, account_id: str, region: str, since: datetime, final_after_days: int
-    ) -> list[tuple[Finding, Resource | None]]:
+    ) -> list[tuple[FindingRecord, ResourceRecord | None]]:
         """Findings resolved since ``since`` with no measurement yet, or one with fewer than ``final_after_days``
         days after the change (it is refined scan by scan), with their resource when it is still stored."""
         stmt = (
@@ -56,7 +58,10 @@ class RealisedSavingRepository:
             )
             .order_by(Finding.resolved_at)
         )
-        return [(row[0], row[1]) for row in self.session.execute(stmt)]
+        return [
+            (finding_record(row[0]), None if row[1] is None else resource_record(row[1]))
+            for row in self.session.execute(stmt)
+        ]
 
     def daily_cost(
         self, account_id: str, region: str, instance_type: str, start: date, end: date

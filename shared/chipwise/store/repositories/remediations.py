@@ -15,6 +15,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from chipwise.store.repositories.findings import FindingRecord
 from chipwise.store.tables import Finding, OutboxMessage, Remediation
 
 APPLY, REFUSAL, ROLLBACK, DISMISSAL = "apply", "refusal", "rollback", "dismissal"
@@ -41,7 +42,7 @@ class RemediationRepository:
     def __init__(self, session: Session) -> None:
         self.session = session
 
-    def record(self, finding: Finding, event: RemediationEvent, now: datetime) -> Remediation:
+    def record(self, finding: FindingRecord, event: RemediationEvent, now: datetime) -> Remediation:
         row = Remediation(
             id=str(uuid.uuid4()),
             finding_id=finding.id,

@@ -1,6 +1,7 @@
-"""The bill: one row per ingested billing period of an export, and what it yielded per resource and day (its
-commitments and the cost no resource carries: tables.bill_commitments). A re-delivered period replaces its rows,
-never adds to them."""
+"""The bill: one row per billing period of a payer account (from whichever export last delivered it), and what it
+yielded per resource and day for the compute Chipwise inventories, per account and service for the rest (its
+commitments and the cost no resource carries: tables.bill_commitments). A period delivered again, by the same
+export or another one (another URI, another format), replaces its rows, never adds to them."""
 
 from datetime import date, datetime
 from decimal import Decimal
@@ -14,15 +15,18 @@ from chipwise.store.base import Base
 
 
 class BillPeriodRow(Base):
-    """One billing period of one export as last ingested (the manifest's execution it came from)."""
+    """One billing period of one payer account as last ingested (the export and manifest execution it came from)."""
 
     __tablename__ = "bill_periods"
-    __table_args__ = (UniqueConstraint("export_uri", "billing_period"),)
+    __table_args__ = (UniqueConstraint("payer_account_id", "billing_period"),)
 
     id: Mapped[int] = mapped_column(primary_key=True, autoincrement=True)
+    payer_account_id: Mapped[str] = mapped_column(String(12), default="")
     export_uri: Mapped[str] = mapped_column(String(1024))
     billing_period: Mapped[str] = mapped_column(String(7))  # YYYY-MM
-    table_name: Mapped[str] = mapped_column(String(32))  # COST_AND_USAGE_REPORT | FOCUS_1_2_AWS
+    table_name: Mapped[str] = mapped_column(String(32))  # COST_AND_USAGE_REPORT | FOCUS_1_0_AWS | FOCUS_1_2_AWS | ...
+    data_format: Mapped[str] = mapped_column(String(16), default="parquet")  # parquet | csv
+    other_providers: Mapped[dict[str, Any]] = mapped_column(default=dict)  # rows of other clouds: counted, not read
     manifest_uri: Mapped[str] = mapped_column(String(1024))
     execution_id: Mapped[str] = mapped_column(String(128))
     engine: Mapped[str] = mapped_column(String(16))
@@ -58,3 +62,17 @@ class BillResourceCost(Base):
     public_on_demand_rate: Mapped[Decimal | None]
     usage_hours: Mapped[Decimal]
     tags: Mapped[dict[str, Any]] = mapped_column(default=dict)
+
+
+class BillServiceCost(Base):
+    """The usage of resources Chipwise does not inventory, per account, region and service over the period."""
+
+    __tablename__ = "bill_service_costs"
+
+    id: Mapped[int] = mapped_column(primary_key=True, autoincrement=True)
+    period_id: Mapped[int] = mapped_column(ForeignKey("bill_periods.id", ondelete="CASCADE"), index=True)
+    account_id: Mapped[str] = mapped_column(String(12))
+    region: Mapped[str] = mapped_column(String(32))
+    service: Mapped[str] = mapped_column(String(128))
+    effective_cost: Mapped[Decimal]
+    line_items: Mapped[int] = mapped_column(BigInteger, default=0)

@@ -1,0 +1,305 @@
+"""From the query's aggregated rows to a billing period: resource-days (to a sink in batches as they come, or kept
+when there is none), per-account/service totals, commitments (with coverage of accelerator hours and utilisation,
+summed as rows pass), and what no resource carries. Each row is checked as it is added (a day outside the period,
+an id longer than the store keeps, an amount beyond ±1e12: the export is rejected), whatever the engine."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from datetime import date, datetime
+from decimal import Decimal
+from typing import Any
+
+from chipwise.catalog import platform_of
+from chipwise.collect.bill_export.errors import BillError
+from chipwise.collect.bill_export.query import RESULT_COLUMNS
+from chipwise.collect.bill_export.validation import check_amount, check_payers
+from chipwise.collect.costs import describe_usage_type
+from chipwise.models.bill import BillPeriod, Commitment, PeriodSink, Pricing, ResourceCost, ServiceCost, Unattributed
+
+USAGE_KINDS: frozenset[str] = frozenset({"on_demand", "spot", "savings_plan", "reservation"})
+REASONS = {
+    "commitment_unused": "a Savings Plan's or reservation's unused commitment: the commitment's cost, no resource's",
+    "credit": "credits apply to the bill, not to a resource",
+    "refund": "refunds apply to the bill, not to a resource",
+    "tax": "tax is kept apart from resource costs",
+    "fee": "a fee with no resource (support, subscriptions)",
+    "upfront_fee": "an upfront commitment fee: already inside the covered usage's effective cost",
+    "other": "a line item type that is no resource's usage",
+    "no_resource": "usage without a resource id",
+}
+SINK_BATCH = 5_000  # resource-days handed to the sink at a time
+
+# Positions of the result columns in a record (the query's SELECT order).
+(
+    _PAYER, _ACCOUNT, _REGION, _DAY, _RESOURCE, _PARENT, _SERVICE, _USAGE_TYPE, _KIND, _ARN, _SCOPE, _EFFECTIVE,
+    _BILLED, _LIST_COST, _LIST_RATE, _HOURS, _COMMITMENT_TOTAL, _OFFERING, _FAMILY, _END, _TAGS, _LINE_ITEMS,
+    _REJECTED,
+) = range(len(RESULT_COLUMNS))  # fmt: skip
+
+
+def _decimal(value: Any) -> Decimal:
+    if type(value) is str and value:  # the query's sums, as exact decimal text
+        return Decimal(value)
+    if type(value) is Decimal:
+        return value
+    if value is None or value == "":
+        return Decimal(0)
+    return value if isinstance(value, Decimal) else Decimal(str(value))
+
+
+def _text(value: Any) -> str:
+    return "" if value is None else str(value)
+
+
+def _day(value: Any) -> date:
+    if type(value) is date:  # DuckDB's
+        return value
+    if isinstance(value, datetime):
+        return value.date()
+    if isinstance(value, date):
+        return value
+    return date.fromisoformat(str(value)[:10])
+
+
+def parse_tags(value: Any) -> dict[str, str]:
+    """A map column as a dict, as DuckDB's ``to_json`` writes it (``{"k":"v"}``) or as Athena prints it
+    (``{k=v, k2=v2}``)."""
+    if value is None or value == "":
+        return {}
+    if isinstance(value, Mapping):
+        return {str(k): str(v) for k, v in value.items() if v is not None and v != ""}
+    text = str(value).strip()
+    if text.startswith('{"'):  # DuckDB's to_json
+        try:
+            found_json = json.loads(text)
+        except ValueError:
+            found_json = None
+        if isinstance(found_json, dict):
+            return parse_tags(found_json)
+    if text.startswith("{") and text.endswith("}"):
+        text = text[1:-1]
+    found: dict[str, str] = {}
+    for part in text.split(", "):
+        key, sep, item = part.partition("=")
+        if sep and key.strip() and item.strip():
+            found[key.strip()] = item.strip()
+    return found
+
+
+def _end_date(value: str) -> date | None:
+    try:
+        return date.fromisoformat(value[:10]) if value else None
+    except ValueError:
+        return None
+
+
+def _accelerator(instance_type: str | None) -> bool:
+    platform = platform_of(instance_type) if instance_type else None
+    return platform is not None and platform not in ("cpu", "other")
+
+
+def _pricing(kind: str) -> Pricing:
+    if kind == "spot":
+        return "spot"
+    if kind == "savings_plan":
+        return "savings_plan"
+    if kind == "reservation":
+        return "reservation"
+    return "on_demand"
+
+
+def _month_bounds(period: str) -> tuple[date, date]:
+    start = date.fromisoformat(f"{period}-01")
+    return start, date(start.year + start.month // 12, start.month % 12 + 1, 1)
+
+
+class Assembler:
+    """Adds the query's records to a billing period. Per-row work is only what the row itself carries: the usage
+    type's instance type and a tag set are parsed once per distinct value (the caches), sums arrive as Decimals.
+    With a sink, resource-days leave in batches (the sink's ``begin`` first); without, they stay in the period."""
+
+    def __init__(self, result: BillPeriod, sink: PeriodSink | None = None, where: str = "") -> None:
+        self.result = result
+        self.sink = sink
+        self.where = where or result.manifest_uri
+        self.batch: list[ResourceCost] = []
+        self.begun = False
+        self.period_bounds = _month_bounds(result.billing_period)
+        self.payers: set[str] = set()
+        self.unattributed: dict[tuple[str, str, str], Decimal] = defaultdict(Decimal)
+        self.services: dict[tuple[str, str, str], list[Any]] = {}
+        self.commitments: dict[str, dict[str, Any]] = {}
+        self.hours_by_account: dict[str, Decimal] = defaultdict(Decimal)
+        self.covered: dict[str, Decimal] = defaultdict(Decimal)
+        self.shared_tags: dict[tuple[tuple[str, str], ...], dict[str, str]] = {}  # one dict per distinct tag set
+        self.tags_seen: dict[Any, dict[str, str]] = {}  # the raw value (JSON or Athena's text) → that dict
+        self.instance_types: dict[str, tuple[str | None, bool]] = {}
+
+    def begin(self) -> None:
+        """Hand the period's header to the sink (once the export is validated: nothing is stored before)."""
+        if self.sink is not None and not self.begun:
+            self.sink.begin(self.result)
+        self.begun = True
+
+    def add(self, r: Sequence[Any]) -> None:
+        if r[_REJECTED]:
+            raise BillError(f"{self.where}: column {r[_REJECTED]} (export rejected, nothing stored)")
+        kind = r[_KIND] or ""
+        self.result.line_items += int(r[_LINE_ITEMS] or 0)
+        if r[_PAYER]:
+            self.payers.add(str(r[_PAYER]))
+        if kind == "negation":  # cancels the covered usage's unblended cost: nobody's effective cost
+            return
+        account = r[_ACCOUNT] or ""
+        if len(account) > 12:
+            raise BillError(f"{self.where}: account id {account[:20]}... longer than 12 characters (export rejected)")
+        effective = check_amount(_decimal(r[_EFFECTIVE]), f"{self.where}: account {account} {kind} cost")
+        arn = r[_ARN] or ""
+        if arn:
+            self._commitment_terms(r, arn, account)
+        scope = r[_SCOPE] or ""
+        if kind in USAGE_KINDS and scope == "resource":
+            self._resource(r, kind, account, effective, arn)
+            return
+        if kind in USAGE_KINDS and scope == "service":
+            self._service(r, account, effective, arn)
+            return
+        if kind == "commitment_unused" and arn:
+            entry = self.commitments[arn]
+            total_commitment = _decimal(r[_COMMITMENT_TOTAL])
+            entry["unused"] += effective
+            entry["total"] += total_commitment
+            entry["fee_hours"] += _decimal(r[_HOURS]) if total_commitment else 0
+        category = "no_resource" if kind in USAGE_KINDS else kind
+        if effective:
+            self.unattributed[(account, _text(r[_REGION]), category)] += effective
+
+    def _commitment_terms(self, r: Sequence[Any], arn: str, account: str) -> None:
+        entry = self.commitments.get(arn)
+        if entry is None:
+            entry = self.commitments[arn] = _commitment_entry(account)
+        for key, at in (("offering", _OFFERING), ("family", _FAMILY), ("end", _END)):
+            entry[key] = entry.get(key) or _text(r[at])
+
+    def _service(self, r: Sequence[Any], account: str, effective: Decimal, arn: str) -> None:
+        """A resource Chipwise does not inventory: into its account, region and service's total."""
+        total = self.services.setdefault((account, _text(r[_REGION]), _text(r[_SERVICE])), [Decimal(0), 0])
+        total[0] += effective
+        total[1] += int(r[_LINE_ITEMS] or 0)
+        if arn:
+            self.commitments[arn]["used"] += effective
+            self.commitments[arn]["accounts"].add(account)
+
+    def finish(self) -> BillPeriod:
+        """The period with what no resource carries, the service totals and the commitments (once every record
+        is added); the last batch goes to the sink."""
+        result = self.result
+        if self.payers or not result.payer_account_id:
+            result.payer_account_id = check_payers(sorted(self.payers), self.where)
+        self.begin()
+        self._flush()
+        result.unattributed = [
+            Unattributed(account, region, category, REASONS.get(category, REASONS["other"]),
+                         check_amount(amount, f"{self.where}: account {account} {category}"))
+            for (account, region, category), amount in sorted(self.unattributed.items())
+        ]  # fmt: skip
+        result.service_costs = [
+            ServiceCost(account, region, service, check_amount(total, f"{self.where}: {account} {service}"), count)
+            for (account, region, service), (total, count) in sorted(self.services.items())
+        ]
+        result.commitments = self._commitments()
+        return result
+
+    def _resource(self, r: Sequence[Any], kind: str, account: str, effective: Decimal, arn: str) -> None:
+        usage_type = r[_USAGE_TYPE] or ""
+        rate = r[_LIST_RATE]
+        day = _day(r[_DAY])
+        if not self.period_bounds[0] <= day < self.period_bounds[1]:
+            raise BillError(f"{self.where}: usage on {day}, outside the billing period (export rejected)")
+        instance_type, accelerator = self._instance_type(usage_type)
+        cost = ResourceCost(
+            account_id=account,
+            region=r[_REGION] or "",
+            day=day,
+            resource_id=r[_RESOURCE],
+            service=r[_SERVICE] or "",
+            usage_type=usage_type,
+            instance_type=instance_type,
+            pricing=_pricing(kind),
+            effective_cost=effective,
+            billed_cost=check_amount(_decimal(r[_BILLED]), f"{self.where}: {r[_RESOURCE]} billed cost"),
+            public_on_demand_cost=check_amount(_decimal(r[_LIST_COST]), f"{self.where}: {r[_RESOURCE]} list cost"),
+            public_on_demand_rate=None if rate is None or rate == "" else _decimal(rate),
+            usage_hours=check_amount(_decimal(r[_HOURS]), f"{self.where}: {r[_RESOURCE]} hours"),
+            commitment_arn=arn or None,
+            parent_resource_id=r[_PARENT] or None,
+            tags=self._tags(r[_TAGS]),
+        )
+        if cost.parent_resource_id is None and accelerator:
+            self.hours_by_account[account] += cost.usage_hours
+            if arn:
+                self.covered[arn] += cost.usage_hours
+        if arn and cost.parent_resource_id is None:
+            entry = self.commitments[arn]
+            entry["used"] += effective
+            entry["accounts"].add(account)
+        if self.sink is None:
+            self.result.resources.append(cost)
+            return
+        self.batch.append(cost)
+        if len(self.batch) >= SINK_BATCH:
+            self._flush()
+
+    def _flush(self) -> None:
+        if self.sink is not None and self.batch:
+            self.begin()
+            self.sink.resources(self.batch)
+            self.batch = []
+
+    def _instance_type(self, usage_type: str) -> tuple[str | None, bool]:
+        found = self.instance_types.get(usage_type)
+        if found is None:
+            instance_type = describe_usage_type(usage_type)[1] if usage_type else None
+            found = self.instance_types[usage_type] = (instance_type, _accelerator(instance_type))
+        return found
+
+    def _tags(self, value: Any) -> dict[str, str]:
+        """The same dict for the same tags (a resource's lines all carry its tags: one copy, not one per day)."""
+        key = value if value is None or type(value) is str else tuple(sorted(parse_tags(value).items()))
+        found = self.tags_seen.get(key)
+        if found is None:
+            tags = parse_tags(value)
+            found = self.tags_seen[key] = self.shared_tags.setdefault(tuple(sorted(tags.items())), tags)
+        return found
+
+    def _commitments(self) -> list[Commitment]:
+        commitments = []
+        for arn, entry in sorted(self.commitments.items()):
+            hourly = (
+                (entry["total"] / entry["fee_hours"]).quantize(Decimal("0.0001")) if entry["fee_hours"] > 0 else None
+            )
+            accounts = entry["accounts"] or {entry["account"]}
+            commitments.append(
+                Commitment(
+                    arn=arn,
+                    account_id=str(entry["account"]),
+                    kind="savings_plan" if ":savingsplan/" in arn else "reservation",
+                    offering_type=entry.get("offering") or None,
+                    family=entry.get("family") or None,
+                    hourly_commitment=hourly,
+                    end_date=_end_date(str(entry.get("end") or "")),
+                    used_cost=check_amount(entry["used"], f"{self.where}: {arn} used"),
+                    unused_cost=check_amount(entry["unused"], f"{self.where}: {arn} unused"),
+                    covered_accelerator_hours=self.covered.get(arn, Decimal(0)),
+                    accelerator_hours=sum((self.hours_by_account[a] for a in accounts), Decimal(0)),
+                )
+            )
+        return commitments
+
+
+def _commitment_entry(account: str) -> dict[str, Any]:
+    zero = Decimal(0)
+    return {"accounts": set(), "used": zero, "unused": zero, "total": zero, "fee_hours": zero, "account": account}

@@ -1,0 +1,222 @@
+"""The logical query with DuckDB over the period's data files (Parquet, or gzip CSV), in one connection set up for
+a bounded, time-zone-proof read: its days in UTC whatever the machine's zone, its memory limited from the
+function's memory (``AWS_LAMBDA_FUNCTION_MEMORY_SIZE``; spilling to a scratch directory beyond it), insertion
+order not kept (an aggregate needs none). Each file is checked first (its columns, their types), then the payer
+and the rows of other providers are counted, then the aggregated rows stream to the caller in batches (the whole
+result is never held), every AWS line checked (:mod:`.validation`) in the same pass that sums it; a rejected line
+is looked for once more to name its file and row."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from chipwise.collect.bill_export.errors import BillError
+from chipwise.collect.bill_export.formats import legacy_parquet_name
+from chipwise.collect.bill_export.query import (
+    CUR_SPLIT_COLUMNS,
+    PAYER_COLUMN,
+    RESULT_COLUMNS,
+    TAGS_COLUMN,
+    QuerySource,
+    columns_read,
+    family,
+    legacy_tags,
+    logical_query,
+    required_columns,
+)
+from chipwise.collect.bill_export.validation import (
+    check_described,
+    check_payers,
+    rejected,
+    rejected_expr,
+    row_sql,
+    value_check_sql,
+)
+from chipwise.models.bill import BillTable, DataFormat
+
+if TYPE_CHECKING:
+    import duckdb
+
+FETCH_BATCH = 20_000  # result rows fetched at a time
+MEMORY_SHARE = 0.4  # of the function's memory, for DuckDB (the rest: Python, the batches, the store's driver)
+DEFAULT_MEMORY_MB = 256  # off Lambda
+
+
+def cores() -> int:
+    """The CPU cores this process may run on (DuckDB's threads)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def memory_limit_mb() -> int:
+    """DuckDB's share of the function's memory (Lambda's ``AWS_LAMBDA_FUNCTION_MEMORY_SIZE``, in MB)."""
+    raw = os.environ.get("AWS_LAMBDA_FUNCTION_MEMORY_SIZE", "")
+    total = int(raw) if raw.isdigit() else 0
+    return max(64, int(total * MEMORY_SHARE)) if total else DEFAULT_MEMORY_MB
+
+
+def connect(scratch: Path | None = None) -> duckdb.DuckDBPyConnection:
+    import duckdb
+
+    con = duckdb.connect(
+        config={
+            "threads": cores(),
+            "memory_limit": f"{memory_limit_mb()}MB",
+            "preserve_insertion_order": False,
+            "temp_directory": str(scratch or Path(tempfile.gettempdir()) / "chipwise-duckdb"),
+        }
+    )
+    con.execute("LOAD icu")  # time zones: built into DuckDB's wheel
+    con.execute("SET TimeZone = 'UTC'")
+    con.execute("SET enable_progress_bar = false")
+    return con
+
+
+def _quote(path: Path) -> str:
+    return str(path).replace("'", "''")
+
+
+def reader(paths: Sequence[Path], data_format: DataFormat, *, located: bool = False) -> str:
+    """The DuckDB table function over the files (``located``: with each row's file, and row for Parquet)."""
+    listed = ", ".join(f"'{_quote(p)}'" for p in paths)
+    where = ", filename = true" + (", file_row_number = true" if data_format == "parquet" else "") if located else ""
+    if data_format == "csv":
+        return f"read_csv([{listed}], header = true, all_varchar = true, union_by_name = true{where})"
+    return f"read_parquet([{listed}], union_by_name = true{where})"
+
+
+def _describe(con: duckdb.DuckDBPyConnection, path: Path, shown: str, data_format: DataFormat) -> dict[str, str]:
+    import duckdb
+
+    if not path.is_file():
+        raise BillError(f"{shown}: data file not found")
+    try:
+        rows = con.execute(f"DESCRIBE SELECT * FROM {reader([path], data_format)}").fetchall()
+    except duckdb.Error as exc:
+        kind = "gzip CSV" if data_format == "csv" else "Parquet"
+        raise BillError(f"{shown}: unreadable {kind} ({str(exc).splitlines()[0]})") from exc
+    return {str(row[0]): str(row[1]) for row in rows}
+
+
+def source_of(
+    table: BillTable, data_format: DataFormat, columns: dict[str, str], relation: str, dialect: str = "duckdb"
+) -> QuerySource:
+    """The query's view of the files: which physical column is each column read, and how the tags arrive."""
+    if table == "LEGACY_CUR" and data_format == "csv":
+        physical_of = {legacy_parquet_name(name): name for name in columns}
+        tag_columns = [(name, name.split("/", 1)[1]) for name in columns if name.startswith("resourceTags/")]
+    else:
+        physical_of = {name: name for name in columns}
+        tag_columns = [
+            (name, name[len("resource_tags_") :].replace("_", ":", 1))
+            for name in columns
+            if name.startswith("resource_tags_")
+        ]
+    split = family(table) == "cur" and all(c in physical_of for c in CUR_SPLIT_COLUMNS)
+    read = columns_read(table, split)
+    physical = {name: physical_of.get(name) for name in read}
+    if table == "LEGACY_CUR":
+        tags, are_map = legacy_tags(tag_columns, "athena" if dialect == "athena" else "duckdb"), dialect == "athena"
+    else:
+        tag = TAGS_COLUMN[table]
+        tags = f'"{tag}"' if tag in physical_of else "NULL"
+        are_map = data_format == "parquet" or dialect == "athena"
+    return QuerySource(table, relation, physical, tags, are_map, "athena" if dialect == "athena" else "duckdb",
+                  data_format, split)  # fmt: skip
+
+
+@dataclass
+class DuckRead:
+    """What the read found besides its rows: the bytes of the files, the payer, the rows of other providers."""
+
+    bytes_read: int
+    payer_account_id: str
+    other_providers: dict[str, int] = field(default_factory=dict)
+
+
+def run_duckdb(
+    files: Sequence[tuple[Path, str]],
+    table: BillTable,
+    data_format: DataFormat,
+    period: str,
+    sink: Callable[[Sequence[Any]], None],
+) -> DuckRead:
+    """Check, validate and query the period's files; each aggregated row goes to ``sink`` as it is fetched."""
+    import duckdb
+
+    with tempfile.TemporaryDirectory(prefix="chipwise-duckdb-") as scratch:
+        con = connect(Path(scratch))
+        try:
+            union: dict[str, str] = {}
+            for path, shown in files:
+                described = _describe(con, path, shown, data_format)
+                names = (
+                    {legacy_parquet_name(n): t for n, t in described.items()}
+                    if table == "LEGACY_CUR" and data_format == "csv"
+                    else described
+                )
+                wanted = required_columns(table)
+                check_described(names, wanted, shown, typed=data_format == "parquet", missing_ok=frozenset())
+                split_read = {k: v for k, v in CUR_SPLIT_COLUMNS.items() if k in names}
+                check_described(names, split_read, shown, typed=data_format == "parquet", missing_ok=frozenset())
+                union.update(described)
+            paths = [p for p, _ in files]
+            src = source_of(table, data_format, union, reader(paths, data_format))
+            try:
+                payer, others = _census(con, src, files[0][1])
+                cursor = con.execute(logical_query(src, rejected_expr(src, period)))
+                returned = tuple(str(d[0]) for d in cursor.description or [])
+                if returned != RESULT_COLUMNS:
+                    raise BillError(f"{files[0][1]}: the bill query returned {', '.join(returned)}")
+                while batch := cursor.fetchmany(FETCH_BATCH):
+                    for record in batch:
+                        if record[-1]:  # a rejected line: name its file and row (nothing is stored)
+                            _validate(con, files, src, period)
+                        sink(record)
+            except duckdb.Error as exc:
+                raise BillError(f"{files[0][1]}: the bill query failed ({str(exc).splitlines()[0]})") from exc
+            return DuckRead(sum(p.stat().st_size for p in paths), payer, others)
+        finally:
+            con.close()
+
+
+def _validate(con: duckdb.DuckDBPyConnection, files: Sequence[tuple[Path, str]], src: QuerySource, period: str) -> None:
+    """Reject the export at its first insane AWS line, naming the file (as the manifest lists it), row, column."""
+    read = columns_read(src.table, src.split)
+    located = reader([p for p, _ in files], src.data_format, located=True)
+    found = con.execute(value_check_sql(src, located, period, read)).fetchone()
+    if found is None:
+        return
+    local, row, what = found
+    shown = {str(p): s for p, s in files}.get(str(local), str(local))
+    if row is None:  # CSV: its row, counted in that one file
+        one = reader([Path(str(local))], src.data_format)
+        counted = con.execute(row_sql(src, one, period, read)).fetchone()
+        row = counted[0] if counted else None
+    raise rejected(shown, None if row is None else int(row), str(what))
+
+
+def _census(con: duckdb.DuckDBPyConnection, src: QuerySource, where: str) -> tuple[str, dict[str, int]]:
+    """The export's payer (of its AWS lines) and the rows of other providers (FOCUS is multi-cloud)."""
+    payer = src.col(PAYER_COLUMN[family(src.table)])
+    if family(src.table) == "focus":
+        provider = src.col("ProviderName")
+        rows = con.execute(
+            f"SELECT COALESCE({provider}, ''), CASE WHEN {provider} = 'AWS' THEN {payer} END, COUNT(*)"
+            f" FROM {src.relation} GROUP BY ALL"
+        ).fetchall()
+        others: dict[str, int] = {}
+        for name, _, count in rows:
+            if name != "AWS":
+                label = str(name) or "(no provider)"
+                others[label] = others.get(label, 0) + int(count)
+        return check_payers([str(p) for n, p, _ in rows if n == "AWS" and p], where), others
+    rows = con.execute(f"SELECT DISTINCT {payer} FROM {src.relation}").fetchall()
+    return check_payers([str(r[0]) for r in rows if r[0]], where), {}
