@@ -115,6 +115,8 @@ class AwsContext:
         self, service: Literal["application-autoscaling"], region: str | None = None
     ) -> ApplicationAutoScalingClient: ...
     @overload
+    def client(self, service: Literal["autoscaling", "eks"], region: str | None = None) -> Any: ...  # no stubs
+    @overload
     def client(self, service: Literal["batch"], region: str | None = None) -> BatchClient: ...
     @overload
     def client(self, service: Literal["bedrock"], region: str | None = None) -> Any: ...  # no stubs installed

@@ -126,6 +126,22 @@ class Settings(BaseSettings):
         description="Secrets Manager secret holding the Slack app's signing secret: turns on the alert buttons "
         "(Apply, Snooze 7 days, Not waste) and verifies their requests.",
     )
+    slack_team_id: str | None = Field(
+        None,
+        description="The Slack workspace (team id, T…) whose presses of the alert's buttons count; a press from "
+        "any other workspace is refused and audited. Unset: every press is refused.",
+    )
+    slack_approvers: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description='Who may press the alert\'s buttons, by scope: "*" (every finding), an account id, or '
+        '"team:<team tag value>"; each a list of Slack user ids (U…, W…) or user-group ids (S…). Anyone else\'s '
+        "press is refused and audited. Empty: nobody.",
+    )
+    slack_bot_token_secret_name: str | None = Field(
+        None,
+        description="Secrets Manager secret holding a Slack bot token (usergroups:read): resolves the user-group ids "
+        "in slack_approvers to their members. Unset: only user ids approve.",
+    )
     alert_precision_floor: float = Field(
         0.0,
         ge=0,

@@ -34,6 +34,7 @@ FUNCTIONS = (
 STAR_RESOURCE_ACTIONS = {
     "application-autoscaling:DescribeScalableTargets",  # Describe* take no resource-level permissions
     "application-autoscaling:DescribeScheduledActions",
+    "autoscaling:DescribeAutoScalingGroups",  # as are Auto Scaling's
     "ce:GetCostAndUsage",
     "cloudwatch:GetMetricData",
     "cloudwatch:ListMetrics",
@@ -307,12 +308,24 @@ def test_the_remediation_role_is_opt_in_tag_conditioned_and_the_scan_role_stays_
         "application-autoscaling:PutScheduledAction",
         "application-autoscaling:DeleteScheduledAction",
         "iam:CreateServiceLinkedRole",
+        "eks:TagResource",
+        "eks:UntagResource",
+        "eks:UpdateNodegroupConfig",
+        "autoscaling:CreateOrUpdateTags",
+        "autoscaling:DeleteTags",
+        "autoscaling:UpdateAutoScalingGroup",
     }
     for _, statement in remediation:
         actions = set(_as_list(statement["Action"]))
-        if statement.get("Effect") == "Allow" and actions & {"ec2:StopInstances", "sagemaker:DeleteEndpoint"}:
+        resizes = {"ec2:StopInstances", "sagemaker:DeleteEndpoint", "eks:UpdateNodegroupConfig"}
+        if statement.get("Effect") == "Allow" and actions & (resizes | {"autoscaling:UpdateAutoScalingGroup"}):
             assert "aws:ResourceTag/chipwise:remediation" in statement["Condition"]["StringLike"]
-        if statement.get("Effect") == "Allow" and actions & {"ec2:CreateTags", "sagemaker:AddTags"}:
+        if statement.get("Effect") == "Allow" and actions & {
+            "ec2:CreateTags",
+            "sagemaker:AddTags",
+            "eks:TagResource",
+            "autoscaling:CreateOrUpdateTags",
+        }:
             assert statement["Condition"]["ForAllValues:StringEquals"]["aws:TagKeys"] == ["chipwise:remediation"]
         if statement.get("Effect") == "Allow" and any(a.startswith("application-autoscaling:Put") for a in actions):
             assert statement["Condition"]["StringEquals"] == {
@@ -325,7 +338,7 @@ def test_the_remediation_role_is_opt_in_tag_conditioned_and_the_scan_role_stays_
             }
     denies = [s for _, s in remediation if s.get("Effect") == "Deny"]
     for deny in denies:
-        assert deny["Condition"]["StringEqualsIgnoreCase"] == {"aws:ResourceTag/chipwise:protect": "true"}
+        assert deny["Condition"]["StringEqualsIgnoreCase"] == {"aws:ResourceTag/chipwise:protect": ["true", "yes", "1"]}
     trust = _template(REMEDIATION_ROLE)["Resources"]["ChipwiseRemediationRole"]["Properties"][
         "AssumeRolePolicyDocument"
     ]

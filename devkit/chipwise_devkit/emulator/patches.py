@@ -12,6 +12,7 @@
 7. SageMaker has Studio apps (:mod:`chipwise_devkit.emulator.studio_apps`).
 8. Application Auto Scaling refuses a scheduled action on an unregistered target or the delete of a missing one,
    and deregistering a target deletes its scheduled actions (:mod:`chipwise_devkit.emulator.application_autoscaling`).
+9. EKS managed node groups take tags (:mod:`chipwise_devkit.emulator.eks_nodegroups`).
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ def install() -> None:
             application_autoscaling,
             bedrock_provisioned,
             capacity_reservations,
+            eks_nodegroups,
             fast_cloudwatch,
             faults,
             inference_components,
@@ -65,6 +67,7 @@ def install() -> None:
         bedrock_provisioned.install()
         studio_apps.install()
         application_autoscaling.install()
+        eks_nodegroups.install()
         fast_cloudwatch.install()
         faults.install()
         _installed = True

@@ -50,6 +50,14 @@ def settings() -> Settings:
     return get_settings()
 
 
+def store_url() -> str:
+    """The configured store's URL, its schema created or upgraded first (for a pipeline function that opens its own
+    transactions)."""
+    url = get_settings().database_url
+    ensure_schema(url)
+    return url
+
+
 @contextmanager
 def store_session(migrate: bool = True) -> Iterator[Session]:
     """A transaction on the configured store, creating or upgrading the schema first."""

@@ -14,15 +14,17 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from chipwise.cli.common import err, out, print_json, settings, store_session
+from chipwise.cli.common import err, out, print_json, settings, store_session, store_url
 from chipwise.clock import utcnow
 from chipwise.economics import parse_day, parse_utc, usd
 from chipwise.errors import ChipwiseError, InvalidInput, NotFound
 from chipwise.models.common import is_account_id
 from chipwise.models.findings import FindingDocument
 from chipwise.models.resources import split_key
+from chipwise.pipeline.apply import RemediationOutcome, apply_finding, cli_operator
 from chipwise.pipeline.evaluate import evaluate_account
 from chipwise.pipeline.policy import load_policy
+from chipwise.pipeline.rollback import rollback_finding
 from chipwise.presentation import (
     benchmark_verdict,
     best_saving,
@@ -38,7 +40,6 @@ from chipwise.presentation import (
     short_id,
 )
 from chipwise.presentation import suppress_command as suppress_hint
-from chipwise.remediate.runner import RemediationOutcome, apply_finding, remediation_context, rollback_finding
 from chipwise.report.ledger_csv import write_csv
 from chipwise.rules import registry
 from chipwise.rules.policy import Policy
@@ -453,34 +454,25 @@ def until_words(typed: str, ends: datetime | None) -> str:
     return f"through {day.isoformat()} (UTC); the next scan after it reopens it if the condition still holds"
 
 
-def operator() -> str:
-    """Who acts from the CLI: the OS user."""
-    import getpass
-
-    try:
-        return getpass.getuser()
-    except (KeyError, OSError):
-        return "unknown"
-
-
 @findings_app.command("apply")
 def apply_command(
     finding_id: str = typer.Argument(..., help="The finding id (or at least six of its first characters)."),
-    dry_run: bool = typer.Option(False, "--dry-run", help="Print the exact API calls; change nothing."),
+    dry_run: bool = typer.Option(
+        False,
+        "--dry-run",
+        help="Print the planned API calls from the store (no AWS credentials needed); change nothing.",
+    ),
     yes: bool = typer.Option(False, "--yes", help="Make the change (without it, only what would be done)."),
 ) -> None:
-    """Perform a finding's mechanical next step (stop an idle instance, scale an idle inference component to 0
-    copies, lower a variant's instance count) after re-checking the resource and its metrics since the scan."""
-    with store_session() as session:
+    """Perform a finding's mechanical next step (stop an idle instance, or lower its node group or Auto Scaling
+    group; scale an idle inference component to 0 copies; lower a variant's instance count) after re-checking the
+    resource and its metrics since the scan. Recorded as the AWS caller identity (STS GetCallerIdentity)."""
+    url = store_url()
+    if dry_run:
+        outcome = apply_finding(finding_id, actor="dry run", source="cli", database_url=url, dry_run=True)
+    else:
         outcome = apply_finding(
-            session,
-            remediation_context,
-            finding_id,
-            actor=operator(),
-            source="cli",
-            now=utcnow(),
-            dry_run=dry_run,
-            approved=yes,
+            finding_id, actor=cli_operator(), source="cli", database_url=url, now=utcnow(), approved=yes
         )
     _report(outcome)
 
@@ -489,12 +481,10 @@ def apply_command(
 def rollback_command(
     finding_id: str = typer.Argument(..., help="The finding id (or at least six of its first characters)."),
 ) -> None:
-    """Undo a finding's apply: start the instance, restore the copies or the instance count, remove the mark."""
-    with store_session() as session:
-        outcome = rollback_finding(
-            session, remediation_context, finding_id, actor=operator(), source="cli", now=utcnow()
-        )
-    _report(outcome)
+    """Undo a finding's apply: start the instance, restore the copies, the instance count or the group's size,
+    remove the mark."""
+    url = store_url()
+    _report(rollback_finding(finding_id, actor=cli_operator(), source="cli", database_url=url, now=utcnow()))
 
 
 def _report(outcome: RemediationOutcome) -> None:
@@ -513,6 +503,14 @@ def _report(outcome: RemediationOutcome) -> None:
             markup=False,
             soft_wrap=True,
         )
+        if outcome.status == "dry_run":
+            out.print(
+                "planned from the store (what the scan saw), with no AWS call: the live re-check runs at apply time "
+                "(`--yes` reads the resource and its metrics since the scan again, and refuses if they changed or "
+                "are not fresh)",
+                highlight=False,
+                soft_wrap=True,
+            )
         return
     out.print(f"{outcome.status}: {outcome.resource} ({short})", highlight=False)
     for api in outcome.calls:

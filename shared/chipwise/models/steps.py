@@ -15,6 +15,7 @@ EC2_SCHEDULE = "ec2_schedule"
 VARIANT_SCHEDULE = "variant_schedule"
 OFF_HOURS_RULE = "accelerator_off_hours"
 IDLE_RULES = ("gpu_idle", "inferentia_idle")
+OFF_HOURS_CAPACITY = 1  # as remediate.eligible: a variant keeps one instance, so one of 1 has no schedule step
 
 
 def mechanical_step(
@@ -35,7 +36,7 @@ def mechanical_step(
     if resource_kind == "ec2_instance" and action == "schedule" and rule_id == OFF_HOURS_RULE:
         return EC2_SCHEDULE
     if resource_kind == "sagemaker_endpoint" and action == "schedule" and rule_id == OFF_HOURS_RULE:
-        return VARIANT_SCHEDULE
+        return VARIANT_SCHEDULE if instance_count > OFF_HOURS_CAPACITY else None
     if resource_kind == "sagemaker_endpoint" and action == "delete" and rule_id in IDLE_RULES and not variant:
         return ENDPOINT_DELETE
     target_count = recommendation.get("target_count")

@@ -25,6 +25,7 @@ from chipwise.clock import utcnow
 from chipwise.errors import ConfigError
 from chipwise.notify.digest import Alert, Digest, FindingLine
 from chipwise.notify.outbox import SLACK_MAX_BLOCKS, SLACK_MAX_SECTION_TEXT, SendError, SlackPayload
+from chipwise.remediate.approvers import button_value
 from chipwise.remediate.eligible import may_apply
 from chipwise.render import money, render
 
@@ -180,10 +181,15 @@ def choice(text: str, action_id: str, value: str, style: str | None = None) -> d
 def approval_buttons(f: FindingLine) -> dict[str, Any]:
     """Apply (only when the finding's next step is mechanical), Snooze 7 days and Not waste: the buttons the Slack
     approvals function (:mod:`chipwise.pipeline.slack_actions`) answers."""
+    value = button_value(f.finding_id, f.account_id)  # the full id and its account: checked against the finding
     buttons = [
-        *([choice("Apply", "chipwise_apply", f.finding_id, "primary")] if may_apply(f.resource_kind, f.action) else []),
-        choice("Snooze 7 days", "chipwise_snooze", f.finding_id),
-        choice("Not waste", "chipwise_not_waste", f.finding_id, "danger"),
+        *(
+            [choice("Apply", "chipwise_apply", value, "primary")]
+            if may_apply(f.resource_kind, f.action, f.instance_count)
+            else []
+        ),
+        choice("Snooze 7 days", "chipwise_snooze", value),
+        choice("Not waste", "chipwise_not_waste", value, "danger"),
     ]
     return {**actions(*buttons), "block_id": "chipwise-approvals"}
 

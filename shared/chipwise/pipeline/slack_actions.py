@@ -15,10 +15,11 @@ A verified ``block_actions`` payload acts as its button says, as the Slack user 
 
 from __future__ import annotations
 
+import binascii
 import hashlib
 import hmac
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import lru_cache
@@ -32,19 +33,29 @@ from aws_lambda_powertools.utilities.parser.models import APIGatewayProxyEventV2
 
 from chipwise.aws import aws_context
 from chipwise.clock import utcnow
-from chipwise.errors import ChipwiseError, ConfigError, InvalidInput
+from chipwise.errors import ChipwiseError, ConfigError, InvalidInput, NotFound
 from chipwise.observability import logger
-from chipwise.remediate.runner import apply_finding, remediation_context
+from chipwise.pipeline.apply import apply_finding
+from chipwise.remediate.approvers import approvers_for, may_approve, parse_button_value, scopes_of
 from chipwise.settings import get_settings
 from chipwise.store import Session, session_scope
+from chipwise.store.repositories.bill import teams_by_arn
 from chipwise.store.repositories.findings import FindingRepository
-from chipwise.store.repositories.remediations import DISMISSAL, RECORDED, RemediationEvent, RemediationRepository
+from chipwise.store.repositories.remediations import (
+    DISMISSAL,
+    RECORDED,
+    REFUSAL,
+    REFUSED,
+    RemediationEvent,
+    RemediationRepository,
+)
 
 MAX_AGE_SECONDS = 5 * 60
 APPLY, SNOOZE, NOT_WASTE = "chipwise_apply", "chipwise_snooze", "chipwise_not_waste"
 SNOOZE_DAYS = 7
 NOT_WASTE_DAYS = 365
 MAX_BODY_BYTES = 64 * 1024
+GroupMembers = Callable[[str], set[str]]
 
 app = APIGatewayHttpResolver()
 
@@ -58,12 +69,17 @@ def slack_signature(secret: str, timestamp: str, body: bytes) -> str:
     return "v0=" + hmac.new(secret.encode(), base, hashlib.sha256).hexdigest()
 
 
+def plausible_timestamp(timestamp: str) -> bool:
+    """Epoch seconds in at most 12 ASCII digits (any longer number is not a time: it is never turned into one)."""
+    return 0 < len(timestamp) <= 12 and timestamp.isascii() and timestamp.isdigit()
+
+
 def verified(secret: str, headers: Mapping[str, str], body: bytes, now: datetime) -> bool:
     """Whether a request is Slack's and fresh: a timestamp within five minutes and a matching signature."""
     lowered = {k.lower(): v for k, v in headers.items()}
     timestamp = lowered.get("x-slack-request-timestamp", "")
     signature = lowered.get("x-slack-signature", "")
-    if not secret or not timestamp.isdigit() or not signature:
+    if not secret or not plausible_timestamp(timestamp) or not signature:
         return False
     if abs(now.timestamp() - int(timestamp)) > MAX_AGE_SECONDS:
         return False
@@ -78,81 +94,171 @@ def signing_secret() -> str:
     name = settings.slack_signing_secret_name
     if not name:
         raise ConfigError("slack_signing_secret_name is not set: Slack approvals are off")
-    provider = SecretsProvider(boto3_client=aws_context(settings.region).client("secretsmanager"))
+    return _secret_text(name, "signing_secret")
+
+
+def _secret_text(name: str, key: str) -> str:
+    """A Slack secret from Secrets Manager: the value, or JSON with ``key``."""
+    provider = SecretsProvider(boto3_client=aws_context(get_settings().region).client("secretsmanager"))
     try:
         value = provider.get(name, max_age=0)
     except Exception as exc:  # Powertools wraps every failure in GetParameterError
-        raise ConfigError(f"cannot read the Slack signing secret {name!r}: {type(exc).__name__}") from exc
+        raise ConfigError(f"cannot read the Slack secret {name!r}: {type(exc).__name__}") from exc
     text = (value.decode() if isinstance(value, bytes) else str(value or "")).strip()
     if text.startswith("{"):
-        document = json.loads(text)
-        text = str(document.get("signing_secret", "")) if isinstance(document, dict) else ""
+        try:
+            document = json.loads(text)
+        except json.JSONDecodeError:
+            document = None
+        text = str(document.get(key, "")) if isinstance(document, dict) else ""
     if not text:
-        raise ConfigError(f"the Slack signing secret {name!r} is empty")
+        raise ConfigError(f"the Slack secret {name!r} has no {key}")
     return text
 
 
 # --- the payload -----------------------------------------------------------------------------------------------
 
 
+class MalformedRequest(InvalidInput):
+    """A request Chipwise cannot read (HTTP 400): never acted on."""
+
+
 @dataclass(frozen=True)
 class SlackAction:
     action_id: str
-    finding_id: str
+    value: str  # the button's value: "<finding id>:<account id>"
+    user_id: str
+    team_id: str
     user: str  # "slack:<username> (<user id>)"
 
 
+def _text(value: Any, limit: int = 256) -> str:
+    return value[:limit] if isinstance(value, str) else ""
+
+
 def parse_payload(body: bytes) -> SlackAction:
-    """The first action of a ``block_actions`` payload (form field ``payload``, JSON)."""
-    form = parse_qs(body.decode("utf-8", errors="replace"))
+    """The first action of a ``block_actions`` payload (form field ``payload``, JSON). Any other shape raises
+    :class:`MalformedRequest`."""
+    form = parse_qs(body.decode("utf-8", errors="replace"), max_num_fields=20)
     raw = (form.get("payload") or [""])[0]
     try:
         payload = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise InvalidInput("the request has no Slack interaction payload") from exc
+    except (json.JSONDecodeError, RecursionError) as exc:
+        raise MalformedRequest("the request has no Slack interaction payload") from exc
     if not isinstance(payload, dict) or payload.get("type") != "block_actions":
-        raise InvalidInput("only block_actions payloads are handled")
-    found = payload.get("actions") or []
-    action = found[0] if found and isinstance(found[0], dict) else {}
-    user = payload.get("user") or {}
-    action_id, value = str(action.get("action_id", "")), str(action.get("value", ""))
+        raise MalformedRequest("only block_actions payloads are handled")
+    found, user, team = payload.get("actions"), payload.get("user"), payload.get("team")
+    if not isinstance(found, list) or not found or not isinstance(found[0], dict):
+        raise MalformedRequest("the payload's actions are not a list of actions")
+    if not isinstance(user, dict) or not _text(user.get("id")):
+        raise MalformedRequest("the payload names no user")
+    action = found[0]
+    action_id, value = _text(action.get("action_id")), _text(action.get("value"), 2000)
     if action_id not in {APPLY, SNOOZE, NOT_WASTE} or not value:
-        raise InvalidInput(f"unknown action {action_id!r}")
-    name = user.get("username") or user.get("name") or "unknown"
-    return SlackAction(action_id, value, f"slack:{name} ({user.get('id', '?')})")
+        raise MalformedRequest(f"unknown action {action_id!r}")
+    team_id = _text(team.get("id")) if isinstance(team, dict) else ""
+    user_id = _text(user.get("id"))
+    name = _text(user.get("username")) or _text(user.get("name")) or "unknown"
+    return SlackAction(action_id, value, user_id, team_id or _text(user.get("team_id")), f"slack:{name} ({user_id})")
+
+
+# --- who may press ---------------------------------------------------------------------------------------------
+
+
+def slack_group_members(group_id: str) -> set[str]:
+    """The members of a Slack user group (``usergroups.users.list`` with the bot token of
+    ``slack_bot_token_secret_name``); empty when no token is configured or Slack cannot be asked (fail closed)."""
+    name = get_settings().slack_bot_token_secret_name
+    if not name:
+        return set()
+    import httpx
+
+    try:
+        token = _secret_text(name, "bot_token")
+        answer = httpx.get(
+            "https://slack.com/api/usergroups.users.list",
+            params={"usergroup": group_id},
+            headers={"Authorization": f"Bearer {token}"},
+            timeout=5.0,
+        ).json()
+    except (ConfigError, httpx.HTTPError, ValueError) as exc:
+        logger().warning("slack user group not read", extra={"group": group_id, "reason": type(exc).__name__})
+        return set()
+    users = answer.get("users") if isinstance(answer, dict) and answer.get("ok") is True else None
+    return {u for u in users if isinstance(u, str)} if isinstance(users, list) else set()
+
+
+def refusal(session: Session, action: SlackAction, now: datetime, members_of: GroupMembers) -> str | None:
+    """Why this press must not act (stored as a refusal on the finding it names, when there is one), or None."""
+    settings = get_settings()
+    target = parse_button_value(action.value)
+    finding = _named_finding(session, target.finding_id if target else action.value.partition(":")[0])
+    reason = None
+    if not settings.slack_team_id or action.team_id != settings.slack_team_id:
+        reason = f"the press came from Slack workspace {action.team_id or '?'}, not the one Chipwise answers"
+    elif target is None or finding is None or finding.id != target.finding_id:
+        reason = "the button does not name a finding in full with its account (press the one of a newer alert)"
+    elif finding.account_id != target.account_id:
+        reason = f"the button names account {target.account_id}, but the finding is in {finding.account_id}"
+    else:
+        team = teams_by_arn(session, finding.account_id, [finding.resource_arn], settings.team_tag_keys)
+        named = approvers_for(settings.slack_approvers, scopes_of(finding.account_id, team.get(finding.resource_arn)))
+        if not may_approve(named, action.user_id, members_of):
+            reason = f"{action.user} is not an approver of this finding (slack_approvers)"
+    if reason is None:
+        return None
+    logger().warning("slack press refused", extra={"reason": reason, "user": action.user})
+    if finding is not None:
+        event = RemediationEvent(REFUSAL, action.action_id, REFUSED, action.user, "slack", result=reason)
+        RemediationRepository(session).record(finding, event, now)
+    return f"refused: {reason}"
+
+
+def _named_finding(session: Session, finding_ref: str) -> Any:
+    """The finding a button names (a prefix too, only to audit the refusal on it)."""
+    try:
+        return FindingRepository(session).get(finding_ref)
+    except (NotFound, InvalidInput):
+        return None
 
 
 # --- acting ----------------------------------------------------------------------------------------------------
 
 
-def act(session: Session, action: SlackAction, now: datetime) -> str:
-    """Do what the button says; the sentence that answers the user."""
+def act(url: str, action: SlackAction, now: datetime, members_of: GroupMembers = slack_group_members) -> str:
+    """Do what the button says, when an approver of the finding pressed it in our workspace; the sentence that
+    answers the user."""
+    with session_scope(url) as session:
+        refused = refusal(session, action, now, members_of)
+    target = parse_button_value(action.value)
+    if refused is not None or target is None:
+        return refused or "refused"
     if action.action_id == APPLY:
         outcome = apply_finding(
-            session, remediation_context, action.finding_id, actor=action.user, source="slack", now=now, approved=True
+            target.finding_id, actor=action.user, source="slack", database_url=url, now=now, approved=True
         )
         if not outcome.ok:
             return f"{outcome.status}: {outcome.message}"
         return f"applied: {outcome.resource} (undo: `chipwise findings rollback {outcome.finding_id[:8]}`)"
-    findings = FindingRepository(session)
     days = SNOOZE_DAYS if action.action_id == SNOOZE else NOT_WASTE_DAYS
     reason = f"snoozed {SNOOZE_DAYS} days" if action.action_id == SNOOZE else "not waste"
-    finding = findings.suppress(
-        action.finding_id, until=now + timedelta(days=days), reason=f"{reason} ({action.user}, Slack)", now=now
-    )
-    RemediationRepository(session).record(
-        finding,
-        RemediationEvent(
-            DISMISSAL if action.action_id == NOT_WASTE else "snooze",
-            "not_waste" if action.action_id == NOT_WASTE else "snooze",
-            RECORDED,
-            action.user,
-            "slack",
-            result=reason,
-        ),
-        now,
-    )
-    return f"{reason}: {finding.resource_name} (until {finding.suppressed_until:%Y-%m-%d})"
+    with session_scope(url) as session:
+        finding = FindingRepository(session).suppress(
+            target.finding_id, until=now + timedelta(days=days), reason=f"{reason} ({action.user}, Slack)", now=now
+        )
+        RemediationRepository(session).record(
+            finding,
+            RemediationEvent(
+                DISMISSAL if action.action_id == NOT_WASTE else "snooze",
+                "not_waste" if action.action_id == NOT_WASTE else "snooze",
+                RECORDED,
+                action.user,
+                "slack",
+                result=reason,
+            ),
+            now,
+        )
+        return f"{reason}: {finding.resource_name} (until {finding.suppressed_until:%Y-%m-%d})"
 
 
 def _answer(status: HTTPStatus, text: str) -> Response[str]:
@@ -160,28 +266,44 @@ def _answer(status: HTTPStatus, text: str) -> Response[str]:
     return Response(status_code=status, content_type=content_types.APPLICATION_JSON, body=body)
 
 
+def _raw_body(event: Any) -> bytes | None:
+    """The request's body as sent (base64-decoded when API Gateway says so); None when it does not decode."""
+    try:
+        return (event.decoded_body or "").encode()
+    except (binascii.Error, ValueError):
+        return None
+
+
 @app.post("/slack/actions")
 def slack_actions() -> Response[str]:
     event = app.current_event
-    body = (event.decoded_body or "").encode()
+    body = _raw_body(event)
+    if body is None:
+        return _answer(HTTPStatus.BAD_REQUEST, "the request body does not decode")
     if len(body) > MAX_BODY_BYTES:
         return _answer(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, "request too large")
+    headers = {str(k).lower(): str(v) for k, v in dict(event.headers or {}).items()}
+    timestamp = headers.get("x-slack-request-timestamp", "")
+    if timestamp and not plausible_timestamp(timestamp):
+        return _answer(HTTPStatus.BAD_REQUEST, "the request timestamp is not a time")
     now = utcnow()
     try:
         secret = signing_secret()
     except ConfigError as exc:
         logger().error("slack approvals are not configured", extra={"reason": str(exc)})
         return _answer(HTTPStatus.SERVICE_UNAVAILABLE, "Slack approvals are not configured")
-    if not verified(secret, dict(event.headers or {}), body, now):
+    if not verified(secret, headers, body, now):
         logger().warning("slack request refused: bad or stale signature")
         return _answer(HTTPStatus.UNAUTHORIZED, "invalid signature")
     try:
         action = parse_payload(body)
-        with session_scope(get_settings().database_url) as session:
-            text = act(session, action, now)
+    except MalformedRequest as exc:
+        return _answer(HTTPStatus.BAD_REQUEST, str(exc))
+    try:
+        text = act(get_settings().database_url, action, now)
     except ChipwiseError as exc:
         return _answer(HTTPStatus.OK, str(exc))  # Slack shows a 200's text; another status is "failed" only
-    logger().info("slack action", extra={"action": action.action_id, "finding_id": action.finding_id})
+    logger().info("slack action", extra={"action": action.action_id, "value": action.value})
     return _answer(HTTPStatus.OK, text)
 
 

@@ -21,6 +21,12 @@ _MECHANICAL = frozenset(
 )
 
 
-def may_apply(resource_kind: str, action: str) -> bool:
-    """Whether a finding of this kind and action can have a mechanical step (the apply checks the rest)."""
+OFF_HOURS_CAPACITY = 1  # a variant without inference components keeps one instance: one of 1 has no schedule step
+
+
+def may_apply(resource_kind: str, action: str, instance_count: int | None = None) -> bool:
+    """Whether a finding of this kind and action (and, when given, instance count) can have a mechanical step (the
+    apply checks the rest)."""
+    if (resource_kind, action) == ("sagemaker_endpoint", "schedule") and instance_count is not None:
+        return instance_count > OFF_HOURS_CAPACITY
     return (resource_kind, action) in _MECHANICAL

@@ -1,9 +1,10 @@
 """Apply and roll back a finding's mechanical step, with its guards and its audit.
 
-``apply_finding`` re-reads the resource and its metrics (:func:`plan_step`), and only then, if approved (``--yes``
-or a Slack approval) and not a dry run, makes the calls in order. A call that fails undoes the calls already made
-(in reverse) and the apply is stored as failed. Every apply, refusal and rollback is stored with who, when, the
-calls and the result; a dry run or an unapproved apply changes and stores nothing.
+``apply_held`` re-reads the resource and its metrics (:func:`plan_step`), and only then, if approved (``--yes``
+or a Slack approval), makes the calls in order. A call that fails undoes the calls already made (in reverse) and the
+apply is stored as failed. Every apply, refusal and rollback is stored with who, when, the calls and the result; an
+unapproved apply changes and stores nothing but a refusal. Both run on a finding their caller holds (one apply or
+rollback of a finding at a time: :mod:`chipwise.pipeline.apply` takes and releases it).
 """
 
 from __future__ import annotations
@@ -16,19 +17,15 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from chipwise.aws import AssumeRole, AwsContext, aws_context
 from chipwise.errors import InvalidInput
-from chipwise.remediate.steps import (
-    ApiCall,
-    FindingFacts,
-    GuardRefusal,
-    RemediationPlan,
-    call,
-    mechanical_action,
-    plan_step,
-    restore_kept_config,
-)
+from chipwise.models.resources import resource_key
+from chipwise.remediate.api_calls import ApiCall, FindingFacts, GuardRefusal, RemediationPlan, call
+from chipwise.remediate.preview import preview
+from chipwise.remediate.sagemaker_steps import restore_kept_config
+from chipwise.remediate.steps import mechanical_action, plan_step
 from chipwise.settings import get_settings
 from chipwise.store import Session
 from chipwise.store.repositories.findings import FindingRecord, FindingRepository
+from chipwise.store.repositories.inventory import ResourceRepository
 from chipwise.store.repositories.remediations import (
     APPLIED,
     APPLY,
@@ -41,6 +38,7 @@ from chipwise.store.repositories.remediations import (
     RemediationRepository,
 )
 
+DRY_RUN, UNAPPROVED = "dry_run", "unapproved"
 AwsFactory = Callable[[str, str], AwsContext]  # (account id, region) -> clients
 
 
@@ -86,7 +84,29 @@ def facts(finding: FindingRecord) -> FindingFacts:
     )
 
 
-def apply_finding(
+def check_appliable(session: Session, finding_id: str) -> FindingRecord:
+    """The finding, when it can be applied now: open (or suppressed) and with no apply in force."""
+    finding = FindingRepository(session).get(finding_id)
+    short = finding.id[:8]
+    if RemediationRepository(session).live_apply(finding.id) is not None:
+        raise InvalidInput(f"finding {short} is already applied: `chipwise findings rollback {short}` undoes it")
+    if finding.status not in {"open", "suppressed"}:
+        raise InvalidInput(f"finding {short} is {finding.status}: only an open finding is applied")
+    return finding
+
+
+def preview_finding(session: Session, finding_id: str) -> RemediationOutcome:
+    """A dry run from the store alone (no AWS call): the calls as the scan saw the resource."""
+    finding = check_appliable(session, finding_id)
+    found = facts(finding)
+    stored = ResourceRepository(session).by_key(resource_key(finding.resource_arn, finding.resource_variant or None))
+    tags = {str(k): str(v) for k, v in (stored.tags or {}).items()} if stored is not None else {}
+    details = dict(stored.details or {}) if stored is not None else {}
+    plan = preview(found, tags, details)
+    return RemediationOutcome(DRY_RUN, finding.id, plan.resource, plan.calls, plan.undo)
+
+
+def apply_held(
     session: Session,
     aws_for: AwsFactory,
     finding_id: str,
@@ -94,34 +114,23 @@ def apply_finding(
     actor: str,
     source: str,
     now: datetime,
-    dry_run: bool = False,
     approved: bool = False,
 ) -> RemediationOutcome:
-    """Apply a finding's mechanical step (see the module docstring). Raises NotFound/InvalidInput for bad input
-    (nothing stored); a refusal or a failed call is returned (and stored, except for a dry run)."""
-    finding = FindingRepository(session).get(finding_id)
+    """Apply a finding the caller holds (:meth:`RemediationRepository.claim`): its row locked for this transaction,
+    checked, re-read, and acted on when ``approved``. Raises NotFound/InvalidInput for bad input (nothing stored);
+    a refusal or a failed call is returned (and stored)."""
     audit = RemediationRepository(session)
-    short = finding.id[:8]
-    if audit.live_apply(finding.id) is not None:
-        raise InvalidInput(f"finding {short} is already applied: `chipwise findings rollback {short}` undoes it")
-    if finding.status not in {"open", "suppressed"}:
-        raise InvalidInput(f"finding {short} is {finding.status}: only an open finding is applied")
+    audit.hold(finding_id)
+    finding = check_appliable(session, finding_id)
     found = facts(finding)
     action = mechanical_action(found) or "none"
     try:
         plan = plan_step(aws_for(finding.account_id, finding.region), found, now)
     except GuardRefusal as refusal:
-        if not dry_run:
-            audit.record(
-                finding,
-                RemediationEvent(REFUSAL, action, REFUSED, actor, source, result=str(refusal)),
-                now,
-            )
+        audit.record(finding, RemediationEvent(REFUSAL, action, REFUSED, actor, source, result=str(refusal)), now)
         return RemediationOutcome(REFUSED, finding.id, finding.resource_name, message=str(refusal))
-    if dry_run or not approved:
-        return RemediationOutcome(
-            "dry_run" if dry_run else "unapproved", finding.id, plan.resource, plan.calls, plan.undo
-        )
+    if not approved:
+        return RemediationOutcome(UNAPPROVED, finding.id, plan.resource, plan.calls, plan.undo)
     done, failure = _run(aws_for(finding.account_id, finding.region), plan)
     if failure:
         audit.record(finding, _event(plan, actor, source, FAILED, failure, done), now)
@@ -187,12 +196,14 @@ def _reason(exc: Exception) -> str:
     return str(exc)
 
 
-def rollback_finding(
+def rollback_held(
     session: Session, aws_for: AwsFactory, finding_id: str, *, actor: str, source: str, now: datetime
 ) -> RemediationOutcome:
-    """Undo the finding's live apply (its stored undo calls, newest first) and store the rollback."""
-    finding = FindingRepository(session).get(finding_id)
+    """Undo the apply in force of a finding the caller holds (its stored undo calls, newest first) and store the
+    rollback."""
     audit = RemediationRepository(session)
+    audit.hold(finding_id)
+    finding = FindingRepository(session).get(finding_id)
     applied = audit.live_apply(finding.id)
     if applied is None:
         raise InvalidInput(f"finding {finding.id[:8]} has no apply in force: nothing to roll back")
@@ -224,4 +235,4 @@ def rollback_finding(
     return RemediationOutcome(ROLLED_BACK, finding.id, finding.resource_name, done)
 
 
-__all__ = ["GuardRefusal", "RemediationOutcome", "apply_finding", "facts", "rollback_finding"]
+__all__ = ["GuardRefusal", "RemediationOutcome", "apply_held", "check_appliable", "facts", "rollback_held"]

@@ -182,3 +182,19 @@ def copies_of(name: str) -> int:
 def invocations(emulator: Emulator, dims: dict[str, str], value: float, hours_ago: float = 1) -> None:
     at = utcnow() - timedelta(hours=hours_ago)
     emulator.seed_metrics([MetricPoint("AWS/SageMaker", "Invocations", dims, at, value, "None")])
+
+
+def endpoint_cpu(emulator: Emulator, endpoint_name: str, value: float = 12.0, hours_ago: float = 1) -> None:
+    """The endpoint's instance metric (what a live endpoint publishes every minute, requests or not)."""
+    dims = {"EndpointName": endpoint_name, "VariantName": "AllTraffic"}
+    at = utcnow() - timedelta(hours=hours_ago)
+    emulator.seed_metrics([MetricPoint("/aws/sagemaker/Endpoints", "CPUUtilization", dims, at, value, "Percent")])
+
+
+def component_cpu(emulator: Emulator, name: str, value: float = 3.0, hours_ago: float = 1) -> None:
+    """An inference component's CPU, normalised (its documented /aws/sagemaker/InferenceComponents metric)."""
+    dims = {"InferenceComponentName": name}
+    at = utcnow() - timedelta(hours=hours_ago)
+    emulator.seed_metrics(
+        [MetricPoint("/aws/sagemaker/InferenceComponents", "CPUUtilizationNormalized", dims, at, value, "Percent")]
+    )

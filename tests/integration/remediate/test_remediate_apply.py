@@ -15,8 +15,10 @@ from remediate_factories import (
     REGION,
     add_finding,
     component,
+    component_cpu,
     copies_of,
     endpoint,
+    endpoint_cpu,
     endpoint_tags,
     gpu_instance,
     gpu_utilisation,
@@ -30,19 +32,34 @@ from sqlalchemy.orm import Session
 from chipwise.aws import aws_context
 from chipwise.clock import utcnow
 from chipwise.errors import InvalidInput, NotFound
-from chipwise.remediate.runner import RemediationOutcome, apply_finding, remediation_context, rollback_finding
+from chipwise.pipeline.apply import RemediationOutcome, apply_finding
+from chipwise.pipeline.rollback import rollback_finding
 from chipwise.store.repositories.remediations import RemediationRepository
 from chipwise_devkit.emulator import Emulator
 
 MARK = "chipwise:remediation"
 
 
+def _url(session: Session) -> str:
+    """The test's store (what the session wrote so far committed, so the pipeline's own transactions see it)."""
+    session.commit()
+    return session.get_bind().url.render_as_string(hide_password=False)
+
+
 def run(session: Session, finding_id: str, **kw: Any) -> RemediationOutcome:
-    return apply_finding(session, remediation_context, finding_id, actor="alice", source="cli", now=utcnow(), **kw)
+    url = _url(session)
+    try:
+        return apply_finding(finding_id, actor="alice", source="cli", database_url=url, now=utcnow(), **kw)
+    finally:
+        session.expire_all()
 
 
 def undo(session: Session, finding_id: str) -> RemediationOutcome:
-    return rollback_finding(session, remediation_context, finding_id, actor="bob", source="cli", now=utcnow())
+    url = _url(session)
+    try:
+        return rollback_finding(finding_id, actor="bob", source="cli", database_url=url, now=utcnow())
+    finally:
+        session.expire_all()
 
 
 def audit(session: Session, finding_id: str) -> list[tuple[str, str, str]]:
@@ -68,6 +85,7 @@ def test_ec2_dry_run_prints_the_calls_and_changes_nothing(aws: Emulator, session
 def test_ec2_without_approval_changes_nothing(aws: Emulator, session: Session) -> None:
     instance = gpu_instance()
     finding = idle_instance_finding(session, instance)
+    gpu_utilisation(aws, instance, 0.5)
     assert run(session, finding).status == "unapproved"
     assert instance_state(instance) == ("running", {})
     assert audit(session, finding) == []
@@ -108,6 +126,7 @@ def test_ec2_busy_before_the_scan_does_not_count(aws: Emulator, session: Session
     instance = gpu_instance()
     finding = idle_instance_finding(session, instance)
     gpu_utilisation(aws, instance, 90.0, hours_ago=30)  # the scan saw it and still called it idle
+    gpu_utilisation(aws, instance, 0.5)  # and it is idle since
     assert run(session, finding, approved=True).status == "applied"
 
 
@@ -130,6 +149,7 @@ def test_ec2_protected_is_refused(aws: Emulator, session: Session) -> None:
 def test_ec2_failure_half_way_undoes_the_mark(aws: Emulator, session: Session) -> None:
     instance = gpu_instance()
     finding = idle_instance_finding(session, instance)
+    gpu_utilisation(aws, instance, 0.5)
     aws.inject_fault("ec2", "StopInstances", "UnauthorizedOperation", "not allowed", status=403)
     outcome = run(session, finding, approved=True)
     assert outcome.status == "failed"
@@ -183,6 +203,7 @@ def test_component_dry_run_apply_and_rollback(aws: Emulator, session: Session) -
     component("llm-ep", "chat", copies=2)
     component("llm-ep", "summarise", copies=3)
     finding = component_finding(session, arn, "chat")
+    component_cpu(aws, "chat")
     dry = run(session, finding, dry_run=True)
     assert [c.operation for c in dry.calls] == ["AddTags", "UpdateInferenceComponentRuntimeConfig"]
     assert dry.calls[1].params == {"InferenceComponentName": "chat", "DesiredRuntimeConfig": {"CopyCount": 0}}
@@ -199,6 +220,7 @@ def test_component_busy_since_the_scan_is_refused(aws: Emulator, session: Sessio
     arn = endpoint("llm-ep", count=1, for_components=True)
     component("llm-ep", "chat", copies=2)
     finding = component_finding(session, arn, "chat")
+    component_cpu(aws, "chat")
     invocations(aws, {"InferenceComponentName": "chat"}, 41)
     outcome = run(session, finding, approved=True)
     assert outcome.status == "refused" and "served 41 requests" in outcome.message
@@ -226,6 +248,7 @@ def test_component_failure_half_way_rolls_back(aws: Emulator, session: Session) 
     arn = endpoint("llm-ep", count=1, for_components=True)
     component("llm-ep", "chat", copies=2)
     finding = component_finding(session, arn, "chat")
+    component_cpu(aws, "chat")
     aws.inject_fault("sagemaker", "UpdateInferenceComponentRuntimeConfig", "AccessDeniedException", "denied")
     outcome = run(session, finding, approved=True)
     assert outcome.status == "failed" and "AccessDeniedException" in outcome.message
@@ -246,7 +269,7 @@ def variant_finding(session: Session, arn: str, count: int = 4, target: int = 2,
         instance_type="ml.inf2.xlarge",
         count=count,
         recommendation={"action": "rightsize", "target_instance_type": "ml.inf2.xlarge", "target_count": target},
-        evidence={"peak_requests_per_hour": peak},
+        evidence={"peak_requests_per_hour": peak, "variant_name": "AllTraffic"},
     )
 
 
@@ -254,6 +277,7 @@ def test_variant_dry_run_apply_and_rollback(aws: Emulator, session: Session) -> 
     arn = endpoint("chat-ep", count=4)
     other = endpoint("other-ep", count=4)
     finding = variant_finding(session, arn)
+    endpoint_cpu(aws, "chat-ep")
     invocations(aws, {"EndpointName": "chat-ep", "VariantName": "AllTraffic"}, 110)  # within the scan's peak
     dry = run(session, finding, dry_run=True)
     assert str(dry.calls[1]) == (
@@ -271,6 +295,7 @@ def test_variant_dry_run_apply_and_rollback(aws: Emulator, session: Session) -> 
 def test_variant_busier_since_the_scan_is_refused(aws: Emulator, session: Session) -> None:
     arn = endpoint("chat-ep", count=4)
     finding = variant_finding(session, arn, peak=120)
+    endpoint_cpu(aws, "chat-ep")
     invocations(aws, {"EndpointName": "chat-ep", "VariantName": "AllTraffic"}, 480)
     outcome = run(session, finding, approved=True)
     assert outcome.status == "refused" and "480 requests in an hour" in outcome.message
@@ -289,6 +314,7 @@ def test_variant_changed_and_protected_are_refused(aws: Emulator, session: Sessi
 def test_variant_failure_half_way_rolls_back(aws: Emulator, session: Session) -> None:
     arn = endpoint("chat-ep", count=4)
     finding = variant_finding(session, arn)
+    endpoint_cpu(aws, "chat-ep")
     aws.inject_fault("sagemaker", "UpdateEndpointWeightsAndCapacities", "ValidationException", "bad capacity")
     outcome = run(session, finding, approved=True)
     assert outcome.status == "failed" and "the calls before it were undone" in outcome.message
@@ -346,6 +372,7 @@ def test_endpoint_delete_keeps_its_config_and_rollback_recreates_it(aws: Emulato
     arn = endpoint("idle-ep", count=2, tags={"team": "search"})
     endpoint("busy-ep", count=2)
     finding = idle_endpoint_finding(session, arn)
+    endpoint_cpu(aws, "idle-ep")
     dry = run(session, finding, dry_run=True)
     assert [str(c) for c in dry.calls][1] == "sagemaker.DeleteEndpoint(EndpointName='idle-ep')"
     assert endpoint_names() == {"idle-ep", "busy-ep"}
@@ -366,6 +393,7 @@ def test_endpoint_delete_keeps_its_config_and_rollback_recreates_it(aws: Emulato
 def test_endpoint_delete_guards(aws: Emulator, session: Session) -> None:
     busy = endpoint("idle-ep", count=2)
     invocations(aws, {"EndpointName": "idle-ep", "VariantName": "AllTraffic"}, 12)
+    endpoint_cpu(aws, "idle-ep")
     outcome = run(session, idle_endpoint_finding(session, busy), approved=True)
     assert outcome.status == "refused" and "served 12 requests" in outcome.message
     guarded = endpoint("guarded-ep", count=2, tags={"chipwise:protect": "true"})
@@ -376,6 +404,7 @@ def test_endpoint_delete_guards(aws: Emulator, session: Session) -> None:
 def test_endpoint_delete_failure_half_way_rolls_back(aws: Emulator, session: Session) -> None:
     arn = endpoint("idle-ep", count=2)
     finding = idle_endpoint_finding(session, arn)
+    endpoint_cpu(aws, "idle-ep")
     aws.inject_fault("sagemaker", "DeleteEndpoint", "AccessDeniedException", "denied")
     outcome = run(session, finding, approved=True)
     assert outcome.status == "failed" and "sagemaker.DeleteEndpoint failed" in outcome.message
@@ -473,6 +502,7 @@ def test_with_a_remediation_role_the_finding_s_account_role_is_assumed(
     get_settings.cache_clear()
     instance = gpu_instance()
     finding = idle_instance_finding(session, instance)
+    gpu_utilisation(aws, instance, 0.5)
     aws.inject_fault("sts", "AssumeRole", "AccessDenied", "not trusted", status=403)
     with pytest.raises(ClientError, match="not trusted"):  # refused by the member account: nothing happens
         run(session, finding, approved=True)
@@ -663,11 +693,21 @@ def test_variant_schedule_protected_changed_or_clashing_is_refused(aws: Emulator
     assert endpoint_tags(arn) == {}
 
 
-def test_variant_schedule_of_a_single_instance_is_refused(aws: Emulator, session: Session) -> None:
+def test_variant_schedule_of_a_single_instance_has_no_step(aws: Emulator, session: Session) -> None:
     arn = endpoint("chat-ep", count=1)
-    outcome = run(session, office_hours_variant_finding(session, arn, count=1), approved=True)
-    assert outcome.status == "refused" and "keeps at least 1" in outcome.message
+    finding = office_hours_variant_finding(session, arn, count=1)  # scale to zero needs inference components
+    with pytest.raises(InvalidInput, match="keeps at least 1"):
+        run(session, finding, dry_run=True)
+    with pytest.raises(InvalidInput, match="keeps at least 1"):
+        run(session, finding, approved=True)
     assert scaling() == ([], {}) and endpoint_tags(arn) == {}
+    arn2 = endpoint("two-ep", count=2)
+    grown = office_hours_variant_finding(session, arn2, count=2)
+    aws_context(REGION).client("sagemaker").update_endpoint_weights_and_capacities(
+        EndpointName="two-ep", DesiredWeightsAndCapacities=[{"VariantName": "AllTraffic", "DesiredInstanceCount": 1}]
+    )
+    outcome = run(session, grown, approved=True)  # down to 1 since the scan: the live re-check refuses
+    assert outcome.status == "refused" and "runs 1 instances now" in outcome.message
 
 
 def test_variant_schedule_without_an_off_stretch_or_endpoint_is_an_error(aws: Emulator, session: Session) -> None:

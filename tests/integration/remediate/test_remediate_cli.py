@@ -39,6 +39,7 @@ def test_apply_show_and_rollback_from_the_cli(tmp_path: Path, sqlite_url: str, a
     with get_session_factory(sqlite_url).begin() as session:
         finding = idle_instance_finding(session, instance)
     short = finding[:8]
+    gpu_utilisation(aws, instance, 0.5)  # fresh and idle since the scan
 
     dry = chipwise(tmp_path, sqlite_url, aws, "findings", "apply", short, "--dry-run")
     assert dry.returncode == 0, dry.stderr
@@ -61,9 +62,10 @@ def test_apply_show_and_rollback_from_the_cli(tmp_path: Path, sqlite_url: str, a
     assert instance_state(instance)[0] == "running"
 
     shown = json.loads(chipwise(tmp_path, sqlite_url, aws, "findings", "show", short, "--json").stdout)
+    operator = boto3.client("sts", region_name=REGION).get_caller_identity()["Arn"]  # the AWS caller, not $USER
     assert [(a["event"], a["status"], a["who"]) for a in shown["audit"]] == [
-        ("apply", "applied", "carol (cli)"),
-        ("rollback", "rolled_back", "carol (cli)"),
+        ("apply", "applied", f"{operator} (cli)"),
+        ("rollback", "rolled_back", f"{operator} (cli)"),
     ]
     assert shown["audit"][0]["calls"] == ["ec2.CreateTags", "ec2.StopInstances"]
     table = chipwise(tmp_path, sqlite_url, aws, "findings", "show", short).stdout
@@ -100,7 +102,7 @@ def test_variant_off_hours_dry_run_prints_the_scaling_calls(tmp_path: Path, sqli
             instance_type="ml.inf2.xlarge",
             count=2,
             recommendation={"action": "schedule"},
-            evidence={"off_stretches": "Sat 00:00 → Mon 06:00"},
+            evidence={"off_stretches": "Sat 00:00 → Mon 06:00", "variant_name": "AllTraffic"},
         )
     short = finding[:8]
     dry = chipwise(tmp_path, sqlite_url, aws, "findings", "apply", short, "--dry-run")

@@ -16,7 +16,7 @@ from urllib.parse import quote
 
 import boto3
 import pytest
-from remediate_factories import gpu_instance, idle_instance_finding, instance_state
+from remediate_factories import ACCOUNT, gpu_instance, gpu_utilisation, idle_instance_finding, instance_state
 
 from chipwise.pipeline import slack_actions
 from chipwise.settings import get_settings
@@ -44,18 +44,23 @@ def approvals(aws: Emulator, use_db: str, monkeypatch: pytest.MonkeyPatch) -> It
         Name="chipwise/slack-signing", SecretString=json.dumps({"signing_secret": SECRET})
     )["ARN"]
     monkeypatch.setenv("CHIPWISE_SLACK_SIGNING_SECRET_NAME", arn)
+    monkeypatch.setenv("CHIPWISE_SLACK_TEAM_ID", "T024BE7LD")
+    monkeypatch.setenv("CHIPWISE_SLACK_APPROVERS", json.dumps({"*": ["U024BE7LH"], "999999999999": ["U0OTHER"]}))
     get_settings.cache_clear()
     slack_actions.signing_secret.cache_clear()
     yield use_db
     slack_actions.signing_secret.cache_clear()
 
 
-def body_for(action_id: str, finding_id: str) -> str:
-    """Slack's interactive request body: the form field ``payload``, a block_actions document."""
+def body_for(
+    action_id: str, finding_id: str, *, value: str | None = None, user: str = "U024BE7LH", team: str = "T024BE7LD"
+) -> str:
+    """Slack's interactive request body: the form field ``payload``, a block_actions document (the button's value is
+    the finding's full id and its account, as the alert builds it)."""
     payload = {
         "type": "block_actions",
-        "user": {"id": "U024BE7LH", "username": "alice", "name": "alice", "team_id": "T024BE7LD"},
-        "team": {"id": "T024BE7LD", "domain": "acme"},
+        "user": {"id": user, "username": "alice", "name": "alice", "team_id": team},
+        "team": {"id": team, "domain": "acme"},
         "api_app_id": "A0KRD7HC3",
         "trigger_id": "12466734323.1395872398",
         "response_url": "https://hooks.slack.com/actions/T024BE7LD/1/abc",
@@ -64,7 +69,7 @@ def body_for(action_id: str, finding_id: str) -> str:
                 "type": "button",
                 "action_id": action_id,
                 "block_id": "chipwise-approvals",
-                "value": finding_id,
+                "value": f"{finding_id}:{ACCOUNT}" if value is None else value,
                 "text": {"type": "plain_text", "text": "Apply"},
                 "action_ts": "1764212400.000000",
             }
@@ -114,6 +119,7 @@ def test_a_correctly_signed_apply_acts_as_the_slack_user(approvals: str, aws: Em
     instance = gpu_instance()
     with get_session_factory(approvals).begin() as session:
         finding = idle_instance_finding(session, instance)
+    gpu_utilisation(aws, instance, 0.5)
     answer = _handler()(event_for(body_for("chipwise_apply", finding)), lambda_context)
     assert answer["statusCode"] == 200
     assert json.loads(answer["body"])["text"].startswith(f"applied: instance {instance}")
@@ -179,3 +185,95 @@ def test_without_a_signing_secret_nothing_is_acted_on(aws: Emulator, use_db: str
     slack_actions.signing_secret.cache_clear()
     answer = _handler()(event_for(body_for("chipwise_apply", "00000000")), lambda_context)
     assert answer["statusCode"] == 503
+
+
+def _audit(url: str, finding: str) -> list[tuple[str, str, str, str]]:
+    with get_session_factory(url).begin() as session:
+        return [(r.event, r.status, r.actor, r.result) for r in RemediationRepository(session).for_finding(finding)]
+
+
+@pytest.mark.parametrize(
+    ("body", "why"),
+    [
+        pytest.param(lambda f: body_for("chipwise_apply", f, team="T0OTHERTEAM"), "workspace T0OTHERTEAM", id="team"),
+        pytest.param(lambda f: body_for("chipwise_apply", f, user="U0NOTNAMED"), "not an approver", id="user"),
+        pytest.param(lambda f: body_for("chipwise_apply", f, value=f[:8]), "in full", id="prefix"),
+        pytest.param(lambda f: body_for("chipwise_apply", f, value=f"{f[:8]}:{ACCOUNT}"), "in full", id="prefix+acct"),
+        pytest.param(lambda f: body_for("chipwise_apply", f, value=f"{f}:999999999999"), "names account", id="acct"),
+        pytest.param(lambda f: body_for("chipwise_not_waste", f, user="U0NOTNAMED"), "not an approver", id="dismiss"),
+    ],
+)
+def test_a_press_from_elsewhere_or_by_someone_else_is_refused_and_audited(
+    approvals: str, aws: Emulator, lambda_context: Any, body: Callable[[str], str], why: str
+) -> None:
+    instance = gpu_instance()
+    with get_session_factory(approvals).begin() as session:
+        finding = idle_instance_finding(session, instance)
+    gpu_utilisation(aws, instance, 0.5)
+    answer = _handler()(event_for(body(finding)), lambda_context)
+    assert answer["statusCode"] == 200  # Slack shows the answer's text to the presser
+    text = json.loads(answer["body"])["text"]
+    assert text.startswith("refused: ") and why in text
+    assert instance_state(instance) == ("running", {})
+    ((event, status, actor, result),) = _audit(approvals, finding)
+    assert (event, status) == ("refusal", "refused") and actor.startswith("slack:alice") and why in result
+    with get_session_factory(approvals).begin() as session:
+        assert session.get(Finding, finding).status == "open"  # type: ignore[union-attr]
+
+
+def test_an_approver_of_the_account_or_of_a_user_group_may_press(approvals: str, aws: Emulator) -> None:
+    from chipwise.clock import utcnow
+
+    instance = gpu_instance()
+    with get_session_factory(approvals).begin() as session:
+        finding = idle_instance_finding(session, instance)
+    gpu_utilisation(aws, instance, 0.5)
+    get_settings.cache_clear()
+    import os
+
+    os.environ["CHIPWISE_SLACK_APPROVERS"] = json.dumps({ACCOUNT: ["S0PLATFORM"]})
+    try:
+        get_settings.cache_clear()
+        press = slack_actions.parse_payload(body_for("chipwise_snooze", finding, user="U0MEMBER").encode())
+        groups = {"S0PLATFORM": {"U0MEMBER"}}
+        text = slack_actions.act(approvals, press, utcnow(), members_of=lambda g: groups.get(g, set()))
+        assert text.startswith("snoozed 7 days"), text
+        outsider = slack_actions.parse_payload(body_for("chipwise_snooze", finding, user="U0OUTSIDER").encode())
+        text = slack_actions.act(approvals, outsider, utcnow(), members_of=lambda g: groups.get(g, set()))
+        assert text.startswith("refused: ") and "not an approver" in text
+    finally:
+        del os.environ["CHIPWISE_SLACK_APPROVERS"]
+
+
+def _payload_body(payload: Any) -> str:
+    return "payload=" + quote(json.dumps(payload))
+
+
+@pytest.mark.parametrize(
+    "event",
+    [
+        pytest.param(lambda: {**event_for(body_for("chipwise_apply", "f")), "isBase64Encoded": True}, id="not-base64"),
+        pytest.param(
+            lambda: {
+                **(e := event_for(body_for("chipwise_apply", "f"))),
+                "headers": {**e["headers"], "x-slack-request-timestamp": "9" * 400},
+            },
+            id="400-digit-timestamp",
+        ),
+        pytest.param(
+            lambda: event_for(_payload_body({"type": "block_actions", "user": {"id": "U1"}, "actions": {"x": 1}})),
+            id="actions-not-a-list",
+        ),
+        pytest.param(
+            lambda: event_for(_payload_body({"type": "block_actions", "user": "U1", "actions": [{"action_id": 1}]})),
+            id="user-not-an-object",
+        ),
+        pytest.param(lambda: event_for("payload=%7B%22type%22%3A"), id="truncated-json"),
+        pytest.param(lambda: event_for(_payload_body([1, 2, 3])), id="payload-a-list"),
+    ],
+)
+def test_a_malformed_request_is_400_never_500(
+    approvals: str, aws: Emulator, lambda_context: Any, event: Callable[[], dict[str, Any]]
+) -> None:
+    answer = _handler()(event(), lambda_context)
+    assert answer["statusCode"] == 400, answer

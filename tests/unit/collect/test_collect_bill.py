@@ -163,3 +163,11 @@ def test_billing_periods_of_a_window() -> None:
     assert billing_periods(date(2026, 12, 20), date(2027, 1, 2)) == ["2026-12", "2027-01"]
     assert period_of_manifest_key("exports/cur/metadata/BILLING_PERIOD=2026-11/cur-Manifest.json") == "2026-11"
     assert period_of_manifest_key("exports/cur/data/BILLING_PERIOD=2026-11/cur-00001.snappy.parquet") is None
+
+
+def test_athena_reads_a_focus_table_whose_glue_columns_are_lower_case() -> None:
+    from chipwise.collect.bill_export.formats import export_format
+
+    glue = [name.lower() for name in export_format("FOCUS_1_2_AWS").columns]
+    sql = athena_statement("FOCUS_1_2_AWS", AthenaTable("cur", "focus", "primary"), "2026-11", glue)
+    assert '"SkuMeter"' in sql and '"EffectiveCost"' in sql and "\"ProviderName\" = 'AWS'" in sql

@@ -119,7 +119,9 @@ def test_alert_buttons_with_approvals() -> None:
         approvals = alert_message(alert, approvals=True)["blocks"]
         (buttons,) = [b for b in approvals if b.get("block_id") == "chipwise-approvals"]
         assert [e["text"]["text"] for e in buttons["elements"]] == labels
-        assert {e["value"] for e in buttons["elements"]} == {finding.finding_id}
+        assert {e["value"] for e in buttons["elements"]} == {
+            f"{finding.finding_id}:{finding.account_id}"
+        }  # the full id and its account
         assert [e["action_id"] for e in buttons["elements"]][-2:] == ["chipwise_snooze", "chipwise_not_waste"]
         assert not any(b.get("block_id") == "chipwise-approvals" for b in alert_message(alert)["blocks"])
 
@@ -175,3 +177,10 @@ def test_the_apply_button_is_offered_for_exactly_the_kinds_and_actions_with_a_me
     assert {(k, a) for k in kinds for a in actions if may_apply(k, a)} == {
         (k, a) for k in kinds for a in actions if stepped(k, a)
     }
+
+
+def test_a_single_instance_variant_s_schedule_offers_no_apply() -> None:
+    # A variant keeps at least one instance: its off hours reach zero only with inference components (a person's job)
+    assert not may_apply("sagemaker_endpoint", "schedule", 1)
+    assert may_apply("sagemaker_endpoint", "schedule", 2) and may_apply("sagemaker_endpoint", "schedule")
+    assert may_apply("ec2_instance", "schedule", 1)

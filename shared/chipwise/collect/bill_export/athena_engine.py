@@ -15,6 +15,7 @@ from botocore.exceptions import ClientError
 from chipwise.aws import AwsContext
 from chipwise.collect.bill_export.duckdb_engine import source_of
 from chipwise.collect.bill_export.errors import BillError, denied
+from chipwise.collect.bill_export.formats import export_format
 from chipwise.collect.bill_export.query import (
     CUR_SPLIT_COLUMNS,
     RESULT_COLUMNS,
@@ -46,8 +47,9 @@ def athena_source(
         raise BillError(f"athena table {athena.database}.{athena.table}: letters, digits and _ only")
     if columns is None:
         known = {**required_columns(table), **(CUR_SPLIT_COLUMNS if table == "COST_AND_USAGE_REPORT" else {})}
-    else:
-        known = dict.fromkeys(columns, "")
+    else:  # Glue lower-cases names; Athena's identifiers are case-insensitive: use the documented spelling
+        documented = {name.lower(): name for name in export_format(table).columns}
+        known = {documented.get(name.lower(), name): "" for name in columns}
     relation = f'"{athena.database}"."{athena.table}"'
     src = source_of(table, "parquet", dict(known), relation, dialect="athena")
     return QuerySource(src.table, relation, src.physical, src.tags, src.tags_are_map, "athena", "parquet", src.split,

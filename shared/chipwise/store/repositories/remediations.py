@@ -12,11 +12,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import delete, select, update
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
+from chipwise.errors import InvalidInput
 from chipwise.store.repositories.findings import FindingRecord
-from chipwise.store.tables import Finding, OutboxMessage, Remediation
+from chipwise.store.tables import Finding, OutboxMessage, Remediation, RemediationInFlight
 
 APPLY, REFUSAL, ROLLBACK, DISMISSAL = "apply", "refusal", "rollback", "dismissal"
 APPLIED, REFUSED, FAILED, ROLLED_BACK, RECORDED = "applied", "refused", "failed", "rolled_back", "recorded"
@@ -38,9 +40,86 @@ class RemediationEvent:
     reverts_id: str | None = None
 
 
+@dataclass(frozen=True)
+class InFlight:
+    """Who holds a finding (applying or rolling it back) and since when."""
+
+    finding_id: str
+    operation: str  # apply|rollback
+    actor: str
+    source: str
+    started_at: datetime
+
+    def describe(self) -> str:
+        doing = "applied" if self.operation == "apply" else "rolled back"
+        return f"being {doing} by {self.actor} ({self.source}) since {self.started_at:%Y-%m-%d %H:%M:%S} UTC"
+
+
+class FindingBusy(InvalidInput):
+    """Another caller holds the finding: the message says who and since when."""
+
+    def __init__(self, finding_id: str, holder: InFlight | None) -> None:
+        self.holder = holder
+        said = holder.describe() if holder else "being applied or rolled back by another caller (just finished)"
+        super().__init__(f"finding {finding_id[:8]} is {said}: try again when it is done")
+
+
 class RemediationRepository:
     def __init__(self, session: Session) -> None:
         self.session = session
+
+    # --- one apply or rollback at a time ------------------------------------------------------------------------
+
+    def claim(
+        self, finding_id: str, operation: str, actor: str, source: str, now: datetime, *, stale_before: datetime
+    ) -> InFlight:
+        """Take the finding for an apply or a rollback: its in-flight record inserted (the primary key admits one, on
+        both databases; a second insert waits for the first one's transaction and then finds it). The caller commits,
+        so the record is seen by every other caller until :meth:`release` (in the transaction that writes the audit
+        row, which holds the finding's row lock: :meth:`hold`). A record from before ``stale_before`` is a caller
+        that died half-way: it is taken over. Raises :class:`FindingBusy` naming the holder."""
+        self.session.execute(
+            delete(RemediationInFlight).where(
+                RemediationInFlight.finding_id == finding_id, RemediationInFlight.started_at < stale_before
+            )
+        )
+        insert = postgresql.insert if self._dialect() == "postgresql" else sqlite.insert
+        values = {"finding_id": finding_id, "operation": operation, "actor": actor, "source": source}
+        stmt = (
+            insert(RemediationInFlight)
+            .values(**values, started_at=now)
+            .on_conflict_do_nothing(index_elements=["finding_id"])
+            .returning(RemediationInFlight.finding_id)
+        )
+        if self.session.execute(stmt).first() is None:  # another caller's record stands
+            raise FindingBusy(finding_id, self.in_flight(finding_id))
+        return InFlight(finding_id, operation, actor, source, now)
+
+    def hold(self, finding_id: str) -> None:
+        """Lock the finding for the rest of the transaction: the checks, the calls and the audit row run under it.
+        PostgreSQL: its row ``FOR UPDATE``. SQLite: the transaction starts as the writer (a write to the in-flight
+        record), so the audit row after the calls can never lose to another writer's newer snapshot."""
+        if self._dialect() == "postgresql":
+            self.session.execute(select(Finding.id).where(Finding.id == finding_id).with_for_update())
+            return
+        self.session.execute(
+            update(RemediationInFlight)
+            .where(RemediationInFlight.finding_id == finding_id)
+            .values(started_at=RemediationInFlight.started_at)
+        )
+
+    def in_flight(self, finding_id: str) -> InFlight | None:
+        row = self.session.get(RemediationInFlight, finding_id, populate_existing=True)
+        if row is None:
+            return None
+        return InFlight(row.finding_id, row.operation, row.actor, row.source, row.started_at)
+
+    def release(self, finding_id: str) -> None:
+        """End the hold on the finding (in the transaction that records what was done)."""
+        self.session.execute(delete(RemediationInFlight).where(RemediationInFlight.finding_id == finding_id))
+
+    def _dialect(self) -> str:
+        return self.session.get_bind().dialect.name
 
     def record(self, finding: FindingRecord, event: RemediationEvent, now: datetime) -> Remediation:
         row = Remediation(

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from chipwise.store.tables.messaging import Draft, NotifiedScan, OutboxMessage
     from chipwise.store.tables.neuron import NeuronRollup
     from chipwise.store.tables.realised import RealisedSaving
-    from chipwise.store.tables.remediations import Remediation
+    from chipwise.store.tables.remediations import Remediation, RemediationInFlight
     from chipwise.store.tables.scans import Scan
     from chipwise.store.tables.usage import CostRecord, MetricCoverage, MetricRollup, MetricSeries
 
@@ -53,6 +53,7 @@ _MODULE_OF = {
     "RealisedSaving": "realised",
     "Recommendation": "findings",
     "Remediation": "remediations",
+    "RemediationInFlight": "remediations",
     "Resource": "inventory",
     "Scan": "scans",
 }
@@ -80,6 +81,7 @@ __all__ = [
     "RealisedSaving",
     "Recommendation",
     "Remediation",
+    "RemediationInFlight",
     "Resource",
     "Scan",
     "all_tables",

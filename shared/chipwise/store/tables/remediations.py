@@ -37,3 +37,17 @@ class Remediation(Base):
     reverts_id: Mapped[str | None] = mapped_column(String(36))  # a rollback: the apply it undid
     rolled_back_at: Mapped[datetime | None]
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class RemediationInFlight(Base):
+    """A finding being applied or rolled back right now: at most one row per finding (the primary key), written
+    (and committed) before the re-checks and removed in the transaction that writes the audit row. A second caller
+    finds it and is told who holds the finding since when."""
+
+    __tablename__ = "remediations_in_flight"
+
+    finding_id: Mapped[str] = mapped_column(ForeignKey("findings.id", ondelete="CASCADE"), primary_key=True)
+    operation: Mapped[str] = mapped_column(String(12))  # apply|rollback
+    actor: Mapped[str] = mapped_column(String(256))
+    source: Mapped[str] = mapped_column(String(16))  # cli|slack
+    started_at: Mapped[datetime] = mapped_column(default=utcnow)
