@@ -79,6 +79,10 @@ VALUES = {
     "reservation_unused_amortized_upfront_fee_for_billing_period": "0.0",
     "reservation_unused_recurring_fee": "0.0",
     "reservation_end_time": "''",
+    "savings_plan_start_time": "CASE WHEN r % 4 = 0 THEN '2025-02-01T00:00:00.000Z' ELSE '' END",
+    "savings_plan_region": "''",
+    "reservation_start_time": "''",
+    "reservation_number_of_reservations": "''",
     "resource_tags": "MAP {'user:team': 'team-' || CAST(r % 7 AS VARCHAR)}",
 }
 

@@ -72,6 +72,8 @@ class Line:
     sp_offering_type: str = ""
     sp_family: str = ""
     sp_end_time: str = ""
+    sp_start_time: str = ""
+    sp_region: str = ""
     ri_arn: str = ""
     ri_effective_cost: float = 0.0
     ri_unused_upfront: float = 0.0
@@ -116,6 +118,8 @@ def cur_row(line: Line) -> dict[str, Any]:
         "savings_plan_offering_type": line.sp_offering_type,
         "savings_plan_instance_type_family": line.sp_family,
         "savings_plan_end_time": line.sp_end_time,
+        "savings_plan_start_time": line.sp_start_time,
+        "savings_plan_region": line.sp_region,
         "reservation_reservation_a_r_n": line.ri_arn,
         "reservation_effective_cost": line.ri_effective_cost,
         "reservation_unused_amortized_upfront_fee_for_billing_period": line.ri_unused_upfront,
@@ -356,6 +360,8 @@ def line_item_type_bill() -> list[Line]:
             sp_offering_type="EC2InstanceSavingsPlans",
             sp_family="trn1",
             sp_end_time="2027-06-30T23:59:59.000Z",
+            sp_start_time="2026-07-01T00:00:00.000Z",
+            sp_region="us-east-1",
         ),
         # its negation cancels the covered usage's unblended cost: excluded
         Line(

@@ -7,7 +7,6 @@ import time
 from pathlib import Path
 
 import typer
-from rich.table import Table
 
 from chipwise.cli.common import err, out
 from chipwise.cli.findings import demo_findings_command
@@ -17,6 +16,8 @@ def demo(
     output: Path = typer.Option(Path("chipwise-demo"), "--output", "-o", help="Folder for the demo's artifacts."),
 ) -> None:
     """Run Chipwise on a seeded demo account (local AWS emulator + SQLite) and write its artifacts."""
+    from rich.table import Table
+
     from chipwise_devkit.demo import run_demo
 
     started = time.perf_counter()

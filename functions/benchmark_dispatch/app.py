@@ -20,5 +20,5 @@ from chipwise.pipeline.benchmarks import benchmark_after_scan
 @parsed_event(ScanCompletedEvent, "a ScanCompleted event", dead_letter_as="benchmark_dispatch")
 def handler(event: ScanCompletedEvent, context: Any) -> dict[str, Any]:
     summary = benchmark_after_scan(event)
-    count("BenchmarksSubmitted", summary.get("submitted", 0))
-    return summary
+    count("BenchmarksSubmitted", summary.submitted)
+    return summary.answer()

@@ -21,4 +21,4 @@ SHAPES = "an S3 ObjectCreated notification or an EventBridge 'Object Created' ev
 @logger().inject_lambda_context(clear_state=True, correlation_id_path=CORRELATION_ID)
 @parsed_event(ObjectCreatedEvent, SHAPES, dead_letter_as="ingest_bill")
 def handler(created: ObjectCreatedEvent, context: Any) -> dict[str, Any]:
-    return ingest_event(created)
+    return ingest_event(created).answer()

@@ -23,6 +23,6 @@ SHAPES = "an S3 ObjectCreated notification, an EventBridge 'Object Created' even
 @parsed_event(ObjectCreatedEvent, SHAPES, reject=False, dead_letter_as="ingest_neuron")
 def handler(created: ObjectCreatedEvent, context: Any) -> dict[str, Any]:
     result = ingest_event(created)
-    count("ReportsIngested", result["reports"])
-    count("LinesRejected", result["malformed_lines"])
-    return result
+    count("ReportsIngested", result.reports)
+    count("LinesRejected", result.malformed_lines)
+    return result.answer()

@@ -20,7 +20,7 @@ from chipwise.pipeline.notify import notify_on
 @parsed_event(NotifyTrigger, "a ScanCompleted nor a scheduled event", dead_letter_as="notify")
 def handler(trigger: NotifyTrigger, context: Any) -> dict[str, Any]:
     result = notify_on(trigger)
-    count("MessagesSent", result.get("sent", 0))
-    count("MessagesFailed", result.get("failed", 0))
-    count("MessagesUndelivered", result.get("undelivered", 0))  # the alarm watches this
-    return result
+    count("MessagesSent", result.sent)
+    count("MessagesFailed", result.failed)
+    count("MessagesUndelivered", result.undelivered)  # the alarm watches this
+    return result.answer()

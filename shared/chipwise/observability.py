@@ -1,4 +1,5 @@
-"""Powertools logger, tracer and metrics: built here only, lazily (no import-time side effects)."""
+"""Powertools logger, tracer and metrics: built here only, lazily (no import-time side effects). Powertools
+itself is imported by the first of them that is built (it loads botocore: a CLI store read needs neither)."""
 
 from __future__ import annotations
 
@@ -6,8 +7,10 @@ import logging
 import os
 import sys
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
-from aws_lambda_powertools import Logger, Metrics, Tracer
+if TYPE_CHECKING:
+    from aws_lambda_powertools import Logger, Metrics, Tracer
 
 SERVICE = "chipwise"
 NAMESPACE = "Chipwise"
@@ -38,6 +41,8 @@ def logger() -> Logger:
     """In Lambda, Powertools' default (stdout, read by CloudWatch Logs, level from POWERTOOLS_LOG_LEVEL); elsewhere
     stderr at WARNING unless POWERTOOLS_LOG_LEVEL says otherwise, so a command's stdout (``--json``) carries only
     its output and its progress display is not drowned in JSON lines."""
+    from aws_lambda_powertools import Logger
+
     quiet_libraries()
     if os.environ.get("AWS_LAMBDA_FUNCTION_NAME"):
         return Logger(service=SERVICE)
@@ -47,9 +52,13 @@ def logger() -> Logger:
 
 @lru_cache(maxsize=1)
 def tracer() -> Tracer:
+    from aws_lambda_powertools import Tracer
+
     return Tracer(service=SERVICE)
 
 
 @lru_cache(maxsize=1)
 def metrics() -> Metrics:
+    from aws_lambda_powertools import Metrics
+
     return Metrics(namespace=NAMESPACE, service=SERVICE)

@@ -3,19 +3,20 @@ to show. The CLI, the demo report, the digest, alerts, Slack and the drafts all 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import cast
 from urllib.parse import quote
 
-from chipwise.economics import break_even_months, cents, per_month, round_money, usd
+from chipwise.economics import break_even_months, cents, round_money, usd
 from chipwise.models.common import SERVING_KINDS, Effort
 from chipwise.models.evidence import FindingEvidence
 from chipwise.models.findings import FindingDocument, RecommendationDoc
 from chipwise.models.resources import VARIANT_KEY_MARK
 from chipwise.models.scan import ScanCosts
 from chipwise.models.steps import mechanical_step
+from chipwise.spend import Spend, signed, spend_of
 
 _ACRONYMS = {"gpu": "GPU", "cpu": "CPU", "ec2": "EC2", "eks": "EKS", "sagemaker": "SageMaker"}
 _VERBS = {"enable_telemetry": "Enable telemetry"}
@@ -334,7 +335,6 @@ def suppress_command(finding_id: str) -> str:
 
 Group = str  # "quick_win" | "project" | "blocked"
 GROUP_WORDS = {"quick_win": "quick win", "project": "project", "blocked": "blocked"}
-DEFAULT_COST_SOURCE = "Cost Explorer"
 
 
 @dataclass(frozen=True)
@@ -369,19 +369,6 @@ class LedgerRow:
         """A counted row has a next step, a confidence and (a project) a break-even; a withdrawn, needs-review,
         unpriced or unjudged row does not: it shows why instead."""
         return self.counted
-
-
-@dataclass(frozen=True)
-class Spend:
-    """Accelerator and compute spend of the scan window, reconciled: attributed to instance types (what resources
-    ran) plus what could not be attributed, with the reason."""
-
-    source: str
-    window_usd: Decimal
-    monthly_usd: Decimal
-    attributed_usd: Decimal  # the window's instance hours and unused reservations, by instance type
-    unattributed_usd: Decimal
-    unattributed_reasons: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -435,25 +422,44 @@ class Ledger:
         return sorted(((why, n, cents(t)) for why, (n, t) in by.items()), key=lambda x: (-x[2], x[0]))
 
     @property
+    def outside_bill_usd(self) -> Decimal:
+        """Counted savings on resources the bill lacks (priced at list): in the headline, not in "% of spend"."""
+        missing = {m.resource_id for m in self.spend.not_in_bill} if self.spend is not None else set()
+        return cents(
+            sum((r.saving_usd for r in self.rows if r.counted and r.document.resource_id in missing), Decimal(0))
+        )
+
+    @property
     def addressable_percent(self) -> Decimal | None:
-        """The headline as a share of the monthly spend."""
+        """The headline's part on resources the bill contains, as a share of the monthly spend (what the bill lacks
+        is priced at list and kept out of the share)."""
         if self.spend is None or self.spend.monthly_usd <= 0:
             return None
-        return round_money(self.total_usd * 100 / self.spend.monthly_usd, 1)
+        return round_money((self.total_usd - self.outside_bill_usd) * 100 / self.spend.monthly_usd, 1)
 
     def executive_summary(self) -> list[str]:
         """Five lines: spend, % addressable, quick wins, projects, blocked (with why)."""
         spend = "Accelerator and compute spend: unknown (no cost data for this scan)"
         if self.spend is not None:
-            why = f" ({'; '.join(self.spend.unattributed_reasons)})" if self.spend.unattributed_reasons else ""
+            s = self.spend
+            why = f" ({'; '.join(s.unattributed_reasons)})" if s.unattributed_reasons else ""
             spend = (
-                f"Accelerator and compute spend: {usd(self.spend.monthly_usd)} a month ({self.spend.source}): over the "
-                f"scan window {usd(self.spend.window_usd)} = {usd(self.spend.attributed_usd)} attributed to instance "
-                f"types + {usd(self.spend.unattributed_usd)} not attributed{why}"
+                f"Accelerator and compute spend: {usd(s.monthly_usd)} a month ({s.source}; {s.basis}) = "
+                f"{usd(s.monthly_attributed_usd)} attributed to resources {signed(s.monthly_unattributed_usd)} not "
+                f"attributed{why}"
             )
+            if s.not_in_bill:
+                spend += (
+                    f"; not in the bill: {len(s.not_in_bill)} running resource{'' if len(s.not_in_bill) == 1 else 's'}"
+                    f" ({usd(s.not_in_bill_monthly_usd)} a month at list, not in spend: see the reconciliation)"
+                )
         share = self.addressable_percent
+        outside = self.outside_bill_usd
+        lacking = (
+            f"; {usd(outside)} of it on resources the bill lacks (priced at list, out of the %)" if outside else ""
+        )
         addressable = (
-            f"Addressable: {usd(self.total_usd)} a month, {share} % of spend (quick wins + projects)"
+            f"Addressable: {usd(self.total_usd)} a month, {share} % of spend (quick wins + projects){lacking}"
             if share is not None
             else f"Addressable: {usd(self.total_usd)} a month (quick wins + projects)"
         )
@@ -525,38 +531,6 @@ def ledger(documents: Iterable[FindingDocument], costs: ScanCosts | None = None,
     docs = ranked(documents)
     rows = tuple(ledger_row(d) for d in docs)
     return Ledger(rows=rows, headline=headline(docs), spend=spend_of(costs, window_hours))
-
-
-def cost_source_words(source: str | None, billing_periods: Sequence[str] = ()) -> str:
-    """Where a scan's spend came from, in words: "Cost Explorer", or "the bill, AWS Data Exports 2026-11"."""
-    if source == "bill":
-        return "the bill, AWS Data Exports" + (f" {', '.join(billing_periods)}" if billing_periods else "")
-    return DEFAULT_COST_SOURCE
-
-
-def spend_of(costs: ScanCosts | None, window_hours: int) -> Spend | None:
-    """The scan's spend, source named (the bill when the scan document says so, else Cost Explorer): attributed to
-    instance types and unused reservations, the rest not attributed, with the reasons the scan recorded."""
-    if costs is None or window_hours <= 0:
-        return None
-    attributed = sum(costs.by_instance_type.values(), Decimal(0)) + sum(
-        (u.usd for u in costs.unused_reservations), Decimal(0)
-    )
-    attributed = min(attributed, costs.total_usd)
-    reasons = [
-        f"{k.kind}: {k.reason or k.treatment}" for k in costs.kinds if k.treatment in ("ignored", "unknown") and k.usd
-    ]
-    if costs.unknown_usage_types_count:
-        reasons.append(f"{plural(costs.unknown_usage_types_count, 'usage type')} the catalog does not know")
-    source = cost_source_words(costs.source, costs.billing_periods)
-    return Spend(
-        source=source,
-        window_usd=cents(costs.total_usd),
-        monthly_usd=cents(per_month(costs.total_usd, window_hours)),
-        attributed_usd=cents(attributed),
-        unattributed_usd=cents(costs.total_usd - attributed),
-        unattributed_reasons=tuple(reasons),
-    )
 
 
 OWNER_TAGS = ("chipwise:owner", "owner", "Owner", "OWNER")

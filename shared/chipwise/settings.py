@@ -26,20 +26,26 @@ DEFAULT_REGION = "us-east-1"
 
 def standard_aws_region() -> str | None:
     """The region the standard AWS environment names: ``AWS_REGION``, then ``AWS_DEFAULT_REGION``, then the
-    profile's ``region`` in the AWS config file (``AWS_PROFILE``, ``AWS_CONFIG_FILE``, read through botocore's own
-    session, as the AWS CLI does). None when none of them names one."""
+    profile's ``region`` in the AWS config file (``AWS_PROFILE`` or ``AWS_DEFAULT_PROFILE``, else ``default``, in
+    ``AWS_CONFIG_FILE`` or ``~/.aws/config``, as the AWS CLI reads it). None when none of them names one. The file
+    is read with configparser, not through botocore: a store read loads no AWS SDK (issue 37)."""
     for name in ("AWS_REGION", "AWS_DEFAULT_REGION"):
         value = os.environ.get(name, "").strip()
         if value:
             return value
-    import botocore.exceptions
-    import botocore.session
+    import configparser
+    from pathlib import Path
 
+    profile = os.environ.get("AWS_PROFILE") or os.environ.get("AWS_DEFAULT_PROFILE") or "default"
+    config = configparser.RawConfigParser()
     try:
-        region = botocore.session.Session().get_config_variable("region")
-    except botocore.exceptions.BotoCoreError:  # a named profile that does not exist: no region from it
+        config.read(Path(os.environ.get("AWS_CONFIG_FILE") or "~/.aws/config").expanduser(), encoding="utf-8")
+    except (configparser.Error, OSError, UnicodeDecodeError):  # an unreadable file names no region
         return None
-    return str(region).strip() or None if region else None
+    for section in (f"profile {profile}", profile) if profile != "default" else ("default", "profile default"):
+        if config.has_section(section):
+            return config.get(section, "region", fallback="").strip() or None
+    return None
 
 
 def _default_region() -> str:
@@ -209,6 +215,20 @@ class Settings(BaseSettings):
     rules: dict[str, dict[str, Any]] = Field(
         default_factory=dict,
         description="Rule thresholds by rule id ([rules.<rule_id>] in chipwise.toml); `chipwise rules` lists them.",
+    )
+    history_retention_days: int = Field(
+        90,
+        ge=63,
+        le=3650,
+        description="Days the store keeps scans (the latest of each account and region always stays), metric and "
+        "Neuron rollups, Cost Explorer days, findings resolved that long ago and resources gone that long ago "
+        "(at least the longest look-back, 63).",
+    )
+    message_retention_days: int = Field(
+        30, ge=1, le=3650, description="Days sent or failed notifications (and notified scans) are kept."
+    )
+    audit_retention_days: int = Field(
+        365, ge=30, le=3650, description="Days the remediation audit trail (applies, rollbacks) is kept."
     )
     intake_retention_days: int = Field(
         90, ge=1, le=3650, description="Intake submissions, contact data, plans and their links are deleted after this."

@@ -29,8 +29,7 @@ def test_an_unknown_command_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
 def test_demo_without_the_development_kit_is_one_line() -> None:
     # Given an interpreter where no installed package adds `chipwise.cli` commands (no development kit)
     code = (
-        "import importlib.metadata as m, sys; real = m.entry_points; "
-        "m.entry_points = lambda **kw: [] if kw.get('group') == 'chipwise.cli' else real(**kw); "
+        "import sys; import chipwise.cli as cli; cli.plugin_entries = lambda group=cli.PLUGIN_GROUP: {}; "
         "from chipwise.cli import main; code = main(['demo']); "
         "print(sorted({n.split('.')[0] for n in sys.modules} & {'chipwise_devkit', 'moto'})); sys.exit(code)"
     )

@@ -106,7 +106,7 @@ def test_spend_is_attributed_plus_not_attributed_with_the_source_named() -> None
 def test_the_executive_summary_has_five_lines_adding_up_to_the_headline() -> None:
     lines = ledger(DOCS, COSTS, window_hours=336).executive_summary()
     assert len(lines) == 5
-    assert lines[0].startswith("Accelerator and compute spend: $2,188.41 a month (Cost Explorer)")
+    assert lines[0].startswith("Accelerator and compute spend: $2,188.41 a month (Cost Explorer;")
     assert lines[1].startswith("Addressable: $22,993.82 a month")
     assert lines[2].startswith("Quick wins: $16,029.08 a month from 1 finding")
     assert lines[3] == (

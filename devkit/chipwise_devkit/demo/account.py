@@ -29,6 +29,9 @@ EC2_SERVICE = "Amazon Elastic Compute Cloud - Compute"
 SAGEMAKER_SERVICE = "Amazon SageMaker"
 NEURON_REPORT_PERIOD_S = 900  # the demo's neuron-monitor config: one report every 15 minutes
 SAVINGS_PLAN_RATE = Decimal("0.72")  # amortized ÷ on-demand for usage a Compute Savings Plan covers (demo)
+# amortized ÷ on-demand for usage an EC2 Instance Savings Plan covers (demo): bound to one family and Region, it
+# discounts more than a Compute plan
+INSTANCE_SAVINGS_PLAN_RATE = Decimal("0.66")
 
 ECR_DLC = "763104351884.dkr.ecr.us-east-1.amazonaws.com"
 TGI_GPU = f"{ECR_DLC}/huggingface-pytorch-tgi-inference:2.4.0-tgi2.4.0-gpu-py311-cu124-ubuntu22.04"
@@ -106,7 +109,8 @@ class DemoResource:
     eks_cluster: str | None = None
     training_hours: int = 0
     ended_hours_ago: int = 0
-    savings_plan: bool = False
+    savings_plan: bool = False  # covered by the demo's Compute Savings Plan
+    instance_savings_plan: bool = False  # covered by the demo's EC2 Instance Savings Plan on its family (issue 38)
     note: str = ""
     retired_hours_ago: int = 0  # deleted this long before now, between the demo's daily scans (billed until then)
     components: tuple[DemoComponent, ...] = ()  # an endpoint for inference components: its variant names no model
@@ -118,6 +122,13 @@ class DemoResource:
     min_vcpus: int = 0  # a Batch compute environment's minvCpus
     idle_days: int = 0  # a Studio app: days since its last user activity
     capacity_block: bool = False  # a capacity reservation bought as a Capacity Block
+
+
+def amortized_share(res: DemoResource) -> Decimal:
+    """Amortized ÷ on-demand cost of the resource's usage: the plan covering it, else 1."""
+    if res.savings_plan:
+        return SAVINGS_PLAN_RATE
+    return INSTANCE_SAVINGS_PLAN_RATE if res.instance_savings_plan else Decimal(1)
 
 
 def _endpoints() -> list[DemoResource]:
@@ -442,7 +453,9 @@ def _gpu_and_cpu_instances() -> list[DemoResource]:
             },
             cpu=Steady(25.0),
             gpu=Steady(58.0),
-            note="vLLM serving Llama-3-8B steadily, tensor-parallel over four L4s",
+            instance_savings_plan=True,
+            note="vLLM serving Llama-3-8B steadily, tensor-parallel over four L4s; an EC2 Instance Savings Plan on "
+            "g6 covers its hours (the move to Inferentia strands it)",
         ),
         DemoResource(
             "p4d-research-idle",

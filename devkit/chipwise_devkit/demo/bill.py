@@ -6,14 +6,14 @@ team, an EKS pod's split cost on its Neuron node, credits and tax."""
 from __future__ import annotations
 
 from collections import defaultdict
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 from chipwise.catalog import get_catalog
 from chipwise_devkit.bill_export import Line, write_export
-from chipwise_devkit.demo.account import SAVINGS_PLAN_RATE, DemoResource, demo_resources
+from chipwise_devkit.demo.account import DemoResource, amortized_share, demo_resources
 from chipwise_devkit.demo.seed import COST_DAYS, SeededAccount, _hours_per_day, billed_rate
 
 EXPORT_NAME = "chipwise-cur"
@@ -24,8 +24,15 @@ SPOT_RESOURCE = "gpu-notebook-g5-idle"  # this g5.xlarge runs on Spot in the bil
 SPOT_SHARE = Decimal("0.35")  # Spot price ÷ on-demand for it (demo)
 SP_COMMITMENT_HEADROOM = Decimal("1.08")  # the plan commits 8 % more per hour than the covered usage needs (demo)
 SP_END = "2027-08-31T23:59:59.000Z"
+SP_START = "2024-09-01T00:00:00.000Z"  # the Compute plan: 3 years, No Upfront
+# The EC2 Instance Savings Plan on g6 in us-east-1: 1 year, No Upfront, bought 2 months ago, exactly the box's hours
+ISP_START, ISP_END = "2026-09-30T00:00:00.000Z", "2027-09-29T23:59:59.000Z"
 POD_SHARE = Decimal("0.6")  # the inference pod's split of its EKS node (the rest is the node's unused cost)
 TEAMS = {"training": "research", "inference": "ml-platform"}  # cost allocation tag user:team, by workload (demo)
+# What the account pays an hour for its idle Bedrock provisioned throughput (2 model units, a one-month commitment):
+# a model unit has no public price, so its bill is its price (demo figure: $30.25 per model-unit hour).
+BEDROCK_PT_RESOURCE = "support-llama-70b-pt"
+BEDROCK_PT_HOURLY = Decimal("60.50")
 
 
 def _tags(res: DemoResource) -> dict[str, str]:
@@ -49,6 +56,23 @@ def _usage_type(res: DemoResource, spot: bool) -> tuple[str, str]:
     return "AmazonSageMaker", f"USE1-Train:{res.instance_type}"
 
 
+def _terms(compute: bool) -> dict[str, Any]:
+    """A plan's terms as CUR 2.0 carries them on its lines: a Compute plan names no family and no Region."""
+    if compute:
+        return {"sp_offering_type": "ComputeSavingsPlans", "sp_end_time": SP_END, "sp_start_time": SP_START}
+    return {"sp_offering_type": "EC2InstanceSavingsPlans", "sp_family": "g6", "sp_region": "us-east-1",
+            "sp_end_time": ISP_END, "sp_start_time": ISP_START}  # fmt: skip
+
+
+def _plan(res: DemoResource, account: str) -> tuple[str, dict[str, Any]] | None:
+    """The ARN and terms of the plan covering the resource, if any."""
+    if res.savings_plan:
+        return f"arn:aws:savingsplans::{account}:savingsplan/5f3c1d2e-demo-trn1", _terms(True)
+    if res.instance_savings_plan:
+        return f"arn:aws:savingsplans::{account}:savingsplan/8a1b2c3d-demo-g6", _terms(False)
+    return None
+
+
 def demo_bill_lines(seeded: SeededAccount) -> list[Line]:
     """Daily line items over the demo's cost window (the days its Cost Explorer data covers)."""
     catalog = get_catalog()
@@ -57,7 +81,7 @@ def demo_bill_lines(seeded: SeededAccount) -> list[Line]:
     today = seeded.now.date()
     days = [today - timedelta(days=COST_DAYS - i) for i in range(COST_DAYS)]
     lines: list[Line] = []
-    covered_by_day: dict[datetime, Decimal] = defaultdict(Decimal)
+    covered_by_day: dict[tuple[str, datetime], Decimal] = defaultdict(Decimal)
     for res in demo_resources():
         if res.kind not in BILLED_KINDS:
             continue  # held capacity, notebooks, clusters, Batch: the same kinds the demo's Cost Explorer data has
@@ -79,15 +103,16 @@ def demo_bill_lines(seeded: SeededAccount) -> list[Line]:
                 "public_on_demand_cost": float(public),
                 "tags": _tags(res),
             }
-            if res.savings_plan:
-                effective = public * SAVINGS_PLAN_RATE
-                covered_by_day[start] += effective
+            plan = _plan(res, account)
+            if plan is not None:
+                arn, terms = plan
+                effective = public * amortized_share(res)
+                covered_by_day[(arn, start)] += effective
                 lines.append(Line(account, "SavingsPlanCoveredUsage", start, unblended_cost=float(public),
-                                  pricing_term="OnDemand", sp_arn=sp_arn, sp_effective_cost=float(effective),
-                                  sp_offering_type="ComputeSavingsPlans", sp_family="trn1", sp_end_time=SP_END,
-                                  **common))  # fmt: skip
+                                  pricing_term="OnDemand", sp_arn=arn, sp_effective_cost=float(effective),
+                                  **terms, **common))  # fmt: skip
                 lines.append(Line(account, "SavingsPlanNegation", start, usage_type, resource_id, service,
-                                  unblended_cost=float(-public), sp_arn=sp_arn))  # fmt: skip
+                                  unblended_cost=float(-public), sp_arn=arn))  # fmt: skip
             elif spot:
                 lines.append(Line(account, "Usage", start, unblended_cost=float(public * SPOT_SHARE),
                                   pricing_term="Spot", **common))  # fmt: skip
@@ -102,16 +127,47 @@ def demo_bill_lines(seeded: SeededAccount) -> list[Line]:
                                   split_cost=float(public * POD_SHARE), split_usage=float(hours * POD_SHARE),
                                   split_public_cost=float(public * POD_SHARE),
                                   tags={"user:team": "search"}))  # fmt: skip
-    for start, covered in sorted(covered_by_day.items()):
-        committed = covered * SP_COMMITMENT_HEADROOM
-        lines.append(Line(account, "SavingsPlanRecurringFee", start, "ComputeSP:3yrNoUpfront", sp_arn,
-                          "ComputeSavingsPlans", hours=24.0, unblended_cost=float(committed), sp_arn=sp_arn,
+    lines += _bedrock_lines(seeded, days)
+    for (arn, start), covered in sorted(covered_by_day.items()):
+        compute = arn == sp_arn
+        committed = covered * SP_COMMITMENT_HEADROOM if compute else covered
+        fee_type = "ComputeSP:3yrNoUpfront" if compute else "EC2InstanceSP:1yrNoUpfront"
+        terms = _terms(compute)
+        lines.append(Line(account, "SavingsPlanRecurringFee", start, fee_type, arn, str(terms["sp_offering_type"]),
+                          hours=24.0, unblended_cost=float(committed), sp_arn=arn,
                           sp_total_commitment=float(committed), sp_used_commitment=float(covered),
-                          sp_offering_type="ComputeSavingsPlans", sp_family="trn1", sp_end_time=SP_END))  # fmt: skip
-        lines.append(Line(account, "Tax", start, product_code="AmazonEC2", region="", unblended_cost=12.5))
+                          **terms))  # fmt: skip
+        if compute:
+            lines.append(Line(account, "Tax", start, product_code="AmazonEC2", region="", unblended_cost=12.5))
     lines.append(Line(account, "Credit", datetime.combine(days[0], datetime.min.time()), product_code="AmazonEC2",
                       unblended_cost=-250.0))  # fmt: skip
     return lines
+
+
+def _bedrock_lines(seeded: SeededAccount, days: list[date]) -> list[Line]:
+    """The provisioned throughput's daily usage: model-unit hours at what the account pays (no public price)."""
+    res = next((r for r in demo_resources() if r.name == BEDROCK_PT_RESOURCE), None)
+    if res is None or res.name not in seeded.arns:
+        return []
+    unit_rate = BEDROCK_PT_HOURLY / res.count
+    hours = Decimal(24 * res.count)
+    return [
+        Line(
+            seeded.account_id,
+            "Usage",
+            datetime.combine(day, datetime.min.time()),
+            "USE1-ProvisionedThroughput-ModelUnits",
+            seeded.arns[res.name],
+            "AmazonBedrock",
+            hours=float(hours),
+            unblended_cost=float(unit_rate * hours),
+            pricing_term="OnDemand",
+            public_on_demand_rate=float(unit_rate),
+            public_on_demand_cost=float(unit_rate * hours),
+            tags=_tags(res),
+        )
+        for day in days
+    ]
 
 
 def write_demo_export(seeded: SeededAccount, root: Path) -> Path:

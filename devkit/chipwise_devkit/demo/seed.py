@@ -23,9 +23,9 @@ from chipwise_devkit.demo.account import (
     HISTORY_HOURS,
     NEURON_REPORT_PERIOD_S,
     SAGEMAKER_SERVICE,
-    SAVINGS_PLAN_RATE,
     DemoComponent,
     DemoResource,
+    amortized_share,
     demo_resources,
 )
 from chipwise_devkit.demo.series import Flat, Steady, Window, hours_ending
@@ -83,8 +83,10 @@ def _rng(name: str) -> random.Random:
 
 
 def seed_demo_account(emulator: Any, now: datetime | None = None, region: str = "us-east-1") -> SeededAccount:
-    """Create the demo estate in the emulator (whose environment must already be applied)."""
-    now = (now or datetime.now(UTC)).replace(minute=0, second=0, microsecond=0)
+    """Create the demo estate in the emulator (whose environment must already be applied). Its clock (unless
+    given) is the start of the UTC day: the bill's days, the training jobs' hours and every figure built on them are
+    the same whatever hour the demo runs."""
+    now = (now or datetime.now(UTC).replace(hour=0)).replace(minute=0, second=0, microsecond=0)
     aws = aws_context(region)
     seeded = SeededAccount(account_id=DEMO_ACCOUNT_ID, region=region, now=now)
     network = _network(aws)
@@ -706,7 +708,7 @@ def cost_and_usage_pages(seeded: SeededAccount) -> list[dict[str, Any]]:
             if not hours:
                 continue
             unblended = price * hours
-            amortized = unblended * SAVINGS_PLAN_RATE if res.savings_plan else unblended
+            amortized = unblended * amortized_share(res)
             cell = groups[day].setdefault(key, [Decimal(0), Decimal(0), Decimal(0)])
             cell[0] += unblended
             cell[1] += amortized

@@ -17,7 +17,7 @@ What follows a workload (the Savings Plans user guide, "Savings Plans types"):
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date, datetime
 from decimal import Decimal
 from typing import Literal
@@ -303,3 +303,52 @@ def versus_aws(ours: Purchase, aws_hourly: Decimal, removed_hourly: Decimal) -> 
         f"AWS sizes to the past usage, including ${cents(removed_hourly)}/h of capacity this report removes: "
         f"${cents(difference)}/h more commitment than the usage left after the fixes keeps busy"
     )
+
+
+# --- the section as a whole (what the pipeline hands the surfaces) ------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Following:
+    """A move a Compute or SageMaker Savings Plan follows: nothing stranded."""
+
+    move: Move
+    commitment: HeldCommitment
+
+
+@dataclass(frozen=True)
+class PurchaseAdvice:
+    kind: CommitmentKind
+    purchase: Purchase | None
+    rate_source: str
+    note: str  # why nothing is advised (rate unknown, nothing steady left) or how it was sized
+    removed_hourly: Decimal  # the spend an hour the fixes remove from what this kind would cover
+
+
+@dataclass(frozen=True)
+class AwsRecommendation:
+    available: bool
+    hourly_commitment: Decimal | None
+    note: str
+
+
+@dataclass(frozen=True)
+class CommitmentsResult:
+    account_id: str
+    today: date
+    bill_periods: tuple[str, ...]
+    usage_days: int
+    usage_note: str
+    held: tuple[HeldCommitment, ...]
+    unknown_type: tuple[str, ...]  # ARNs whose plan type the bill does not name (FOCUS)
+    following: tuple[Following, ...]
+    stranded: tuple[Stranding, ...]
+    purchases: tuple[PurchaseAdvice, ...]
+    lapses: tuple[Lapse, ...]
+    capacity: tuple[HeldCapacity, ...]
+    aws: AwsRecommendation
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def ending_soon(self) -> tuple[Lapse, ...]:
+        return self.lapses

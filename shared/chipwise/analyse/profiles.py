@@ -467,8 +467,8 @@ def _bill_rates(
     for row in resources:
         key = bill_key(row)
         item = usage.get(key) if key is not None else None
-        instance_type = row.get("instance_type")
-        if item is None or not instance_type:
+        instance_type = row.get("instance_type") or ""  # none (a Bedrock provisioned throughput): its bill alone
+        if item is None:
             continue
         public, effective, hours, committed = item
         if hours <= 0:
@@ -480,7 +480,8 @@ def _bill_rates(
             str(instance_type).lower(): CostFacts(
                 hourly_rate=(effective / hours).quantize(RATE_PLACES),
                 rate_source="bill",
-                catalog_rate=catalog.price(str(instance_type), region) or (public / hours).quantize(RATE_PLACES),
+                catalog_rate=(catalog.price(str(instance_type), region) if instance_type else None)
+                or (public / hours).quantize(RATE_PLACES),
                 commitment_discount=discount,
             )
         }
@@ -528,11 +529,14 @@ def _neuron_series(rows: Iterable[tuple[Any, ...]], parse: _HourParser) -> dict[
 
 
 def _cost_facts(instance_type: str | None, region: str, rates: Mapping[str, CostFacts], catalog: Catalog) -> CostFacts:
-    if not instance_type:
-        return CostFacts(None, None)
-    found = rates.get(instance_type.lower())
+    """The resource's rate: its own bill's (a resource with no instance type, such as a Bedrock provisioned
+    throughput, has no public price: what the account pays for it is its price), else the account's rate for its
+    type, else the catalog's list price."""
+    found = rates.get((instance_type or "").lower())
     if found is not None:
         return found
+    if not instance_type:
+        return CostFacts(None, None)
     price = catalog.price(instance_type, region)
     return CostFacts(price, "catalog" if price is not None else None, price)
 

@@ -65,6 +65,14 @@ def settle_verdicts(
     return [settle(v, rows.get(v.resource_id, []), title) for v in verdicts]
 
 
+SHOWN_PARTS = 3  # a reason quotes at most this many findings, then says how many more
+
+
+def _joined(parts: Sequence[str]) -> str:
+    more = len(parts) - SHOWN_PARTS
+    return "; ".join(parts[:SHOWN_PARTS]) + (f"; and {more} more" if more > 0 else "")
+
+
 def _money(row: LedgerRow) -> str:
     return f"{usd(row.saving_usd)} a month"
 
@@ -91,17 +99,17 @@ def verdict_of_findings(rows: Sequence[LedgerRow], title: Titles) -> Settled | N
     counted = [r for r in rows if r.counted]
     if counted:
         parts = [f"{title(r.document.rule_id)}: {_money(r)} ({r.basis}, {r.group_words})" for r in counted]
-        return "waste", "; ".join(parts), counted
+        return "waste", _joined(parts), counted
     withdrawn = [r for r in rows if r.document.status == "withdrawn" or benchmark_verdict(r.document) == "withdrawn"]
     if withdrawn:
         parts = [f"a benchmark withdrew {title(r.document.rule_id)}: {_measured(r.document)}" for r in withdrawn]
-        return "efficient", "; ".join(parts), withdrawn
+        return "efficient", _joined(parts), withdrawn
     unjudged = [r for r in rows if r.excluded_reason == EXCLUSION_WORDS[CANNOT_JUDGE]]
     if unjudged:
-        return "cannot_judge", "; ".join(f"{title(r.document.rule_id)}: {_fix(r.document)}" for r in unjudged), unjudged
+        return "cannot_judge", _joined([f"{title(r.document.rule_id)}: {_fix(r.document)}" for r in unjudged]), unjudged
     if rows:
         parts = [f"{title(r.document.rule_id)}: {_money(r)} not counted: {r.verdict}" for r in rows]
-        return "not_counted", "; ".join(parts), rows
+        return "not_counted", _joined(parts), rows
     return None
 
 

@@ -132,7 +132,7 @@ def _botocore_error(exc: BaseException) -> str | None:
 
 
 def _database_error(exc: BaseException) -> str | None:
-    from chipwise.store.errors import database_error_message  # loads the database library only on an error
+    from chipwise.pipeline._store import database_error_message  # loads the database library only on an error
 
     return database_error_message(exc)
 

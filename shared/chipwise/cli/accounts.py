@@ -3,12 +3,8 @@
 from __future__ import annotations
 
 import typer
-from rich.table import Table
 
-from chipwise.aws import aws_context
 from chipwise.cli.common import out, print_json, settings
-from chipwise.pipeline.fanout import dispatch_scans, member_accounts, scan_requests
-from chipwise.presentation import plural
 
 accounts_app = typer.Typer(help="The accounts a scheduled scan covers; fan the scans out.", no_args_is_help=True)
 
@@ -16,6 +12,12 @@ accounts_app = typer.Typer(help="The accounts a scheduled scan covers; fan the s
 @accounts_app.command("list")
 def list_command(json_output: bool = typer.Option(False, "--json", help="Print the scan requests as JSON.")) -> None:
     """The (account, region) pairs a scheduled scan would queue, with the role each is scanned through."""
+    from rich.table import Table
+
+    from chipwise.aws import aws_context
+    from chipwise.pipeline.fanout import member_accounts, scan_requests
+    from chipwise.presentation import plural
+
     config = settings()
     aws = aws_context(config.region)
     requests = list(scan_requests(member_accounts(aws, config), config, aws.account_id()))
@@ -35,6 +37,10 @@ def dispatch_command(
     dry_run: bool = typer.Option(False, "--dry-run", help="Show what would be queued; send nothing."),
 ) -> None:
     """Queue one scan per (account, region) on the scan queue (what the daily schedule does)."""
+    from chipwise.aws import aws_context
+    from chipwise.pipeline.fanout import dispatch_scans
+    from chipwise.presentation import plural
+
     config = settings()
     report = dispatch_scans(aws_context(config.region), config, dry_run=dry_run)
     verb = "would queue" if dry_run else "queued"

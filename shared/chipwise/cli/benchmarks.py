@@ -3,22 +3,15 @@
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Any, get_args
+from typing import TYPE_CHECKING, Any
 
 import typer
-from rich.table import Table
 
-from chipwise.benchmarks.dispatch import BenchmarkDispatchReport
-from chipwise.benchmarks.runs import list_runs, run_summary
-from chipwise.cli.common import err, out, print_json, settings, store_session
-from chipwise.errors import InvalidInput, NotFound
-from chipwise.models.benchmark import BenchmarkParameters, RunStatus
-from chipwise.pipeline.benchmarks import submit_benchmarks
-from chipwise.presentation import plural, short_id
-from chipwise.render import money
-from chipwise.store import Session, ensure_schema
-from chipwise.store.repositories.benchmarks import BenchmarkRepository, BenchmarkRunRecord
-from chipwise.store.repositories.findings import MIN_ID_PREFIX, FindingRepository
+from chipwise.cli.common import err, out, print_json, settings
+
+if TYPE_CHECKING:
+    from chipwise.models.benchmark import BenchmarkParameters
+    from chipwise.pipeline.benchmarks import BenchmarkDispatchReport
 
 benchmarks_app = typer.Typer(
     help="Benchmark jobs on trn/inf AWS Batch queues, and what they measured.", no_args_is_help=True
@@ -35,8 +28,9 @@ def submit_command(
     as_json: bool = typer.Option(False, "--json", help="Machine-readable output on stdout."),
 ) -> None:
     """Submit a benchmark job for each open migration finding above the saving threshold (one active run each)."""
+    from chipwise.pipeline.benchmarks import submit_benchmarks
+
     cfg = settings()
-    ensure_schema(cfg.database_url)
     if dry_run:
         report = submit_benchmarks(account, finding_ids=finding, dry_run=True, settings=cfg)
     else:
@@ -49,6 +43,10 @@ def submit_command(
 
 
 def _print_report(report: BenchmarkDispatchReport) -> None:
+    from rich.table import Table
+
+    from chipwise.presentation import plural, short_id
+
     title = "Would submit" if report.dry_run else "Submitted"
     table = Table(title=f"{title} ({len(report.planned)})", title_justify="left")
     for column in ("resource", "role", "target", "try", "queue", "job definition" if report.dry_run else "job"):
@@ -101,13 +99,18 @@ def list_command(
     as_json: bool = typer.Option(False, "--json", help="Machine-readable output on stdout."),
 ) -> None:
     """Benchmark runs, newest first."""
+    from typing import get_args
+
+    from rich.table import Table
+
+    from chipwise.errors import InvalidInput
+    from chipwise.models.benchmark import RunStatus
+    from chipwise.pipeline.benchmarks import benchmark_runs
+    from chipwise.presentation import short_id
+
     if status is not None and status not in get_args(RunStatus):
         raise InvalidInput(f"--status {status!r}: use one of {', '.join(get_args(RunStatus))}")
-    with store_session() as session:
-        if finding is not None:  # the short id the findings list shows is enough
-            finding = FindingRepository(session).get(finding).id
-        runs = list_runs(session, account_id=account, status=status, finding_id=finding, limit=limit)
-        rows = [run_summary(r) for r in runs]
+    rows = benchmark_runs(account_id=account, status=status, finding=finding, limit=limit)
     if as_json:
         print_json(rows)
         return
@@ -130,6 +133,8 @@ def list_command(
 
 
 def _outcome(row: dict[str, Any]) -> str:
+    from chipwise.render import money
+
     measured = row.get("measured") or {}
     if measured.get("verdict") == "confirmed" and measured.get("monthly_savings_usd") is not None:
         return f"saves {money(Decimal(measured['monthly_savings_usd']))}/month"
@@ -138,43 +143,15 @@ def _outcome(row: dict[str, Any]) -> str:
     return row.get("failure_reason") or ""
 
 
-def find_run(session: Session, run_id: str) -> BenchmarkRunRecord:
-    """A run by its id or by an unambiguous prefix of it (at least six characters, as lists show them)."""
-    run = BenchmarkRepository(session).get_run(run_id)
-    if run is not None:
-        return run
-    matches = []
-    if len(run_id) >= MIN_ID_PREFIX:
-        matches = BenchmarkRepository(session).runs_with_id_prefix(run_id, limit=2)
-    if not matches:
-        raise NotFound(f"no benchmark run {run_id!r}: `chipwise benchmarks list` shows the runs")
-    if len(matches) > 1:
-        raise InvalidInput(f"{run_id!r} matches several benchmark runs: give more of the id")
-    return matches[0]
-
-
 @benchmarks_app.command("show")
 def show_command(
     run_id: str = typer.Argument(..., help="The run id (the 8 characters `chipwise benchmarks list` shows)."),
     as_json: bool = typer.Option(False, "--json", help="Machine-readable output on stdout."),
 ) -> None:
     """One run: its job, parameters, measurements and what they did to the recommendation."""
-    with store_session() as session:
-        run = find_run(session, run_id)
-        run_id = run.id
-        row = run_summary(run)
-        recommendations = BenchmarkRepository(session).recommendations_of_run(run_id)
-        row["recommendations"] = [
-            {
-                "target_instance_type": r.target_instance_type,
-                "target_count": r.target_count,
-                "monthly_cost_usd": r.monthly_cost_usd,
-                "monthly_savings_usd": r.monthly_savings_usd,
-                "withdrawn": r.withdrawn,
-                "reason": r.reason,
-            }
-            for r in recommendations
-        ]
+    from chipwise.pipeline.benchmarks import benchmark_run
+
+    row = benchmark_run(run_id)
     if as_json:
         print_json(row)
         return
@@ -182,6 +159,10 @@ def show_command(
 
 
 def _print_run(row: dict[str, Any]) -> None:
+    from rich.table import Table
+
+    from chipwise.render import money
+
     style = _STATUS_STYLE.get(row["status"], "white")
     out.print(f"[bold]run {row['run_id']}[/] ({row['role']}, attempt {row['attempt']}): [{style}]{row['status']}[/]")
     for label, key in (

@@ -6,19 +6,14 @@ import json
 import sys
 from collections.abc import Iterator
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
-from rich.table import Table
 
-from chipwise.aws import aws_context
-from chipwise.cli.common import out, print_json, settings, store_session
-from chipwise.clock import utcnow
-from chipwise.errors import ConfigError
-from chipwise.pipeline.bill_ingest import athena_table, ingest_bill, window_periods
-from chipwise.presentation import plural
-from chipwise.store import ensure_schema, get_session_factory
-from chipwise.store.repositories import bill as bill_store
+from chipwise.cli.common import out, print_json, settings
+
+if TYPE_CHECKING:
+    from chipwise.pipeline import bill_view as bill_store
 
 bill_app = typer.Typer(
     help="The bill: AWS exports (CUR 2.0, FOCUS 1.0/1.2 with AWS columns, legacy CUR) as the cost source.",
@@ -36,6 +31,13 @@ def ingest_command(
     json_output: bool = typer.Option(False, "--json", help="Print what was stored as JSON."),
 ) -> None:
     """Read the export's billing periods (manifest first) and store them, each replacing its earlier delivery."""
+    from chipwise.aws import aws_context
+    from chipwise.clock import utcnow
+    from chipwise.errors import ConfigError
+    from chipwise.pipeline._store import store_factory
+    from chipwise.pipeline.bill_ingest import athena_table, ingest_bill, window_periods
+    from chipwise.presentation import plural
+
     cfg = settings()
     export = uri or cfg.data_export_uri
     if not export:
@@ -46,12 +48,12 @@ def ingest_command(
     athena = athena_table(cfg)
     if chosen == "athena" and athena is None:
         raise ConfigError("the athena engine needs athena_database and athena_table (and athena_workgroup)")
-    ensure_schema(cfg.database_url)
+    factory = store_factory()
     periods = list(period) or window_periods(utcnow(), cfg.lookback_days)
     aws = aws_context(cfg.region) if export.startswith("s3://") or chosen == "athena" else None
     stored = ingest_bill(
         aws,
-        get_session_factory(cfg.database_url),
+        factory,
         uri=export,
         periods=periods,
         engine="athena" if chosen == "athena" else "duckdb",
@@ -89,8 +91,10 @@ def show_command(
 ) -> None:
     """Spend by account, service and resource; commitments with coverage, utilisation and end dates; which export
     each billing period came from. Resources are streamed from the store, never held all at once."""
+    from chipwise.pipeline import bill_view as bill_store
+
     cfg = settings()
-    with store_session() as session:
+    with bill_store.reading() as session:
         stored = bill_store.stored_periods(session)
         periods = [_period(p) for p in stored]
         commitments = [_commitment(c, period) for c, period in bill_store.commitments(session, account)]
@@ -113,6 +117,8 @@ def show_command(
 def _print_show(
     periods: list[dict[str, Any]], totals: _Totals, shown: list[bill_store.SpendLine], commitments: list[dict[str, Any]]
 ) -> None:
+    from rich.table import Table
+
     for p in periods:
         out.print(
             f"{p['billing_period']} (payer {p['payer_account_id'] or 'unknown'}): {p['table']} ({p['data_format']}) "

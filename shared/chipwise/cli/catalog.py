@@ -4,16 +4,19 @@ from __future__ import annotations
 
 from decimal import Decimal
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
-from rich.progress import TaskID
-from rich.table import Table
 
-from chipwise.catalog import Catalog, InstanceType, get_catalog
-from chipwise.catalog.instances import CATALOG_FILE_ENV
 from chipwise.cli.common import err, out, progress
-from chipwise.collect.prices import DEFAULT_OUTPUT, RefreshResult, refresh_catalog
-from chipwise.errors import InvalidInput
+
+if TYPE_CHECKING:
+    from rich.progress import TaskID
+
+    from chipwise.catalog import Catalog, InstanceType
+    from chipwise.pipeline.prices import RefreshResult
+
+DEFAULT_OUTPUT = Path("chipwise-catalog.json")  # the file `catalog refresh` writes unless told (collect.prices's)
 
 app = typer.Typer(help="The instance catalog: types, prices and their sources.", no_args_is_help=True)
 
@@ -46,6 +49,8 @@ def _price(price: Decimal | None, estimate: bool) -> str:
 
 
 def _rows(catalog: Catalog, family: str | None, sagemaker: bool) -> list[InstanceType]:
+    from chipwise.errors import InvalidInput
+
     if family is None:
         items = [t for t in catalog.all() if t.sagemaker == sagemaker]
         return sorted(items, key=lambda t: (t.platform, t.family, t.price_usd_per_hour or Decimal("Infinity")))
@@ -63,6 +68,11 @@ def show_command(
     region: str = typer.Option("us-east-1", "--region", help="Price in this region (multiplier or refreshed)."),
 ) -> None:
     """List instance types with accelerators, NeuronCores, memory, $/hour and the price's source."""
+    from rich.table import Table
+
+    from chipwise.catalog import get_catalog
+    from chipwise.errors import InvalidInput
+
     catalog = get_catalog()
     region = region.strip().lower()
     if catalog.regions.get(region) is None and region not in catalog.document.regional_prices:
@@ -118,6 +128,10 @@ def show_command(
 @app.command("regions")
 def regions_command() -> None:
     """List the regions the catalog prices: code, Price List location, multiplier against us-east-1, source."""
+    from rich.table import Table
+
+    from chipwise.catalog import get_catalog
+
     catalog = get_catalog()
     table = Table(title=f"{len(catalog.regions.all())} regions (prices against {catalog.region})", title_justify="left")
     for column in ("region", "location", "multiplier", "source"):
@@ -131,6 +145,8 @@ def regions_command() -> None:
 
 
 def _summary(result: RefreshResult) -> None:
+    from chipwise.catalog.instances import CATALOG_FILE_ENV
+
     for region in result.regions:
         missing = result.missing.get(region, [])
         line = f"{region}: {result.updated.get(region, 0)} prices from the Price List API"
@@ -154,6 +170,8 @@ def refresh_command(
     ),
 ) -> None:
     """Rebuild the catalog's prices from the AWS Price List API (needs pricing:GetProducts)."""
+    from chipwise.pipeline.prices import refresh_prices
+
     bar = progress()  # started at the first price, so a failure before it prints nothing but the error
     tasks: dict[str, TaskID] = {}
 
@@ -165,11 +183,24 @@ def refresh_command(
         bar.update(tasks[region], completed=done)
 
     try:
-        result = refresh_catalog(output, regions=regions, progress=report)
+        result = refresh_prices(output, regions=regions, progress=report)
     finally:
         if tasks:
             bar.stop()
     _summary(result)
+    _savings_plan_rates(result.output)
+
+
+def _savings_plan_rates(catalog_file: Path) -> None:
+    """The Savings Plans rates beside the catalog (issue 38); a failure says why and leaves the catalog written."""
+    from chipwise.pipeline.prices import refresh_savings_plan_rates
+
+    rates = refresh_savings_plan_rates(catalog_file)
+    if rates.error is not None:
+        err.print(f"Savings Plans rates not refreshed: {rates.error}", highlight=False, markup=False)
+        return
+    out.print(f"[green]wrote {rates.output}[/] ({rates.rates} plan rates, {rates.api_calls} Savings Plans requests)")
+    err.print(f"use it with: export {rates.env}={rates.output.resolve()}", highlight=False, soft_wrap=True)
 
 
 def register(root: typer.Typer) -> None:

@@ -3,18 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, cast, get_args
+from typing import Annotated, Any, cast
 
 import typer
-from rich.table import Table
 
-from chipwise.catalog import CompanyStage
-from chipwise.cli.common import out, print_json, settings, store_session
-from chipwise.errors import InvalidInput
-from chipwise.models.common import is_account_id
-from chipwise.render import money
+from chipwise.cli.common import out, print_json, settings
 
-STAGES = get_args(CompanyStage)
+STAGES = ("bootstrapped", "pre_seed", "seed", "series_a", "series_b", "later")  # chipwise.catalog.CompanyStage
 
 
 def drafts_command(
@@ -47,7 +42,12 @@ def drafts_command(
     Nothing is submitted to AWS or a partner: a person reviews and sends them (`chipwise notify` sends the
     review email).
     """
-    from chipwise.drafts import CompanyFacts, prepare_account_drafts, write_files
+    from rich.table import Table
+
+    from chipwise.errors import InvalidInput
+    from chipwise.models.common import is_account_id
+    from chipwise.pipeline.drafts import CompanyFacts, draft_account
+    from chipwise.render import money
 
     if not is_account_id(account):
         raise InvalidInput(f"{account!r} is not a 12-digit AWS account id")
@@ -55,7 +55,7 @@ def drafts_command(
         raise InvalidInput(f"unknown stage {stage!r}: use one of {', '.join(STAGES)}")
     facts = CompanyFacts(
         company_name=company,
-        stage=cast(CompanyStage | None, stage),  # checked against STAGES above
+        stage=cast(Any, stage),  # checked against STAGES above
         institutional_funding=funded,
         activate_provider_org_id=org_id,
         website=website,
@@ -63,12 +63,10 @@ def drafts_command(
         contact_name=contact_name,
         contact_email=contact_email,
     )
-    with store_session() as session:
-        result = prepare_account_drafts(session, account, settings(), facts)
-        paths = write_files(result.drafts, output or Path("chipwise-drafts") / account)
-        stored = [{"id": d.id, "kind": d.kind, "title": d.title, "document": d.document} for d in result.stored]
+    result = draft_account(account, facts, output or Path("chipwise-drafts") / account)
+    paths = result.paths
     if as_json:
-        print_json({"drafts": stored, "files": [str(p) for p in paths], "review_queued": result.review is not None})
+        print_json({"drafts": result.stored, "files": [str(p) for p in paths], "review_queued": result.review_queued})
         return
     figures = result.drafts.figures
     out.print(f"[bold]{figures.company}[/] ({figures.account_id})", highlight=False)
@@ -88,7 +86,7 @@ def drafts_command(
     out.print(table)
     for path in paths:
         out.print(f"wrote {path}")
-    review = "queued for review to " + settings().advisory_email if result.review else "unchanged: already sent"
+    review = "queued for review to " + settings().advisory_email if result.review_queued else "unchanged: already sent"
     out.print(f"[green]drafts stored[/]; {review} (`chipwise notify` sends it). Nothing was submitted.")
 
 

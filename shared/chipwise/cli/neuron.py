@@ -4,25 +4,21 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable
-from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
-from rich.table import Table
 
-from chipwise import neuron_agent
-from chipwise.aws import aws_context
 from chipwise.cli.common import err, out, print_json, progress, settings
-from chipwise.collect.neuron import ids_from_key, stream_lines
-from chipwise.errors import ChipwiseError, InvalidInput, NotFound
-from chipwise.models.neuron import NeuronIngestResult
-from chipwise.pipeline.neuron_ingest import ObjectRef, ingest_lines, ingest_object, list_objects
-from chipwise.store import SessionFactory, ensure_schema, get_session_factory
+
+if TYPE_CHECKING:
+    from chipwise.models.neuron import NeuronIngestResult
 
 
 def neuron_agent_command(ctx: typer.Context) -> None:
     """Ship neuron-monitor reports to CloudWatch or S3 (the host agent; `python -m chipwise.neuron_agent`)."""
+    from chipwise import neuron_agent
+
     raise typer.Exit(neuron_agent.main(list(ctx.args)))
 
 
@@ -31,6 +27,8 @@ _BUCKET = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
 
 def parse_s3_path(source: str) -> tuple[str, str]:
     """``s3://bucket/prefix`` as (bucket, prefix); a path without a valid bucket name is an error that says so."""
+    from chipwise.errors import InvalidInput
+
     bucket, _, prefix = source.removeprefix("s3://").partition("/")
     if not _BUCKET.match(bucket) or ".." in bucket:
         shown = bucket or "(none)"
@@ -49,9 +47,13 @@ def ingest_neuron_command(
     json_output: bool = typer.Option(False, "--json", help="Print the results as JSON on stdout."),
 ) -> None:
     """Parse neuron-monitor reports and store hourly rollups per instance and runtime (idempotent)."""
+    from chipwise.aws import aws_context
+    from chipwise.errors import InvalidInput, NotFound
+    from chipwise.pipeline._store import store_factory
+    from chipwise.pipeline.neuron_ingest import ObjectRef, ingest_file, ingest_object, list_objects
+
     cfg = settings()
-    ensure_schema(cfg.database_url)  # like every local command: an empty store gets its schema
-    factory = get_session_factory(cfg.database_url)
+    factory = store_factory()  # like every local command: an empty store gets its schema
     aws = aws_context(cfg.region)
     home = functools.cache(aws.account_id)  # the fallback account, asked at most once
     results: list[NeuronIngestResult] = []
@@ -67,7 +69,10 @@ def ingest_neuron_command(
                 bar.advance(task)
     else:
         for path in _files(Path(source)):
-            results.append(_ingest_file(path, factory, account, home))
+            result = ingest_file(path, factory, account, home)
+            if not result.accepted:
+                err.print(f"[yellow]{result.source}[/]: rejected: {result.reason}", highlight=False)
+            results.append(result)
     if json_output:
         print_json([r.model_dump(mode="json") for r in results])
     else:
@@ -77,6 +82,8 @@ def ingest_neuron_command(
 
 
 def _files(path: Path) -> list[Path]:
+    from chipwise.errors import NotFound
+
     if path.is_dir():
         return sorted(p for p in path.rglob("*") if p.is_file() and p.name.endswith((".jsonl", ".jsonl.gz", ".json")))
     if not path.is_file():
@@ -84,28 +91,9 @@ def _files(path: Path) -> list[Path]:
     return [path]
 
 
-def _ingest_file(
-    path: Path, factory: SessionFactory, account: str | None, home_account: Callable[[], str]
-) -> NeuronIngestResult:
-    key_account, key_instance = ids_from_key(path.as_posix())
-    source = str(path.resolve())
-    try:
-        with path.open("rb") as stream:  # read as a stream, in bounded memory, like an S3 object
-            return ingest_lines(
-                factory,
-                stream_lines(stream.read),
-                source=source,
-                account_id=account or key_account,
-                default_instance_id=key_instance,
-                default_time=datetime.fromtimestamp(path.stat().st_mtime, UTC),
-                home_account=home_account,
-            )
-    except (ChipwiseError, ValueError, OSError) as exc:
-        err.print(f"[yellow]{source}[/]: rejected: {exc}", highlight=False)
-        return NeuronIngestResult(source=source, accepted=False, reason=str(exc))
-
-
 def _print_results(results: list[NeuronIngestResult]) -> None:
+    from rich.table import Table
+
     table = Table(title="neuron-monitor reports")
     columns = ("source", "account", "reports", "malformed lines", "report errors", "missing (driver)", "hourly rollups")
     for column in columns:

@@ -5,13 +5,8 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import typer
-from rich.table import Table
 
-from chipwise.cli.common import err, out, print_json, settings, store_session
-from chipwise.errors import UpstreamError
-from chipwise.presentation import plural
-from chipwise.store import ensure_schema
-from chipwise.store.repositories.messaging import OutboxRecord
+from chipwise.cli.common import LimitOption, err, more_line, out, print_json, row_limit, settings
 
 notify_app = typer.Typer(
     help="Email and Slack: the daily digest, alerts above the threshold, and the outbox they go through.",
@@ -35,14 +30,20 @@ def notify_command(
         bool, typer.Option("--dry-run", help="Print what would be sent; write and send nothing.")
     ] = False,
     account: AccountOption = None,
+    limit: LimitOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Enqueue today's digest and any alerts, then send everything due (SES email, Slack webhook)."""
     if ctx.invoked_subcommand is not None:
         return
-    from chipwise.pipeline.notify import send_notifications
+    from rich.table import Table
 
-    ensure_schema(settings().database_url)
+    from chipwise.errors import UpstreamError
+    from chipwise.pipeline._store import prepare_store
+    from chipwise.pipeline.notify import send_notifications
+    from chipwise.presentation import plural
+
+    prepare_store()
     with err.status("deciding what to send…"):
         report = send_notifications(settings(), dry_run=dry_run, accounts=account or None)
     if as_json:
@@ -52,9 +53,13 @@ def notify_command(
     table = Table(title=f"{verb}: {plural(len(report.planned), 'new message')}", title_justify="left")
     for column in ("channel", "kind", "recipient", "subject / text"):
         table.add_column(column, overflow="fold")
-    for p in report.planned:
+    shown = row_limit(limit)
+    for p in report.planned[:shown]:
         table.add_row(p.channel, p.kind, p.recipient, _preview(p.subject, p.payload))
     out.print(table)
+    rest = more_line(len(report.planned[:shown]), len(report.planned), "messages", "--limit 0 or --json")
+    if rest is not None:
+        out.print(rest, highlight=False)
     if dry_run:
         if report.due:
             out.print(f"and {plural(len(report.due), 'message')} already waiting in the outbox:")
@@ -79,35 +84,34 @@ def notify_command(
 @notify_app.command("status")
 def status_command(as_json: JsonOption = False) -> None:
     """Show the outbox: counts by channel and status, failed messages with their last error, what is waiting."""
-    from chipwise.notify.outbox import outbox_status
+    from rich.table import Table
 
-    with store_session() as session:
-        status = outbox_status(session)
-        if as_json:
-            print_json(
-                {
-                    "counts": [
-                        {"channel": c, "status": s, "messages": n} for (c, s), n in sorted(status.counts.items())
-                    ],
-                    "failed": [_row(m) for m in status.failed],
-                    "pending": [_row(m) for m in status.pending],
-                }
-            )
-            return
-        counts = Table(title="Outbox", title_justify="left")
-        for column in ("channel", "pending", "sent", "failed"):
-            counts.add_column(column, justify="left" if column == "channel" else "right")
-        for channel in sorted({c for c, _ in status.counts}):
-            counts.add_row(
-                channel,
-                *(str(status.counts.get((channel, s), 0)) for s in ("pending", "sent", "failed")),
-            )
-        out.print(counts)
-        _print_rows("Failed (run `chipwise notify retry` after fixing the cause)", status.failed, "red")
-        _print_rows("Pending", status.pending, "yellow")
+    from chipwise.pipeline.notify import outbox_view
+
+    status = outbox_view()
+    if as_json:
+        print_json(
+            {
+                "counts": [{"channel": c, "status": s, "messages": n} for (c, s), n in sorted(status.counts.items())],
+                "failed": [_row(m) for m in status.failed],
+                "pending": [_row(m) for m in status.pending],
+            }
+        )
+        return
+    counts = Table(title="Outbox", title_justify="left")
+    for column in ("channel", "pending", "sent", "failed"):
+        counts.add_column(column, justify="left" if column == "channel" else "right")
+    for channel in sorted({c for c, _ in status.counts}):
+        counts.add_row(
+            channel,
+            *(str(status.counts.get((channel, s), 0)) for s in ("pending", "sent", "failed")),
+        )
+    out.print(counts)
+    _print_rows("Failed (run `chipwise notify retry` after fixing the cause)", status.failed, "red")
+    _print_rows("Pending", status.pending, "yellow")
 
 
-def _row(m: OutboxRecord) -> dict[str, Any]:
+def _row(m: Any) -> dict[str, Any]:
     return {
         "id": m.id,
         "channel": m.channel,
@@ -123,7 +127,9 @@ def _row(m: OutboxRecord) -> dict[str, Any]:
     }
 
 
-def _print_rows(title: str, rows: list[OutboxRecord], colour: str) -> None:
+def _print_rows(title: str, rows: list[Any], colour: str) -> None:
+    from rich.table import Table
+
     if not rows:
         return
     table = Table(title=title, title_justify="left", title_style=colour)
@@ -148,10 +154,10 @@ def retry_command(
     ids: Annotated[list[int] | None, typer.Argument(help="Outbox ids to retry; default: every failed message.")] = None,
 ) -> None:
     """Give failed messages a fresh set of attempts (after fixing the cause); `chipwise notify` sends them."""
-    from chipwise.notify.outbox import requeue_failed
+    from chipwise.pipeline.notify import retry_failed
+    from chipwise.presentation import plural
 
-    with store_session() as session:
-        count = requeue_failed(session, ids or None)
+    count = retry_failed(ids or None)
     out.print(f"{plural(count, 'failed message')} queued again")
 
 

@@ -6,21 +6,15 @@ import json
 import sys
 from enum import StrEnum
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
-from pydantic import ValidationError
-from rich.markup import escape
 
 from chipwise.cli.common import err
-from chipwise.clock import utcnow
-from chipwise.errors import InvalidInput
-from chipwise.intake import views
-from chipwise.intake.service import new_plan_id
-from chipwise.plan.document import PlanDocument
-from chipwise.plan.intake import IntakeRequest, field_errors
-from chipwise.plan.planner import build_plan
-from chipwise.presentation import plural
-from chipwise.render import money
+
+if TYPE_CHECKING:
+    from chipwise.plan.document import PlanDocument
+    from chipwise.plan.intake import IntakeRequest
 
 
 class Format(StrEnum):
@@ -31,6 +25,11 @@ class Format(StrEnum):
 
 def read_intake(path: Path) -> IntakeRequest:
     """The intake from a JSON file ("-" for stdin); InvalidInput names every bad field."""
+    from pydantic import ValidationError
+
+    from chipwise.errors import InvalidInput
+    from chipwise.plan.intake import IntakeRequest, field_errors
+
     try:
         text = sys.stdin.read() if str(path) == "-" else path.read_text(encoding="utf-8")
         raw = json.loads(text)
@@ -46,6 +45,8 @@ def read_intake(path: Path) -> IntakeRequest:
 
 
 def render_plan(plan: PlanDocument, fmt: Format) -> str:
+    from chipwise.intake import views
+
     if fmt is Format.json:
         return views.plan_json(plan)
     if fmt is Format.md:
@@ -60,6 +61,14 @@ def plan(
     output: Path | None = typer.Option(None, "--output", "-o", help="Write to this file instead of stdout."),
 ) -> None:
     """Make the credits-and-migration plan for an intake file, offline (nothing is stored or sent)."""
+    from rich.markup import escape
+
+    from chipwise.clock import utcnow
+    from chipwise.intake.service import new_plan_id
+    from chipwise.plan.planner import build_plan
+    from chipwise.presentation import plural
+    from chipwise.render import money
+
     intake = read_intake(input_path)
     document = build_plan(intake, plan_id=new_plan_id(), created_at=utcnow())
     text = render_plan(document, Format.json if as_json else fmt)

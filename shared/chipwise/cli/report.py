@@ -6,13 +6,7 @@ from pathlib import Path
 
 import typer
 
-from chipwise.cli.common import err, out, store_session
-from chipwise.clock import utcnow
-from chipwise.errors import InvalidInput
-from chipwise.models.common import is_account_id
-from chipwise.presentation import plural
-from chipwise.report.build import build_report, find_scan, write_report
-from chipwise.settings import get_settings
+from chipwise.cli.common import check_account_id, check_region, err, out
 
 
 def report_command(
@@ -21,16 +15,26 @@ def report_command(
     region: str | None = typer.Option(None, "--region", help="The latest scan in this region."),
     output_dir: Path = typer.Option(Path(), "--output-dir", "-o", help="Folder to write the report into."),
 ) -> None:
-    """Write the HTML report of a scan: totals (measured apart from estimated), waste by rule, the trend across
-    scans, utilisation heat-maps of the top findings, and every finding's evidence. No script, nothing fetched."""
-    if account is not None and not is_account_id(account):
-        raise InvalidInput(f"--account {account!r} is not a 12-digit AWS account id")
-    with store_session() as session:
-        found = find_scan(session, scan_id=scan, account_id=account, region=region)
-        view = build_report(session, found, now=utcnow(), team_tag_keys=get_settings().team_tag_keys)
-    path = write_report(view, output_dir)
-    err.print(f"{plural(len(view.findings), 'finding')}, {plural(view.scans, 'scan')} in the trend", highlight=False)
-    out.print(str(path), highlight=False, markup=False, soft_wrap=True)
+    """Write the HTML report of a scan: totals (measured apart from estimated), waste by rule and by team, the
+    trend across scans, utilisation heat-maps of the top findings and the top 200 findings' evidence, with every
+    finding in a CSV beside it. No script, nothing fetched."""
+    from chipwise.pipeline.report import write_scan_report
+    from chipwise.presentation import plural
+
+    check_account_id(account)
+    check_region(region)
+    written = write_scan_report(scan_id=scan, account_id=account, region=region, output_dir=output_dir)
+    top = (
+        f" (the top {written.shown} in the HTML, every one in {written.csv_path.name})"
+        if written.shown < written.findings
+        else ""
+    )
+    err.print(
+        f"{plural(written.findings, 'finding')}{top}, {plural(written.scans, 'scan')} in the trend",
+        highlight=False,
+        soft_wrap=True,
+    )
+    out.print(str(written.path), highlight=False, markup=False, soft_wrap=True)
 
 
 def register(app: typer.Typer) -> None:

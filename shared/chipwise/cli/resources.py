@@ -1,20 +1,31 @@
-"""``chipwise resources``: one verdict per resource of the latest scan; ``chipwise findings explain``: each rule's
-outcome on one resource (why each rule did or did not fire)."""
+"""``chipwise resources``: one verdict per resource of the latest scan of each account and region;
+``chipwise findings explain``: each rule's outcome on one resource (why each rule did or did not fire)."""
 
 from __future__ import annotations
 
-import typer
-from rich.markup import escape
-from rich.table import Table
+from typing import TYPE_CHECKING
 
-from chipwise.cli.common import out, print_json, store_session
+import typer
+
+from chipwise.cli.common import (
+    AccountFilter,
+    CursorOption,
+    LimitOption,
+    RegionFilter,
+    TeamFilter,
+    check_account_id,
+    check_region,
+    more_line,
+    out,
+    print_json,
+    print_json_lines,
+    row_limit,
+)
 from chipwise.cli.findings import findings_app
-from chipwise.errors import InvalidInput, NotFound
-from chipwise.models.resources import split_key
-from chipwise.models.scan import ScanDocument
-from chipwise.models.verdicts import OUTCOME_WORDS, VERDICT_WORDS, ResourceVerdict
-from chipwise.pipeline.verdicts import latest_verdicts
-from chipwise.rules.registry import rule_title
+
+if TYPE_CHECKING:
+    from chipwise.models.scan import ScanDocument
+    from chipwise.models.verdicts import ResourceVerdict
 
 VERDICT_COLOUR = {
     "waste": "red",
@@ -25,33 +36,43 @@ VERDICT_COLOUR = {
 }
 
 
-def _scan(account: str | None, region: str | None) -> ScanDocument:
-    with store_session() as session:
-        return latest_verdicts(session, account, region)
-
-
 def resources_command(
-    json_output: bool = typer.Option(False, "--json", help="Print the verdicts (JSON) on stdout."),
-    account: str | None = typer.Option(None, "--account", help="The account (12 digits); default: the latest scan."),
-    region: str | None = typer.Option(None, "--region", help="The region; default: the latest scan's."),
+    json_output: bool = typer.Option(False, "--json", help="Print the verdicts as JSON lines (one per line)."),
+    account: AccountFilter = None,
+    team: TeamFilter = None,
+    region: RegionFilter = None,
+    limit: LimitOption = None,
+    cursor: CursorOption = None,
 ) -> None:
-    """Every resource of the latest scan with its one verdict: waste (a counted finding), efficient, cannot judge,
-    not counted (its findings set apart from the totals) or out of scope."""
-    document = _scan(account, region)
+    """Every resource of the latest scan (of each account and region) with its one verdict: waste, efficient,
+    cannot judge, out of scope. The table shows the top rows and the counts of all."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    from chipwise.models.verdicts import VERDICT_WORDS
+    from chipwise.pipeline.resources import stream_verdicts, verdict_page
+
+    check_account_id(account)
+    check_region(region)
     if json_output:
-        print_json([v.model_dump(mode="json") for v in document.verdicts])
+        rows = stream_verdicts(account, region, team, cursor)
+        most = row_limit(limit, None)
+        print_json_lines(r.verdict.model_dump(mode="json") for i, r in enumerate(rows) if most is None or i < most)
         return
-    counts = {k: sum(1 for v in document.verdicts if v.verdict == k) for k in VERDICT_WORDS}
-    summary = ", ".join(f"{n} {VERDICT_WORDS[k]}" for k, n in counts.items() if n)
-    table = Table(
-        title=f"{len(document.verdicts)} resources of scan {document.scan_id[:8]} "
-        f"({document.account_id} {document.region}): {summary}",
-        title_justify="left",
-    )
+    page = verdict_page(account, region, team, limit=row_limit(limit), cursor=cursor)
+    summary = ", ".join(f"{page.counts[k]:,} {VERDICT_WORDS[k]}" for k in VERDICT_WORDS if page.counts[k])
+    if len(page.scans) == 1:
+        scan_id, account_id, scan_region = page.scans[0]
+        where = f"scan {scan_id[:8]} ({account_id} {scan_region})"
+    else:
+        where = f"the latest scans of {len(page.scans)} accounts and regions"
+    shown = f"top {len(page.rows)} of " if len(page.rows) < page.total else ""
+    table = Table(title=f"{shown}{page.total:,} resources of {where}: {summary}", title_justify="left")
     table.add_column("resource", ratio=2, overflow="fold")
     table.add_column("verdict", no_wrap=True)
     table.add_column("why", ratio=3, overflow="fold")
-    for v in document.verdicts:
+    for row in page.rows:
+        v = row.verdict
         now = v.instance_type or v.kind.replace("_", " ")
         table.add_row(
             f"[bold]{escape(v.name)}[/]\n[dim]{now}[/]",
@@ -59,10 +80,17 @@ def resources_command(
             escape(v.reason),
         )
     out.print(table)
+    last = page.rows[-1].verdict.resource_id if page.rows else ""
+    rest = more_line(len(page.rows), page.total, "resources", f"--cursor {last}")
+    if rest is not None:
+        out.print(rest, highlight=False, markup=False, soft_wrap=True)
 
 
 def find_verdict(document: ScanDocument, resource: str) -> ResourceVerdict:
     """A resource by its name, ARN, or the end of its ARN (an instance id)."""
+    from chipwise.errors import InvalidInput, NotFound
+    from chipwise.models.resources import split_key
+
     wanted = resource.strip()
     matches = []
     for v in document.verdicts:
@@ -86,7 +114,14 @@ def explain_command(
 ) -> None:
     """Each rule's outcome on one resource: fired, passed (with what it read), could not judge (the missing input)
     or does not apply (why)."""
-    verdict = find_verdict(_scan(account, region), resource)
+    from rich.markup import escape
+    from rich.table import Table
+
+    from chipwise.models.verdicts import OUTCOME_WORDS, VERDICT_WORDS
+    from chipwise.pipeline.resources import latest_scan
+    from chipwise.rules.registry import rule_title
+
+    verdict = find_verdict(latest_scan(account, region), resource)
     if json_output:
         print_json(verdict.model_dump(mode="json"))
         return

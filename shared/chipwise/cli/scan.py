@@ -4,26 +4,24 @@ from __future__ import annotations
 
 from collections import Counter
 from decimal import Decimal
+from typing import TYPE_CHECKING
 
 import typer
-from botocore.exceptions import ClientError
-from rich.table import Table
 
-from chipwise.aws import AssumeRole, AwsContext, aws_context
 from chipwise.cli.common import err, out, print_json, progress, settings
-from chipwise.economics import usd
-from chipwise.errors import UpstreamError
-from chipwise.models.scan import ScanDocument
-from chipwise.pipeline.scan import AWS_ERRORS, record_failed_start, run_scan
-from chipwise.presentation import hours_label
-from chipwise.store import SessionFactory, ensure_schema, get_session_factory
-from chipwise.store.schema import require_current_schema
+
+if TYPE_CHECKING:
+    from chipwise.aws import AwsContext
+    from chipwise.models.scan import ScanDocument
+    from chipwise.pipeline._store import SessionFactory
 
 STAGES = ("inventory", "costs", "metrics", "neuron", "rules", "event")
 
 
 def _context(account: str | None, region: str) -> tuple[AwsContext, str]:
     """The home account's clients, or a member account's through its Chipwise role (with the ExternalId)."""
+    from chipwise.aws import AssumeRole, aws_context
+
     home = aws_context(region)
     caller = home.account_id()
     if account is None or account == caller:
@@ -49,12 +47,14 @@ def scan_command(
     ),
 ) -> None:
     """Scan an account: inventory, Cost Explorer, CloudWatch and Neuron telemetry into the store, then the rules."""
+    from botocore.exceptions import ClientError
+
+    from chipwise.errors import UpstreamError
+    from chipwise.pipeline._store import scan_factory
+    from chipwise.pipeline.scan import AWS_ERRORS, record_failed_start
+
     cfg = settings()
-    if cfg.database_url.startswith("sqlite"):
-        ensure_schema(cfg.database_url)  # a local store gets its schema, like every local command's
-    else:
-        require_current_schema(cfg.database_url)  # a shared store is migrated by the deploy, never by a CLI
-    factory = get_session_factory(cfg.database_url)
+    factory = scan_factory()
     documents: list[ScanDocument] = []
     for region in regions or cfg.scan_regions:
         try:
@@ -83,6 +83,8 @@ def _scan_with_progress(
     aws: AwsContext, factory: SessionFactory, account_id: str, region: str, lookback_days: int | None
 ) -> ScanDocument:
     """One scan with a progress line on stderr, advanced stage by stage."""
+    from chipwise.pipeline.scan import run_scan
+
     with progress() as bar:
         task = bar.add_task(f"scanning {account_id} in {region}", total=len(STAGES))
 
@@ -97,6 +99,11 @@ def _scan_with_progress(
 
 
 def _print_summary(document: ScanDocument) -> None:
+    from rich.table import Table
+
+    from chipwise.economics import usd
+    from chipwise.presentation import hours_label
+
     platforms = Counter((r.platform, r.kind) for r in document.resources)
     table = Table(title=f"{document.account_id} {document.region}: {len(document.resources)} resources")
     table.add_column("platform")
@@ -139,6 +146,8 @@ def _print_summary(document: ScanDocument) -> None:
 
 
 def _money(amount: Decimal) -> str:
+    from chipwise.economics import usd
+
     return usd(amount)
 
 

@@ -1,7 +1,8 @@
 """Credits-application and partner-referral drafts for an account, for the advisory team to review and send.
 
-The figures are the account's own: accelerator spend from Cost Explorer records (amortized, so Savings Plans
-and discounts are in), the accelerator workloads from the inventory, and the savings from the open findings
+The figures are the account's own: spend is every surface's (:func:`chipwise.spend.spend_of`: the bill's monthly
+run rate when the bill covers the latest scan's window, else Cost Explorer's over complete days), the accelerator
+workloads from the inventory, and the savings from the open findings
 (measured where a benchmark ran). The programs come from :func:`chipwise.plan.credits.match_programs` over the
 catalog's credit programs; the referral is :func:`chipwise.plan.ace.opportunity_document`, shaped like an ACE
 ``CreateOpportunity`` request.
@@ -16,7 +17,7 @@ import hashlib
 import json
 import uuid
 from collections import defaultdict
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import date, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
@@ -24,8 +25,9 @@ from typing import Any
 
 from chipwise.catalog import CompanyStage, get_catalog, platform_of
 from chipwise.clock import utcnow
-from chipwise.economics import HOURS_PER_MONTH, cents, monthly_cost
+from chipwise.economics import cents, monthly_cost, per_month
 from chipwise.errors import NotFound
+from chipwise.models.scan import ScanCosts, ScanWindow
 from chipwise.notify.digest import FindingLine, by_savings, headline_of, load_snapshot
 from chipwise.notify.outbox import enqueue
 from chipwise.plan.ace import opportunity_document
@@ -33,6 +35,7 @@ from chipwise.plan.credits import CompanyProfile, CreditMatch, match_programs
 from chipwise.presentation import current_capacity, ledger
 from chipwise.render import money, render
 from chipwise.settings import Settings
+from chipwise.spend import Spend, spend_of
 from chipwise.store import Session
 from chipwise.store.repositories import usage as usage_store
 from chipwise.store.repositories.accounts import AccountRepository
@@ -43,7 +46,6 @@ ACCELERATORS = ("inferentia", "trainium", "nvidia")
 CREDITS_KIND = "credits_application"
 REFERRAL_KIND = "partner_referral"
 TOP_FINDINGS = 5
-_HOURS_PER_DAY = Decimal(24)
 
 
 # --- the account's figures ---------------------------------------------------------------------------------
@@ -96,8 +98,8 @@ class AccountFigures:
     company: str
     window_start: date | None
     window_end: date | None  # exclusive
-    accelerator_spend_usd: Decimal  # over the window
-    monthly_accelerator_spend_usd: Decimal  # run-rate: daily average × 730/24
+    accelerator_spend_usd: Decimal  # accelerator and compute spend over the window (chipwise.spend: every surface's)
+    monthly_accelerator_spend_usd: Decimal  # its monthly run rate over the days the source covers
     monthly_by_platform: dict[str, Decimal]
     workloads: list[DraftWorkload]
     open_findings: int
@@ -106,6 +108,7 @@ class AccountFigures:
     measured_monthly_savings_usd: Decimal
     top_findings: list[FindingLine]
     migrations: list[FindingLine] = field(default_factory=list)
+    spend_basis: str = ""  # where the spend comes from and its measure, in words
     summary: tuple[str, ...] = ()  # the five-line executive summary of the ledger (the digest's, the report's)
 
     @property
@@ -128,21 +131,28 @@ class AccountFigures:
         return (self.window_end - self.window_start).days
 
 
-def _spend(
-    session: Session, account_id: str, lookback_days: int
-) -> tuple[date | None, date | None, dict[str, Decimal]]:
-    """Accelerator spend per platform over the last ``lookback_days`` days that have cost records."""
+def _cost_explorer_costs(session: Session, account_id: str, lookback_days: int) -> tuple[ScanWindow, ScanCosts] | None:
+    """Without a scan document: Cost Explorer's records over the last ``lookback_days`` days that have any (complete
+    days only), shaped as a scan's costs so that :func:`chipwise.spend.spend_of` prices them like every surface."""
     _, last = usage_store.cost_day_range(session, account_id)
     if last is None:
-        return None, None, {}
+        return None
     start, end = last - timedelta(days=lookback_days - 1), last + timedelta(days=1)
+    by_type = dict(usage_store.cost_by_instance_type(session, account_id, start, end))
+    days = usage_store.stored_cost_days(session, account_id, start, end)
+    costs = ScanCosts(total_usd=sum(by_type.values(), Decimal(0)), by_instance_type=by_type, days_covered=len(days))
+    return ScanWindow(start=min(days, default=start), end=end), costs
+
+
+def _by_platform(costs: ScanCosts, spend: Spend) -> dict[str, Decimal]:
+    """The monthly spend on each accelerator platform at the spend's run rate (its days)."""
+    hours = (spend.days or 0) * 24
     by_platform: dict[str, Decimal] = defaultdict(Decimal)
-    for instance_type, total in usage_store.cost_by_instance_type(session, account_id, start, end):
-        platform = platform_of(instance_type) if instance_type else None
-        if platform in ACCELERATORS:
+    for instance_type, total in costs.by_instance_type.items():
+        platform = platform_of(instance_type)
+        if platform in ACCELERATORS and hours:
             by_platform[platform] += total
-    first, _ = usage_store.cost_day_range(session, account_id, since=start)
-    return first, end, dict(by_platform)
+    return {p: per_month(v, hours) for p, v in sorted(by_platform.items())}
 
 
 ALWAYS_ON = ("ec2_instance", "sagemaker_endpoint")  # kinds billed around the clock while they run
@@ -192,21 +202,25 @@ def account_figures(session: Session, account_id: str, *, company: str | None, l
     account = AccountRepository(session).get(account_id)
     if account is None:
         raise NotFound(f"account {account_id} is not in the store: scan it first (chipwise scan)")
-    first, end, by_platform = _spend(session, account_id, lookback_days)
-    total = sum(by_platform.values(), Decimal(0))
-    days = (end - first).days if first and end else 0
-    monthly_factor = HOURS_PER_MONTH / (_HOURS_PER_DAY * days) if days else Decimal(0)
     snapshot = load_snapshot(session, account_id, since=utcnow())
     ranked = by_savings(snapshot.open)
     totals = headline_of(ranked)
+    figures = ledger((f.document for f in ranked if f.document is not None), snapshot.costs, snapshot.window_hours)
+    window, costs = snapshot.window, snapshot.costs
+    if costs is None or window is None:  # never scanned: Cost Explorer's records, through the same function
+        found = _cost_explorer_costs(session, account_id, lookback_days)
+        window, costs = found if found else (None, None)
+        figures = replace(figures, spend=spend_of(costs, window.hours if window else 0))
+    spend = figures.spend
     return AccountFigures(
         account_id=account_id,
         company=company or account.name or f"AWS account {account_id}",
-        window_start=first,
-        window_end=end,
-        accelerator_spend_usd=cents(total),
-        monthly_accelerator_spend_usd=cents(total * monthly_factor),
-        monthly_by_platform={p: cents(v * monthly_factor) for p, v in sorted(by_platform.items())},
+        window_start=window.start if window and spend else None,
+        window_end=window.end if window and spend else None,
+        accelerator_spend_usd=spend.window_usd if spend else Decimal(0),
+        monthly_accelerator_spend_usd=spend.monthly_usd if spend else Decimal(0),
+        monthly_by_platform=_by_platform(costs, spend) if costs and spend else {},
+        spend_basis=f"{spend.source}; {spend.basis}" if spend else "",
         workloads=_workloads(session, account_id, {f.resource_id: cents(f.monthly_cost_usd) for f in ranked}),
         open_findings=len(ranked),
         findings_words=totals.count_words(),
@@ -214,11 +228,7 @@ def account_figures(session: Session, account_id: str, *, company: str | None, l
         measured_monthly_savings_usd=totals.measured_usd,
         top_findings=[f for f in ranked if f.counted][:TOP_FINDINGS],
         migrations=[f for f in ranked if f.action == "migrate" and f.counted],
-        summary=tuple(
-            ledger(
-                (f.document for f in ranked if f.document is not None), snapshot.costs, snapshot.window_hours
-            ).executive_summary()
-        ),
+        summary=tuple(figures.executive_summary()),
     )
 
 
@@ -344,7 +354,8 @@ def _business_problem(figures: AccountFigures) -> str:
     )
     return (
         f"{figures.company} spends about {money(figures.monthly_accelerator_spend_usd, 0)} a month on AI accelerators "
-        f"in AWS ({platforms}). A Chipwise review found {money(figures.monthly_savings_usd)} a month of savings "
+        f"and compute in AWS ({figures.spend_basis}; accelerators: {platforms}). A Chipwise review found "
+        f"{money(figures.monthly_savings_usd)} a month of savings "
         f"across {figures.open_findings} findings"
         + (
             f" ({money(figures.measured_monthly_savings_usd)} measured by benchmarks)"
@@ -395,7 +406,7 @@ def build_account_drafts(figures: AccountFigures, facts: CompanyFacts, *, contac
         business_problem=_business_problem(figures),
         next_steps=next_steps,
         additional_comments=(
-            f"Drafted by Chipwise from account {figures.account_id}: current accelerator spend "
+            f"Drafted by Chipwise from account {figures.account_id}: current accelerator and compute spend "
             f"{money(figures.monthly_accelerator_spend_usd, 0)}/mo, identified savings "
             f"{money(figures.monthly_savings_usd)}/mo."
         ),

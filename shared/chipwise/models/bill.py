@@ -89,6 +89,20 @@ class Commitment:
     unused_cost: Decimal  # the commitment paid and not used: the commitment's waste, no resource's cost
     covered_accelerator_hours: Decimal
     accelerator_hours: Decimal  # every accelerator instance hour of the accounts it covered, covered or not
+    # its terms (issue 38): CUR 2.0's savings_plan_start_time / reservation_start_time, savings_plan_region (else
+    # the Region of the usage it covered), reservation_number_of_reservations; FOCUS has none of them
+    start_date: date | None = None
+    region: str | None = None
+    reserved_count: int | None = None
+    covered_on_demand_cost: Decimal = Decimal(0)  # the public on-demand cost of the usage it covered
+    effective_rate: Decimal | None = None  # its own rate: effective cost per covered instance hour
+
+    @property
+    def discount(self) -> Decimal | None:
+        """Off public on demand for the usage it covered, as the bill shows it (effective vs public on-demand)."""
+        if self.covered_on_demand_cost <= 0:
+            return None
+        return (1 - self.used_cost / self.covered_on_demand_cost).quantize(Decimal("0.0001"))
 
     @property
     def coverage(self) -> Decimal | None:
@@ -155,3 +169,30 @@ class PeriodSink(Protocol):
     def begin(self, period: BillPeriod) -> None: ...
 
     def resources(self, batch: Sequence[ResourceCost]) -> None: ...
+
+
+@dataclass
+class ResourceBill:
+    """One resource's bill over a window: effective, billed and public on-demand cost, hours, how it was priced."""
+
+    resource_id: str
+    instance_type: str | None
+    service: str
+    effective_cost: Decimal = Decimal(0)
+    billed_cost: Decimal = Decimal(0)
+    public_on_demand_cost: Decimal = Decimal(0)
+    usage_hours: Decimal = Decimal(0)
+    pricings: set[str] = field(default_factory=set)
+    parent_resource_id: str | None = None
+    tags: dict[str, str] = field(default_factory=dict)
+    periods: set[str] = field(default_factory=set)
+
+    @property
+    def effective_rate(self) -> Decimal | None:
+        return (self.effective_cost / self.usage_hours).quantize(Decimal("0.000001")) if self.usage_hours > 0 else None
+
+    @property
+    def public_on_demand_rate(self) -> Decimal | None:
+        if self.usage_hours <= 0:
+            return None
+        return (self.public_on_demand_cost / self.usage_hours).quantize(Decimal("0.000001"))

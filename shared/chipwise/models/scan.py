@@ -131,6 +131,34 @@ class ScanUnknownUsageType(BaseModel):
     usd: MoneyStr
 
 
+class ScanNotAttributed(BaseModel):
+    """Cost of the bill over the window that no resource carries (a commitment's unused part, tax, credits, usage
+    with no resource id), by category, with the reason: part of spend, attributed to nothing."""
+
+    model_config = ConfigDict(defer_build=True, extra="forbid")
+
+    category: str
+    reason: str
+    usd: MoneyStr
+
+
+class ScanNotInBill(BaseModel):
+    """A resource the bill should contain and does not: it ran in a period the bill covers, and no line names it
+    by ARN or id. Priced at list (the public on-demand rate), labelled so, and kept out of "% of spend"."""
+
+    model_config = ConfigDict(defer_build=True, extra="forbid")
+
+    resource_id: str
+    name: str
+    kind: ResourceKind
+    instance_type: str | None
+    instance_count: int
+    list_monthly_usd: MoneyStr | None = Field(
+        None, description="Public on-demand rate x count x 730 h; None: no list price."
+    )
+    reasons: list[str] = Field(description="Why the bill may lack it, the likeliest first.")
+
+
 class ScanCosts(BaseModel):
     """Unblended cost over the window (EC2 compute and SageMaker, this region), in US dollars; from the bill
     (``source`` "bill"): the effective cost of every resource the bill names in this region.
@@ -152,6 +180,18 @@ class ScanCosts(BaseModel):
     unused_reservations: list[ScanUnusedReservation] = []
     unknown_usage_types_count: int = 0
     unknown_usage_types: list[ScanUnknownUsageType] = []
+    days_covered: int | None = Field(
+        None,
+        description="Whole days of the window the source has data for (the bill's days, or Cost Explorer's complete "
+        "days): the monthly run rate is over these, never a partial window scaled up. None: a document from before.",
+    )
+    last_day: date | None = Field(None, description="The last day the bill has lines for (the bill only).")
+    not_attributed: list[ScanNotAttributed] = Field(
+        default_factory=list, description="The bill only: what no resource carries (in total_usd)."
+    )
+    not_in_bill: list[ScanNotInBill] = Field(
+        default_factory=list, description="The bill only: resources it should contain and lacks (not in total_usd)."
+    )
 
 
 class ScanError(BaseModel):
@@ -176,6 +216,11 @@ class ScanDocument(BaseModel):
     started_at: datetime
     finished_at: datetime
     window: ScanWindow
+    as_of: datetime | None = Field(
+        None,
+        description="The moment the rules judged at (the end of every look-back window): `findings evaluate` "
+        "judges the stored data again at this moment, so it reproduces the scan's findings.",
+    )
     resources: list[ScanResource] = []
     costs: ScanCosts
     api_calls: dict[str, int] = {}

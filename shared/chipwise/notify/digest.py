@@ -9,20 +9,18 @@
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from decimal import Decimal
-from functools import cache
-from typing import Any
 
-from pydantic import EmailStr, TypeAdapter, ValidationError
-
+from chipwise.clock import utcnow
 from chipwise.models.findings import FindingDocument
-from chipwise.models.resources import WorkloadHints, parse_hints
-from chipwise.models.scan import ScanCosts
+from chipwise.models.resources import parse_hints
+from chipwise.models.scan import ScanCosts, ScanWindow
+from chipwise.notify.owners import owner_emails as owner_emails
+from chipwise.notify.owners import owners_opted_in
 from chipwise.presentation import (
     EXCLUSION_WORDS,
     REPORT_STEP,
@@ -42,17 +40,14 @@ from chipwise.presentation import (
     suppress_step,
     target_label,
 )
+from chipwise.report.commitments import ending_soon
+from chipwise.spend import billed_costs, resources_costing
 from chipwise.store import Session
 from chipwise.store.repositories.accounts import AccountRepository, ScanRepository
 from chipwise.store.repositories.bill import teams_by_arn
 from chipwise.store.repositories.digests import DigestRepository
 from chipwise.store.repositories.findings import FindingRecord, RecommendationRecord, finding_document
 from chipwise.store.repositories.realised import RealisedSavingRepository
-
-OWNER_TAGS = ("chipwise:owner", "owner", "Owner", "OWNER")
-NOTIFY_TAG = "chipwise:notify"  # "yes" opts a resource's owners in to email; "off" opts them out
-OPT_IN_VALUES = {"yes", "true", "on", "1"}
-OPT_OUT_VALUES = {"off", "no", "false", "0"}
 
 
 def _rule_title(rule_id: str) -> str:
@@ -63,46 +58,8 @@ def _rule_title(rule_id: str) -> str:
     return rule_title(rule_id)
 
 
-def owners_opted_in(tags: Mapping[str, Any], *, opt_in_by_default: bool) -> bool:
-    """Whether a resource's owners may be emailed: ``chipwise:notify=yes`` on it, or the ``owner_opt_in``
-    setting (unless the resource says ``chipwise:notify=off``)."""
-    value = str(tags.get(NOTIFY_TAG, "")).strip().lower()
-    if value in OPT_OUT_VALUES:
-        return False
-    return value in OPT_IN_VALUES or opt_in_by_default
-
-
 TOP_FINDINGS = 10
 CHANGES_SHOWN = 15
-_SPLIT = re.compile(r"[\s,;]+")
-
-
-@cache
-def _email() -> TypeAdapter[str]:
-    """The email address validator, built by the first owner routing."""
-    return TypeAdapter(EmailStr)
-
-
-def owner_emails(tags: Mapping[str, Any], hints: WorkloadHints) -> tuple[str, ...]:
-    """The email addresses named by a resource's owner tags (or the collector's owner hint), in order.
-
-    Values that are not email addresses (a team name) are ignored for routing: only mail can reach them.
-    """
-    values = [str(tags[key]) for key in OWNER_TAGS if tags.get(key)]
-    if hints.owner:
-        values.append(hints.owner)
-    found: list[str] = []
-    for value in values:
-        for token in _SPLIT.split(value):
-            try:
-                address = str(_email().validate_python(token)).lower()
-            except ValidationError:
-                continue
-            if address not in found:
-                found.append(address)
-    return tuple(found)
-
-
 # --- view-models -------------------------------------------------------------------------------------------
 
 
@@ -302,6 +259,9 @@ class AccountSnapshot:
     realised: tuple[RealisedLine, ...] = ()  # every measured fix of the account (to date), not only since
     costs: ScanCosts | None = None  # the latest scan's costs (the ledger's spend line)
     window_hours: int = 0
+    ending_soon: tuple[str, ...] = ()  # commitments and Capacity Blocks ending within 90 days (issue 38)
+    window: ScanWindow | None = None  # the latest scan's cost window
+    billed: Mapping[str, Decimal] = field(default_factory=dict)  # resource id → its bill over the window
 
     @property
     def display_name(self) -> str:
@@ -324,6 +284,8 @@ class AccountSnapshot:
             benchmarked=[b for b in self.benchmarked if owner in b.finding.owners],
             realised=(),  # account-wide figures: in the account digest only
             costs=None,  # so is the account's spend
+            window=None,
+            billed={},
         )
 
 
@@ -390,7 +352,7 @@ class Digest:
     owner: str | None
     headline: Headline
     open_count: int
-    total_monthly_cost_usd: Decimal
+    total_monthly_cost_usd: Decimal | None  # what the bill says the resources with open findings cost (≤ spend)
     total_monthly_waste_usd: Decimal
     measured_monthly_waste_usd: Decimal
     top: list[FindingLine]
@@ -407,6 +369,7 @@ class Digest:
         str, ...
     ] = ()  # the five-line executive summary (:meth:`chipwise.presentation.Ledger.executive_summary`)
     by_team: tuple[TeamLine, ...] = ()
+    ending_soon: tuple[str, ...] = ()  # commitments and Capacity Blocks ending within 90 days (issue 38)
 
     @property
     def realised_to_date_usd(self) -> Decimal:
@@ -492,6 +455,8 @@ def load_snapshot(
     return AccountSnapshot(
         costs=scan.costs if scan else None,
         window_hours=scan.window.hours if scan else 0,
+        window=scan.window if scan else None,
+        billed=billed_costs(scan),
         account_id=account_id,
         account_name=account.name if account else None,
         since=since,
@@ -499,6 +464,7 @@ def load_snapshot(
         resolved=[lines[r.id] for r in rows if r.status == "resolved"],
         benchmarked=[_benchmarked(rec, finding, lines[finding.id]) for rec, finding in benchmarks],
         realised=_realised(session, account_id),
+        ending_soon=ending_soon(session, account_id, utcnow().date()),
     )
 
 
@@ -582,7 +548,9 @@ def build_digest(
         owner=owner,
         headline=totals,
         open_count=len(ranked),
-        total_monthly_cost_usd=sum((f.monthly_cost_usd for f in ranked), Decimal(0)),
+        total_monthly_cost_usd=resources_costing(
+            figures.spend, snapshot.billed, (f.document for f in ranked if f.document is not None)
+        ),
         total_monthly_waste_usd=totals.total_usd,
         measured_monthly_waste_usd=totals.measured_usd,
         top=ranked[:top_n],
@@ -594,6 +562,7 @@ def build_digest(
         benchmarked=list(snapshot.benchmarked),
         new_monthly_waste_usd=headline_of(new).total_usd,
         realised=snapshot.realised,
+        ending_soon=snapshot.ending_soon,
     )
 
 

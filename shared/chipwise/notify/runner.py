@@ -13,13 +13,12 @@ Everything is rendered when it is enqueued, so the outbox row is exactly what is
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
 
 from chipwise.catalog import get_public_mail_domains
-from chipwise.clock import utcnow
 from chipwise.notify import slack as slack_blocks
 from chipwise.notify.digest import (
     AccountSnapshot,
@@ -38,23 +37,17 @@ from chipwise.notify.outbox import (
     MAX_DEDUPE_KEY,
     Channel,
     DrainReport,
-    Sender,
-    drain,
-    due_ids,
     enqueue,
     existing_keys,
-    undelivered,
 )
-from chipwise.observability import logger
 from chipwise.presentation import rule_label
 from chipwise.render import money, render
 from chipwise.report.naming import report_link
 from chipwise.settings import Settings
-from chipwise.store import Session, SessionFactory, discard, get_session_factory, transaction
+from chipwise.store import Session
 from chipwise.store.repositories.digests import DigestRepository
 from chipwise.store.repositories.findings import FindingRepository
-from chipwise.store.repositories.messaging import OutboxRecord, OutboxRepository
-from chipwise.store.repositories.notified import NotifiedScanRepository
+from chipwise.store.repositories.messaging import OutboxRecord
 from chipwise.store.repositories.remediations import RemediationRepository, alert_precision
 
 FIRST_DIGEST_LOOKBACK = timedelta(days=1)  # "since the last digest" when there has never been one
@@ -416,77 +409,3 @@ def enqueue_planned(session: Session, planned: Iterable[PlannedMessage], *, now:
         )
         count += row is not None
     return count
-
-
-# --- running -----------------------------------------------------------------------------------------------
-
-
-def default_senders(settings: Settings) -> dict[str, Sender]:
-    """SES email always; Slack when a webhook secret is configured."""
-    from chipwise.notify.email import ses_sender
-    from chipwise.notify.slack import slack_sender
-
-    senders: dict[str, Sender] = {"email": ses_sender(settings)}
-    slack = slack_sender(settings)
-    if slack is not None:
-        senders["slack"] = slack
-    return senders
-
-
-def run_notify(
-    settings: Settings,
-    *,
-    now: datetime | None = None,
-    dry_run: bool = False,
-    senders: Mapping[str, Sender] | None = None,
-    session_factory: SessionFactory | None = None,
-    accounts: Iterable[str] | None = None,
-    digests: bool = True,
-    alerts: bool = True,
-    new_finding_ids: Iterable[str] = (),
-    scan: tuple[str, str] | None = None,
-) -> NotifyReport:
-    """Plan, enqueue (in one transaction) and drain. ``dry_run`` plans and lists what is due, writing nothing.
-
-    ``scan``: the (scan id, account id) of the ``ScanCompleted`` that started the run. The decision is recorded
-    with the scan id in the transaction that enqueues its messages, so a replay of that event (EventBridge delivers
-    at least once: a replayed first scan would otherwise turn the quiet baseline into alerts) plans nothing new."""
-    when = now or utcnow()
-    factory = session_factory or get_session_factory(settings.database_url)
-    slack_enabled = bool(settings.slack_webhook_secret_name) if senders is None else "slack" in senders
-    report = NotifyReport(dry_run=dry_run)
-    with transaction(factory) as session:
-        notified = NotifiedScanRepository(session)
-        if scan is not None and (notified.notified(scan[0]) if dry_run else not notified.claim(scan[0], scan[1], when)):
-            report.replay = True
-            logger().info("scan already notified: a replayed ScanCompleted plans nothing", extra={"scan_id": scan[0]})
-            accounts, digests, alerts = [], False, False
-        report.planned = plan_notifications(
-            session,
-            now=when,
-            settings=settings,
-            slack_enabled=slack_enabled,
-            accounts=accounts,
-            digests=digests,
-            alerts=alerts,
-            new_finding_ids=new_finding_ids,
-        )
-        if dry_run:  # also list what is already waiting in the outbox, then write nothing
-            channels = ["email", "slack"] if slack_enabled else ["email"]
-            due = due_ids(session, now=when, channels=channels, limit=500)
-            report.due = [m for m in (OutboxRepository(session).get(i) for i in due) if m is not None]
-            discard(session)
-            return report
-        report.enqueued = enqueue_planned(session, report.planned, now=when)
-    report.drained = drain(
-        factory,
-        now=when,
-        senders=senders if senders is not None else default_senders(settings),
-        max_attempts=settings.notify_max_attempts,
-        retry_seconds=settings.notify_retry_seconds,
-        give_up_after=timedelta(hours=settings.notify_give_up_hours),
-    )
-    with factory() as session:
-        report.undelivered = undelivered(session, now=when, older_than=UNDELIVERED_AFTER)
-    logger().info("notify finished", extra=report.summary())
-    return report

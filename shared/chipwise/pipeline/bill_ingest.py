@@ -8,13 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Literal
 
 from chipwise.aws import AwsContext, aws_context
 from chipwise.clock import billing_periods, utcnow
 from chipwise.collect.bill_export import AthenaTable, BillError, period_of_manifest_key, read_period
 from chipwise.collect.bill_export import Engine as BillEngine
 from chipwise.models.events import ObjectCreatedEvent, ObjectRef, objects_created
+from chipwise.models.results import BillIngestOutcome, StoredBillPeriod
 from chipwise.observability import logger
 from chipwise.settings import Settings, get_settings
 from chipwise.store import SessionFactory, get_session_factory, transaction
@@ -100,12 +101,12 @@ def manifests_in_event(created: ObjectCreatedEvent) -> list[ObjectRef]:
     return [ref for ref in objects_created(created) if period_of_manifest_key(f"/{ref.key}")]
 
 
-def ingest_event(created: ObjectCreatedEvent) -> dict[str, Any]:
+def ingest_event(created: ObjectCreatedEvent) -> BillIngestOutcome:
     """The ``ingest_bill`` Lambda: each delivered manifest's billing period, stored. A bad export is rejected in
     the answer (retrying cannot mend it); an AWS failure raises, so Lambda retries and the dead-letter queue keeps
     the event."""
     refs = manifests_in_event(created)
-    stored: list[dict[str, Any]] = []
+    stored: list[StoredBillPeriod] = []
     errors: list[str] = []
     for ref in refs:
         try:
@@ -114,6 +115,10 @@ def ingest_event(created: ObjectCreatedEvent) -> dict[str, Any]:
             logger().warning("bill period rejected", extra={"manifest": ref.uri, "error": str(exc)})
             errors.append(str(exc))
             continue
-        stored.append({"billing_period": done.billing_period, "line_items": done.line_items, "table": done.table_name})
-    status = "stored" if stored and not errors else ("ignored" if not refs else "rejected" if errors else "stored")
-    return {"status": status, "stored": stored, "errors": errors}
+        stored.append(
+            StoredBillPeriod(billing_period=done.billing_period, line_items=done.line_items, table=done.table_name)
+        )
+    status: Literal["stored", "ignored", "rejected"] = (
+        "stored" if stored and not errors else ("ignored" if not refs else "rejected" if errors else "stored")
+    )
+    return BillIngestOutcome(status=status, stored=stored, errors=errors)

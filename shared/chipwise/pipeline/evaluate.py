@@ -4,7 +4,7 @@ findings lifecycle."""
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from chipwise.analyse.profiles import build_profiles
@@ -17,9 +17,48 @@ from chipwise.rules.engine import assess_profiles, default_context
 from chipwise.rules.policy import Policy
 from chipwise.settings import get_settings
 from chipwise.store import Session
+from chipwise.store.repositories.accounts import ScanRepository
 from chipwise.store.repositories.bill import public_rates
 from chipwise.store.repositories.findings import OPEN, FindingRepository
 from chipwise.store.repositories.profile_inputs import ProfileInputRepository
+
+
+@dataclass(frozen=True)
+class Reevaluation:
+    """``findings evaluate`` for one account and region: the open findings, and the moment and prices they were
+    judged at (the latest finished scan's, so an unchanged store gives the scan's findings again)."""
+
+    account_id: str
+    region: str
+    findings: list[FindingDocument]
+    as_of: datetime
+    priced_from_bill: bool
+    scan_id: str | None
+
+
+def reevaluate_account(
+    session: Session, *, account_id: str, region: str, now: datetime, policy: Policy | None = None
+) -> Reevaluation:
+    """Run the rules again on what the store holds, as the latest finished scan of ``account_id`` in ``region``
+    ran them: at its moment (``as_of``), over its look-back window, priced from the stored bill when it was. The
+    rates come from the stored data, never from the time of day: an unchanged store reproduces the scan's findings
+    byte for byte. Without a finished scan, the rules judge at ``now`` with the default window and prices."""
+    document = ScanRepository(session).latest_document(account_id, region)
+    if document is None:
+        found = evaluate_account(session, account_id=account_id, region=region, now=now, policy=policy)
+        return Reevaluation(account_id, region, found, now, False, None)
+    as_of = document.as_of or document.started_at
+    bill = document.costs.source == "bill"
+    found = evaluate_account(
+        session,
+        account_id=account_id,
+        region=region,
+        now=as_of,
+        policy=policy,
+        lookback_days=(document.window.end - document.window.start).days or None,
+        bill=bill,
+    )
+    return Reevaluation(account_id, region, found, as_of, bill, document.scan_id)
 
 
 def evaluate_account(

@@ -1,6 +1,7 @@
 """The public intake: API Gateway HTTP API requests answered by the Powertools resolver in
 :mod:`chipwise.intake.api` (form, submissions, plans, signed links; ``chipwise serve`` mounts the same resolver),
-and the daily retention job (the advisory digest queued, what is past retention deleted)."""
+and the daily retention job (the advisory digest queued, what is past retention deleted: the intake's own
+tables, then the store's history through :func:`chipwise.pipeline.retention.prune_store`)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from aws_lambda_powertools.utilities.parser.models import APIGatewayProxyEventV2
 from chipwise.intake.api import app
 from chipwise.intake.service import run_retention
 from chipwise.models.events import IntakeEvent
+from chipwise.pipeline.retention import prune_store
 
 
 def resolve_request(request: APIGatewayProxyEventV2Model, context: Any) -> dict[str, Any]:
@@ -24,4 +26,4 @@ def answer_intake(event: IntakeEvent, context: Any) -> dict[str, Any]:
     """The ``intake`` Lambda: the retention schedule's job, or an HTTP request."""
     if isinstance(event.root, APIGatewayProxyEventV2Model):
         return resolve_request(event.root, context)
-    return asdict(run_retention())
+    return {**asdict(run_retention()), "store_rows_deleted": prune_store()}

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterable, Iterator
-from datetime import datetime
-from typing import Any
+from datetime import UTC, datetime
+from pathlib import Path
 
 from botocore.exceptions import BotoCoreError, ClientError
 
@@ -31,6 +31,7 @@ from chipwise.errors import InvalidInput, UpstreamError
 from chipwise.models.events import ObjectCreatedEvent, objects_created
 from chipwise.models.events import ObjectRef as ObjectRef
 from chipwise.models.neuron import NeuronIngestResult
+from chipwise.models.results import NeuronIngestSummary, RejectedObject
 from chipwise.observability import logger
 from chipwise.store import Session, SessionFactory, transaction
 from chipwise.store.repositories.inventory import ResourceRepository
@@ -211,7 +212,7 @@ def neuron_objects(created: ObjectCreatedEvent) -> list[ObjectRef]:
     return [ref for ref in objects_created(created) if ref.key.startswith(NEURON_PREFIX)]
 
 
-def ingest_event(created: ObjectCreatedEvent) -> dict[str, Any]:
+def ingest_event(created: ObjectCreatedEvent) -> NeuronIngestSummary:
     """The ``ingest_neuron`` Lambda: every ``neuron/`` object the event names, into the configured store."""
     from chipwise.settings import get_settings
     from chipwise.store import get_session_factory
@@ -224,11 +225,36 @@ def ingest_event(created: ObjectCreatedEvent) -> dict[str, Any]:
     unread = [r.source for r in results if r.retryable]
     if unread:  # fail the invocation: Lambda retries it, and the dead-letter queue keeps it if S3 stays down
         raise UpstreamError(f"{len(unread)} of {len(results)} neuron-monitor objects could not be read: {unread[:5]}")
-    return {
-        "objects": len(results),
-        "accepted": sum(1 for r in results if r.accepted),
-        "rejected": [{"source": r.source, "reason": r.reason} for r in results if not r.accepted],
-        "reports": sum(r.reports for r in results),
-        "malformed_lines": sum(r.malformed_count for r in results),
-        "rollups": sum(r.rollups for r in results),
-    }
+    return NeuronIngestSummary(
+        objects=len(results),
+        accepted=sum(1 for r in results if r.accepted),
+        rejected=[RejectedObject(source=r.source, reason=r.reason) for r in results if not r.accepted],
+        reports=sum(r.reports for r in results),
+        malformed_lines=sum(r.malformed_count for r in results),
+        rollups=sum(r.rollups for r in results),
+    )
+
+
+def ingest_file(
+    path: Path, factory: SessionFactory, account: str | None, home_account: Callable[[], str]
+) -> NeuronIngestResult:
+    """``chipwise ingest-neuron FILE``: one local JSON-lines file (optionally .gz), read as a stream in bounded
+    memory like an S3 object; a file that cannot be read is a rejected result saying why."""
+    from chipwise.collect.neuron import ids_from_key, stream_lines
+    from chipwise.errors import ChipwiseError
+
+    key_account, key_instance = ids_from_key(path.as_posix())
+    source = str(path.resolve())
+    try:
+        with path.open("rb") as stream:
+            return ingest_lines(
+                factory,
+                stream_lines(stream.read),
+                source=source,
+                account_id=account or key_account,
+                default_instance_id=key_instance,
+                default_time=datetime.fromtimestamp(path.stat().st_mtime, UTC),
+                home_account=home_account,
+            )
+    except (ChipwiseError, ValueError, OSError) as exc:
+        return NeuronIngestResult(source=source, accepted=False, reason=str(exc))

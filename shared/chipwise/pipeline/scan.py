@@ -28,14 +28,15 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+from chipwise.analyse import ledger as bill_ledger
 from chipwise.analyse.verdicts import every_verdict, settle_verdicts
 from chipwise.aws import AssumeRole, AwsContext, aws_context
-from chipwise.catalog import platform_of
+from chipwise.catalog import get_catalog, platform_of
 from chipwise.clock import billing_periods, utcnow
 from chipwise.collect import costs as cost_collector
 from chipwise.collect import inventory, metrics, otel_metrics
 from chipwise.errors import UpstreamError
-from chipwise.models.common import SERVING_KINDS, first_tag
+from chipwise.models.common import SERVING_KINDS
 from chipwise.models.findings import FindingDocument
 from chipwise.models.records import CollectedResource, Inventory, SeriesCoverage
 from chipwise.models.resources import EndpointDetails, InferenceComponentDetails, InstanceDetails
@@ -61,7 +62,7 @@ from chipwise.rules.registry import rule_title
 from chipwise.settings import get_settings
 from chipwise.store import Session, SessionFactory, get_session_factory, reading, transaction
 from chipwise.store.repositories.accounts import AccountRepository, ScanRepository
-from chipwise.store.repositories.bill import periods_with_account, resource_bills
+from chipwise.store.repositories.bill import periods_with_account, window_bill
 from chipwise.store.repositories.inventory import ResourceRepository
 from chipwise.store.repositories.usage import (
     NEURON_MONITOR_METRIC,
@@ -176,12 +177,13 @@ class _Run:
     bill_periods: list[str] = field(default_factory=list)
 
     def fail(self, source: str, exc: BaseException) -> None:
-        code = None
-        if isinstance(exc, ClientError):
-            code = exc.response.get("Error", {}).get("Code")
-        message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        self.errors.append(ScanError(source=source, code=code, message=message[:1000]))
-        logger().warning("scan source failed", extra={"source": source, "code": code, "error": message})
+        self.record(scan_error(source, exc))
+
+    def record(self, error: ScanError) -> None:
+        self.errors.append(error)
+        logger().warning(
+            "scan source failed", extra={"source": error.source, "code": error.code, "error": error.message}
+        )
 
     @property
     def status(self) -> ScanStatus:
@@ -191,6 +193,13 @@ class _Run:
 
 
 AWS_ERRORS = (ClientError, BotoCoreError)
+
+
+def scan_error(source: str, exc: BaseException) -> ScanError:
+    """A failed source as the scan document records it: the AWS error code when there is one, the first line."""
+    code = exc.response.get("Error", {}).get("Code") if isinstance(exc, ClientError) else None
+    message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return ScanError(source=source, code=code, message=message[:1000])
 
 
 def run_scan(
@@ -203,10 +212,12 @@ def run_scan(
     lookback_days: int | None = None,
     on_stage: StageCallback | None = None,
     incremental: bool | None = None,
+    home: AwsContext | None = None,
 ) -> ScanDocument:
-    """Scan one account and region (account from STS when None); returns the stored scan document."""
+    """Scan one account and region (account from STS when None); returns the stored scan document. ``home`` is
+    Chipwise's own account, whose bus ScanCompleted goes on: ``aws`` itself unless the scan assumed a member role."""
     with fewer_collections():
-        return _scan(aws, session_factory, account_id, region, now, lookback_days, on_stage, incremental)
+        return _scan(aws, session_factory, account_id, region, now, lookback_days, on_stage, incremental, home or aws)
 
 
 def _scan(
@@ -218,6 +229,7 @@ def _scan(
     lookback_days: int | None,
     on_stage: StageCallback | None,
     incremental: bool | None,
+    home: AwsContext,
 ) -> ScanDocument:
     started_at = utcnow()
     now = now or started_at
@@ -256,7 +268,7 @@ def _scan(
         findings = _evaluate_rules(session_factory, run)
     document = _finish(aws, session_factory, run, findings)
     notify("event")
-    _announce(aws, session_factory, run, document)
+    _announce(home, session_factory, run, document)
     return document
 
 
@@ -537,11 +549,12 @@ def _evaluate_rules(session_factory: SessionFactory, run: _Run) -> list[FindingD
 def _document(aws: AwsContext, session: Session, run: _Run, findings: Sequence[FindingDocument]) -> ScanDocument:
     resources = [_scan_resource(r) for r in sorted(run.resources, key=lambda r: (r.kind, r.name, r.key))]
     if run.cost_source == "bill":
-        costs = _bill_costs(session, run, resources)
+        costs = _bill_costs(session, run, resources, findings)
     else:
         total, by_type = cost_totals(session, run.account_id, run.cost_start, run.cost_end, region=run.region)
         breakdown = cost_breakdown(session, run.account_id, run.cost_start, run.cost_end, region=run.region)
-        costs = _scan_costs(total, by_type, breakdown)
+        days = stored_cost_days(session, run.account_id, run.cost_start, run.cost_end)
+        costs = _scan_costs(total, by_type, breakdown, days_covered=len(days))
     return ScanDocument(
         scan_id=run.scan_id,
         account_id=run.account_id,
@@ -550,6 +563,7 @@ def _document(aws: AwsContext, session: Session, run: _Run, findings: Sequence[F
         started_at=run.started_at,
         finished_at=utcnow(),
         window=ScanWindow(start=run.cost_start, end=run.cost_end),
+        as_of=run.now,
         resources=resources,
         costs=costs,
         api_calls=aws.counter.snapshot(),
@@ -562,45 +576,29 @@ def _document(aws: AwsContext, session: Session, run: _Run, findings: Sequence[F
 UNKNOWN_USAGE_TYPES_LISTED = 20
 
 
-def _bill_costs(session: Session, run: _Run, resources: list[ScanResource]) -> ScanCosts:
-    """The costs section from the stored bill: each resource it names at its own effective cost (and rate), the
-    total of every resource of this region it names (EKS pods are shares of their nodes: not added again), by
-    instance type; each resource's team and owner from its cost allocation tags."""
+def _bill_costs(
+    session: Session, run: _Run, resources: list[ScanResource], findings: Sequence[FindingDocument]
+) -> ScanCosts:
+    """The costs section from the stored bill (:mod:`chipwise.analyse.ledger`): each resource it names at its own
+    effective cost and rate, spend = attributed + not attributed, and the resources it lacks."""
     settings = get_settings()
-    bills = resource_bills(session, run.account_id, run.cost_start, run.cost_end, region=run.region)
-    by_key = {key.lower(): bill for key, bill in bills.items()}
-    total = Decimal(0)
-    by_type: dict[str, Decimal] = {}
-    for bill in bills.values():
-        if bill.parent_resource_id is not None:
-            continue
-        total += bill.effective_cost
-        if bill.instance_type:
-            by_type[bill.instance_type] = by_type.get(bill.instance_type, Decimal(0)) + bill.effective_cost
-    collected = {r.key: r for r in run.resources}
-    for resource in resources:
-        source = collected[resource.id]
-        instance_id = source.details.instance_id if isinstance(source.details, InstanceDetails) else None
-        found = by_key.get((instance_id or source.arn).lower()) if source.variant is None else None
-        tags = {**(found.tags if found else {}), **{k: str(v) for k, v in (source.tags or {}).items()}}
-        resource.team = first_tag(tags, settings.team_tag_keys)
-        resource.owner = first_tag(tags, settings.owner_tag_keys)
-        if found is None:
-            continue
-        resource.cost_usd = found.effective_cost
-        resource.effective_hourly_rate_usd = found.effective_rate
-        resource.public_on_demand_rate_usd = found.public_on_demand_rate
-        resource.usage_hours = found.usage_hours
-        resource.pricing = sorted(found.pricings)
-    return ScanCosts(
-        total_usd=total,
-        source="bill",
-        billing_periods=list(run.bill_periods),
-        by_instance_type=dict(sorted(by_type.items())),
+    bills, apart, days = window_bill(
+        session, run.account_id, run.cost_start, run.cost_end, run.bill_periods, region=run.region
     )
+    window = bill_ledger.bill_window(bills, apart, days, run.cost_start, run.cost_end)
+    collected = {r.key: r for r in run.resources}
+    bill_ledger.price_from_bill(
+        resources, collected, bills, team_keys=settings.team_tag_keys, owner_keys=settings.owner_tag_keys
+    )
+    missing = bill_ledger.not_in_bill(
+        resources, collected, findings, get_catalog(), region=run.region, last_day=window.last_day
+    )
+    return bill_ledger.bill_costs(window, run.bill_periods, missing)
 
 
-def _scan_costs(total: Decimal, by_type: dict[str, Decimal], breakdown: CostBreakdown) -> ScanCosts:
+def _scan_costs(
+    total: Decimal, by_type: dict[str, Decimal], breakdown: CostBreakdown, *, days_covered: int
+) -> ScanCosts:
     """The costs section: totals, every usage kind with its treatment (and why an ignored one is not attributed),
     the capacity reserved and not used, and the usage types the catalog does not know (counted, largest listed)."""
     kinds = [
@@ -636,6 +634,7 @@ def _scan_costs(total: Decimal, by_type: dict[str, Decimal], breakdown: CostBrea
         unknown_usage_types=[
             ScanUnknownUsageType(usage_type=t, usd=usd) for t, usd in unknown[:UNKNOWN_USAGE_TYPES_LISTED]
         ],
+        days_covered=days_covered,
     )
 
 
@@ -682,9 +681,9 @@ def _store_document(session: Session, run: _Run, document: ScanDocument) -> None
     AccountRepository(session).scanned(run.account_id, document.finished_at)
 
 
-def _announce(aws: AwsContext, session_factory: SessionFactory, run: _Run, document: ScanDocument) -> None:
-    """Put ScanCompleted on the bus; a failure (a missing bus) becomes an error of the stored scan. Without a bus
-    (a local run) nothing is published."""
+def _announce(home: AwsContext, session_factory: SessionFactory, run: _Run, document: ScanDocument) -> None:
+    """Put ScanCompleted on the bus of Chipwise's own account (``home``); a failure (a missing bus, a rejected entry)
+    becomes an error of the stored scan. Without a bus (a local run) nothing is published."""
     bus = get_settings().event_bus_name
     if not bus:
         return
@@ -699,37 +698,36 @@ def _announce(aws: AwsContext, session_factory: SessionFactory, run: _Run, docum
         # wall clock it started at
         new_finding_ids=[f.finding_id for f in document.findings if f.first_seen >= run.now],
     )
-    home = aws_context(aws.region)  # the Chipwise bus lives in Chipwise's own account, not the scanned one
-    home.counter = aws.counter
+    error = _put_event(home, bus, event)
+    if error is None:
+        return
+    run.record(error)
+    document.errors.append(error)
+    document.status = run.status
+    with transaction(session_factory) as session:
+        _store_document(session, run, document)
+
+
+def _put_event(home: AwsContext, bus: str, event: ScanCompleted) -> ScanError | None:
+    """One PutEvents entry; the error when the call fails or EventBridge rejects the entry (it answers 200 with a
+    per-entry error code), else None."""
+    source = f"events.{bus}"
+    entry = {
+        "Source": SCAN_COMPLETED_SOURCE,
+        "DetailType": SCAN_COMPLETED_DETAIL_TYPE,
+        "Detail": event.model_dump_json(),
+        "EventBusName": bus,
+    }
     try:
-        response = home.client("events").put_events(
-            Entries=[
-                {
-                    "Source": SCAN_COMPLETED_SOURCE,
-                    "DetailType": SCAN_COMPLETED_DETAIL_TYPE,
-                    "Detail": event.model_dump_json(),
-                    "EventBusName": bus,
-                }
-            ]
-        )
-        failed = [e for e in response.get("Entries", []) if e.get("ErrorCode")]
-        if failed or response.get("FailedEntryCount"):
-            entry = failed[0] if failed else {}
-            raise ClientError(
-                {
-                    "Error": {
-                        "Code": entry.get("ErrorCode", "PutEventsFailed"),
-                        "Message": entry.get("ErrorMessage", ""),
-                    }
-                },
-                "PutEvents",
-            )
+        response = home.client("events").put_events(Entries=[entry])  # type: ignore[list-item]
     except AWS_ERRORS as exc:
-        run.fail(f"events.{bus}", exc)
-        document.errors.append(run.errors[-1])
-        document.status = run.status
-        with transaction(session_factory) as session:
-            _store_document(session, run, document)
+        return scan_error(source, exc)
+    rejected = [e for e in response.get("Entries", []) if e.get("ErrorCode")]
+    if not rejected and not response.get("FailedEntryCount"):
+        return None
+    first = rejected[0] if rejected else {}
+    message = first.get("ErrorMessage") or "PutEvents rejected the entry"
+    return ScanError(source=source, code=first.get("ErrorCode", "PutEventsFailed"), message=message[:1000])
 
 
 def scan_account_request(request: ScanRequest) -> ScanDocument:
@@ -777,7 +775,8 @@ def scan_account_request(request: ScanRequest) -> ScanDocument:
     if request.role_arn:
         with transaction(factory) as session:
             AccountRepository(session).ensure(request.account_id, role_arn=request.role_arn)
-    return run_scan(aws, factory, account_id=request.account_id, region=request.region)
+    home = aws_context(request.region) if role else aws  # the bus is in Chipwise's own account
+    return run_scan(aws, factory, account_id=request.account_id, region=request.region, home=home)
 
 
 def _scanned_today(factory: SessionFactory, request: ScanRequest) -> ScanDocument | None:

@@ -1,8 +1,9 @@
 """The HTML scan report: what the store knows about one scan of one account and region, drawn in one static file.
 
-* The totals: the one headline (measured apart from estimated), the scan window's spend from Cost Explorer and its
-  run rate over 730 hours.
-* Waste by rule, and the spend and savings of every stored scan of the account and region (the trend).
+* The totals: the one headline (measured apart from estimated) and the spend every surface prints
+  (:func:`chipwise.spend.spend_of`: the bill's monthly run rate when it covers the window, else Cost Explorer's).
+* Waste by rule, and the spend and savings of every stored scan of the account and region (the trend): every point
+  the same measure as the reported scan's, its basis named.
 * Per top finding, an hours × days heat-map of the utilisation metric it rests on (Chipwise's Neuron agent, then
   Container Insights, the CloudWatch agent's GPU metric, SageMaker's GPU metric, neuron-monitor reports; CPU only
   for a finding judged on CPU), and
@@ -21,12 +22,15 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from chipwise.analyse.ledger import bill_costs, bill_window
 from chipwise.analyse.verdicts import Settled, verdicts_by_resource
-from chipwise.economics import per_month, usd
+from chipwise.clock import billing_periods
+from chipwise.economics import usd
 from chipwise.errors import InvalidInput, NotFound
+from chipwise.ledger_csv import write_csv
 from chipwise.models.findings import FindingDocument
 from chipwise.models.resources import split_key
-from chipwise.models.scan import ScanDocument
+from chipwise.models.scan import ScanCosts, ScanDocument, ScanWindow
 from chipwise.models.verdicts import VERDICT_WORDS
 from chipwise.presentation import (
     Headline,
@@ -49,11 +53,12 @@ from chipwise.render import render
 from chipwise.report.charts import Bar, HeatMap, Trend, bars, heat_map, trend
 from chipwise.report.naming import report_filename
 from chipwise.rules.registry import rule_title
+from chipwise.spend import DEFAULT_COST_SOURCE, Spend, reconciliation, spend_of
 from chipwise.store import Session
 from chipwise.store.repositories import neuron as neuron_store
 from chipwise.store.repositories import usage as usage_store
 from chipwise.store.repositories.accounts import ScanRecord, ScanRepository
-from chipwise.store.repositories.bill import teams_by_arn
+from chipwise.store.repositories.bill import teams_by_arn, window_bill
 from chipwise.store.repositories.findings import (
     OPEN,
     WITHDRAWN,
@@ -67,6 +72,7 @@ from chipwise.store.repositories.realised import RealisedSavingRepository
 from chipwise.store.repositories.remediations import RemediationRepository, RulePrecision, alert_precision
 
 HEAT_MAPS = 4  # top findings drawn as heat-maps
+TOP_FINDINGS = 200  # findings written out in full in the HTML; every finding is in the CSV beside it
 MIN_SCAN_PREFIX = 6
 
 # (namespace, metric, label), best first: accelerator utilisation before CPU.
@@ -109,6 +115,7 @@ class TrendRow:
     spend_per_month: Decimal | None
     savings: Decimal
     counted: int = 0  # findings the savings count
+    basis: str = "unknown"  # the point's measure, in words (every point the same source: the reported scan's)
 
 
 @dataclass(frozen=True)
@@ -184,7 +191,7 @@ class ReportView:
     window_end: date
     headline: Headline
     ledger: Ledger
-    spend: Decimal | None  # Cost Explorer, the scan window
+    spend: Spend | None  # chipwise.spend: the one figure every surface prints
     spend_per_month: Decimal | None
     by_rule: list[Bar]
     findings: list[FindingView]
@@ -193,13 +200,29 @@ class ReportView:
     scans: int
     predictions: list[PredictionRow] = field(default_factory=list)
     by_team: list[Bar] = field(default_factory=list)  # counted savings by the resources' team tag (none: no section)
+    findings_total: int = 0  # every open or withdrawn finding; ``findings`` holds the top TOP_FINDINGS of them
     cost_source: str = "cost_explorer"  # where the scan's spend came from: bill | cost_explorer
     audit: list[AuditRow] = field(default_factory=list)
     precision: list[RulePrecision] = field(default_factory=list)
+    commitments_html: str = ""  # the commitments section, rendered by its own partial (report.commitments)
+
+    @property
+    def reconciliation(self) -> list[str]:
+        """Spend = attributed + not attributed, and the resources the bill lacks (at list, not in spend)."""
+        return reconciliation(self.spend)
 
     @property
     def filename(self) -> str:
         return report_filename(self.account_id, self.region, self.started_at)
+
+    @property
+    def csv_filename(self) -> str:
+        """Every finding as CSV, beside the HTML (which shows the top :data:`TOP_FINDINGS`)."""
+        return self.filename.removesuffix(".html") + ".csv"
+
+    @property
+    def more_findings(self) -> int:
+        return max(self.findings_total - len(self.findings), 0)
 
 
 # --- loading -------------------------------------------------------------------------------------------------------
@@ -240,11 +263,19 @@ def _document(scan: ScanRecord) -> ScanDocument | None:
     return ScanDocument.model_validate(scan.document) if scan.document else None
 
 
-def _spend(document: ScanDocument | None) -> tuple[Decimal | None, Decimal | None]:
-    if document is None or document.window.hours <= 0:
-        return None, None
-    total = document.costs.total_usd
-    return total, per_month(total, document.window.hours)
+def _point_spend(session: Session, account_id: str, region: str, window: ScanWindow, source: str) -> Spend | None:
+    """A trend point's spend, the same measure as every other point: the bill's monthly run rate over the days the
+    bill covers of the point's window when the reported scan was priced from the bill, else Cost Explorer's over its
+    complete days; None when that source has no day of the window."""
+    if source == "bill":
+        periods = billing_periods(window.start, window.end)
+        bills, apart, days = window_bill(session, account_id, window.start, window.end, periods, region=region)
+        costs = bill_costs(bill_window(bills, apart, days, window.start, window.end), periods, ())
+    else:
+        total, by_type = usage_store.cost_totals(session, account_id, window.start, window.end, region=region)
+        days_with = usage_store.stored_cost_days(session, account_id, window.start, window.end)
+        costs = ScanCosts(total_usd=total, by_instance_type=by_type, days_covered=len(days_with))
+    return spend_of(costs, window.hours)
 
 
 def final_figures(document: FindingDocument, outcome: RecommendationRecord | None) -> FindingDocument:
@@ -267,18 +298,30 @@ def _trend_rows(session: Session, scan: ScanRecord, latest: Ledger) -> list[Tren
     finished = ScanRepository(session).finished_until(scan.account_id, scan.region, scan.window_end)
     scans = [(past, document) for past in finished if (document := _document(past)) is not None]
     repository = FindingRepository(session)
+    source = latest.spend.source if latest.spend is not None else DEFAULT_COST_SOURCE
+    kind = "bill" if latest.spend is not None and latest.spend.from_bill else "cost_explorer"
     rows = []
     for index, (past, document) in enumerate(scans):
-        _, monthly = _spend(document)
         label = f"{document.window.end - timedelta(days=1):%d %b}"
         if past.id == scan.id:
-            rows.append(TrendRow(label, monthly, latest.total_usd, latest.headline.counted))
+            spend = latest.spend
+            rows.append(TrendRow(label, _monthly(spend), latest.total_usd, latest.headline.counted, _basis(spend)))
             continue
+        spend = _point_spend(session, scan.account_id, scan.region, document.window, kind)
         following = scans[index + 1][0].started_at if index + 1 < len(scans) else None
         outcomes = repository.benchmark_outcomes((d.finding_id for d in document.findings), before=following)
         final = ledger(final_figures(d, outcomes.get(d.finding_id)) for d in document.findings)
-        rows.append(TrendRow(label, monthly, final.total_usd, final.headline.counted))
+        basis = _basis(spend) if spend is not None else f"unknown: {source} has no day of this window"
+        rows.append(TrendRow(label, _monthly(spend), final.total_usd, final.headline.counted, basis))
     return rows
+
+
+def _monthly(spend: Spend | None) -> Decimal | None:
+    return spend.monthly_usd if spend is not None else None
+
+
+def _basis(spend: Spend | None) -> str:
+    return f"{spend.source}; {spend.basis}" if spend is not None else "unknown"
 
 
 CPU_SIGNAL = "cpu_utilization"  # a finding resting on CPU (its signals_used) may draw a CPU heat-map; no other may
@@ -394,7 +437,8 @@ def build_report(session: Session, scan: ScanRecord, *, now: datetime, team_tag_
     documents.sort(key=lambda d: (*rank(saving_facts(d)), d.resource_name))  # by 12-month value, set apart last
     figures = ledger(documents, document.costs if document else None, document.window.hours if document else 0)
     verdicts = verdicts_by_resource(figures.rows, rule_title)
-    views = [_finding_view(d, verdicts.get(d.resource_id)) for d in documents]
+    top = documents[:TOP_FINDINGS]  # the HTML's size does not grow past the top
+    views = [_finding_view(d, verdicts.get(d.resource_id)) for d in top]
     window_start = document.window.start if document else scan.window_start
     window_end = document.window.end if document else scan.window_end
     start = datetime.combine(window_start, time(0), tzinfo=UTC)
@@ -424,7 +468,6 @@ def build_report(session: Session, scan: ScanRecord, *, now: datetime, team_tag_
         ),
         key=lambda item: (-item[1], item[0]),
     )
-    spend, monthly = _spend(document)
     trend_rows = _trend_rows(session, scan, figures)
     chart = trend([(r.label, r.spend_per_month, r.savings) for r in trend_rows], lambda v: usd(v, 0))
     return ReportView(
@@ -438,8 +481,8 @@ def build_report(session: Session, scan: ScanRecord, *, now: datetime, team_tag_
         window_end=window_end,
         headline=figures.headline,
         ledger=figures,
-        spend=spend,
-        spend_per_month=monthly,
+        spend=figures.spend,
+        spend_per_month=_monthly(figures.spend),
         by_rule=bars(rule_items),
         findings=drawn,
         trend=chart,
@@ -447,6 +490,7 @@ def build_report(session: Session, scan: ScanRecord, *, now: datetime, team_tag_
         scans=len(trend_rows),
         predictions=prediction_errors(_predictions(session, scan.account_id, scan.region)),
         by_team=_team_bars(session, scan.account_id, counted, team_tag_keys),
+        findings_total=len(documents),
         cost_source=document.costs.source if document else "cost_explorer",
         audit=_audit(session, scan.account_id, now),
         precision=alert_precision(session, now - AUDIT_WINDOW, scan.account_id),
@@ -487,8 +531,11 @@ def render_report(view: ReportView) -> str:
 
 
 def write_report(view: ReportView, directory: Path) -> Path:
-    """The report file in ``directory`` (created when missing); returns its path."""
+    """The report file in ``directory`` (created when missing), and beside it every finding as CSV in ledger
+    order; returns the report's path."""
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / view.filename
     path.write_text(render_report(view), encoding="utf-8")
+    with (directory / view.csv_filename).open("w", encoding="utf-8", newline="") as stream:
+        write_csv(view.ledger, stream)
     return path

@@ -88,10 +88,14 @@ def test_a_withdrawn_finding_is_withdrawn_everywhere(demo: Path, findings: list[
 def test_findings_out_of_the_totals_say_why(findings: list[FindingDocument], totals: Headline) -> None:
     quote = [f for f in findings if f.recommendation.excluded_from_totals == "quote_needed"]
     committed = [f for f in findings if f.recommendation.excluded_from_totals == "committed"]
-    assert (len(quote), len(committed)) == (totals.quote_needed, totals.committed) == (2, 2)
+    # the idle Bedrock provisioned throughput is priced from its bill ($60.50 an hour): committed until its term ends
+    assert (len(quote), len(committed)) == (totals.quote_needed, totals.committed) == (1, 3)
     assert all("quote" in f.summary for f in quote)
     (savings_plan,) = [f for f in committed if f.rule_id != "capacity_held_idle"]
-    (block,) = [f for f in committed if f.rule_id == "capacity_held_idle"]
+    (throughput,) = [f for f in committed if f.resource_kind == "bedrock_provisioned_throughput"]
+    assert throughput.estimated_monthly_savings_usd == Decimal("44165.00")  # $60.50 × 730
+    assert "Its bill: $60.50 an hour" in throughput.summary
+    (block,) = [f for f in committed if f.rule_id == "capacity_held_idle" and f is not throughput]
     assert "does not cut the bill while the commitment runs" in savings_plan.summary
     assert "Capacity Block's fee is paid up front" in block.summary and "committed until" in block.summary
     # every migration names the Neuron software it assumes

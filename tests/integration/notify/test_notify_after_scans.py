@@ -9,7 +9,7 @@ import boto3
 import pytest
 
 from chipwise.aws import aws_context
-from chipwise.notify.runner import run_notify
+from chipwise.pipeline.notify import run_notify
 from chipwise.pipeline.scan import run_scan
 from chipwise.settings import get_settings
 from chipwise.store.session import get_session_factory

@@ -13,7 +13,7 @@ import pytest
 from notify_factories import baseline_sent
 
 from chipwise.models.scan import ScanRequest
-from chipwise.notify.runner import run_notify
+from chipwise.pipeline.notify import run_notify
 from chipwise.pipeline.scan import scan_account_request
 from chipwise.settings import get_settings
 from chipwise.store.session import get_session_factory

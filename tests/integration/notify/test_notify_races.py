@@ -14,7 +14,8 @@ from notify_factories import NOW, RecordingSender, baseline_sent, estate
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
-from chipwise.notify.runner import NotifyReport, run_notify
+from chipwise.notify.runner import NotifyReport
+from chipwise.pipeline.notify import run_notify
 from chipwise.settings import Settings
 from chipwise.store.tables import NotifiedScan, OutboxMessage
 

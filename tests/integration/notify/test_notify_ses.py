@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from chipwise.aws import aws_context
 from chipwise.notify.email import SesEmailSender, ses_sender
 from chipwise.notify.outbox import drain, enqueue
-from chipwise.notify.runner import run_notify
+from chipwise.pipeline.notify import run_notify
 from chipwise.settings import Settings
 from chipwise.store.tables import OutboxMessage
 

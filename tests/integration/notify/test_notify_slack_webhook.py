@@ -14,8 +14,8 @@ from sqlalchemy.orm import Session, sessionmaker
 from chipwise.aws import aws_context
 from chipwise.errors import ConfigError
 from chipwise.notify.outbox import SLACK_MAX_BLOCKS, SLACK_MAX_SECTION_TEXT, drain, enqueue
-from chipwise.notify.runner import run_notify
 from chipwise.notify.slack import SlackWebhookSender, resolve_webhook_url, slack_sender
+from chipwise.pipeline.notify import run_notify
 from chipwise.settings import Settings
 from chipwise.store.tables import OutboxMessage
 from chipwise_devkit.fakes.webhook_sink import Reply, WebhookSink

@@ -44,11 +44,14 @@ def test_the_report_of_the_latest_scan(two_scans: str) -> None:
     assert view.headline == headline(f.document for f in view.findings)
     assert f'data-figure="total">{usd(view.headline.total_usd)}<' in html
     assert f'data-figure="estimated">{usd(view.headline.estimated_usd)}<' in html
-    # The spend is the scan window's Cost Explorer total
-    assert view.spend is not None and f'data-figure="spend">{usd(view.spend)}<' in html
+    # The spend is every surface's: the monthly run rate (here Cost Explorer's, over its complete days)
+    assert view.spend is not None and f'data-figure="spend">{usd(view.spend.monthly_usd)}<' in html
+    assert view.spend.basis == "Cost Explorer's monthly run rate over 14 complete days"
     # The trend has both scans; the latest is the second day's (its window ends that day)
     assert scans == 2 and view.scans == 2 and view.window_end == (NOW + timedelta(days=1)).date()
     assert [r.label for r in view.trend_rows] == ["19 Nov", "20 Nov"]
+    # ...every point the same measure (Cost Explorer's run rate over its complete days), the basis named per point
+    assert all(r.basis.startswith("Cost Explorer; Cost Explorer's monthly run rate over") for r in view.trend_rows)
     assert html.count("could save") == 2
     # Heat-maps for the top findings with stored metrics, each from a named source
     drawn = [f for f in view.findings if f.heat is not None]

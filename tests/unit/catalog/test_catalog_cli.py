@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import pytest
 from typer.testing import CliRunner
 
-from chipwise.cli import common, main
+from chipwise.cli import main
 from chipwise.cli.catalog import app
 
 runner = CliRunner()
@@ -15,8 +15,8 @@ runner = CliRunner()
 
 @pytest.fixture(autouse=True)
 def _wide_console(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """The shared stdout console may have fixed its width at import (80 under xdist): widen it for the tables."""
-    monkeypatch.setattr(common.out, "_width", 200)
+    """The shared stdout console reads COLUMNS at each print: widen it for the tables."""
+    monkeypatch.setenv("COLUMNS", "200")
     yield
 
 

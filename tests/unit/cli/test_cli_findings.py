@@ -17,7 +17,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "notify"))
 from notify_factories import estate
 
 from chipwise.cli import main
-from chipwise.cli.findings import demo_findings_command, empty_store_hint, flatten_evidence
+from chipwise.cli._findings_view import flatten_evidence
+from chipwise.cli.findings import demo_findings_command, empty_store_hint
 from chipwise.store.repositories.realised import RealisedSavingRepository
 from chipwise.store.tables import Finding
 

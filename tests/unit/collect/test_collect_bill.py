@@ -84,6 +84,12 @@ def test_commitments_used_unused_and_coverage(tmp_path: Path, table: str) -> Non
         assert sp.hourly_commitment == Decimal("20.0000")  # 200 committed over 10 h
         assert (sp.offering_type, sp.family, sp.end_date) == ("EC2InstanceSavingsPlans", "trn1", date(2027, 6, 30))
         assert ri.end_date == date(2027, 1, 31)
+        # issue 38: the plan's start and Region as CUR 2.0 states them (savings_plan_start_time, savings_plan_region)
+        assert (sp.start_date, sp.region) == (date(2026, 7, 1), "us-east-1")
+    else:  # FOCUS names the type only (CommitmentDiscountType), not the plan's kind
+        assert sp.offering_type == "Savings Plan"
+    # its own rate: 150.50 effective over 10 covered hours; off on demand: 1 - 150.50 / 215 = 0.30
+    assert (sp.effective_rate, sp.discount, sp.covered_on_demand_cost) == (Decimal("15.05"), Decimal("0.3"), 215)
 
 
 def test_the_same_bill_gives_the_same_figures_in_both_tables(tmp_path: Path) -> None:

@@ -45,9 +45,11 @@ def test_figures_are_the_accounts_own(session: Session) -> None:
     _account_with_costs(session)
     # When the figures are read
     figures = account_figures(session, "123456789012", company=None, lookback_days=14)
-    # Then spend is the accelerators' only (not CPU), with a 730-hour monthly run-rate
-    assert figures.accelerator_spend_usd == Decimal("4760.00")  # (300 + 40) × 14
-    assert figures.monthly_accelerator_spend_usd == Decimal("10341.67")  # 340 × 730 / 24
+    # Then spend is every surface's (accelerator and compute, chipwise.spend), the monthly run rate over the 14
+    # complete days of Cost Explorer records; the split by platform is the accelerators'
+    assert figures.accelerator_spend_usd == Decimal("6160.00")  # (300 + 40 + 100) × 14
+    assert figures.monthly_accelerator_spend_usd == Decimal("13383.33")  # 440 × 730 / 24
+    assert figures.spend_basis == "Cost Explorer; Cost Explorer's monthly run rate over 14 complete days"
     assert figures.monthly_by_platform == {"inferentia": Decimal("1216.67"), "nvidia": Decimal("9125.00")}
     assert (figures.window_start, figures.window_end, figures.days) == (
         LAST_DAY - timedelta(days=13),
@@ -58,7 +60,7 @@ def test_figures_are_the_accounts_own(session: Session) -> None:
     assert figures.open_findings == 4
     assert figures.monthly_savings_usd == Decimal("3915.55")  # 2400.50 + 310 + 554.80 + 650.25
     assert figures.measured_monthly_savings_usd == Decimal("650.25")
-    assert figures.monthly_after_usd == Decimal("6426.12")
+    assert figures.monthly_after_usd == Decimal("9467.78")  # 13,383.33 − 3,915.55
     # ...and the workloads are the accelerator resources
     assert sorted(w.name for w in figures.workloads) == [
         "bert-ner-g6",
@@ -84,7 +86,7 @@ def test_drafts_carry_the_figures_programs_and_an_ace_document(
     drafts = result.drafts
     # Then the credits draft quotes the account's figures and the programs that fit
     credits = drafts.credits.body
-    for text in ("$10,342 a month", "$3,915.55 a month", "$650.25 measured", "train-llama-trn1", "ml.trn1.32xlarge"):
+    for text in ("$13,383 a month", "$3,915.55 a month", "$650.25 measured", "train-llama-trn1", "ml.trn1.32xlarge"):
         assert text in credits
     eligible = {m.program for m in drafts.programs if m.eligible}
     assert {"activate_portfolio", "genai_poc_funding", "genai_accelerator", "map"} <= eligible
@@ -101,9 +103,9 @@ def test_drafts_carry_the_figures_programs_and_an_ace_document(
     }
     assert ace["Customer"]["Contacts"] == [{"Email": "cto@acme.example"}]
     assert ace["Project"]["ExpectedCustomerSpend"] == [
-        {"Amount": "6426.12", "CurrencyCode": "USD", "Frequency": "Monthly", "TargetCompany": "AWS"}
+        {"Amount": "9467.78", "CurrencyCode": "USD", "Frequency": "Monthly", "TargetCompany": "AWS"}
     ]
-    assert "$10,342 a month" in ace["Project"]["CustomerBusinessProblem"]
+    assert "$13,383 a month" in ace["Project"]["CustomerBusinessProblem"]
     assert "AWS Activate Portfolio" in ace["LifeCycle"]["NextSteps"]
     assert drafts.referral.document["submitted"] is False
     assert "$3,915.55 a month of savings" in drafts.referral.body
@@ -164,7 +166,7 @@ def test_an_account_without_costs_still_gets_honest_drafts(session_factory: sess
         result = prepare_account_drafts(session, "123456789012", Settings(), now=NOW)
     # Then the spend is zero and said to be missing, not invented
     assert result.drafts.figures.monthly_accelerator_spend_usd == Decimal("0.00")
-    assert "no Cost Explorer records yet" in result.drafts.credits.body
+    assert "unknown: no bill or Cost Explorer records yet" in result.drafts.credits.body
 
 
 def test_the_referral_names_the_largest_workloads_by_spend_not_by_name(

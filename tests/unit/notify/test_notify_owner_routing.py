@@ -12,7 +12,8 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from chipwise.catalog import get_public_mail_domains
-from chipwise.notify.runner import owner_allowed, run_notify
+from chipwise.notify.runner import owner_allowed
+from chipwise.pipeline.notify import run_notify
 from chipwise.settings import Settings
 from chipwise.store.tables import OutboxMessage
 

@@ -15,7 +15,8 @@ from chipwise.edges import parse_event
 from chipwise.errors import InvalidInput
 from chipwise.models.events import NotifyTrigger
 from chipwise.notify.outbox import enqueue
-from chipwise.notify.runner import dedupe_key, plan_notifications, run_notify
+from chipwise.notify.runner import dedupe_key, plan_notifications
+from chipwise.pipeline.notify import run_notify
 from chipwise.settings import Settings
 from chipwise.store.tables import OutboxMessage
 

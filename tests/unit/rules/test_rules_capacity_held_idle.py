@@ -7,8 +7,9 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from decimal import Decimal
 
-from rules_factories import ctx, profile
+from rules_factories import ctx, flat, profile
 
+from chipwise.analyse.profiles import BEDROCK_INVOCATIONS, Coverage
 from chipwise.rules.builtin.capacity_held_idle import CapacityHeldIdle, CapacityHeldIdleParams
 
 RULE = CapacityHeldIdle(CapacityHeldIdleParams())
@@ -61,3 +62,39 @@ def test_batch_minimum_vcpus_without_jobs_are_the_held_instances() -> None:
 def test_batch_with_jobs_or_no_minimum_is_not_waste() -> None:
     assert RULE.evaluate(_batch(200, 3), ctx()) is None  # type: ignore[arg-type]
     assert RULE.evaluate(_batch(0, 0), ctx()) is None  # type: ignore[arg-type]
+
+
+def _throughput(rate: str | None, rate_source: str, committed: bool) -> object:
+    base = profile(
+        "pt",
+        kind="bedrock_provisioned_throughput",
+        instance_type="",
+        count=2,
+        state="InService",
+        rate=rate,
+        rate_source=rate_source,
+        coverage={BEDROCK_INVOCATIONS: Coverage(True, 336)},
+        bedrock_invocations=flat(0),
+    )
+    if not committed:
+        return base
+    return replace(base, commitment_term="OneMonth", commitment_ends=datetime(2026, 12, 30, tzinfo=UTC))
+
+
+def test_an_idle_provisioned_throughput_is_priced_from_what_the_account_pays() -> None:
+    # Given 2 idle model units whose bill says $30.25 per model-unit hour (no public price), with no commitment
+    draft = RULE.evaluate(_throughput("30.25", "bill", committed=False), ctx())  # type: ignore[arg-type]
+    # Then the saving is its bill: $60.50 an hour x 730 = $44,165.00 a month, counted
+    assert draft is not None
+    assert draft.estimated_monthly_savings_usd == draft.monthly_cost_usd == Decimal("44165.00")
+    assert draft.recommendation.excluded_from_totals is None and "Its bill: $60.50 an hour" in draft.summary
+    # ...under a one-month commitment the same figure is shown and kept out of the totals until the term ends
+    held = RULE.evaluate(_throughput("30.25", "bill", committed=True), ctx())  # type: ignore[arg-type]
+    assert held is not None and held.estimated_monthly_savings_usd == Decimal("44165.00")
+    assert held.recommendation.excluded_from_totals == "committed"
+
+
+def test_an_idle_provisioned_throughput_no_bill_names_asks_for_a_quote() -> None:
+    draft = RULE.evaluate(_throughput(None, "cost_explorer", committed=False), ctx())  # type: ignore[arg-type]
+    assert draft is not None and draft.estimated_monthly_savings_usd == Decimal(0)
+    assert draft.recommendation.excluded_from_totals == "quote_needed" and "quote" in draft.summary

@@ -75,14 +75,19 @@ def _json(capsys: pytest.CaptureFixture[str]) -> Any:
     return json.loads(capsys.readouterr().out)
 
 
+def _lines(capsys: pytest.CaptureFixture[str]) -> list[Any]:
+    """JSON lines (``findings --json``): one document per line."""
+    return [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.strip()]
+
+
 def test_findings_json_lists_open_findings_top_savings_first(
     findings: dict[str, str], capsys: pytest.CaptureFixture[str]
 ) -> None:
     # When `chipwise findings --json` and `--min-savings 1000` run
     assert main(["findings", "--json"]) == 0
-    listed = _json(capsys)
+    listed = _lines(capsys)
     assert main(["findings", "--json", "--min-savings", "1000"]) == 0
-    big = _json(capsys)
+    big = _lines(capsys)
     # Then the documents follow the contract, largest saving first, and the filter drops the small one
     assert [d["resource_name"] for d in listed] == ["idle", "train", "small"]
     assert listed[0]["estimated_monthly_savings_usd"] == "16029.08"
@@ -114,9 +119,9 @@ def test_suppress_hides_a_finding_until_a_date(findings: dict[str, str], capsys:
     assert "suppressed Idle GPU instance or endpoint on idle through " in capsys.readouterr().out
     # Then the open list no longer has it and --status suppressed does
     assert main(["findings", "--json"]) == 0
-    assert [d["resource_name"] for d in _json(capsys)] == ["train", "small"]
+    assert [d["resource_name"] for d in _lines(capsys)] == ["train", "small"]
     assert main(["findings", "--json", "--status", "suppressed"]) == 0
-    assert [d["status"] for d in _json(capsys)] == ["suppressed"]
+    assert [d["status"] for d in _lines(capsys)] == ["suppressed"]
 
 
 def test_suppress_rejects_a_past_date_or_an_unknown_id(
@@ -185,4 +190,4 @@ def test_evaluate_reruns_the_rules_on_the_store(findings: dict[str, str], capsys
     # Then nothing holds any more: the findings are resolved
     assert _json(capsys) == []
     assert main(["findings", "--json", "--status", "resolved"]) == 0
-    assert len(_json(capsys)) == 3
+    assert len(_lines(capsys)) == 3

@@ -14,7 +14,7 @@ def _run(ctx: DemoContext) -> None:
             "Demo account",
             f"{ctx.account_id}: {len(seeded.arns)} resources, {seeded.metric_points:,} CloudWatch datapoints, "
             f"{seeded.neuron_reports:,} neuron-monitor reports in {seeded.neuron_objects} S3 objects, "
-            f"${seeded.total_cost:,.2f} of accelerator and compute spend over 14 days",
+            "14 days of Cost Explorer data and the same days' bill (spend: the executive summary's)",
         )
     )
 

@@ -103,7 +103,8 @@ def _ingest_bill(ctx: DemoContext, factory: sessionmaker[Session], aws: AwsConte
                 teams.get(line.team or "(no team tag)", Decimal(0)) + line.effective_cost
             )
     plans = [
-        f"{c.arn.rsplit('/', 1)[-1]} ({c.family or c.kind}, {period}): covers "
+        f"{c.arn.rsplit('/', 1)[-1]} ({' '.join(x for x in (c.offering_type, c.family) if x) or c.kind}, {period}): "
+        "covers "
         f"{c.covered_accelerator_hours / c.accelerator_hours:.1%} of the accelerator hours, "
         f"{c.used_cost / (c.used_cost + c.unused_cost):.1%} used, ends {c.end_date}"
         for c, period in commitments
@@ -144,8 +145,8 @@ def _run(ctx: DemoContext) -> None:
     ctx.summary.append(
         (
             "Scan",
-            f"{len(document.resources)} resources ({by_platform}); ${document.costs.total_usd:,.2f} over "
-            f"{document.window.start} to {document.window.end}; {sum(calls.values())} API calls "
+            f"{len(document.resources)} resources ({by_platform}); cost window {document.window.start} to "
+            f"{document.window.end}; {sum(calls.values())} API calls "
             f"({calls.get('cloudwatch.GetMetricData', 0)} GetMetricData, {calls.get('ce.GetCostAndUsage', 0)} "
             f"GetCostAndUsage); costs from {document.costs.source.replace('_', ' ')}"
             + (f" ({', '.join(document.costs.billing_periods)})" if document.costs.billing_periods else "")

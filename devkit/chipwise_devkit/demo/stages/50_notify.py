@@ -12,8 +12,8 @@ from chipwise.aws import aws_context
 from chipwise.drafts import attachments, prepare_account_drafts
 from chipwise.notify.email import ses_sender
 from chipwise.notify.outbox import drain
-from chipwise.notify.runner import run_notify
 from chipwise.notify.slack import SlackWebhookSender, resolve_webhook_url
+from chipwise.pipeline.notify import run_notify
 from chipwise.presentation import plural
 from chipwise.render import money
 from chipwise.settings import Settings, get_settings
@@ -95,8 +95,8 @@ def _run(ctx: DemoContext) -> None:
     ctx.summary.append(
         (
             "Drafts",
-            f"credits application and partner referral for {figures.company}: accelerator spend "
-            f"{money(figures.monthly_accelerator_spend_usd, 0)}/mo, "
+            f"credits application and partner referral for {figures.company}: accelerator and compute spend "
+            f"{money(figures.monthly_accelerator_spend_usd)}/mo ({figures.spend_basis}), "
             f"savings {money(figures.monthly_savings_usd, 0)}/mo, "
             f"credit programs: {sum(1 for m in drafts.drafts.programs if m.likelihood == 'likely')} likely, "
             f"{sum(1 for m in drafts.drafts.programs if m.likelihood == 'possible')} possible (company facts "

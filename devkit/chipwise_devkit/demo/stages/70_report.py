@@ -11,11 +11,12 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from decimal import Decimal
 
-from chipwise.cli.findings import findings_table
+from chipwise.cli._findings_view import findings_table
 from chipwise.economics import usd
 from chipwise.models.findings import FindingDocument
 from chipwise.presentation import Ledger, best_saving, counts_in_totals, ledger, next_step, plural, ranked
 from chipwise.rules.registry import rule_title
+from chipwise.spend import reconciliation
 from chipwise.store import session_scope
 from chipwise.store.repositories.accounts import ScanRepository
 from chipwise.store.repositories.findings import OPEN, WITHDRAWN, FindingRepository, finding_document
@@ -48,6 +49,10 @@ def report(found: Sequence[FindingDocument], figures: Ledger | None = None) -> s
         *[f"- {line}" for line in figures.executive_summary()],
         "",
         f"Savings: **{totals.sentence()}** (monthly = 730 hours; measured where a benchmark ran).",
+        "",
+        "## Spend reconciled with the bill",
+        "",
+        *[f"- {line}" for line in reconciliation(figures.spend)],
         "",
         "| rule | findings | saving / month |",
         "| --- | ---: | ---: |",

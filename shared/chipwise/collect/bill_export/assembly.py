@@ -35,8 +35,8 @@ SINK_BATCH = 5_000  # resource-days handed to the sink at a time
 # Positions of the result columns in a record (the query's SELECT order).
 (
     _PAYER, _ACCOUNT, _REGION, _DAY, _RESOURCE, _PARENT, _SERVICE, _USAGE_TYPE, _KIND, _ARN, _SCOPE, _EFFECTIVE,
-    _BILLED, _LIST_COST, _LIST_RATE, _HOURS, _COMMITMENT_TOTAL, _OFFERING, _FAMILY, _END, _TAGS, _LINE_ITEMS,
-    _REJECTED,
+    _BILLED, _LIST_COST, _LIST_RATE, _HOURS, _COMMITMENT_TOTAL, _OFFERING, _FAMILY, _END, _START,
+    _COMMITMENT_REGION, _RESERVED, _TAGS, _LINE_ITEMS, _REJECTED,
 ) = range(len(RESULT_COLUMNS))  # fmt: skip
 
 
@@ -181,7 +181,9 @@ class Assembler:
         entry = self.commitments.get(arn)
         if entry is None:
             entry = self.commitments[arn] = _commitment_entry(account)
-        for key, at in (("offering", _OFFERING), ("family", _FAMILY), ("end", _END)):
+        terms = (("offering", _OFFERING), ("family", _FAMILY), ("end", _END), ("start", _START),
+                 ("region", _COMMITMENT_REGION), ("reserved", _RESERVED))  # fmt: skip
+        for key, at in terms:
             entry[key] = entry.get(key) or _text(r[at])
 
     def _service(self, r: Sequence[Any], account: str, effective: Decimal, arn: str) -> None:
@@ -245,6 +247,9 @@ class Assembler:
         if arn and cost.parent_resource_id is None:
             entry = self.commitments[arn]
             entry["used"] += effective
+            entry["covered_list"] += cost.public_on_demand_cost
+            entry["covered_hours"] += cost.usage_hours
+            entry["usage_region"] = entry.get("usage_region") or cost.region
             entry["accounts"].add(account)
         if self.sink is None:
             self.result.resources.append(cost)
@@ -281,6 +286,7 @@ class Assembler:
             hourly = (
                 (entry["total"] / entry["fee_hours"]).quantize(Decimal("0.0001")) if entry["fee_hours"] > 0 else None
             )
+            hours, reserved = entry["covered_hours"], str(entry.get("reserved") or "")
             accounts = entry["accounts"] or {entry["account"]}
             commitments.append(
                 Commitment(
@@ -291,6 +297,11 @@ class Assembler:
                     family=entry.get("family") or None,
                     hourly_commitment=hourly,
                     end_date=_end_date(str(entry.get("end") or "")),
+                    start_date=_end_date(str(entry.get("start") or "")),
+                    region=entry.get("region") or entry.get("usage_region") or None,
+                    reserved_count=int(Decimal(reserved)) if reserved.replace(".", "", 1).isdigit() else None,
+                    covered_on_demand_cost=entry["covered_list"],
+                    effective_rate=(entry["used"] / hours).quantize(Decimal("0.000001")) if hours > 0 else None,
                     used_cost=check_amount(entry["used"], f"{self.where}: {arn} used"),
                     unused_cost=check_amount(entry["unused"], f"{self.where}: {arn} unused"),
                     covered_accelerator_hours=self.covered.get(arn, Decimal(0)),
@@ -302,4 +313,5 @@ class Assembler:
 
 def _commitment_entry(account: str) -> dict[str, Any]:
     zero = Decimal(0)
-    return {"accounts": set(), "used": zero, "unused": zero, "total": zero, "fee_hours": zero, "account": account}
+    return {"accounts": set(), "used": zero, "unused": zero, "total": zero, "fee_hours": zero, "account": account,
+            "covered_list": zero, "covered_hours": zero}  # fmt: skip

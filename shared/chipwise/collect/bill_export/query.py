@@ -60,7 +60,15 @@ CUR_COLUMNS: dict[str, str] = {
     "reservation_unused_recurring_fee": NUMERIC,
     "reservation_reservation_a_r_n": TEXT,
     "reservation_end_time": TEXT,
+    # the commitment's terms (issue 38): CUR 2.0's (AWS's legacy CUR dictionary, as our data file has it, lacks them)
+    "savings_plan_start_time": TEXT,
+    "savings_plan_region": TEXT,
+    "reservation_start_time": TEXT,
+    "reservation_number_of_reservations": TEXT,
 }
+CUR_2_ONLY: frozenset[str] = frozenset(
+    {"savings_plan_start_time", "savings_plan_region", "reservation_start_time", "reservation_number_of_reservations"}
+)
 # Split cost allocation (opt-in): read when the export has it.
 CUR_SPLIT_COLUMNS: dict[str, str] = {
     "split_line_item_parent_resource_id": TEXT,
@@ -94,6 +102,7 @@ FOCUS_COLUMNS: dict[str, str] = {
     "PricingCategory": TEXT,
     "CommitmentDiscountId": TEXT,
     "CommitmentDiscountStatus": TEXT,
+    "CommitmentDiscountType": TEXT,
     "EffectiveCost": NUMERIC,
     "BilledCost": NUMERIC,
     "ListCost": NUMERIC,
@@ -122,7 +131,8 @@ def columns_read(table: BillTable, split: bool) -> dict[str, str]:
     column (a map, or legacy CUR's one column per tag) is apart."""
     if family(table) == "focus":
         return {**FOCUS_COLUMNS, USAGE_TYPE_COLUMN[table]: TEXT}
-    return {**CUR_COLUMNS, **(CUR_SPLIT_COLUMNS if split else {})}
+    columns = {**CUR_COLUMNS, **(CUR_SPLIT_COLUMNS if split else {})}
+    return {k: v for k, v in columns.items() if k not in CUR_2_ONLY} if table == "LEGACY_CUR" else columns
 
 
 def required_columns(table: BillTable) -> dict[str, str]:
@@ -242,6 +252,10 @@ def _cur_lines(src: QuerySource) -> dict[str, str]:
         "family": _s(src, "savings_plan_instance_type_family"),
         "end_time": f"CASE WHEN {_s(src, 'savings_plan_end_time')} <> '' THEN {_s(src, 'savings_plan_end_time')}"
         f" ELSE {_s(src, 'reservation_end_time')} END",
+        "start_time": f"CASE WHEN {_s(src, 'savings_plan_start_time')} <> ''"
+        f" THEN {_s(src, 'savings_plan_start_time')} ELSE {_s(src, 'reservation_start_time')} END",
+        "commitment_region": _s(src, "savings_plan_region"),
+        "reserved_count": _s(src, "reservation_number_of_reservations"),
     }
     if src.split:
         pod = f"{_s(src, 'split_line_item_parent_resource_id')} <> ''"
@@ -289,18 +303,23 @@ def _focus_lines(src: QuerySource) -> dict[str, str]:
         "list_rate": f"CAST({c('ListUnitPrice')} AS {MONEY})",
         "hours": _n(src, "ConsumedQuantity"),
         "commitment_total": f"CAST(0 AS {MONEY})",
-        "offering_type": "''",
+        "offering_type": _s(src, "CommitmentDiscountType"),
         "family": "''",
         "end_time": "''",
+        "start_time": "''",
+        "commitment_region": "''",
+        "reserved_count": "''",
     }
 
 
-# The compute Chipwise inventories, as the bill names it: EC2 instances (an id, or an instance ARN) and SageMaker
-# resources (endpoints, training, processing and transform jobs, notebook instances: ARNs); an EKS pod's split share
-# names its node as parent.
+# The compute Chipwise inventories, as the bill names it: EC2 instances (an id, or an instance ARN), SageMaker
+# resources (endpoints, training, processing and transform jobs, notebook instances: ARNs) and Bedrock provisioned
+# throughputs (their provisioned-model ARN: a model unit has no public price, its bill is its price); an EKS pod's
+# split share names its node as parent.
 COMPUTE = (
     "lines.resource_id LIKE 'i-%' OR lines.resource_id LIKE 'arn:aws:ec2:%:instance/%'"
-    " OR lines.resource_id LIKE 'arn:aws:sagemaker:%' OR lines.parent_resource_id <> ''"
+    " OR lines.resource_id LIKE 'arn:aws:sagemaker:%' OR lines.resource_id LIKE 'arn:aws:bedrock:%:provisioned-model/%'"
+    " OR lines.parent_resource_id <> ''"
 )
 USAGE_KINDS_SQL = "('on_demand', 'spot', 'savings_plan', 'reservation')"
 GROUP_COLUMNS = (
@@ -327,6 +346,9 @@ RESULT_COLUMNS = (
     "offering_type",
     "family",
     "end_time",
+    "start_time",
+    "commitment_region",
+    "reserved_count",
     "tags",
     "line_items",
     "rejected",
@@ -378,6 +400,8 @@ def logical_query(src: QuerySource, rejected: str = "''") -> str:
         f"scoped AS (SELECT {regrouped} FROM lines)\n"
         f"SELECT {group},\n  {sums},\n"
         "  MAX(offering_type) AS offering_type, MAX(family) AS family, MAX(end_time) AS end_time,\n"
+        "  MAX(start_time) AS start_time, MAX(commitment_region) AS commitment_region,"
+        " MAX(reserved_count) AS reserved_count,\n"
         f"  {tags_out} AS tags, COUNT(*) AS line_items, MAX(rejected) AS rejected\n"
         f"FROM scoped\nGROUP BY {group}"
     )

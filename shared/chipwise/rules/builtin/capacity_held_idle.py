@@ -13,9 +13,10 @@
 - **Bedrock Provisioned Throughput**: model units billed per hour whether used or not; no invocation in AWS/Bedrock
   (``ModelId`` = the provisioned model's ARN) over the window (at least ``min_idle_days``) is idle. Without a
   commitment: delete it; with one (``OneMonth``/``SixMonths``): it bills until ``commitmentExpirationTime``, which
-  the outcome names (do not renew; delete it then). No figure is claimed: the hourly price of a model unit is not
-  in Chipwise's verified price data (``bedrock-prices-verified.csv`` holds on-demand token prices only; AWS shows
-  model-unit prices in the Bedrock console), so the finding asks for a quote and stays out of the totals.
+  the outcome names (do not renew; delete it then). A model unit has no public price in Chipwise's verified data
+  (``bedrock-prices-verified.csv`` holds on-demand token prices only): it is priced from what the account pays for
+  it, its bill's effective rate per model-unit hour (under a commitment: shown, kept out of the totals until the
+  term ends, ``committed``). Without a bill line the finding asks for a quote and stays out of the totals.
 
 - **SageMaker Studio apps** on accelerator types, InService, whose last user activity (DescribeApp
   ``LastUserActivityTimestamp``) is older than ``min_idle_days``: the whole instance is the waste. Saving: delete
@@ -185,6 +186,34 @@ class CapacityHeldIdle(Rule[CapacityHeldIdleParams]):
             step = f"its {profile.commitment_term} commitment bills until {ends}: do not renew it and delete it then"
         else:
             step = "it has no commitment: delete it"
+        evidence: dict[str, EvidenceValue] = {
+            "invocations_in_window": 0,
+            "model_units": profile.instance_count,
+            "commitment_ends": profile.commitment_ends.isoformat() if profile.commitment_ends else None,
+            "commitment_term": profile.commitment_term,
+            "window_days": round(days, 1),
+        }
+        idle = f"{profile.name} ({units}) had no invocation in {days:.0f} days; {step}."
+        rate = profile.cost.hourly_rate
+        if rate is not None and profile.cost.rate_source == "bill":  # what the account pays for it is its price
+            monthly = monthly_cost(rate, profile.instance_count)
+            committed = bool(profile.commitment_term and profile.commitment_ends)
+            return self.draft(
+                profile,
+                Outcome(
+                    monthly_cost=monthly,
+                    saving=monthly,
+                    action="delete",
+                    confidence="high",
+                    summary=f"{idle} Its bill: {money(rate * profile.instance_count)} an hour for the {units}, "
+                    f"{money(monthly)} a month"
+                    + (": committed until the term ends, saved from then on." if committed else "."),
+                    evidence={**evidence, **cost_evidence(profile)},
+                    signals_used=("invocations",),
+                    target_count=0,
+                    excluded_from_totals="committed" if committed else None,
+                ),
+            )
         return self.draft(
             profile,
             Outcome(
@@ -192,16 +221,9 @@ class CapacityHeldIdle(Rule[CapacityHeldIdleParams]):
                 saving=Decimal(0),
                 action="delete",
                 confidence="high",
-                summary=f"{profile.name} ({units}) had no invocation in {days:.0f} days; {step}. Its price per "
-                "model unit is not in Chipwise's verified price data: ask AWS for a quote (Bedrock console) to "
-                "size the saving.",
-                evidence={
-                    "invocations_in_window": 0,
-                    "model_units": profile.instance_count,
-                    "commitment_ends": profile.commitment_ends.isoformat() if profile.commitment_ends else None,
-                    "commitment_term": profile.commitment_term,
-                    "window_days": round(days, 1),
-                },
+                summary=f"{idle} Its price per model unit is not in Chipwise's verified price data and no bill line "
+                "names it: ask AWS for a quote (Bedrock console) to size the saving.",
+                evidence=evidence,
                 signals_used=("invocations",),
                 excluded_from_totals="quote_needed",
             ),

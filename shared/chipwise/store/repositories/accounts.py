@@ -201,6 +201,29 @@ class ScanRepository:
         scan = self._latest_finished(account_id, region)
         return ScanDocument.model_validate(scan.document) if scan is not None and scan.document else None
 
+    def latest_ids(self, account_id: str | None, region: str | None = None) -> builtins.list[str]:
+        """The id of the latest finished scan with a document of each (account, region), filtered when given, in
+        account and region order (one statement; :meth:`document` reads the documents one at a time)."""
+        stmt = select(Scan.id, Scan.account_id, Scan.region).where(
+            Scan.status.in_(FINISHED), Scan.document.is_not(None)
+        )
+        if account_id is not None:
+            stmt = stmt.where(Scan.account_id == account_id)
+        if region is not None:
+            stmt = stmt.where(Scan.region == region)
+        stmt = stmt.order_by(
+            Scan.account_id, Scan.region, Scan.window_end.desc(), Scan.started_at.desc(), Scan.id.desc()
+        )
+        latest: dict[tuple[str, str], str] = {}
+        for scan_id, account, scanned_region in self.session.execute(stmt):
+            latest.setdefault((account, scanned_region), scan_id)
+        return builtins.list(latest.values())
+
+    def document(self, scan_id: str) -> ScanDocument | None:
+        """One stored scan's document (None when it has none)."""
+        document = self.session.scalar(select(Scan.document).where(Scan.id == scan_id))
+        return ScanDocument.model_validate(document) if document else None
+
     def finished_places(self) -> list[tuple[str, str, int]]:
         """(account, region, number of finished scans) for every place the store has a finished scan of."""
         stmt = (

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, cast
 from sqlalchemy import Table, delete, func, insert, or_, select
 from sqlalchemy.orm import Session
 
+from chipwise.models.bill import ResourceBill, Unattributed
 from chipwise.store.tables import BillPeriodRow, BillResourceCost
 
 if TYPE_CHECKING:
@@ -177,33 +178,6 @@ def periods_with_account(session: Session, account_id: str, periods: Sequence[st
     return set(session.scalars(stmt))
 
 
-@dataclass
-class ResourceBill:
-    """One resource's bill over a window: effective, billed and public on-demand cost, hours, how it was priced."""
-
-    resource_id: str
-    instance_type: str | None
-    service: str
-    effective_cost: Decimal = Decimal(0)
-    billed_cost: Decimal = Decimal(0)
-    public_on_demand_cost: Decimal = Decimal(0)
-    usage_hours: Decimal = Decimal(0)
-    pricings: set[str] = field(default_factory=set)
-    parent_resource_id: str | None = None
-    tags: dict[str, str] = field(default_factory=dict)
-    periods: set[str] = field(default_factory=set)
-
-    @property
-    def effective_rate(self) -> Decimal | None:
-        return (self.effective_cost / self.usage_hours).quantize(Decimal("0.000001")) if self.usage_hours > 0 else None
-
-    @property
-    def public_on_demand_rate(self) -> Decimal | None:
-        if self.usage_hours <= 0:
-            return None
-        return (self.public_on_demand_cost / self.usage_hours).quantize(Decimal("0.000001"))
-
-
 def resource_bills(
     session: Session, account_id: str, start: date, end: date, region: str | None = None
 ) -> dict[str, ResourceBill]:
@@ -230,6 +204,54 @@ def resource_bills(
         item.periods.add(period)
         item.tags.update({str(k): str(v) for k, v in (cost.tags or {}).items()})
     return found
+
+
+def bill_days(session: Session, account_id: str, periods: Sequence[str]) -> dict[str, set[date]]:
+    """Per billing period of ``periods``, the days the stored bill has lines of ``account_id`` for (the days the
+    export covers so far: a period still open ends at its last delivered day)."""
+    stmt = (
+        select(BillPeriodRow.billing_period, BillResourceCost.day)
+        .join(BillPeriodRow, BillPeriodRow.id == BillResourceCost.period_id)
+        .where(BillPeriodRow.billing_period.in_(list(periods)), BillResourceCost.account_id == account_id)
+        .distinct()
+    )
+    found: dict[str, set[date]] = defaultdict(set)
+    for period, day in session.execute(stmt):
+        found[str(period)].add(day)
+    return dict(found)
+
+
+def unattributed_costs(
+    session: Session, account_id: str, periods: Sequence[str], region: str | None = None
+) -> list[tuple[str, Unattributed]]:
+    """What no resource carries in ``periods`` (a commitment's unused part, tax, credits, usage with no resource
+    id), per period, in ``region`` and the global rows (tax has no region) when a region is given."""
+    from chipwise.store.tables import BillUnattributed
+
+    stmt = (
+        select(BillUnattributed, BillPeriodRow.billing_period)
+        .join(BillPeriodRow, BillPeriodRow.id == BillUnattributed.period_id)
+        .where(BillPeriodRow.billing_period.in_(list(periods)), BillUnattributed.account_id == account_id)
+        .order_by(BillPeriodRow.billing_period, BillUnattributed.category, BillUnattributed.region)
+    )
+    if region is not None:
+        stmt = stmt.where(or_(BillUnattributed.region == region, BillUnattributed.region == ""))
+    return [
+        (str(period), Unattributed(row.account_id, row.region, row.category, row.reason, _dec(row.amount)))
+        for row, period in session.execute(stmt)
+    ]
+
+
+def window_bill(
+    session: Session, account_id: str, start: date, end: date, periods: Sequence[str], region: str | None = None
+) -> tuple[dict[str, ResourceBill], list[tuple[str, Unattributed]], dict[str, set[date]]]:
+    """What :func:`chipwise.analyse.ledger.bill_window` needs for ``[start, end)``: each resource's bill over the
+    window, the cost no resource carries in ``periods``, and the days each period's export covers."""
+    return (
+        resource_bills(session, account_id, start, end, region=region),
+        unattributed_costs(session, account_id, periods, region),
+        bill_days(session, account_id, periods),
+    )
 
 
 def public_rates(session: Session, account_id: str, region: str | None = None) -> dict[str, tuple[Decimal, str]]:
@@ -405,3 +427,37 @@ def teams_by_arn(session: Session, account_id: str, arns: Iterable[str], keys: S
             if team:
                 teams[str(arn)] = team
     return teams
+
+
+@dataclass(frozen=True)
+class ResourceDay:
+    """One compute resource's day in the bill (EKS pods' shares left out: their node carries the day)."""
+
+    resource_id: str
+    region: str
+    day: date
+    service: str
+    instance_type: str | None
+    pricing: str
+    commitment_arn: str | None
+    effective_cost: Decimal
+    public_on_demand_cost: Decimal
+    usage_hours: Decimal
+
+
+def resource_days(session: Session, account_id: str) -> Iterator[ResourceDay]:
+    """Every stored resource-day of an account with an instance type (the commitments' usage, issue 38)."""
+    stmt = select(
+        BillResourceCost.resource_id, BillResourceCost.region, BillResourceCost.day, BillResourceCost.service,
+        BillResourceCost.instance_type, BillResourceCost.pricing, BillResourceCost.commitment_arn,
+        BillResourceCost.effective_cost, BillResourceCost.public_on_demand_cost, BillResourceCost.usage_hours,
+    ).where(
+        BillResourceCost.account_id == account_id,
+        BillResourceCost.parent_resource_id.is_(None),
+        BillResourceCost.instance_type.is_not(None),
+    )  # fmt: skip
+    for row in session.execute(stmt):
+        yield ResourceDay(
+            str(row[0]), str(row[1]), row[2], str(row[3]), row[4], str(row[5]), row[6],
+            _dec(row[7]), _dec(row[8]), _dec(row[9]),
+        )  # fmt: skip

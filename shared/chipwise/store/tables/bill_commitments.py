@@ -29,6 +29,11 @@ class BillCommitment(Base):
     unused_cost: Mapped[Decimal]
     covered_accelerator_hours: Mapped[Decimal]
     accelerator_hours: Mapped[Decimal]
+    start_date: Mapped[date | None]
+    region: Mapped[str | None] = mapped_column(String(32))
+    reserved_count: Mapped[int | None]
+    covered_on_demand_cost: Mapped[Decimal | None]
+    effective_rate: Mapped[Decimal | None]
 
 
 class BillUnattributed(Base):

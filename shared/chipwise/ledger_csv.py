@@ -1,15 +1,13 @@
-"""The findings as CSV (``chipwise findings --format csv``): the ledger's rows in its order, plain numbers, and each
-resource's verdict from :mod:`chipwise.analyse.verdicts` (the source `chipwise resources` reads)."""
+"""Findings as CSV, in ledger order: one row per finding with its ledger columns (plain numbers, no currency signs,
+so spreadsheets sum them). ``chipwise findings --format csv`` streams it; the report writes it beside its HTML
+(where the HTML shows the top findings only)."""
 
 from __future__ import annotations
 
 import csv
 from typing import IO
 
-from chipwise.analyse.verdicts import verdicts_by_resource
-from chipwise.models.verdicts import VERDICT_WORDS
 from chipwise.presentation import Ledger, action_words, console_url, ledger_fields, target_label
-from chipwise.rules.registry import rule_title
 
 CSV_COLUMNS = (
     "rank",
@@ -22,8 +20,6 @@ CSV_COLUMNS = (
     "payback_months",
     "verdict",
     "excluded_reason",
-    "resource_verdict",
-    "resource_verdict_reason",
     "owner",
     "finding_id",
     "rule_id",
@@ -47,18 +43,18 @@ CSV_COLUMNS = (
 )
 
 
-def write_csv(figures: Ledger, stream: IO[str], owners: dict[str, str] | None = None) -> None:
+def write_csv(
+    figures: Ledger, stream: IO[str], owners: dict[str, str] | None = None, *, start: int = 1, header: bool = True
+) -> None:
     """The findings as CSV (plain numbers, no currency signs: spreadsheets sum them), in ledger order. The sum of
-    ``saving_usd`` over the rows with ``counted`` = yes is the headline to the cent; the others say why not. Each
-    row carries its resource's verdict, from the same source as `chipwise resources`
-    (:func:`chipwise.analyse.verdicts.verdicts_by_resource`)."""
+    ``saving_usd`` over the rows with ``counted`` = yes is the headline to the cent; the others say why not.
+    ``start`` numbers the first row (a batch of a longer list); ``header`` writes the column names."""
     writer = csv.writer(stream, lineterminator="\n")
-    writer.writerow(CSV_COLUMNS)
-    verdicts = verdicts_by_resource(figures.rows, rule_title)
-    for index, row in enumerate(figures.rows, start=1):
+    if header:
+        writer.writerow(CSV_COLUMNS)
+    for index, row in enumerate(figures.rows, start=start):
         d = row.document
         fields = ledger_fields(row, (owners or {}).get(d.resource_id, ""))
-        kind, why, _ = verdicts.get(d.resource_id, ("", "", ()))
         writer.writerow(
             [
                 index,
@@ -71,8 +67,6 @@ def write_csv(figures: Ledger, stream: IO[str], owners: dict[str, str] | None = 
                 fields["payback_months"] or "",
                 fields["verdict"],
                 fields["excluded_reason"] or "",
-                VERDICT_WORDS.get(kind, ""),
-                why,
                 fields["owner"],
                 d.finding_id,
                 d.rule_id,

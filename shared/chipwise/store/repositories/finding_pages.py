@@ -1,0 +1,170 @@
+"""Findings read a page at a time, for an organisation's store: filters (account, region, team, status, rule,
+least saving) and totals computed in SQL, pages by keyset (after a finding id), never the whole table in memory.
+
+The order is the list's: largest estimated saving first, then rule, resource name and id (a total order, so a
+cursor resumes exactly where the previous page stopped). A finding's team is the first of ``team_tag_keys`` its
+resource's live tags carry (the bill's cost allocation tags are not consulted here: they are not in SQL's reach).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from sqlalchemy import and_, exists, false, func, or_, select
+from sqlalchemy.orm import Session
+
+from chipwise.errors import NotFound
+from chipwise.models.findings import FindingDocument
+from chipwise.store.repositories.findings import finding_document
+from chipwise.store.tables import Finding, Resource
+
+BATCH = 500  # rows read per statement when streaming every finding
+
+
+@dataclass(frozen=True)
+class FindingFilter:
+    """Which findings a list shows (None: any)."""
+
+    statuses: tuple[str, ...] = ("open",)
+    account_id: str | None = None
+    region: str | None = None
+    team: str | None = None
+    team_tag_keys: tuple[str, ...] = ()
+    min_savings: Decimal | None = None
+    rule_ids: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True)
+class FindingTotals:
+    """Every finding the filter selects: how many and their estimated saving a month (before overlaps)."""
+
+    count: int
+    estimated_monthly_usd: Decimal
+
+
+@dataclass(frozen=True)
+class Group:
+    """One account's or team's findings: how many and their estimated saving a month."""
+
+    key: str
+    count: int
+    estimated_monthly_usd: Decimal
+
+
+def _team_matches(team: str, keys: Sequence[str]) -> Any:
+    tagged = [Resource.tags[key].as_string() == team for key in keys]
+    return exists().where(
+        Resource.account_id == Finding.account_id,
+        Resource.arn == Finding.resource_arn,
+        or_(*tagged) if tagged else false(),
+    )
+
+
+def _where(stmt: Any, f: FindingFilter) -> Any:
+    stmt = stmt.where(Finding.status.in_(list(f.statuses)))
+    if f.account_id is not None:
+        stmt = stmt.where(Finding.account_id == f.account_id)
+    if f.region is not None:
+        stmt = stmt.where(Finding.region == f.region)
+    if f.min_savings is not None:
+        stmt = stmt.where(Finding.estimated_monthly_savings_usd >= f.min_savings)
+    if f.rule_ids is not None:
+        stmt = stmt.where(Finding.rule_id.in_(list(f.rule_ids)))
+    if f.team is not None:
+        stmt = stmt.where(_team_matches(f.team, f.team_tag_keys))
+    return stmt
+
+
+_ORDER = (Finding.estimated_monthly_savings_usd.desc(), Finding.rule_id, Finding.resource_name, Finding.id)
+
+
+class FindingPages:
+    """Pages, totals and per-account or per-team aggregates of the findings a filter selects."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+
+    def totals(self, f: FindingFilter) -> FindingTotals:
+        stmt = _where(select(func.count(), func.coalesce(func.sum(Finding.estimated_monthly_savings_usd), 0)), f)
+        count, total = self.session.execute(stmt).one()
+        return FindingTotals(count=int(count or 0), estimated_monthly_usd=Decimal(str(total or 0)))
+
+    def page(self, f: FindingFilter, *, limit: int | None, after: str | None = None) -> list[FindingDocument]:
+        """Up to ``limit`` findings (every one when None) after the finding ``after`` in the list's order."""
+        stmt = _where(select(*Finding.__table__.columns), f)
+        if after is not None:
+            stmt = stmt.where(self._after(after))
+        stmt = stmt.order_by(*_ORDER)
+        if limit is not None:
+            stmt = stmt.limit(limit)
+        return [finding_document(row) for row in self.session.execute(stmt)]
+
+    def stream(self, f: FindingFilter, *, after: str | None = None, batch: int = BATCH) -> Iterator[FindingDocument]:
+        """Every finding the filter selects, ``batch`` rows per statement (memory flat in the number of findings)."""
+        cursor = after
+        while True:
+            rows = self.page(f, limit=batch, after=cursor)
+            yield from rows
+            if len(rows) < batch:
+                return
+            cursor = rows[-1].finding_id
+
+    def by_account(self, f: FindingFilter, *, limit: int | None = None) -> list[Group]:
+        """Per-account counts and estimated savings, largest first."""
+        saving = func.coalesce(func.sum(Finding.estimated_monthly_savings_usd), 0)
+        stmt = _where(select(Finding.account_id, func.count(), saving), f).group_by(Finding.account_id)
+        stmt = stmt.order_by(saving.desc(), Finding.account_id)
+        if limit is not None:
+            stmt = stmt.limit(limit)
+        return [Group(str(a), int(n), Decimal(str(saved))) for a, n, saved in self.session.execute(stmt)]
+
+    def by_team(self, f: FindingFilter) -> list[Group]:
+        """Per-team counts and estimated savings (the first team tag key that names a team), largest first;
+        findings of untagged resources under "(no team tag)"."""
+        if not f.team_tag_keys:
+            total = self.totals(f)
+            return [Group("(no team tag)", total.count, total.estimated_monthly_usd)] if total.count else []
+        team = func.coalesce(*(Resource.tags[k].as_string() for k in f.team_tag_keys), "(no team tag)")
+        if len(f.team_tag_keys) == 1:
+            team = func.coalesce(Resource.tags[f.team_tag_keys[0]].as_string(), "(no team tag)")
+        saving = func.coalesce(func.sum(Finding.estimated_monthly_savings_usd), 0)
+        joined = (
+            select(team.label("team"), func.count(), saving)
+            .select_from(Finding)
+            .outerjoin(
+                Resource,
+                and_(
+                    Resource.account_id == Finding.account_id,
+                    Resource.arn == Finding.resource_arn,
+                    Resource.variant == Finding.resource_variant,
+                ),
+            )
+        )
+        stmt = _where(joined, f).group_by(team).order_by(saving.desc(), team)
+        return [Group(str(t), int(n), Decimal(str(saved))) for t, n, saved in self.session.execute(stmt)]
+
+    def _after(self, finding_id: str) -> Any:
+        found = self.session.execute(
+            select(Finding.estimated_monthly_savings_usd, Finding.rule_id, Finding.resource_name, Finding.id).where(
+                Finding.id == finding_id
+            )
+        ).first()
+        if found is None:
+            raise NotFound(f"no finding {finding_id!r} to continue after: give the last id a page printed")
+        saving, rule, name, fid = found
+        return or_(
+            Finding.estimated_monthly_savings_usd < saving,
+            and_(Finding.estimated_monthly_savings_usd == saving, Finding.rule_id > rule),
+            and_(
+                Finding.estimated_monthly_savings_usd == saving, Finding.rule_id == rule, Finding.resource_name > name
+            ),
+            and_(
+                Finding.estimated_monthly_savings_usd == saving,
+                Finding.rule_id == rule,
+                Finding.resource_name == name,
+                Finding.id > fid,
+            ),
+        )
