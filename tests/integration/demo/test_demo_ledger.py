@@ -13,6 +13,7 @@ import sys
 from decimal import Decimal
 from html import unescape as html_unescape
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -60,7 +61,7 @@ def test_every_demo_measurement_is_inside_its_plausible_range_but_the_one_held_f
     assert ranged >= 3
     # the demo shows the gate working once: the fine-tune's implausible run is held for review, out of the totals
     assert held == ["llama3-8b-finetune"]
-    rows_out = {r["resource_name"]: r for r in json.loads(_cli(demo, "findings", "--json"))}
+    rows_out = {r["resource_name"]: r for r in _rows(_cli(demo, "findings", "--json"))}
     assert rows_out["llama3-8b-finetune"]["counted"] is False
     assert rows_out["llama3-8b-finetune"]["excluded_reason"] == "measurement needs review"
 
@@ -143,6 +144,14 @@ def test_the_executive_summary_adds_up_on_every_surface(demo: Path, figures: Led
         assert blocked in text and "needs a price quote" in text, name
 
 
+def _rows(text: str) -> list[dict[str, Any]]:
+    """``--json`` output: one JSON array, or JSON lines (one object a line)."""
+    stripped = text.strip()
+    if stripped.startswith("["):
+        return list(json.loads(stripped))
+    return [json.loads(line) for line in stripped.splitlines() if line.strip()]
+
+
 def _cli(demo: Path, *args: str) -> str:
     env = {
         "PATH": "/usr/bin:/bin",
@@ -178,8 +187,8 @@ def test_every_accelerated_resource_has_exactly_one_verdict(demo: Path) -> None:
 
 
 def test_resources_has_no_waste_without_a_counted_finding_and_quotes_its_dollars(demo: Path) -> None:
-    verdicts = {v["name"]: v for v in json.loads(_cli(demo, "resources", "--json"))}
-    rows = json.loads(_cli(demo, "findings", "--status", "all", "--json"))
+    verdicts = {v["name"]: v for v in _rows(_cli(demo, "resources", "--json"))}
+    rows = _rows(_cli(demo, "findings", "--status", "all", "--json"))
     counted = {r["resource_id"]: r for r in rows if r["counted"]}
     for v in verdicts.values():
         assert (v["verdict"] == "waste") == (v["resource_id"] in counted), v["name"]
