@@ -30,7 +30,7 @@ from typing import Any
 from sqlalchemy import event, insert
 
 from benchmarks.harness import BenchResult, max_rss_mib, measure
-from chipwise.analyse.profiles import build_profiles
+from chipwise.analyse.profile_builder import build_profiles
 from chipwise.catalog import get_catalog
 from chipwise.collect.metrics import metric_window
 from chipwise.models.neuron import INSTANCE_RUNTIME_TAG

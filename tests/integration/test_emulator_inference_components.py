@@ -16,7 +16,7 @@ from botocore.config import Config
 from botocore.exceptions import ClientError
 
 from chipwise.aws import AwsContext
-from chipwise.collect.inventory import collect_sagemaker_endpoints
+from chipwise.collect.inventory.sources.sagemaker_endpoints import collect_sagemaker_endpoints
 from chipwise_devkit.emulator import Emulator
 
 ACCOUNT = "123456789012"
@@ -372,7 +372,9 @@ def test_an_injected_access_denied_on_list(sm: Any, aws: Emulator) -> None:
 
 
 def test_the_collector_reads_the_components(sm: Any) -> None:
-    inventory = collect_sagemaker_endpoints(AwsContext(session=boto3.Session(), region=REGION))
+    inventory = collect_sagemaker_endpoints(
+        AwsContext(session=boto3.Session(), region=REGION), ACCOUNT, datetime.now(UTC)
+    )
     assert inventory.problems == []
     resource, *placed = inventory.resources  # the endpoint, then each component as a resource of its own
     assert sorted(r.name for r in placed) == [f"{ENDPOINT}/ic-alpha", f"{ENDPOINT}/ic-beta", f"{ENDPOINT}/ic-gamma"]

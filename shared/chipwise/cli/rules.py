@@ -24,7 +24,9 @@ def evaluate_command(
     config: Path | None = typer.Option(None, "--config", help="Policy file with [rules.<rule_id>] thresholds."),
     json_output: bool = typer.Option(False, "--json", help="Print the open findings (JSON) on stdout."),
 ) -> None:
-    """Run the rules again on what the store holds (no AWS calls): try a policy without rescanning."""
+    """Run the rules again on what the store holds (no AWS calls), as the latest scan ran them (its moment, its
+    window, its bill): an unchanged store gives the same findings; a policy file tries thresholds without
+    rescanning."""
     from chipwise.cli._findings_view import findings_table
     from chipwise.pipeline.findings import reevaluate
     from chipwise.presentation import plural

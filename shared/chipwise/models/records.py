@@ -98,5 +98,8 @@ class Inventory:
     resources: list[CollectedResource] = field(default_factory=list)
     problems: list[ResourceProblem] = field(default_factory=list)
     listed_arns: set[str] = field(default_factory=set)  # every resource key the listing named (never marked gone)
+    # (kind, name) of listed resources that could not be described and whose key only the describe call gives (a
+    # Studio app's ARN is DescribeApp's): kept as stored, never marked gone.
+    undescribed_names: set[tuple[str, str]] = field(default_factory=set)
     # Resources whose children (variants, inference components) could not all be read this scan: kept as stored.
     keep_children_of: set[str] = field(default_factory=set)

@@ -7,7 +7,7 @@ from collections import defaultdict
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from chipwise.analyse.profiles import build_profiles
+from chipwise.analyse.profile_builder import build_profiles
 from chipwise.collect.metrics import metric_window
 from chipwise.models.findings import FindingDocument
 from chipwise.models.verdicts import ResourceVerdict

@@ -34,11 +34,11 @@ from chipwise.aws import AssumeRole, AwsContext, aws_context
 from chipwise.catalog import get_catalog, platform_of
 from chipwise.clock import billing_periods, utcnow
 from chipwise.collect import costs as cost_collector
-from chipwise.collect import inventory, metrics, otel_metrics
+from chipwise.collect import metrics, otel_metrics
+from chipwise.collect.inventory.registry import inventory_sources
 from chipwise.errors import UpstreamError
-from chipwise.models.common import SERVING_KINDS
 from chipwise.models.findings import FindingDocument
-from chipwise.models.records import CollectedResource, Inventory, SeriesCoverage
+from chipwise.models.records import CollectedResource, SeriesCoverage
 from chipwise.models.resources import EndpointDetails, InferenceComponentDetails, InstanceDetails
 from chipwise.models.scan import (
     SCAN_COMPLETED_DETAIL_TYPE,
@@ -87,67 +87,6 @@ from chipwise.models.records import HourlyRollup
 
 StageCallback = Callable[[str], None]
 ROLLUP_FLUSH_ROWS = 20_000
-
-Collector = Callable[[AwsContext, str, datetime], Inventory]
-
-
-def _ec2(aws: AwsContext, account_id: str, _window_start: datetime) -> Inventory:
-    types = inventory.TypeFactsReader(aws)
-    resources = inventory.collect_ec2_instances(aws, account_id, types)
-    return Inventory(resources=resources, problems=list(types.problems))
-
-
-def _endpoints(aws: AwsContext, _account_id: str, _window_start: datetime) -> Inventory:
-    return inventory.collect_sagemaker_endpoints(aws)
-
-
-def _training(aws: AwsContext, _account_id: str, window_start: datetime) -> Inventory:
-    return inventory.collect_training_jobs(aws, window_start)
-
-
-def _batch(aws: AwsContext, _account_id: str, window_start: datetime) -> Inventory:
-    types = inventory.TypeFactsReader(aws)
-    resources = inventory.collect_batch(aws, window_start, types)
-    return Inventory(resources=resources, problems=list(types.problems))
-
-
-def _notebooks(aws: AwsContext, _account_id: str, _window_start: datetime) -> Inventory:
-    types = inventory.TypeFactsReader(aws)
-    resources = inventory.collect_notebook_instances(aws, types)
-    return Inventory(resources=resources, problems=list(types.problems))
-
-
-def _hyperpod(aws: AwsContext, _account_id: str, _window_start: datetime) -> Inventory:
-    return inventory.collect_hyperpod_clusters(aws)
-
-
-def _capacity_reservations(aws: AwsContext, account_id: str, _window_start: datetime) -> Inventory:
-    types = inventory.TypeFactsReader(aws)
-    resources = inventory.collect_capacity_reservations(aws, account_id, types)
-    return Inventory(resources=resources, problems=list(types.problems))
-
-
-def _studio(aws: AwsContext, _account_id: str, _window_start: datetime) -> Inventory:
-    return inventory.collect_studio_apps(aws)
-
-
-def _bedrock(aws: AwsContext, _account_id: str, _window_start: datetime) -> Inventory:
-    return Inventory(resources=inventory.collect_provisioned_throughputs(aws))
-
-
-# Inventory sources: (error source name, the kinds it yields, collector). A listing AWS refuses fails its source
-# only (a scan error: the scan ends partial), the other sources go on.
-INVENTORY_SOURCES: tuple[tuple[str, tuple[str, ...], Collector], ...] = (
-    ("inventory.ec2", ("ec2_instance",), _ec2),
-    ("inventory.sagemaker_endpoints", SERVING_KINDS, _endpoints),
-    ("inventory.sagemaker_training_jobs", ("sagemaker_training_job",), _training),
-    ("inventory.batch", ("batch_compute_environment",), _batch),
-    ("inventory.sagemaker_notebooks", ("sagemaker_notebook_instance",), _notebooks),
-    ("inventory.sagemaker_hyperpod", ("sagemaker_hyperpod_cluster",), _hyperpod),
-    ("inventory.ec2_capacity_reservations", ("ec2_capacity_reservation",), _capacity_reservations),
-    ("inventory.bedrock_provisioned_throughput", ("bedrock_provisioned_throughput",), _bedrock),
-    ("inventory.sagemaker_studio_apps", ("sagemaker_studio_app",), _studio),
-)
 
 
 @dataclass
@@ -315,15 +254,18 @@ def _collect_inventory(aws: AwsContext, session_factory: SessionFactory, run: _R
     listed: set[str] = set()
     complete_kinds: list[str] = []
     keep_children_of: set[str] = set()
-    for source, kinds, collect in INVENTORY_SOURCES:
+    keep_names: set[tuple[str, str]] = set()
+    for inventory_source in inventory_sources():
+        source, kinds = inventory_source.name, inventory_source.kinds
         try:
-            result = collect(aws, run.account_id, run.metric_start)
+            result = inventory_source.collect(aws, run.account_id, run.metric_start)
         except AWS_ERRORS as exc:
             run.fail(source, exc)
             continue
         found.extend(result.resources)
         listed |= result.listed_arns
         keep_children_of |= result.keep_children_of
+        keep_names |= result.undescribed_names
         for problem in result.problems:
             kept = "recorded with what is known" if problem.recorded else "not described this scan"
             run.errors.append(
@@ -340,7 +282,7 @@ def _collect_inventory(aws: AwsContext, session_factory: SessionFactory, run: _R
         seen = described | listed
         undescribed = listed - described  # listed, not described: its stored variants are kept too
         keep = undescribed | keep_children_of
-        gone = repository.mark_gone(run.account_id, run.region, complete_kinds, seen, run.now, keep)
+        gone = repository.mark_gone(run.account_id, run.region, complete_kinds, seen, run.now, keep, keep_names)
     run.counts["resources"] = len(found)
     run.counts["gone"] = gone
 

@@ -10,7 +10,7 @@ from datetime import datetime
 from typing import Any
 
 from chipwise.aws import AwsContext
-from chipwise.collect.inventory import ec2_resource
+from chipwise.collect.inventory.sources.ec2_instances import ec2_resource
 from chipwise.collect.metric_specs import CWAGENT_GPU, EC2_CPU, EKS_GPU, EKS_NEURONCORE, NEURON_CORE
 from chipwise.collect.metrics import discover_series, plan_targets
 from chipwise.errors import InvalidInput, NotFound

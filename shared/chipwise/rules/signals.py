@@ -16,7 +16,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from chipwise.analyse.profiles import CONTAINER_INSIGHTS_SOURCES, ResourceProfile
+from chipwise.analyse.metric_keys import CONTAINER_INSIGHTS_SOURCES
+from chipwise.analyse.profiles import ResourceProfile
 from chipwise.models.common import SERVING_KINDS
 from chipwise.rules.traffic import hours_without_traffic, idle_hours
 

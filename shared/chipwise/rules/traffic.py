@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from chipwise.analyse.profiles import INVOCATIONS, ResourceProfile
+from chipwise.analyse.metric_keys import INVOCATIONS
+from chipwise.analyse.profiles import ResourceProfile
 from chipwise.analyse.series import SeriesStats
 
 ANY_ACTIVITY = 1e-9  # an hour with any request or execution at all

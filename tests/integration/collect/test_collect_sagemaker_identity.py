@@ -19,7 +19,8 @@ from scan_account_fixture import ACCOUNT, REGION, ROLE, cost_pages_for
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
-from chipwise.analyse.profiles import ResourceProfile, build_profiles
+from chipwise.analyse.profile_builder import build_profiles
+from chipwise.analyse.profiles import ResourceProfile
 from chipwise.aws import aws_context
 from chipwise.catalog import get_catalog
 from chipwise.models.resources import parse_details, parse_hints

@@ -13,14 +13,9 @@ from analyse_factories import ACCOUNT, NOW, REGION, WINDOW_END, WINDOW_START, ad
 from sqlalchemy import delete, func, insert, select
 from sqlalchemy.orm import Session
 
-from chipwise.analyse.profiles import (
-    AVERAGE_METRICS,
-    READ_METRICS,
-    SUM_METRICS,
-    WEEKLY_METRICS,
-    ResourceProfile,
-    build_profiles,
-)
+from chipwise.analyse.metric_keys import AVERAGE_METRICS, READ_METRICS, SUM_METRICS, WEEKLY_METRICS
+from chipwise.analyse.profile_builder import build_profiles
+from chipwise.analyse.profiles import ResourceProfile
 from chipwise.analyse.series import SeriesStats, summarise
 from chipwise.catalog import get_catalog
 from chipwise.economics import parse_utc

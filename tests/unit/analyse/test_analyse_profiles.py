@@ -23,7 +23,7 @@ from analyse_factories import (
 )
 from sqlalchemy.orm import Session
 
-from chipwise.analyse.profiles import (
+from chipwise.analyse.metric_keys import (
     CWAGENT_GPU,
     EKS_GPU,
     EKS_GPU_MEMORY,
@@ -38,9 +38,9 @@ from chipwise.analyse.profiles import (
     OTEL_GPU_POWER,
     OTEL_NEURONCORE,
     TRAINING_GPU,
-    ResourceProfile,
-    build_profiles,
 )
+from chipwise.analyse.profile_builder import build_profiles
+from chipwise.analyse.profiles import ResourceProfile
 from chipwise.catalog import get_catalog
 from chipwise.store.repositories.profile_inputs import ProfileInputRepository
 

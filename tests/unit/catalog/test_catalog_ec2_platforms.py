@@ -10,7 +10,7 @@ import pytest
 
 from chipwise.catalog import get_catalog
 from chipwise.catalog.ec2_facts import facts_from_ec2, platform_from_ec2
-from chipwise.collect.inventory import type_facts
+from chipwise.collect.inventory.instance_types import type_facts
 
 
 def _gpu(maker: str, name: str, count: int, mib: int) -> dict[str, Any]:

@@ -14,7 +14,7 @@ import pytest
 from botocore.parsers import ResponseParserFactory
 
 from chipwise.aws import ProjectingParserFactory, projected_shapes
-from chipwise.collect.inventory import EC2_LISTING, ec2_resource
+from chipwise.collect.inventory.sources.ec2_instances import EC2_LISTING, ec2_resource
 
 RESPONSE = b"""<?xml version="1.0" encoding="UTF-8"?>
 <DescribeInstancesResponse xmlns="http://ec2.amazonaws.com/doc/2016-11-15/">

@@ -8,13 +8,9 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
-from chipwise.collect.inventory import (
-    _ModelCache,
-    _training_resource,
-    component_reservation,
-    endpoint_resources,
-    inference_component,
-)
+from chipwise.collect.inventory.inference_components import component_reservation, inference_component
+from chipwise.collect.inventory.sources.sagemaker_endpoints import _model_container, _ModelCache, endpoint_resources
+from chipwise.collect.inventory.sources.sagemaker_training_jobs import _training_resource
 from chipwise.models.resources import (
     EndpointDetails,
     InferenceComponentDetails,
@@ -99,8 +95,6 @@ MODELS: dict[str, dict[str, Any]] = {
 
 def _models() -> _ModelCache:
     def fetch(name: str) -> dict[str, Any]:
-        from chipwise.collect.inventory import _model_container
-
         return _model_container(MODELS[name])
 
     return _ModelCache(fetch)

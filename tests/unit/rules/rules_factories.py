@@ -8,7 +8,8 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
-from chipwise.analyse.profiles import INVOCATIONS, NEURON_CORE, CostFacts, Coverage, ResourceProfile, Signals
+from chipwise.analyse.metric_keys import INVOCATIONS, NEURON_CORE
+from chipwise.analyse.profiles import CostFacts, Coverage, ResourceProfile, Signals
 from chipwise.analyse.series import SeriesStats, summarise
 from chipwise.models.resources import parse_hints
 from chipwise.rules.base import RuleContext

@@ -9,7 +9,8 @@ from decimal import Decimal
 
 from rules_factories import ctx, flat, profile
 
-from chipwise.analyse.profiles import BEDROCK_INVOCATIONS, Coverage
+from chipwise.analyse.metric_keys import BEDROCK_INVOCATIONS
+from chipwise.analyse.profiles import Coverage
 from chipwise.rules.builtin.capacity_held_idle import CapacityHeldIdle, CapacityHeldIdleParams
 
 RULE = CapacityHeldIdle(CapacityHeldIdleParams())

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from rules_factories import GIB, ctx, flat, profile
 
-from chipwise.analyse.profiles import NEURON_CORE, NEURON_MONITOR, Coverage
+from chipwise.analyse.metric_keys import NEURON_CORE, NEURON_MONITOR
+from chipwise.analyse.profiles import Coverage
 from chipwise.pipeline.policy import load_policy
 from chipwise.rules import evaluate_profiles, policy_from_mapping
 

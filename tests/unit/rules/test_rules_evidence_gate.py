@@ -7,7 +7,8 @@ from decimal import Decimal
 
 from rules_factories import GIB, ctx, flat, profile
 
-from chipwise.analyse.profiles import NEURON_CORE, NEURON_MONITOR, Coverage, ResourceProfile
+from chipwise.analyse.metric_keys import NEURON_CORE, NEURON_MONITOR
+from chipwise.analyse.profiles import Coverage, ResourceProfile
 from chipwise.models.findings import FindingDraft
 from chipwise.rules import evaluate_profiles, policy_from_mapping
 

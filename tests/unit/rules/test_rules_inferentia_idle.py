@@ -6,7 +6,8 @@ from decimal import Decimal
 
 from rules_factories import HOURS, ctx, flat, hourly, profile
 
-from chipwise.analyse.profiles import INVOCATIONS, Coverage
+from chipwise.analyse.metric_keys import INVOCATIONS
+from chipwise.analyse.profiles import Coverage
 from chipwise.rules.builtin.inferentia_idle import InferentiaIdle, InferentiaIdleParams
 
 RULE = InferentiaIdle(InferentiaIdleParams())

@@ -7,7 +7,8 @@ from decimal import Decimal
 
 from rules_factories import GIB, ctx, flat, profile
 
-from chipwise.analyse.profiles import NEURON_CORE, Coverage
+from chipwise.analyse.metric_keys import NEURON_CORE
+from chipwise.analyse.profiles import Coverage
 from chipwise.rules.builtin.inferentia_underutilized import InferentiaUnderutilized, InferentiaUnderutilizedParams
 
 RULE = InferentiaUnderutilized(InferentiaUnderutilizedParams())

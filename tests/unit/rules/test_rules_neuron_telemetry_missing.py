@@ -6,7 +6,8 @@ from decimal import Decimal
 
 from rules_factories import ctx, flat, profile
 
-from chipwise.analyse.profiles import EKS_NEURONCORE, NEURON_CORE, NEURON_MONITOR, Coverage
+from chipwise.analyse.metric_keys import EKS_NEURONCORE, NEURON_CORE, NEURON_MONITOR
+from chipwise.analyse.profiles import Coverage
 from chipwise.rules.builtin.neuron_telemetry_missing import NeuronTelemetryMissing, NeuronTelemetryMissingParams
 
 RULE = NeuronTelemetryMissing(NeuronTelemetryMissingParams())

@@ -32,7 +32,8 @@ from decimal import Decimal
 
 from pydantic import Field
 
-from chipwise.analyse.profiles import BEDROCK_INVOCATIONS, ResourceProfile
+from chipwise.analyse.metric_keys import BEDROCK_INVOCATIONS
+from chipwise.analyse.profiles import ResourceProfile
 from chipwise.economics import monthly_cost
 from chipwise.rules.base import (
     EvidenceValue,

@@ -135,16 +135,21 @@ class ResourceRepository:
         seen: Iterable[str],
         now: datetime,
         keep_children_of: Iterable[str] = (),
+        keep_names: Iterable[tuple[str, str]] = (),
     ) -> int:
         """Live resources of ``kinds`` whose key the scan did not find again (``seen``): state ``gone``,
         ``ended_at`` now. The variants and inference components of an endpoint in ``keep_children_of`` (listed but
-        not described this scan) are kept as they are."""
+        not described this scan) are kept as they are, and so are the resources named in ``keep_names`` (kind,
+        name: listed, not described, and keyed only by what the describe call says)."""
         kinds = [k for k in kinds if k in LIVE_KINDS]
         if not kinds:
             return 0
         seen_keys = set(seen)
         parents = set(keep_children_of)
-        stmt = select(Resource.id, Resource.arn, Resource.variant, Resource.parent_arn).where(
+        names = set(keep_names)
+        stmt = select(
+            Resource.id, Resource.arn, Resource.variant, Resource.parent_arn, Resource.kind, Resource.name
+        ).where(
             Resource.account_id == account_id,
             Resource.region == region,
             Resource.kind.in_(kinds),
@@ -152,8 +157,10 @@ class ResourceRepository:
         )
         gone = [
             rid
-            for rid, arn, variant, parent in self.session.execute(stmt)
-            if resource_key(arn, variant) not in seen_keys and (parent or arn) not in parents
+            for rid, arn, variant, parent, kind, name in self.session.execute(stmt)
+            if resource_key(arn, variant) not in seen_keys
+            and (parent or arn) not in parents
+            and (kind, name) not in names
         ]
         for start in range(0, len(gone), 1000):
             self.session.execute(

@@ -1,8 +1,8 @@
 """The store side of profiling: one account and region's resources, metric coverage, cost totals and telemetry
 rows, read with a fixed number of statements whatever the number of resources (six: CloudWatch series take two,
 the packed series and the rows of resources not packed, see :mod:`chipwise.store.repositories.metric_series`).
-The rows are handed to
-:func:`chipwise.analyse.profiles.build_profiles`, which turns them into profiles without touching the database."""
+The rows are handed to :func:`chipwise.analyse.profile_builder.build_profiles`, which turns them into profiles
+without touching the database."""
 
 from __future__ import annotations
 
@@ -52,7 +52,7 @@ _RESOURCE_COLUMNS = (
 
 class ProfileInputRepository:
     """Reads what profiles are built from, for one account and region (see
-    :class:`chipwise.analyse.profiles.ProfileSource`)."""
+    :class:`chipwise.analyse.profile_builder.ProfileSource`)."""
 
     def __init__(self, session: Session, *, account_id: str, region: str, bill: bool = False) -> None:
         self._session = session
