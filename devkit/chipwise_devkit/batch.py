@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 NAME = "chipwise-bench"
 # Instance families each queue's compute environment may launch (Batch accepts family names).
 QUEUE_INSTANCE_FAMILIES: dict[str, tuple[str, ...]] = {
+    "inf1": ("inf1",),
     "inf2": ("inf2",),
     "trn1": ("trn1", "trn1n"),
     "trn2": ("trn2",),
@@ -120,7 +121,7 @@ def ensure_job_queue(batch: BatchClient, name: str, compute_environment_arn: str
 
 
 def configured_queues(settings: Settings) -> dict[str, str]:
-    """Queue key (inf2, trn1, trn2, gpu_baseline) -> the configured queue name (the baseline when set)."""
+    """Queue key (inf1, inf2, trn1, trn2, gpu_baseline) -> the configured queue name (the baseline when set)."""
     queues: Mapping[str, str | None] = settings.batch_queues.model_dump()
     return {key: name for key, name in queues.items() if name}
 

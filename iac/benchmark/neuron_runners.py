@@ -1,4 +1,5 @@
-"""Framework runners for the benchmark entrypoint: Optimum Neuron, vLLM on Neuron, torch-neuronx, and CUDA for
+"""Framework runners for the benchmark entrypoint: Optimum Neuron, vLLM on Neuron, native PyTorch on Neuron
+(TorchNeuron: training), the legacy torch-neuronx (XLA) training runner, and CUDA for
 the paired GPU baseline. Each implements ``harness.ModelRunner`` (versions, prepare a static shape, run one
 request) and imports its framework only when it is built, so the module loads anywhere.
 
@@ -183,6 +184,36 @@ class TorchNeuronxTrainingRunner(_Base):
         return shape.batch_size * shape.sequence_length
 
 
+class TorchNeuronTrainingRunner(_Base):
+    """Native PyTorch on Neuron (TorchNeuron, the go-forward training stack; PyTorch/XLA training is unsupported
+    from Neuron 2.30): the model on the ``neuron`` device, compiled with ``torch.compile(backend="neuron")``;
+    forward, backward, AdamW step. No ``import torch_neuronx``: PyTorch autoloads the backend. The first step
+    compiles. A model larger than one device's memory needs sharding (FSDP), which this runner does not do: such a
+    shape fails to prepare and is reported as skipped."""
+
+    def prepare(self, shape: Shape) -> None:
+        from transformers import AutoModelForCausalLM  # type: ignore[import-not-found]  # the container has it
+
+        model = AutoModelForCausalLM.from_pretrained(self.parameters.model_id, torch_dtype=self.torch.bfloat16)
+        self.model = model.to("neuron").train()
+        self.step = self.torch.compile(self._step, backend="neuron")
+        self.optimizer = self.torch.optim.AdamW(self.model.parameters(), lr=1e-5)
+        self.run(shape)  # the first step compiles
+
+    def _step(self, batch: Any) -> Any:
+        loss = self.model(input_ids=batch, labels=batch).loss
+        loss.backward()
+        return loss
+
+    def run(self, shape: Shape) -> int:
+        batch = self._input_ids(shape).to("neuron")
+        self.step(batch)
+        self.optimizer.step()
+        self.optimizer.zero_grad()
+        self.torch.accelerator.synchronize()  # the device-generic API TorchNeuron implements
+        return shape.batch_size * shape.sequence_length
+
+
 class CudaRunner(_Base):
     """The paired GPU baseline: the same task and shapes with Hugging Face Transformers on CUDA."""
 
@@ -225,6 +256,7 @@ class CudaRunner(_Base):
 RUNNERS: dict[str, type[_Base]] = {
     "optimum-neuron": OptimumNeuronRunner,
     "vllm-neuron": VllmNeuronRunner,
+    "torchneuron": TorchNeuronTrainingRunner,
     "torch-neuronx": TorchNeuronxTrainingRunner,
     "cuda": CudaRunner,
 }

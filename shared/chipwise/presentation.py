@@ -9,12 +9,13 @@ from decimal import Decimal
 from typing import cast
 from urllib.parse import quote
 
-from chipwise.economics import cents, round_money, usd
+from chipwise.economics import break_even_months, cents, round_money, usd
 from chipwise.models.common import SERVING_KINDS, Effort
 from chipwise.models.evidence import FindingEvidence
 from chipwise.models.findings import FindingDocument, RecommendationDoc
 from chipwise.models.resources import VARIANT_KEY_MARK
 from chipwise.models.scan import ScanCosts
+from chipwise.models.steps import mechanical_step
 from chipwise.spend import Spend, signed, spend_of
 
 _ACRONYMS = {"gpu": "GPU", "cpu": "CPU", "ec2": "EC2", "eks": "EKS", "sagemaker": "SageMaker"}
@@ -91,21 +92,31 @@ CANNOT_JUDGE = "cannot_judge"
 _CANNOT_JUDGE_ACTIONS = frozenset({"enable_telemetry"})
 
 
+NOT_WORTH_IT = "not_worth_it"
+
+
 def exclusion(document: FindingDocument) -> str | None:
     """Why a finding's saving is not counted, or None: the rule's (a price quote, committed hours), a benchmark
-    whose result failed the plausibility gate (``needs_review``: out of the totals until someone checks it), or a
-    finding that only says what is missing to judge the resource (``cannot_judge``, e.g. no Neuron telemetry)."""
-    return _exclusion(
-        document.recommendation.excluded_from_totals, document.recommendation.action, benchmark_verdict(document)
-    )
-
-
-def _exclusion(excluded: str | None, action: str, verdict: str | None) -> str | None:
+    whose result failed the plausibility gate (``needs_review``: out of the totals until someone checks it), a
+    finding that only says what is missing to judge the resource (``cannot_judge``: its action asks for the
+    input, or its evidence says ``verdict: cannot_judge``, e.g. a notebook that publishes no activity), or a move
+    whose 12-month net value (saving × 12 − porting) is negative (``not_worth_it``)."""
+    excluded = document.recommendation.excluded_from_totals
     if excluded is not None:
         return excluded
-    if verdict == NEEDS_REVIEW:
+    if benchmark_verdict(document) == NEEDS_REVIEW:
         return NEEDS_REVIEW
-    return CANNOT_JUDGE if action in _CANNOT_JUDGE_ACTIONS else None
+    if document.recommendation.action in _CANNOT_JUDGE_ACTIONS or cannot_judge(document):
+        return CANNOT_JUDGE
+    action, effort = document.recommendation.action, document.effort
+    if best_saving(document) * MONTHS_OF_VALUE < one_time_cost(action, effort):
+        return NOT_WORTH_IT
+    return None
+
+
+def cannot_judge(document: FindingDocument) -> bool:
+    """A finding that says Chipwise cannot judge its resource (rule ``cannot_judge``'s evidence)."""
+    return document.evidence.get("verdict") == CANNOT_JUDGE
 
 
 # Why a row is not counted, in words (CSV, JSON, tables, the executive summary).
@@ -115,6 +126,7 @@ EXCLUSION_WORDS = {
     NEEDS_REVIEW: "measurement needs review",
     CANNOT_JUDGE: "cannot judge (an input is missing)",
     "withdrawn": "withdrawn by measurement",
+    NOT_WORTH_IT: "not worth it within 12 months",
     "closed": "not open",
 }
 
@@ -134,10 +146,22 @@ class Headline:
     withdrawn: int
     needs_review: int = 0
     cannot_judge: int = 0
+    not_worth_it: int = 0
 
     @property
     def total_usd(self) -> Decimal:
         return self.measured_usd + self.estimated_usd
+
+    @property
+    def open_count(self) -> int:
+        """Open findings: the counted and the ones set apart (a withdrawn finding is not open)."""
+        set_apart = self.quote_needed + self.committed + self.needs_review + self.cannot_judge + self.not_worth_it
+        return self.counted + set_apart
+
+    def count_words(self) -> str:
+        """What each count counts, the same on every surface: "19 counted findings (30 open, 11 not counted)"."""
+        apart = self.open_count - self.counted
+        return f"{plural(self.counted, 'counted finding')} ({self.open_count} open, {apart} not counted)"
 
     def sentence(self) -> str:
         """ "$63,065.68 a month: $19,922.22 measured, $43,143.46 estimated (to investigate)" and what is left out."""
@@ -152,6 +176,7 @@ class Headline:
                     "measurement needs review" if self.needs_review == 1 else "measurements need review",
                 ),
                 (self.cannot_judge, "cannot be judged yet"),
+                (self.not_worth_it, "not worth it within 12 months"),
                 (self.withdrawn, "withdrawn by measurement"),
             )
             if n
@@ -176,7 +201,8 @@ class SavingFacts:
 
 
 MONTHS_OF_VALUE = 12
-# Moves with no porting (stop, delete, schedule, scale within the family): quick wins, this week.
+# Moves with no porting (stop, delete, schedule, scale within the family): no one-time cost. A quick win is
+# narrower: such a move `findings apply` can make (:func:`applicable`).
 QUICK_WIN_ACTIONS = frozenset({"stop", "delete", "schedule", "rightsize"})
 
 
@@ -204,9 +230,10 @@ def rank(facts: SavingFacts) -> tuple[bool, Decimal, bool]:
     """The order every list of findings follows: counted savings before the ones set apart (a quote, committed
     hours, a measurement to review, withdrawn or closed), then by 12-month net value (saving × 12 − porting), the
     largest first, measured before estimated at equal value. A quick win (no porting) is therefore never below a
-    project worth less. Use it as a sort key, with a stable tie-break after it."""
+    project worth less. Rows set apart carry no net value: they follow by monthly saving. Use it as a sort key,
+    with a stable tie-break after it."""
     apart = facts.status != "open" or facts.excluded_from_totals is not None
-    return (apart, -facts.net_value_12m_usd, not facts.measured)
+    return (apart, -(facts.saving_usd if apart else facts.net_value_12m_usd), not facts.measured)
 
 
 def ranked(documents: Iterable[FindingDocument]) -> list[FindingDocument]:
@@ -222,7 +249,7 @@ def counts_in_totals(document: FindingDocument) -> bool:
 def headline(items: Iterable[FindingDocument | SavingFacts]) -> Headline:
     """Totals over findings, after the last stage that can change them (benchmarks): open findings only."""
     measured = estimated = Decimal(0)
-    counted = n_measured = quote = committed = withdrawn = review = unjudged = 0
+    counted = n_measured = quote = committed = withdrawn = review = unjudged = unworthy = 0
     for item in items:
         facts = item if isinstance(item, SavingFacts) else saving_facts(item)
         if facts.status == "withdrawn":
@@ -242,6 +269,9 @@ def headline(items: Iterable[FindingDocument | SavingFacts]) -> Headline:
         if facts.excluded_from_totals == CANNOT_JUDGE:
             unjudged += 1
             continue
+        if facts.excluded_from_totals == NOT_WORTH_IT:
+            unworthy += 1
+            continue
         counted += 1
         if facts.measured:
             n_measured += 1
@@ -249,7 +279,7 @@ def headline(items: Iterable[FindingDocument | SavingFacts]) -> Headline:
         else:
             estimated += facts.saving_usd
     return Headline(
-        cents(measured), cents(estimated), counted, n_measured, quote, committed, withdrawn, review, unjudged
+        cents(measured), cents(estimated), counted, n_measured, quote, committed, withdrawn, review, unjudged, unworthy
     )
 
 
@@ -318,7 +348,7 @@ class LedgerRow:
     saving_usd: Decimal  # monthly: the measured saving where a benchmark ran, else the estimate
     one_time_cost_usd: Decimal
     net_value_12m_usd: Decimal
-    payback_months: Decimal | None  # a project's porting ÷ its monthly saving
+    payback_months: Decimal | None  # a project's porting ÷ its monthly saving, rounded up to a tenth
     excluded_reason: str | None  # in words, None when counted
 
     @property
@@ -376,10 +406,8 @@ class Ledger:
 
     @property
     def payback_months(self) -> Decimal | None:
-        """All projects together: their porting ÷ their monthly saving."""
-        if self.projects_usd <= 0:
-            return None
-        return round_money(self.porting_usd / self.projects_usd, 1)
+        """All projects together: their porting ÷ their monthly saving, rounded up to a tenth of a month."""
+        return _payback(self.porting_usd, self.projects_usd)
 
     def count(self, group: Group) -> int:
         return sum(1 for r in self.rows if r.group == group)
@@ -441,30 +469,49 @@ class Ledger:
         )
         payback = f", payback {self.payback_months} months" if self.payback_months is not None else ""
         projects = (
-            f"Projects: {usd(self.projects_usd)} a month from {plural(self.count('project'), 'migration')}, porting "
-            f"{usd(self.porting_usd)} one-time{payback}"
+            f"Projects: {usd(self.projects_usd)} a month from {plural(self.count('project'), 'finding')} a person "
+            f"carries out (migrations, changes `findings apply` does not make), porting {usd(self.porting_usd)} "
+            f"one-time{payback}"
         )
         reasons = "; ".join(f"{why} ({n}, {usd(total)})" for why, n, total in self.blocked_reasons()) or "none"
         blocked = f"Blocked: {usd(self.blocked_usd)} a month, not counted: {reasons}"
         return [spend, addressable, quick, projects, blocked]
 
 
+def _payback(one_time: Decimal, monthly: Decimal) -> Decimal | None:
+    """Months of saving that pay back a one-time cost, rounded up to a tenth (None: no one-time cost or saving)."""
+    months = break_even_months(one_time, monthly) if one_time > 0 else None
+    return None if months is None else Decimal(str(months))
+
+
+def applicable(document: FindingDocument) -> bool:
+    """Whether `chipwise findings apply` has a step for the finding (:func:`chipwise.models.steps.mechanical_step`)."""
+    return (
+        mechanical_step(
+            rule_id=document.rule_id,
+            resource_kind=document.resource_kind,
+            variant=document.variant,
+            instance_type=document.instance_type,
+            instance_count=document.instance_count,
+            recommendation=document.recommendation.model_dump(mode="json"),
+        )
+        is not None
+    )
+
+
 def ledger_row(document: FindingDocument) -> LedgerRow:
+    """One finding as the ledger counts it: a quick win is a counted step `findings apply` can make; any other
+    counted finding is a project (a person carries it out); the rest are blocked, with why."""
     facts = saving_facts(document)
     counted = document.status == "open" and facts.excluded_from_totals is None
-    action = document.recommendation.action
-    group: Group = "blocked" if not counted else ("quick_win" if action in QUICK_WIN_ACTIONS else "project")
+    group: Group = "blocked" if not counted else ("quick_win" if applicable(document) else "project")
     if document.status == "withdrawn":
         reason: str | None = EXCLUSION_WORDS["withdrawn"]
     elif document.status != "open":
         reason = EXCLUSION_WORDS["closed"]
     else:
         reason = EXCLUSION_WORDS.get(facts.excluded_from_totals or "", facts.excluded_from_totals)
-    payback = (
-        round_money(facts.one_time_cost_usd / facts.saving_usd, 1)
-        if group == "project" and facts.saving_usd > 0
-        else None
-    )
+    payback = _payback(facts.one_time_cost_usd, facts.saving_usd) if group == "project" else None
     return LedgerRow(
         document=document,
         group=group,
@@ -498,8 +545,10 @@ def owner_label(tags: dict[str, str] | None) -> str:
     return " / ".join(v for v in (owner, team) if v)
 
 
-def ledger_fields(row: LedgerRow, owner: str = "") -> dict[str, str | bool | None]:
-    """The ledger's columns of one row (CSV, JSON): every enum in words, money as plain numbers."""
+def ledger_fields(row: LedgerRow, owner: str = "") -> dict[str, str | float | bool | None]:
+    """The ledger's columns of one row (CSV, JSON): every enum in words, money as plain numbers. A row not counted
+    carries no net value and no payback (it shows why instead); the one payback figure is the ledger's."""
+    payback = None if row.payback_months is None else f"{row.payback_months}"
     return {
         "counted": row.counted,
         "basis": row.basis,
@@ -509,6 +558,8 @@ def ledger_fields(row: LedgerRow, owner: str = "") -> dict[str, str | bool | Non
         "owner": owner,
         "saving_usd": f"{row.saving_usd:.2f}",
         "one_time_cost_usd": f"{row.one_time_cost_usd:.2f}",
-        "net_value_12m_usd": f"{row.net_value_12m_usd:.2f}",
-        "payback_months": None if row.payback_months is None else f"{row.payback_months}",
+        "net_value_12m_usd": f"{row.net_value_12m_usd:.2f}" if row.counted else None,
+        "payback_months": payback,
+        "break_even_months": None if row.payback_months is None else float(row.payback_months),
+        "next_step": next_step(row.document) if row.actionable else None,
     }

@@ -63,6 +63,7 @@ class BatchQueues(BaseModel):
 
     model_config = ConfigDict(defer_build=True, extra="forbid")
 
+    inf1: str | None = None  # Inferentia 1 (Neuron SDK 1 image): unset, an inf1 target is not benchmarked
     inf2: str = "chipwise-bench-inf2"
     trn1: str = "chipwise-bench-trn1"
     trn2: str = "chipwise-bench-trn2"

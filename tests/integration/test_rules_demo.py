@@ -23,7 +23,7 @@ from chipwise.models.findings import FindingDocument
 from chipwise.models.scan import ScanDocument
 from chipwise.pipeline.neuron_ingest import ingest_prefix
 from chipwise.pipeline.scan import run_scan
-from chipwise.presentation import exclusion, rank, saving_facts
+from chipwise.presentation import exclusion, headline, rank, saving_facts
 from chipwise.rules import registry
 from chipwise.settings import get_settings
 from chipwise.store import get_session_factory
@@ -155,18 +155,23 @@ def test_the_demo_stage_shows_and_writes_the_findings_top_savings_first(demo: De
     shared: list[FindingDocument] = ctx.results["findings"]
     savings = [f.estimated_monthly_savings_usd for f in shared]
     assert savings == sorted(savings, reverse=True) and len(shared) == len(demo.document.findings)
-    assert "p5-llama-pretrain-node" in console.export_text()
+    assert "p5-llama-pretrain-node" not in console.export_text()  # no table before the headline's
     assert "precision and recall 1.0 for every rule" in dict(ctx.summary)["Findings"]
     # and the last stage writes them as JSON and a report with one headline; the ground-truth check is the demo's
     # own (its summary), never the report's
     report_stage = importlib.import_module("chipwise_devkit.demo.stages.70_report").STAGE
     report_stage.run(ctx)
     written = json.loads((tmp_path / "findings.json").read_text())
+    # the first table printed is the headline's: its caption is the headline, its title says what it counts
+    printed = console.export_text()
+    assert "p5-llama-pretrain-node" in printed and headline(shared).sentence()[:20] in printed
+    assert "counted findings (" in printed
     ranked = sorted(shared, key=lambda d: rank(saving_facts(d)))  # set-apart savings (a quote, committed) last
     assert [f["finding_id"] for f in written] == [f.finding_id for f in ranked]
-    # two committed (a Savings Plan, a Capacity Block), two quotes (trn2, Bedrock PT), four that cannot be judged
+    # two committed (a Savings Plan, a Capacity Block), two quotes (trn2, Bedrock PT), five that cannot be judged
+    # (the notebook without activity among them: never a quick win)
     apart = {f.finding_id for f in shared if exclusion(f) is not None}
-    assert len(apart) == 8 and {f.finding_id for f in ranked[-len(apart) :]} == apart
+    assert len(apart) == 9 and {f.finding_id for f in ranked[-len(apart) :]} == apart
     report = (tmp_path / "report.md").read_text()
     assert "by 12-month net value (saving × 12 − porting)" in report
     assert "ground truth" not in report.lower() and "precision" not in report and "| 1.00 | 1.00 |" not in report

@@ -9,7 +9,8 @@ from typing import Any
 
 from chipwise.models.findings import FindingDocument, RecommendationDoc
 from chipwise.models.scan import ScanCostKind, ScanCosts
-from chipwise.presentation import ledger, ledger_fields, owner_label, rank, saving_facts
+from chipwise.models.steps import mechanical_step
+from chipwise.presentation import ledger, ledger_fields, ledger_row, owner_label, rank, saving_facts
 
 NOW = datetime(2026, 11, 27, 2, tzinfo=UTC)
 
@@ -108,7 +109,10 @@ def test_the_executive_summary_has_five_lines_adding_up_to_the_headline() -> Non
     assert lines[0].startswith("Accelerator and compute spend: $2,188.41 a month (Cost Explorer;")
     assert lines[1].startswith("Addressable: $22,993.82 a month")
     assert lines[2].startswith("Quick wins: $16,029.08 a month from 1 finding")
-    assert lines[3] == "Projects: $6,964.74 a month from 2 migrations, porting $20,000.00 one-time, payback 2.9 months"
+    assert lines[3] == (
+        "Projects: $6,964.74 a month from 2 findings a person carries out (migrations, changes `findings apply` does "
+        "not make), porting $20,000.00 one-time, payback 2.9 months"
+    )
     assert lines[4].startswith("Blocked: $17,789.08 a month, not counted: needs a price quote (1, $16,071.68)")
 
 
@@ -149,3 +153,89 @@ def test_rows_not_counted_show_no_action_and_say_why_in_words() -> None:
         "58624.16",
         "2.6",  # 16,000 ÷ 6,218.68
     )
+
+
+# --- what counts (issue 35, item 4) --------------------------------------------------------------------------------
+
+
+def test_a_cannot_judge_finding_is_never_a_quick_win_whatever_its_action() -> None:
+    # a notebook without activity: rule cannot_judge with action "schedule" and $0 (the demo's research notebook)
+    notebook = doc(
+        "notebook",
+        "0",
+        "schedule",
+        rule_id="cannot_judge",
+        resource_kind="sagemaker_notebook_instance",
+        evidence={"verdict": "cannot_judge", "reason": "no activity metric", "fix": "idle-shutdown lifecycle config"},
+    )
+    row = ledger_row(notebook)
+    assert (row.counted, row.group, row.verdict) == (False, "blocked", "cannot judge (an input is missing)")
+    assert ledger([notebook]).headline.cannot_judge == 1
+
+
+def test_a_move_worth_less_than_its_porting_in_12_months_is_not_counted() -> None:
+    # weeks of porting: 4 × $4,000 = $16,000; 12 × $1,052.32 = $12,627.84: net −$3,372.16
+    bert = doc("bert", "1431.17", "migrate", effort="weeks", measured_monthly_savings_usd=Decimal("1052.32"))
+    row = ledger_row(bert)
+    assert (row.counted, row.verdict) == (False, "not worth it within 12 months")
+    figures = ledger([bert, doc("idle", "100", "stop")])
+    assert figures.total_usd == Decimal("100.00")
+    assert figures.headline.not_worth_it == 1
+    assert "1 not worth it within 12 months" in figures.headline.sentence()
+
+
+def test_blocked_rows_carry_no_net_value_payback_or_next_step() -> None:
+    quote = doc("quote", "16071.68", "migrate", apart="quote_needed")
+    fields = ledger_fields(ledger_row(quote))
+    assert (fields["net_value_12m_usd"], fields["payback_months"], fields["break_even_months"]) == (None, None, None)
+    assert fields["next_step"] is None and ledger_fields(ledger_row(doc("idle", "10")))["next_step"] == "Stop"
+    assert not ledger_row(quote).actionable
+
+
+def test_blocked_rows_sort_by_saving_not_by_a_net_value_they_do_not_have() -> None:
+    small = doc("committed-small", "152.79", "migrate", apart="committed")
+    block = doc("capacity-block", "40179.20", "rightsize", apart="committed", effort="none")
+    idle = doc("idle", "10", "stop")
+    names = [r.document.resource_name for r in ledger([small, block, idle]).rows]
+    assert names == ["idle", "capacity-block", "committed-small"]
+
+
+def test_a_quick_win_is_a_step_apply_makes_else_a_project() -> None:
+    stop = doc("idle", "500", "stop")  # gpu_idle on an EC2 instance: apply stops it
+    # a rightsize to another type on an instance: no mechanical step (a person moves it), no porting
+    rightsize = doc("underused", "3631.19", "rightsize", rule_id="inferentia_underutilized", target="inf2.xlarge")
+    # an idle variant of a multi-variant endpoint: apply refuses to delete one variant
+    variant = doc(
+        "variant",
+        "800",
+        "delete",
+        resource_kind="sagemaker_endpoint",
+        resource_id="arn:aws:sagemaker:us-east-1:123456789012:endpoint/e#variant/v2",
+        variant="v2",
+    )
+    groups = {r.document.resource_name: r.group for r in ledger([stop, rightsize, variant]).rows}
+    assert groups == {"idle": "quick_win", "underused": "project", "variant": "project"}
+    assert ledger_row(rightsize).one_time_cost_usd == 0 and ledger_row(rightsize).payback_months is None
+    whole = variant.model_copy(update={"variant": None, "resource_id": "arn:aws:sagemaker:us-east-1:1:endpoint/e"})
+    assert ledger_row(whole).group == "quick_win"
+    assert (
+        mechanical_step(
+            rule_id="gpu_idle",
+            resource_kind="sagemaker_endpoint",
+            variant="v2",
+            instance_type="ml.g5.xlarge",
+            instance_count=1,
+            recommendation={"action": "delete"},
+        )
+        is None
+    )
+
+
+def test_one_payback_figure_rounded_up_in_every_field() -> None:
+    # days: $4,000 ÷ $6,218.68 = 0.643 months: rounded up 0.7 (never 0.6)
+    fleet = doc("fleet", "6218.68", "migrate")
+    row = ledger_row(fleet)
+    fields = ledger_fields(row)
+    assert row.payback_months == Decimal("0.7")
+    assert (fields["payback_months"], fields["break_even_months"]) == ("0.7", 0.7)
+    assert ledger([fleet]).payback_months == Decimal("0.7")

@@ -1,7 +1,7 @@
 """Dispatch: which findings get a benchmark, on which queue, with which parameters; then submit.
 
 Open findings of the migration and right-sizing rules whose estimated saving reaches
-``benchmark_min_savings_usd`` get one job on their target chip (``batch_queues.inf2|trn1|trn2`` by family),
+``benchmark_min_savings_usd`` get one job on their target chip (``batch_queues.inf1|inf2|trn1|trn2`` by family),
 plus a paired job on today's GPU when ``batch_queues.gpu_baseline`` is set. There is one active run per
 (finding, target): a new attempt only after a failure or an expiry. ``dry_run`` plans without touching AWS or
 the store. The ``benchmark_dispatch`` Lambda and ``chipwise benchmarks submit`` both call
@@ -57,7 +57,14 @@ if TYPE_CHECKING:
 # The target family -> the BatchQueues field holding its job queue.
 _MS = Decimal("0.1")
 _RPS = Decimal("0.001")
-QUEUE_FAMILIES: dict[str, str] = {"inf2": "inf2", "trn1": "trn1", "trn1n": "trn1", "trn2": "trn2", "trn2u": "trn2"}
+QUEUE_FAMILIES: dict[str, str] = {
+    "inf1": "inf1",
+    "inf2": "inf2",
+    "trn1": "trn1",
+    "trn1n": "trn1",
+    "trn2": "trn2",
+    "trn2u": "trn2",
+}
 
 
 @dataclass(frozen=True)
@@ -278,7 +285,8 @@ def _target(finding: FindingRecord, settings: Settings, catalog: Catalog) -> tup
     queue_field = QUEUE_FAMILIES.get(target.family)
     queue = getattr(settings.batch_queues, queue_field) if queue_field else None
     if not queue:
-        return f"no benchmark queue for the {target.family} family (batch_queues has inf2, trn1 and trn2)"
+        # Never another family's queue: a measurement on inf2 would not price an inf1 recommendation.
+        return f"no benchmark queue for the {target.family} family (set batch_queues.{queue_field or target.family})"
     if catalog.price(str(priced_as), finding.region) is None:
         return f"no on-demand price for {priced_as} in {finding.region}: a measurement could not be priced"
     return catalog.require(target.ec2_name), queue
@@ -303,7 +311,7 @@ def _runner(workload: BenchmarkWorkload, role: BenchmarkRole) -> RunnerName:
     if role == "gpu_baseline":
         return "cuda"
     if workload.task == "training":
-        return "torch-neuronx"
+        return "torchneuron"  # native PyTorch on Neuron: PyTorch/XLA training is unsupported from Neuron 2.30
     if workload.task == "text-generation" and workload.serving_stack == "vllm":
         return "vllm-neuron"
     return "optimum-neuron"

@@ -198,6 +198,7 @@ class MeasuredEconomics(BaseModel):
     plausible_high: Decimal | None = None
     rate_basis: RateBasis | None = None
     review_reason: str | None = None
+    time_to_train_ratio: Decimal | None = None  # training: the target's measured time to train ÷ today's
 
 
 def _four_places(value: Decimal | None) -> Decimal | None:
@@ -427,11 +428,14 @@ def price_training(
     baseline: BenchmarkResult | None = None,
     observed_tokens_per_second: Decimal | None = None,
     plausible: PlausibleRange | None = None,
+    recommended_count: int | None = None,
 ) -> MeasuredEconomics:
     """Dollars per trained model: the same tokens at the measured throughput and the target's price.
 
     Today's throughput comes from the paired GPU baseline run, else from the observed job (evidence). The
     month's training work is what today's spend buys; on the target it costs spend × (target $/token ÷ today's).
+    The count is the recommendation's (the run measured one instance of it); the measured time to train on that
+    many instances, as a multiple of today's, says what the move costs in wall clock.
     """
     gpu_rate, unit = _training_rate(baseline, observed_tokens_per_second)
     fastest = max(result.measurements, key=lambda m: throughput(m, unit) or Decimal(0))
@@ -455,10 +459,13 @@ def price_training(
     saving = current.monthly_cost_usd - target_month
     run_cost = current.run_hours * current.count * current.price_usd_per_hour if current.run_hours else None
     confirmed = saving > 0
+    count = recommended_count or max(1, math.ceil(current.count * gpu_rate / trn_rate))
+    time_ratio = round_money(current.count * gpu_rate / (count * trn_rate), 2)
+    on = f"{count} × {target.priced_as}"
     reason = (
-        f"{cents((1 - ratio) * 100)} % less per trained model on {target.priced_as}"
+        f"{cents((1 - ratio) * 100)} % less per trained model on {on}, {time_ratio} × today's time to train"
         if confirmed
-        else f"no saving: {target.priced_as} costs {cents((ratio - 1) * 100)} % more per trained model"
+        else f"no saving: {on} costs {cents((ratio - 1) * 100)} % more per trained model"
     )
     priced = MeasuredEconomics.model_validate(
         base
@@ -466,7 +473,8 @@ def price_training(
             "verdict": "confirmed" if confirmed else "withdrawn",
             "reason": reason,
             "current_basis": "gpu_baseline" if baseline is not None else "observed",
-            "target_count": max(1, math.ceil(current.count * gpu_rate / trn_rate)),  # the same time to train
+            "target_count": count,
+            "time_to_train_ratio": time_ratio,
             "target_monthly_cost_usd": cents(target_month),
             "monthly_savings_usd": cents(saving),
             "cost_per_million_usd": _four_places(per_million),

@@ -355,6 +355,7 @@ def price_run(
             baseline=baseline,
             observed_tokens_per_second=workload.observed_tokens_per_second,
             plausible=plausible,
+            recommended_count=_recommended_count(finding),
         )
     policy = pricing_policy()
     return price_inference(
@@ -366,6 +367,11 @@ def price_run(
         baseline=baseline,
         plausible=plausible,
     )
+
+
+def _recommended_count(finding: FindingRecord) -> int | None:
+    count = (finding.recommendation or {}).get("target_count")
+    return count if isinstance(count, int) and count > 0 else None
 
 
 def _latest(runs: Sequence[BenchmarkRunRecord], role: str, status: str | None = None) -> BenchmarkRunRecord | None:

@@ -27,7 +27,13 @@ if TYPE_CHECKING:
     from chipwise.models.scan import ScanDocument
     from chipwise.models.verdicts import ResourceVerdict
 
-VERDICT_COLOUR = {"waste": "red", "efficient": "green", "cannot_judge": "yellow", "out_of_scope": "dim"}
+VERDICT_COLOUR = {
+    "waste": "red",
+    "efficient": "green",
+    "cannot_judge": "yellow",
+    "not_counted": "magenta",
+    "out_of_scope": "dim",
+}
 
 
 def resources_command(
@@ -113,7 +119,7 @@ def explain_command(
 
     from chipwise.models.verdicts import OUTCOME_WORDS, VERDICT_WORDS
     from chipwise.pipeline.resources import latest_scan
-    from chipwise.presentation import rule_label
+    from chipwise.rules.registry import rule_title
 
     verdict = find_verdict(latest_scan(account, region), resource)
     if json_output:
@@ -124,7 +130,7 @@ def explain_command(
     table.add_column("outcome", no_wrap=True)
     table.add_column("why", ratio=3, overflow="fold")
     for o in verdict.outcomes:
-        table.add_row(rule_label(o.rule_id), OUTCOME_WORDS[o.outcome], escape(o.reason))
+        table.add_row(rule_title(o.rule_id), OUTCOME_WORDS[o.outcome], escape(o.reason))
     out.print(table)
 
 

@@ -103,6 +103,7 @@ class AccountFigures:
     monthly_by_platform: dict[str, Decimal]
     workloads: list[DraftWorkload]
     open_findings: int
+    findings_words: str  # what the counts count: "19 counted findings (30 open, 11 not counted)"
     monthly_savings_usd: Decimal
     measured_monthly_savings_usd: Decimal
     top_findings: list[FindingLine]
@@ -222,6 +223,7 @@ def account_figures(session: Session, account_id: str, *, company: str | None, l
         spend_basis=f"{spend.source}; {spend.basis}" if spend else "",
         workloads=_workloads(session, account_id, {f.resource_id: cents(f.monthly_cost_usd) for f in ranked}),
         open_findings=len(ranked),
+        findings_words=totals.count_words(),
         monthly_savings_usd=totals.total_usd,
         measured_monthly_savings_usd=totals.measured_usd,
         top_findings=[f for f in ranked if f.counted][:TOP_FINDINGS],

@@ -47,7 +47,9 @@ ACTIVE_STATUSES: tuple[RunStatus, ...] = ("submitted", "running")
 BenchmarkTask = Literal[
     "text-generation", "text-classification", "token-classification", "feature-extraction", "training"
 ]
-RunnerName = Literal["optimum-neuron", "vllm-neuron", "torch-neuronx", "cuda"]
+# "torchneuron": native PyTorch on Neuron (the go-forward training stack); "torch-neuronx": the PyTorch/XLA runner
+# earlier runs used (kept so their stored parameters still read).
+RunnerName = Literal["optimum-neuron", "vllm-neuron", "torchneuron", "torch-neuronx", "cuda"]
 
 _S3_RESULT_URI = r"^s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]/.+\.json$"
 _LIST_SEPARATOR = ","

@@ -6,7 +6,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 RuleOutcomeKind = Literal["fired", "superseded", "passed", "lacked_data", "not_applicable"]
-VerdictKind = Literal["waste", "efficient", "cannot_judge", "out_of_scope"]
+VerdictKind = Literal["waste", "efficient", "cannot_judge", "not_counted", "out_of_scope"]
 MissingInput = Literal["telemetry", "price", "model size", "traffic history"]
 
 OUTCOME_WORDS: dict[str, str] = {
@@ -20,6 +20,7 @@ VERDICT_WORDS: dict[str, str] = {
     "waste": "waste",
     "efficient": "efficient",
     "cannot_judge": "cannot judge",
+    "not_counted": "not counted",
     "out_of_scope": "out of scope",
 }
 
@@ -37,8 +38,10 @@ class RuleOutcome(BaseModel):
 
 
 class ResourceVerdict(BaseModel):
-    """Exactly one verdict per resource of a scan: ``waste`` (its findings), ``efficient`` (checked, with the
-    evidence that cleared it), ``cannot_judge`` (the missing inputs named) or ``out_of_scope`` (with why)."""
+    """Exactly one verdict per resource of a scan: ``waste`` (its counted findings, with their dollars),
+    ``efficient`` (checked, with the evidence that cleared it, or a benchmark withdrew the move), ``cannot_judge``
+    (what would let Chipwise judge), ``not_counted`` (findings set apart from the totals, with why) or
+    ``out_of_scope`` (with why). Settled by :func:`chipwise.analyse.verdicts.settle_verdicts`."""
 
     model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True)
 

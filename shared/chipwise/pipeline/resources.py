@@ -7,11 +7,15 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from chipwise.analyse.verdicts import SETTLED_STATUSES, settle_verdicts
 from chipwise.errors import NotFound
 from chipwise.models.scan import ScanDocument
 from chipwise.models.verdicts import ResourceVerdict
 from chipwise.pipeline._store import store_scope
+from chipwise.rules.registry import rule_title
+from chipwise.store import Session
 from chipwise.store.repositories.accounts import ScanRepository
+from chipwise.store.repositories.findings import FindingRepository
 
 
 @dataclass(frozen=True)
@@ -58,7 +62,7 @@ def stream_verdicts(
                     raise NotFound(f"scan {document.scan_id[:8]} stored no verdicts (it predates them): scan again")
                 continue
             teams = {r.id: r.team for r in document.resources}
-            for v in document.verdicts:
+            for v in settled(session, document).verdicts:
                 if waiting:
                     waiting = v.resource_id != cursor
                     continue
@@ -87,8 +91,17 @@ def latest_scan(account: str | None, region: str | None) -> ScanDocument:
     """The latest finished scan with verdicts (of the account and region when given)."""
     with store_scope() as session:
         document = ScanRepository(session).latest_document(account, region)
-    if document is None:
-        raise NotFound("no finished scan in the store: run `chipwise scan` (or `make demo`) first")
-    if not document.verdicts:
-        raise NotFound(f"scan {document.scan_id[:8]} stored no verdicts (it predates them): scan again")
-    return document
+        if document is None:
+            raise NotFound("no finished scan in the store: run `chipwise scan` (or `make demo`) first")
+        if not document.verdicts:
+            raise NotFound(f"scan {document.scan_id[:8]} stored no verdicts (it predates them): scan again")
+        return settled(session, document)
+
+
+def settled(session: Session, document: ScanDocument) -> ScanDocument:
+    """The scan's verdicts settled by its account's findings as they stand now, after the benchmarks
+    (:func:`chipwise.analyse.verdicts.settle_verdicts`: waste only with a counted finding)."""
+    findings = FindingRepository(session).documents(
+        account_id=document.account_id, region=document.region, statuses=SETTLED_STATUSES
+    )
+    return document.model_copy(update={"verdicts": settle_verdicts(document.verdicts, findings, rule_title)})

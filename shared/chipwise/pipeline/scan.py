@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from chipwise.analyse import ledger as bill_ledger
+from chipwise.analyse.verdicts import every_verdict, settle_verdicts
 from chipwise.aws import AssumeRole, AwsContext, aws_context
 from chipwise.catalog import get_catalog, platform_of
 from chipwise.clock import billing_periods, utcnow
@@ -57,6 +58,7 @@ from chipwise.models.scan import (
 from chipwise.models.verdicts import ResourceVerdict
 from chipwise.observability import logger
 from chipwise.pipeline._gc import fewer_collections
+from chipwise.rules.registry import rule_title
 from chipwise.settings import get_settings
 from chipwise.store import Session, SessionFactory, get_session_factory, reading, transaction
 from chipwise.store.repositories.accounts import AccountRepository, ScanRepository
@@ -506,29 +508,8 @@ def _document(aws: AwsContext, session: Session, run: _Run, findings: Sequence[F
         api_calls=aws.counter.snapshot(),
         findings=list(findings),
         errors=list(run.errors),
-        verdicts=_every_verdict(run),
+        verdicts=settle_verdicts(every_verdict(run.verdicts, resources), findings, rule_title),
     )
-
-
-def _every_verdict(run: _Run) -> list[ResourceVerdict]:
-    """One verdict per inventoried resource: the rules', and out of scope (with why) for a resource no rule was
-    run on (CPU capacity is not profiled)."""
-    found = {v.resource_id: v for v in run.verdicts}
-    for r in run.resources:
-        if r.key not in found:
-            why = (
-                f"{r.platform} capacity: not an AI accelerator" if r.platform == "cpu" else "not profiled by the rules"
-            )
-            found[r.key] = ResourceVerdict(
-                resource_id=r.key,
-                name=r.name,
-                kind=r.kind,
-                platform=r.platform,
-                instance_type=r.instance_type,
-                verdict="out_of_scope",
-                reason=why,
-            )
-    return sorted(found.values(), key=lambda v: (v.kind, v.name, v.resource_id))
 
 
 UNKNOWN_USAGE_TYPES_LISTED = 20

@@ -31,6 +31,8 @@ from datetime import datetime
 
 from chipwise.aws import AwsContext
 from chipwise.errors import InvalidInput
+from chipwise.models.steps import IDLE_RULES as IDLE_RULES
+from chipwise.models.steps import OFF_HOURS_RULE, mechanical_step
 from chipwise.remediate.api_calls import FindingFacts, RemediationPlan
 from chipwise.remediate.ec2_steps import EC2_SCHEDULE, EC2_STOP, plan_ec2_schedule, plan_ec2_stop
 from chipwise.remediate.eligible import OFF_HOURS_CAPACITY
@@ -45,37 +47,20 @@ from chipwise.remediate.sagemaker_steps import (
     plan_variant_schedule,
 )
 
-OFF_HOURS_RULE = "accelerator_off_hours"
-IDLE_RULES = ("gpu_idle", "inferentia_idle")
-
 __all__ = ["FindingFacts", "mechanical_action", "plan_step"]
 
 
 def mechanical_action(finding: FindingFacts) -> str | None:
-    """The mechanical step of a finding, or None when its next step needs a person."""
-    action = finding.recommendation.get("action")
-    kind = finding.resource_kind
-    if kind == "ec2_instance" and action == "stop" and finding.rule_id in IDLE_RULES:
-        return EC2_STOP
-    if kind == "sagemaker_inference_component" and action == "delete":
-        return COMPONENT_COPIES
-    if kind == "ec2_instance" and action == "schedule" and finding.rule_id == OFF_HOURS_RULE:
-        return EC2_SCHEDULE
-    if kind == "sagemaker_endpoint" and action == "schedule" and finding.rule_id == OFF_HOURS_RULE:
-        return VARIANT_SCHEDULE if finding.instance_count > OFF_HOURS_CAPACITY else None
-    if kind == "sagemaker_endpoint" and action == "delete" and finding.rule_id in IDLE_RULES:
-        return None if finding.resource_variant else ENDPOINT_DELETE
-    target_count = finding.recommendation.get("target_count")
-    target_type = finding.recommendation.get("target_instance_type")
-    if (
-        kind == "sagemaker_endpoint"
-        and action == "rightsize"
-        and isinstance(target_count, int)
-        and 0 < target_count < finding.instance_count
-        and target_type in (None, finding.instance_type)
-    ):
-        return VARIANT_CAPACITY
-    return None
+    """The mechanical step of a finding, or None when its next step needs a person
+    (:func:`chipwise.models.steps.mechanical_step`, which the ledger's quick wins read too)."""
+    return mechanical_step(
+        rule_id=finding.rule_id,
+        resource_kind=finding.resource_kind,
+        variant=finding.resource_variant,
+        instance_type=finding.instance_type,
+        instance_count=finding.instance_count,
+        recommendation=finding.recommendation,
+    )
 
 
 def plan_step(aws: AwsContext, finding: FindingFacts, now: datetime) -> RemediationPlan:

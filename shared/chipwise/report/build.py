@@ -4,8 +4,9 @@
   (:func:`chipwise.spend.spend_of`: the bill's monthly run rate when it covers the window, else Cost Explorer's).
 * Waste by rule, and the spend and savings of every stored scan of the account and region (the trend): every point
   the same measure as the reported scan's, its basis named.
-* Per top finding, an hours × days heat-map of the best utilisation metric stored for its resource (Chipwise's
-  Neuron agent, then Container Insights, the CloudWatch agent's GPU metric, SageMaker's GPU metric, then CPU), and
+* Per top finding, an hours × days heat-map of the utilisation metric it rests on (Chipwise's Neuron agent, then
+  Container Insights, the CloudWatch agent's GPU metric, SageMaker's GPU metric, neuron-monitor reports; CPU only
+  for a finding judged on CPU), and
   every finding's evidence.
 
 A figure the store does not hold is said to be unknown, never guessed.
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from chipwise.analyse.ledger import bill_costs, bill_window
+from chipwise.analyse.verdicts import Settled, verdicts_by_resource
 from chipwise.clock import billing_periods
 from chipwise.economics import usd
 from chipwise.errors import InvalidInput, NotFound
@@ -29,6 +31,7 @@ from chipwise.ledger_csv import write_csv
 from chipwise.models.findings import FindingDocument
 from chipwise.models.resources import split_key
 from chipwise.models.scan import ScanCosts, ScanDocument, ScanWindow
+from chipwise.models.verdicts import VERDICT_WORDS
 from chipwise.presentation import (
     Headline,
     Ledger,
@@ -103,6 +106,7 @@ class FindingView:
     capacity: str = ""  # "ml.g5.2xlarge ×4", an inference component's copies
     heat: HeatMap | None = None
     heat_missing: str | None = None
+    resource_verdict: str = ""  # the resource's verdict and why (chipwise.analyse.verdicts, as `chipwise resources`)
 
 
 @dataclass(frozen=True)
@@ -322,18 +326,23 @@ def _basis(spend: Spend | None) -> str:
     return f"{spend.source}; {spend.basis}" if spend is not None else "unknown"
 
 
+CPU_SIGNAL = "cpu_utilization"  # a finding resting on CPU (its signals_used) may draw a CPU heat-map; no other may
+
+
 def _hourly(
-    session: Session, resource: ResourceRecord | None, start: datetime, end: datetime
+    session: Session, resource: ResourceRecord | None, start: datetime, end: datetime, signals: Sequence[str] = ()
 ) -> tuple[dict[datetime, float], str] | None:
-    """The best utilisation series stored for ``resource`` in ``[start, end)``: hour → average, and its label."""
+    """The utilisation series the finding rests on, stored for ``resource`` in ``[start, end)``: hour → average,
+    and its label. Accelerator metrics first (neuron-monitor reports included); CPU only for a finding whose
+    signals name CPU: a Neuron or GPU finding never draws a CPU map in place of the metric it was judged on."""
     if resource is None:
         return None
     for namespace, metric, label in UTILISATION_SOURCES:
-        values: dict[datetime, list[float]] = defaultdict(list)
-        for hour, average in UsageRepository(session).metric_averages(resource.id, namespace, metric, start, end):
-            values[_utc(hour)].append(float(average))
-        if values:
-            return {hour: sum(v) / len(v) for hour, v in values.items()}, label
+        if metric == "CPUUtilization":
+            continue
+        found = _series(session, resource, namespace, metric, start, end)
+        if found:
+            return found, label
     instance = resource.arn.rsplit("/", 1)[-1]
     neuron = NeuronRepository(session).neuroncore_utilisation(resource.account_id, instance, start, end)
     if neuron:
@@ -342,7 +351,22 @@ def _hourly(
             merged[_utc(hour)].append(float(value))
         series = {hour: sum(v) / len(v) for hour, v in merged.items()}
         return series, "NeuronCore utilisation (neuron-monitor reports)"
+    if CPU_SIGNAL not in signals:
+        return None
+    for namespace, metric, label in UTILISATION_SOURCES:
+        cpu = _series(session, resource, namespace, metric, start, end) if metric == "CPUUtilization" else None
+        if cpu:
+            return cpu, label
     return None
+
+
+def _series(
+    session: Session, resource: ResourceRecord, namespace: str, metric: str, start: datetime, end: datetime
+) -> dict[datetime, float]:
+    values: dict[datetime, list[float]] = defaultdict(list)
+    for hour, average in UsageRepository(session).metric_averages(resource.id, namespace, metric, start, end):
+        values[_utc(hour)].append(float(average))
+    return {hour: sum(v) / len(v) for hour, v in values.items()}
 
 
 def _utc(moment: datetime) -> datetime:
@@ -367,8 +391,9 @@ def flatten(evidence: dict[str, Any], prefix: str = "") -> list[tuple[str, str]]
     return rows
 
 
-def _finding_view(d: FindingDocument) -> FindingView:
+def _finding_view(d: FindingDocument, verdict: Settled | None = None) -> FindingView:
     measured = d.measured_monthly_savings_usd is not None
+    said = f"{VERDICT_WORDS[verdict[0]]}: {verdict[1]}" if verdict else ""
     return FindingView(
         document=d,
         short_id=short_id(d.finding_id),
@@ -382,6 +407,7 @@ def _finding_view(d: FindingDocument) -> FindingView:
         evidence=flatten(d.evidence),
         row=ledger_row(d),
         capacity=current_capacity(d.instance_type, d.instance_count, d.resource_kind),
+        resource_verdict=said,
     )
 
 
@@ -412,7 +438,9 @@ def build_report(session: Session, scan: ScanRecord, *, now: datetime, team_tag_
     documents = [finding_document(row) for row in rows]
     documents.sort(key=lambda d: (*rank(saving_facts(d)), d.resource_name))  # by 12-month value, set apart last
     figures = ledger(documents, document.costs if document else None, document.window.hours if document else 0)
-    views = [_finding_view(d) for d in documents[:TOP_FINDINGS]]  # the HTML's size does not grow past the top
+    verdicts = verdicts_by_resource(figures.rows, rule_title)
+    top = documents[:TOP_FINDINGS]  # the HTML's size does not grow past the top
+    views = [_finding_view(d, verdicts.get(d.resource_id)) for d in top]
     window_start = document.window.start if document else scan.window_start
     window_end = document.window.end if document else scan.window_end
     start = datetime.combine(window_start, time(0), tzinfo=UTC)
@@ -421,9 +449,11 @@ def build_report(session: Session, scan: ScanRecord, *, now: datetime, team_tag_
     drawn: list[FindingView] = []
     for index, view in enumerate(views):
         if index < HEAT_MAPS and view.counted:
-            series = _hourly(session, resources.get(view.document.resource_id), start, end)
+            resource = resources.get(view.document.resource_id)
+            series = _hourly(session, resource, start, end, view.document.signals_used)
             if series is None:
-                view = _with(view, heat_missing="no hourly utilisation stored for this resource in the scan window")
+                missing = "no hourly utilisation of the metric this finding rests on stored in the scan window"
+                view = _with(view, heat_missing=missing)
             else:
                 values, label = series
                 view = _with(view, heat=heat_map(values, start=window_start, end=window_end, source=label))

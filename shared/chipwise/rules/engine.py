@@ -2,7 +2,8 @@
 against the store.
 
 When two rules fire on one resource and one supersedes the other (an idle endpoint needs deleting, not
-rightsizing), only the superseding finding is kept.
+rightsizing), only the superseding finding is kept; a "cannot judge" finding never stands beside a judged one (a
+rule that judged the resource wins).
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from chipwise.catalog import get_assumptions, get_catalog, get_model_families
 from chipwise.models.verdicts import ResourceVerdict
 from chipwise.rules.base import FindingDraft, Rule, RuleContext
 from chipwise.rules.outcomes import resource_verdict, rule_outcome
+
+CANNOT_JUDGE = "cannot_judge"  # the rule whose finding says a resource cannot be judged
 
 
 def default_context(now: datetime) -> RuleContext:
@@ -37,14 +40,17 @@ def assess_profiles(
     drafts: list[FindingDraft] = []
     verdicts: list[ResourceVerdict] = []
     supersedes = {rule.meta.id: set(rule.meta.supersedes) for rule in rules}
+    titles = {rule.meta.id: rule.meta.title for rule in rules}
     for profile in profiles:
         found = [d for rule in rules if (d := rule.evaluate(profile, ctx)) is not None]
         beaten = {loser for d in found for loser in supersedes[d.rule_id]}
+        if any(d.rule_id != CANNOT_JUDGE for d in found):  # a judged finding stands alone on its resource
+            beaten.add(CANNOT_JUDGE)
         drafts.extend(d for d in found if d.rule_id not in beaten)
         fired = {d.rule_id for d in found}
         outcomes = [
             rule_outcome(rule.meta.id, profile, ctx, fired=rule.meta.id in fired, superseded=rule.meta.id in beaten)
             for rule in rules
         ]
-        verdicts.append(resource_verdict(profile, outcomes))
+        verdicts.append(resource_verdict(profile, outcomes, ctx, titles))
     return drafts, verdicts

@@ -9,7 +9,7 @@ with the evidence it read).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from functools import lru_cache
@@ -97,19 +97,74 @@ _NEED_WORDS: dict[str, str] = {
 }
 
 
-def _evidence(profile: ResourceProfile) -> str:
-    """What a rule read when its conditions did not hold: the utilisation and traffic it saw."""
+# SageMaker publishes GPUUtilization summed over the instance's GPUs (0 to 100 × GPUs): shown per GPU.
+SUMMED_GPU_SOURCES = frozenset({"/aws/sagemaker/Endpoints", "/aws/sagemaker/TrainingJobs"})
+
+
+def _per_device(value: float, devices: int) -> float:
+    """A utilisation as one device's share, bounded to 0-100 %."""
+    return max(0.0, min(100.0, value / max(devices, 1)))
+
+
+def _gpu_words(profile: ResourceProfile, ctx: RuleContext) -> str | None:
+    gpu = profile.signals.gpu_util
+    if gpu is None:
+        return None
+    facts = ctx.catalog.get(profile.instance_type) if profile.instance_type else None
+    devices = facts.accelerator_count if facts is not None and profile.signals.gpu_source in SUMMED_GPU_SOURCES else 1
+    p95, peak = _per_device(gpu.p95, devices), _per_device(gpu.maximum, devices)
+    return f"GPU p95 {p95:.0f} %, max {peak:.0f} % per GPU"
+
+
+def _neuron_words(profile: ResourceProfile) -> str | None:
+    util = profile.signals.neuron_util
+    if util is None:
+        return None
+    return f"busiest NeuronCore p95 {_per_device(util.p95, 1):.0f} %, max {_per_device(util.maximum, 1):.0f} %"
+
+
+def _traffic_words(profile: ResourceProfile) -> str | None:
     s = profile.signals
-    parts = []
-    if s.gpu_util is not None:
-        parts.append(f"GPU p95 {s.gpu_util.p95:.0f} %, max {s.gpu_util.maximum:.0f} %")
-    if s.neuron_util is not None:
-        parts.append(f"NeuronCore p95 {s.neuron_util.p95:.0f} %, max {s.neuron_util.maximum:.0f} %")
-    if s.invocations is not None:
-        parts.append(f"{s.invocations.hours} hours with requests")
+    if s.invocations is None:
+        return None
+    return f"requests in {s.invocations.hours} of {profile.window_hours:.0f} hours"
+
+
+def _evidence(profile: ResourceProfile, ctx: RuleContext) -> str:
+    """What the rules read when their conditions did not hold: the utilisation (per device, 0-100 %) and traffic."""
+    parts = [w for w in (_gpu_words(profile, ctx), _neuron_words(profile), _traffic_words(profile)) if w]
     if profile.monthly_cost is not None:
         parts.append(f"${profile.monthly_cost:,.2f} a month")
     return "; ".join(parts) or "its inputs"
+
+
+def _deciding(rule_id: str, profile: ResourceProfile, ctx: RuleContext) -> str:
+    """The figure a rule's own conditions rest on, as it read it on this resource (each rule its own)."""
+    words: str | None
+    if rule_id in ("gpu_idle", "gpu_inference_portable", "gpu_training_portable"):
+        words = _gpu_words(profile, ctx)
+    elif rule_id in ("inferentia_idle", "inferentia_underutilized", "trainium_serving_inference"):
+        words = _neuron_words(profile)
+    elif rule_id == "neuron_telemetry_missing":
+        source = profile.signals.neuron_source
+        words = f"Neuron telemetry {profile.neuron_telemetry}" + (f" (from {source})" if source else "")
+        if profile.neuron_telemetry == "missing":  # it passed anyway: the resource has not run long enough yet
+            words += f" after {profile.run_hours:.0f} hours running: too recent for the rule to report"
+    elif rule_id == "spiky_inference_bedrock":
+        words = _traffic_words(profile)
+    elif rule_id == "accelerator_off_hours":
+        util = _neuron_words(profile) if profile.neuron else _gpu_words(profile, ctx)
+        words = "; ".join(w for w in (util, _traffic_words(profile)) if w) or None
+    elif rule_id == "capacity_held_idle":
+        if profile.unused_instances is not None:
+            words = f"{profile.unused_instances} reserved instances nothing runs in"
+        else:
+            words = None if profile.min_vcpus is None else f"minimum {profile.min_vcpus} vCPUs held"
+    elif rule_id == "cannot_judge":
+        words = "its signals agree" + (f" ({_gpu_words(profile, ctx)})" if profile.signals.gpu_util else "")
+    else:
+        words = None
+    return words or _evidence(profile, ctx)
 
 
 @lru_cache(maxsize=4096)
@@ -158,12 +213,16 @@ def rule_outcome(
     return _outcome(
         rule_id=rule_id,
         outcome="passed",
-        reason=f"checked: its conditions did not hold ({_evidence(profile)})",
+        reason=f"checked: its conditions did not hold ({_deciding(rule_id, profile, ctx)})",
     )
 
 
-def resource_verdict(profile: ResourceProfile, outcomes: Sequence[RuleOutcome]) -> ResourceVerdict:
-    """The one verdict the rules' outcomes add up to."""
+def resource_verdict(
+    profile: ResourceProfile, outcomes: Sequence[RuleOutcome], ctx: RuleContext, titles: Mapping[str, str]
+) -> ResourceVerdict:
+    """The one verdict the rules' outcomes add up to, its reason quoting the outcome that decided it (rules named
+    by their titles). The findings' ledger settles it after the benchmarks
+    (:func:`chipwise.analyse.verdicts.settle_verdicts`)."""
 
     def verdict(
         kind: VerdictKind, reason: str, missing: Sequence[MissingInput] = (), rules: Sequence[str] = ()
@@ -181,17 +240,26 @@ def resource_verdict(profile: ResourceProfile, outcomes: Sequence[RuleOutcome]) 
             outcomes=list(outcomes),
         )
 
+    def title(rule_id: str) -> str:
+        return titles.get(rule_id, rule_id)
+
     fired = [o.rule_id for o in outcomes if o.outcome == "fired"]
     if fired:
-        return verdict("waste", f"{plural(len(fired), 'finding')}: {', '.join(fired)}", rules=fired)
+        return verdict("waste", f"{plural(len(fired), 'finding')}: {', '.join(map(title, fired))}", rules=fired)
     scoped = out_of_scope_reason(profile)
     applied = [o for o in outcomes if o.outcome != "not_applicable"]
     if scoped is not None or not applied:
         kind = profile.kind.replace("_", " ")
-        return verdict("out_of_scope", scoped or f"no rule judges a {profile.platform} {kind}")
+        # A rule that would judge this kind but stood aside says why (custom CUDA kernels, a shared variant).
+        aside = [o for o in outcomes if not o.reason.startswith(("looks at ", "looks at running"))]
+        why = "; ".join(f"{title(o.rule_id)} does not apply: {o.reason}" for o in aside)
+        return verdict("out_of_scope", scoped or why or f"no rule judges a {profile.platform} {kind}")
     lacking = [o for o in applied if o.outcome == "lacked_data"]
     if lacking:
         missing = sorted({o.missing for o in lacking if o.missing is not None})
-        names = ", ".join(o.rule_id for o in lacking)
-        return verdict("cannot_judge", f"missing {', '.join(missing)} ({names} could not judge)", missing=missing)
-    return verdict("efficient", f"checked by {plural(len(applied), 'rule')}, none fired: {_evidence(profile)}")
+        names = ", ".join(title(o.rule_id) for o in lacking)
+        passed = [o for o in applied if o.outcome == "passed"]
+        cleared = f"; {plural(len(passed), 'other rule')} checked and did not fire" if passed else ""
+        reason = f"missing {', '.join(missing)}: {names} could not judge{cleared}"
+        return verdict("cannot_judge", reason, missing=missing)
+    return verdict("efficient", f"checked by {plural(len(applied), 'rule')}, none fired: {_evidence(profile, ctx)}")

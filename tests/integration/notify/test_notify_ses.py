@@ -69,7 +69,7 @@ def test_digest_and_alert_read_back_from_ses(aws: Any, db_url: str, session_fact
     assert message["Subject"] == "Chipwise: $3,265 a month to save in Acme AI (123456789012), 2 new"
     assert message["To"] == "finops@example.com" and "Chipwise" in message["From"]
     assert set(bodies) == {"text/plain", "text/html"}  # both parts, as rendered
-    assert "Could be saved: $3,265.30 a month across 3 open findings" in bodies["text/plain"]
+    assert "Could be saved: $3,265.30 a month from 3 counted findings (3 open, 0 not counted)" in bodies["text/plain"]
     assert 'data-chart="waste-by-rule"' in bodies["text/html"] and "$2,401/mo" in bodies["text/html"]
     # ...and the owners got theirs
     owners = {d for m in mail for d in m["destinations"] if "finops" not in d}

@@ -57,6 +57,15 @@ def test_the_report_of_the_latest_scan(two_scans: str) -> None:
     drawn = [f for f in view.findings if f.heat is not None]
     assert drawn and all(f.heat.hours_with_data > 0 for f in drawn if f.heat)
     assert all("utilisation" in f.heat.source for f in drawn if f.heat)
+    # ...from the metric each finding rests on: a Neuron or GPU finding never draws CPU in place of it
+    for f in drawn:
+        assert f.heat is not None
+        if "cpu_utilization" not in f.document.signals_used:
+            assert not f.heat.source.startswith("CPU"), (f.document.resource_name, f.heat.source)
+        if f.document.resource_kind == "ec2_instance" and f.document.instance_type.startswith(("inf", "trn")):
+            assert f.heat.source.startswith("NeuronCore"), (f.document.resource_name, f.heat.source)
+    # the counts say what they count, as on every other surface
+    assert f"from {view.headline.count_words()}" in html
     # The bars add up what the headline counts, and a rule with nothing to save draws none
     assert sum((bar.value for bar in view.by_rule), Decimal(0)) == view.headline.total_usd
     assert all(bar.value > 0 for bar in view.by_rule)

@@ -247,6 +247,28 @@ def test_training_is_priced_per_trained_model_against_the_gpu_baseline() -> None
     assert priced.dollars_per_run_usd == Decimal("2687.50")
     assert priced.target_count == 2  # ceil(2 × 10000 ÷ 16000): the same time to train
     assert priced.current_basis == "gpu_baseline"
+    # the measured time to train on 2 × trn1: 2 × 10000 ÷ (2 × 16000) = 0.63 × today's
+    assert priced.time_to_train_ratio == Decimal("0.63")
+    assert priced.reason == "38.80 % less per trained model on 2 × trn1.32xlarge, 0.63 × today's time to train"
+
+
+def test_training_is_measured_at_the_recommended_count_not_one_of_its_own() -> None:
+    # Given the recommendation moves the 2 × p4d job to 1 × trn1.32xlarge
+    trn = result(
+        parameters(task="training", instance_type="trn1.32xlarge", priced_as="trn1.32xlarge"), _training("16000")
+    )
+    gpu = result(
+        parameters(
+            task="training", role="gpu_baseline", instance_type="p4d.24xlarge", priced_as="p4d.24xlarge", runner="cuda"
+        ),
+        _training("10000"),
+    )
+    priced = price_training(trn, current=P4D_TODAY, target=TRN1, baseline=gpu, recommended_count=1)
+    # Then the result speaks of 1 instance, and the time to train it measured: 2 × 10000 ÷ 16000 = 1.25 × today's
+    assert (priced.target_count, priced.time_to_train_ratio) == (1, Decimal("1.25"))
+    assert "on 1 × trn1.32xlarge, 1.25 × today's time to train" in priced.reason
+    # the saving per trained model does not depend on the count: the measured $/1M tokens decide it
+    assert priced.monthly_savings_usd == Decimal("1940.13")
 
 
 def test_the_worked_training_example_costs_2196_dollars() -> None:

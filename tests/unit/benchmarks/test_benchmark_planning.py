@@ -237,12 +237,12 @@ def test_a_paired_gpu_baseline_is_planned_when_its_queue_is_configured() -> None
 def test_training_goes_to_the_trn1_queue_with_the_training_runner() -> None:
     # When a GPU fine-tune recommended for ml.trn1.32xlarge is planned
     planned, _ = _plan(training_finding())
-    # Then it runs on the trn1 queue with torch-neuronx over all 32 NeuronCores
+    # Then it runs on the trn1 queue with native PyTorch on Neuron (the go-forward stack) over all 32 NeuronCores
     (run,) = planned
     assert run.job_queue == "chipwise-bench-trn1"
     assert (run.parameters.task, run.parameters.runner, run.parameters.neuron_cores) == (
         "training",
-        "torch-neuronx",
+        "torchneuron",
         32,
     )
     assert run.parameters.latency_target_ms is None
@@ -254,7 +254,7 @@ def test_training_goes_to_the_trn1_queue_with_the_training_runner() -> None:
         ({"action": "migrate"}, "names no target instance type"),
         ({"action": "migrate", "target_instance_type": "x9.huge"}, "unknown target instance type"),
         ({"action": "rightsize", "target_instance_type": "g5.xlarge"}, "not a Neuron type"),
-        ({"action": "migrate", "target_instance_type": "inf1.xlarge"}, "no benchmark queue for the inf1 family"),
+        ({"action": "migrate", "target_instance_type": "inf1.xlarge"}, "no benchmark queue for the inf1 family (set"),
         ({"action": "migrate", "target_instance_type": "trn2.48xlarge"}, "no on-demand price for trn2.48xlarge"),
     ],
 )
@@ -283,3 +283,22 @@ def test_an_active_run_blocks_a_second_one_and_a_failure_is_retried() -> None:
     assert "already submitted" in skipped[0].reason
     planned, _ = _plan(f, runs=[_run(1, "failed", failure_reason="Host EC2 terminated")])
     assert planned[0].attempt == 2
+
+
+def test_an_inf1_recommendation_is_measured_on_the_inf1_queue_never_on_inf2() -> None:
+    # Given a GPU encoder recommended to move to inf1.xlarge (as bert-ner-g6 is), and an inf1 queue configured
+    f = finding(recommendation={"action": "migrate", "target_instance_type": "inf1.xlarge", "target_count": 2})
+    settings = Settings(batch_queues=BatchQueues(inf1="chipwise-bench-inf1"))
+    # When planned
+    planned, skipped = _plan(f, settings)
+    # Then its job runs on the recommended family's queue, on an inf1 host, priced as the recommended type
+    assert skipped == []
+    (run,) = planned
+    assert (run.job_queue, run.parameters.instance_type, run.target_instance_type) == (
+        "chipwise-bench-inf1",
+        "inf1.xlarge",
+        "inf1.xlarge",
+    )
+    # and without one, it is not benchmarked at all (an inf2 measurement would not price an inf1 move)
+    unplanned, why = _plan(f)
+    assert unplanned == [] and "set batch_queues.inf1" in why[0].reason

@@ -231,6 +231,12 @@ def estate(session: Session, now: datetime = NOW) -> dict[str, Finding]:
             cost="1300",
             first_seen=now - timedelta(hours=2),
             rule_id="gpu_small_model",
+            # a smaller GPU of the same family: no porting, so its $310 counts (a $4,000 port would not pay back
+            # within 12 months and be set apart)
+            action="rightsize",
+            target_platform=None,
+            target="ml.g5.xlarge",
+            target_count=4,
         ),
         "old": add_finding(
             session,

@@ -76,7 +76,7 @@ def test_eight_owners_of_one_resource_get_at_most_the_cap_of_owner_digests(
         add_account(session)
         baseline_sent(session, NOW - timedelta(days=1))
         add_resource(session, "shared-endpoint", tags={"owner": ", ".join(owners), "chipwise:notify": "yes"})
-        add_finding(session, "shared-endpoint", savings="300", first_seen=NOW - timedelta(hours=2))
+        add_finding(session, "shared-endpoint", savings="300", first_seen=NOW - timedelta(hours=2), action="rightsize")
     settings = _settings(db_url, max_owners_per_resource=3)
     # When notify runs
     run_notify(settings, now=NOW, senders={"email": RecordingSender()}, session_factory=session_factory)

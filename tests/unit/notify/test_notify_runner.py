@@ -100,7 +100,7 @@ def test_the_next_digest_reports_what_changed_since_the_last(
     run_notify(settings, now=NOW, senders={"email": RecordingSender()}, session_factory=session_factory)
     tomorrow = NOW + timedelta(days=1)
     with session_factory.begin() as session:
-        add_finding(session, "fresh-one", savings="120", first_seen=NOW + timedelta(hours=6))
+        add_finding(session, "fresh-one", savings="120", first_seen=NOW + timedelta(hours=6), action="rightsize")
         resolved = session.get(type(findings["old"]), findings["old"].id)
         assert resolved is not None
         resolved.status, resolved.resolved_at = "resolved", NOW + timedelta(hours=8)

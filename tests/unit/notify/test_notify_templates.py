@@ -77,6 +77,7 @@ def figures(hostile: bool = False) -> AccountFigures:
             ),
         ],
         open_findings=3,
+        findings_words="3 counted findings (3 open, 0 not counted)",
         monthly_savings_usd=Decimal("3265.30"),
         measured_monthly_savings_usd=Decimal("310.00"),
         top_findings=snap.open,
@@ -184,7 +185,7 @@ def test_digest_text_part_has_the_same_figures_as_the_html() -> None:
         "$3,265",
         "chat-mistral-g5",
         "search-idle-inf2",
-        "3 open findings",
+        "3 counted findings (3 open, 0 not counted)",
         "old-endpoint",
         "$2,100/mo measured",
     ):

@@ -154,6 +154,7 @@ def account_drafts() -> Any:
             DraftWorkload("chat", "sagemaker_endpoint", "us-east-1", "ml.g5.2xlarge", 4, "nvidia", "inference", None)
         ],
         open_findings=0,
+        findings_words="0 counted findings (0 open, 0 not counted)",
         monthly_savings_usd=Decimal("0"),
         measured_monthly_savings_usd=Decimal("0"),
         top_findings=[],

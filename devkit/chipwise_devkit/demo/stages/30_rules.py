@@ -1,12 +1,12 @@
-"""Stage 3: the findings. The scan already ran the rules; this stage reads the open findings back from the store,
-prints them top savings first and checks them against the demo's ground truth (precision and recall per rule).
+"""Stage 3: the findings. The scan already ran the rules; this stage reads the open findings back from the store
+and checks them against the demo's ground truth (precision and recall per rule). It prints no table: the first
+table the demo prints is the headline's, after the benchmarks (the report stage).
 ``findings.json`` and ``report.md`` are written by the last stage, after the benchmarks changed what they had to."""
 
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 
-from chipwise.cli._findings_view import findings_table
 from chipwise.economics import usd
 from chipwise.models.findings import FindingDocument
 from chipwise.presentation import headline
@@ -48,7 +48,7 @@ def _run(ctx: DemoContext) -> None:
     scores = score(found, open_truth(ctx.results.get("retired", ())))
     ctx.results["findings"] = found
     ctx.results["scores"] = scores
-    ctx.console.print(findings_table(found, title=f"{len(found)} findings in {ctx.account_id}, top savings first"))
+    # No table here: the first table the demo prints is the headline's, after the benchmarks (the report stage).
     totals = headline(found)
     perfect = all(p == 1.0 and r == 1.0 for p, r in scores.values())
     counted = [f for f in found if f.recommendation.excluded_from_totals is None]  # committed or quoted: set apart

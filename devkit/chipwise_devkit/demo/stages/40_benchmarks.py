@@ -11,10 +11,14 @@ derived, not invented:
 - a Neuron target's capacity = today's × ``inferentia2_inference_throughput_ratio`` per accelerator (GPU → inf2),
   or × the NeuronCore ratio (Neuron → Neuron: trn1 and inf2 share NeuronCore-v2), × ``DEMO_MEASUREMENT_FACTOR``;
 - its p95 latency at the serving batch = today's × (1 + ``inferentia2_single_request_latency_penalty``);
-- training: Trainium tokens/s = the GPU's × (Trainium price ÷ GPU price) ÷ (1 − the training price-performance
-  gain) × the demo factor; the GPU baseline's scale is normalised to $1.00 per million tokens on today's GPU,
-  because only the ratio reaches the saving. The GPU price is the one the product prices today's GPU with (the
-  cited on-demand price, else the account's rate from its bill), never a fallback.
+- training: today's GPU tokens/s per workload from the training-compute rule (6 × parameters FLOPs a token): the
+  instance's GPUs × their dense BF16 peak × a model-FLOPs utilisation × the job's GPU utilisation ÷ (6 ×
+  parameters), so an 8B fine-tune and BERT-large pretraining cost different $/1M tokens; Trainium tokens/s = the
+  GPU's × (Trainium price ÷ GPU price) ÷ (1 − the training price-performance gain) × the demo factor. The GPU
+  price is the one the product prices today's GPU with (the cited on-demand price, else the account's rate from
+  its bill), never a fallback. The jobs run native PyTorch on Neuron (the go-forward training stack);
+- one result is implausible on purpose (``IMPLAUSIBLE``): the plausibility gate holds it as ``needs_review``,
+  out of the totals until someone checks it.
 
 One job's first attempt is reported as lost with its host (a Spot reclaim), to show the retry.
 """
@@ -30,7 +34,7 @@ from sqlalchemy import select
 
 from chipwise.aws import AwsContext, aws_context
 from chipwise.benchmarks.dispatch import BenchmarkDispatchReport, dispatch_benchmarks
-from chipwise.benchmarks.repricing import MILLION, SECONDS_PER_HOUR, Demand
+from chipwise.benchmarks.repricing import Demand
 from chipwise.benchmarks.results import Clients, StateOutcome
 from chipwise.benchmarks.workload import current_of, observe
 from chipwise.catalog import InstanceType, get_assumptions, get_catalog
@@ -53,6 +57,16 @@ from chipwise_devkit.demo.runner import DemoContext, Stage
 # measurements of a first port usually do: the demo shows a measurement that moves the estimate.
 DEMO_MEASUREMENT_FACTOR = Decimal("0.85")
 BASELINE_QUEUE = "chipwise-bench-gpu"
+INF1_QUEUE = "chipwise-bench-inf1"  # the recommended family's queue for inf1 targets (bert-ner-g6)
+# Parameters of the demo's training models (their model cards): Meta-Llama-3-8B 8.03 B, bert-large-uncased 336 M.
+MODEL_PARAMETERS = {"meta-llama/Meta-Llama-3-8B": Decimal("8.03e9"), "bert-large-uncased": Decimal("336e6")}
+# NVIDIA A100 (p4d/p4de): 312 TFLOPS dense BF16 per GPU (NVIDIA A100 Tensor Core GPU datasheet). Model-FLOPs
+# utilisation 40 %: a demo figure in the range large-model training reports (PaLM: 46.2 %).
+GPU_BF16_FLOPS = Decimal("312e12")
+DEMO_MFU = Decimal("0.40")
+# The llama3-8b fine-tune's target run counts padding as trained tokens (a harness slip a real first run can
+# make): 3 × the throughput, a saving outside the plausible range, so the gate holds it for review.
+IMPLAUSIBLE = {"llama3-8b-finetune": Decimal(3)}
 SPOT_RECLAIM = "Host EC2 (instance i-0d3b5e7a9c1f24680) terminated."
 _TENTH = Decimal("0.1")
 _P50_OF_P95 = Decimal("1.1")
@@ -141,6 +155,16 @@ def _measurement(
     )
 
 
+def gpu_tokens_per_second(params: BenchmarkParameters, gpu: InstanceType | None, spec: DemoResource | None) -> Decimal:
+    """Today's training tokens/s on one GPU instance: GPUs × BF16 peak × MFU × GPU utilisation ÷ (6 × parameters)."""
+    model = (spec.environment or {}).get("HF_MODEL_ID") if spec else None
+    parameters = MODEL_PARAMETERS.get(model or params.model_id)
+    if gpu is None or parameters is None:
+        raise ValueError(f"{model or params.model_id}: no parameter count or GPU for the demo's training figures")
+    busy = (_level(spec.gpu) if spec else None) or Decimal(100)
+    return gpu.accelerator_count * GPU_BF16_FLOPS * DEMO_MFU * busy / 100 / (6 * parameters)
+
+
 def baseline_rate(finding: FindingRecord) -> Decimal:
     """Today's GPU rate, the one the product prices the measurement with (:func:`current_of`): the catalog's
     cited on-demand price, else the account's (its bill over the hours the job ran). Never a fallback: the catalog
@@ -160,7 +184,7 @@ def demo_result(params: BenchmarkParameters, finding: FindingRecord, demand: Dem
     economics = get_assumptions()
     if params.task == "training":
         gpu_price = baseline_rate(finding)
-        gpu_tps = gpu_price * MILLION / SECONDS_PER_HOUR  # normalised: $1.00 per 1M tokens on today's GPU
+        gpu_tps = gpu_tokens_per_second(params, today, spec)
         if params.role == "gpu_baseline":
             tps = gpu_tps
         else:
@@ -169,6 +193,7 @@ def demo_result(params: BenchmarkParameters, finding: FindingRecord, demand: Dem
                 raise ValueError(f"no on-demand price for {params.priced_as} in {finding.region}")
             gain = economics.trainium_training_price_performance_gain.value
             tps = gpu_tps * price / gpu_price / (1 - gain) * DEMO_MEASUREMENT_FACTOR
+            tps *= IMPLAUSIBLE.get(finding.resource_name, Decimal(1))
         measurements = training_measurements(params, tps)
     else:
         observed = demand.latency_p95_ms if demand else None
@@ -201,10 +226,11 @@ def demo_result(params: BenchmarkParameters, finding: FindingRecord, demand: Dem
 
 
 def _settings() -> Settings:
-    """The demo's settings: the configured queues plus a GPU baseline queue."""
+    """The demo's settings: the configured queues plus a GPU baseline queue and an inf1 queue."""
     settings = get_settings()
     baseline = settings.batch_queues.gpu_baseline or BASELINE_QUEUE
-    queues = settings.batch_queues.model_copy(update={"gpu_baseline": baseline})
+    inf1 = settings.batch_queues.inf1 or INF1_QUEUE
+    queues = settings.batch_queues.model_copy(update={"gpu_baseline": baseline, "inf1": inf1})
     return settings.model_copy(update={"batch_queues": queues})
 
 
@@ -324,6 +350,14 @@ def _compared_with(row: dict[str, Any]) -> str:
     return "-"
 
 
+def prediction_error(estimated: Decimal, measured: Any) -> str:
+    """(estimate − measured) ÷ measured, signed: "+36.0 %" means the estimate was 36 % above the measurement."""
+    if measured is None or Decimal(measured) <= 0:
+        return "-"
+    error = (estimated - Decimal(measured)) / Decimal(measured) * 100
+    return f"{error:+.1f} %"
+
+
 def render_markdown(rows: list[dict[str, Any]], report: BenchmarkDispatchReport) -> str:
     jobs, queues = _jobs(rows)
     lines = [
@@ -334,9 +368,12 @@ def render_markdown(rows: list[dict[str, Any]], report: BenchmarkDispatchReport)
         "job would write it, from the demo account's traffic and the representative ratios in assumptions.json "
         f"× a demo factor of {DEMO_MEASUREMENT_FACTOR} (see devkit/chipwise_devkit/demo/stages/40_benchmarks.py).",
         "",
-        "| resource | rule | target | estimated saving /mo | measured saving /mo | instances | measured cost | "
-        "compared with | verdict | why |",
-        "| --- | --- | --- | ---: | ---: | ---: | --- | --- | --- | --- |",
+        "The measured saving comes from what the run measured (throughput at the latency target, tokens per second);"
+        " the prediction error is (estimate − measured) ÷ measured: how far the rule's estimate was off.",
+        "",
+        "| resource | rule | target | estimated saving /mo | measured saving /mo | prediction error | instances | "
+        "measured cost | compared with | verdict | why |",
+        "| --- | --- | --- | ---: | ---: | ---: | ---: | --- | --- | --- | --- |",
     ]
     for row in rows:
         f, m = row["finding"], row["measured"]
@@ -348,6 +385,7 @@ def render_markdown(rows: list[dict[str, Any]], report: BenchmarkDispatchReport)
             m.get("priced_as") or f.recommendation.get("target_instance_type"),
             money(f.estimated_monthly_savings_usd),
             money(Decimal(saving)) if saving is not None else "-",
+            prediction_error(f.estimated_monthly_savings_usd, saving),
             m.get("target_count") or "-",
             _cost_per_million(m),
             _compared_with(row),

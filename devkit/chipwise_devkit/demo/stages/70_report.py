@@ -11,6 +11,7 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from decimal import Decimal
 
+from chipwise.cli._findings_view import findings_table
 from chipwise.economics import usd
 from chipwise.models.findings import FindingDocument
 from chipwise.presentation import Ledger, best_saving, counts_in_totals, ledger, next_step, plural, ranked
@@ -124,6 +125,9 @@ def _run(ctx: DemoContext) -> None:
         measured = [r for r in realised if r.realised_monthly_savings_usd is not None]
     figures = ledger(found, scan.costs if scan else None, scan.window.hours if scan else 0)
     ctx.write("report.md", report(found, figures) + section)
+    # The first table the demo prints: the headline's ledger, after every stage that can change a finding.
+    title = f"The headline's findings in {ctx.account_id}: {figures.headline.count_words()}, by 12-month net value"
+    ctx.console.print(findings_table(list(found), title=title))
     if scores:
         ctx.results["summary_sections"] = [*ctx.results.get("summary_sections", []), *grading(scores)]
     if measured:

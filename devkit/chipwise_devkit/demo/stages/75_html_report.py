@@ -22,7 +22,8 @@ def _run(ctx: DemoContext) -> None:
         (
             "HTML report",
             f"{view.filename}: totals, waste by rule, {plural(heat_maps, 'utilisation heat-map')}, the trend over "
-            f"{plural(view.scans, 'scan')}, {plural(len(view.findings), 'finding')} with their evidence, "
+            f"{plural(view.scans, 'scan')}, every finding with its evidence: {view.headline.count_words()}"
+            f"{f', {view.headline.withdrawn} withdrawn' if view.headline.withdrawn else ''}, "
             "the commitments after the fix",
         )
     )
