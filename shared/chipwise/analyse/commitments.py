@@ -185,13 +185,17 @@ def to_let_lapse(
     commitments: Iterable[HeldCommitment], used_after_monthly: Mapping[str, Decimal], today: date
 ) -> list[Lapse]:
     """Commitments ending within 90 days that the usage left after the fixes would not fill (``used_after_monthly``
-    by commitment ARN: the commitment dollars a month that usage would use)."""
+    by commitment ARN: the commitment dollars a month that usage would use). A commitment missing from it (what
+    its usage would use is unknown: no rate to compare) gets no advice: unknown is never read as unused."""
     lapses = []
     for commitment in commitments:
         if commitment.end is None or not 0 <= (commitment.end - today).days <= LAPSE_WINDOW_DAYS:
             continue
+        used = used_after_monthly.get(commitment.arn)
+        if used is None:
+            continue
         monthly = commitment.monthly_commitment
-        share = min(Decimal(1), used_after_monthly.get(commitment.arn, Decimal(0)) / monthly) if monthly else Decimal(0)
+        share = min(Decimal(1), used / monthly) if monthly else Decimal(0)
         if share < 1:
             lapses.append(Lapse(commitment, commitment.end, share.quantize(Decimal("0.0001"))))
     return lapses

@@ -108,7 +108,9 @@ def commitments_advice(
             stranded.append(found)
     purchases = [_purchase(kind, usage, fixes, held, discounts) for kind in PURCHASE_KINDS]
     used_after = {
-        c.arn: _used_after(remaining_spend(usage, fixes, c), discounts.get(c.arn), c.hourly_commitment) for c in held
+        c.arn: _used_after(remaining_spend(usage, fixes, c), discount, c.hourly_commitment)
+        for c in held
+        if (discount := discounts.get(c.arn)) is not None
     }
     return CommitmentsResult(
         account_id=account_id,

@@ -159,3 +159,9 @@ def test_what_to_let_lapse_is_a_commitment_ending_soon_the_fixes_empty() -> None
     monthly = soon.monthly_commitment
     lapses = to_let_lapse([soon, full, later], {soon.arn: monthly * D("0.4"), "full": monthly}, TODAY)
     assert [(lapse.commitment.arn, lapse.used_after_share) for lapse in lapses] == [(soon.arn, D("0.4000"))]
+
+
+def test_a_commitment_whose_use_after_the_fixes_is_unknown_gets_no_lapse_advice() -> None:
+    soon = _commitment("reserved_instance", end=TODAY + timedelta(days=30))
+    assert to_let_lapse([soon], {}, TODAY) == []
+    assert [lapse.used_after_share for lapse in to_let_lapse([soon], {soon.arn: D(0)}, TODAY)] == [D("0.0000")]
