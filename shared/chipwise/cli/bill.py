@@ -68,6 +68,8 @@ def ingest_command(
             f"{s.line_items:,} line items → {s.resources:,} resource-days, {s.service_costs:,} service totals, "
             f"{plural(s.commitments, 'commitment')}, {plural(s.unattributed, 'unattributed line')}",
             markup=False,
+            highlight=False,
+            soft_wrap=True,  # a long export URI stays whole (it is copied from here)
         )
         if s.other_providers:
             out.print(f"  {not_read(s.other_providers)}", markup=False)
@@ -124,6 +126,8 @@ def _print_show(
             f"{p['billing_period']} (payer {p['payer_account_id'] or 'unknown'}): {p['table']} ({p['data_format']}) "
             f"from {p['export_uri']}, {p['line_items']:,} line items",
             markup=False,
+            highlight=False,
+            soft_wrap=True,  # a long export URI stays whole (it is copied from here)
         )
         if p["not_read"]:
             out.print(f"  {not_read(p['not_read'])}", markup=False)

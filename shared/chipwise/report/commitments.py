@@ -185,26 +185,26 @@ def commitments_lines(result: CommitmentsResult) -> list[str]:
 
 
 def ending_soon(session: Session, account_id: str, today: date) -> tuple[str, ...]:
-    """The digest's "ending soon" lines: the account's commitments (the bill's latest terms) and Capacity Blocks (open
-    held-capacity findings) ending within 90 days, each with its end date and where the figure comes from."""
-    lines: dict[str, str] = {}
+    """The digest's "ending soon" lines, soonest first: the account's commitments (the bill's latest terms) and
+    Capacity Blocks (open held-capacity findings) ending within 90 days, each with its end date and where the figure
+    comes from."""
+    lines: dict[str, tuple[date, str]] = {}
     for row, period in BillRepository(session).commitments(account_id):
         if row.arn in lines or row.end_date is None or not 0 <= (row.end_date - today).days <= LAPSE_WINDOW_DAYS:
             continue
         hourly = f", {usd_per_hour(row.hourly_commitment)}" if row.hourly_commitment is not None else ""
         plan = row.offering_type or row.kind.replace("_", " ")
-        lines[row.arn] = f"{plan} {row.arn.rsplit('/', 1)[-1]}{hourly}: ends {row.end_date} (bill {period})"
+        text = f"{plan} {row.arn.rsplit('/', 1)[-1]}{hourly}: ends {row.end_date} (bill {period})"
+        lines[row.arn] = (row.end_date, text)
     for finding in FindingRepository(session).find(account_id=account_id, rule_ids=("capacity_held_idle",)):
         ends = finding.evidence.get("commitment_ends")
         end = parse_utc(str(ends)).date() if ends else None
         if end is None or not 0 <= (end - today).days <= LAPSE_WINDOW_DAYS:
             continue
-        lines[finding.resource_arn] = (
-            f"{finding.resource_name}{f' ({finding.instance_type})' if finding.instance_type else ''}: reserved "
-            f"capacity ends {end}, "
-            f"{(end - today).days} days left, unused"
-        )
-    return tuple(lines.values())
+        kind = f" ({finding.instance_type})" if finding.instance_type else ""
+        text = f"{finding.resource_name}{kind}: reserved capacity ends {end}, {(end - today).days} days left, unused"
+        lines[finding.resource_arn] = (end, text)
+    return tuple(text for _, text in sorted(lines.values()))
 
 
 def render_commitments_section(result: CommitmentsResult) -> str:

@@ -81,8 +81,11 @@ def test_a_scan_priced_from_the_bill_makes_no_cost_explorer_call(
     assert (gpu["cost_usd"], Decimal(gpu["effective_hourly_rate_usd"]), gpu["pricing"]) == ("48.00", 2, ["spot"])
     assert (endpoint["cost_usd"], Decimal(endpoint["effective_hourly_rate_usd"])) == ("47.52", Decimal("0.99"))
     assert inf2["team"] == "search"
-    # and the total is the export's accelerator lines to the cent: 18.1968 + 21.60 + 48.00 + 47.52 (tax apart)
-    assert costs["total_usd"] == "135.32"
+    # and the total is the bill's spend to the cent: the accelerator lines 18.1968 + 21.60 + 48.00 + 47.52 = 135.32,
+    # plus what no resource carries, named apart: 2 days of the plan's unused commitment (12.00 - 10.80) and tax
+    assert costs["total_usd"] == "147.72"
+    apart = {item["category"]: Decimal(item["usd"]) for item in costs["not_attributed"]}
+    assert apart == {"commitment_unused": Decimal("2.40"), "tax": Decimal("10.00")}
     assert by_id[seeded.arns["vision-g5"]]["cost_usd"] is None  # not in the bill
 
 

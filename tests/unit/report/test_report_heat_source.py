@@ -20,14 +20,14 @@ HOURS = [START + timedelta(hours=h) for h in range(3)]
 def stored(monkeypatch: pytest.MonkeyPatch) -> Any:
     """A trn1 EC2 instance whose store holds EC2 CPUUtilization and neuron-monitor NeuronCore rollups."""
 
-    def metric_averages(session: Any, resource_id: int, namespace: str, metric: str, *_: Any) -> list[Any]:
+    def metric_averages(self: Any, resource_id: int, namespace: str, metric: str, *_: Any) -> list[Any]:
         return [(h, 12.0) for h in HOURS] if (namespace, metric) == ("AWS/EC2", "CPUUtilization") else []
 
-    def neuroncore(session: Any, account_id: str, instance_id: str, *_: Any) -> list[Any]:
+    def neuroncore(self: Any, account_id: str, instance_id: str, *_: Any) -> list[Any]:
         return [(h, 88.0) for h in HOURS] if instance_id == "i-0trn1" else []
 
-    monkeypatch.setattr(build.usage_store, "metric_averages", metric_averages)
-    monkeypatch.setattr(build.neuron_store, "neuroncore_utilisation", neuroncore)
+    monkeypatch.setattr(build.UsageRepository, "metric_averages", metric_averages)
+    monkeypatch.setattr(build.NeuronRepository, "neuroncore_utilisation", neuroncore)
     return SimpleNamespace(id=1, arn="arn:aws:ec2:us-east-1:123456789012:instance/i-0trn1", account_id="123456789012")
 
 

@@ -460,8 +460,10 @@ def _updated_row(before: _Existing, draft: FindingDraft, now: datetime, scan_id:
     # A measurement that withdrew this very recommendation keeps it withdrawn (and its measured summary) while the
     # rules still recommend the same target; a different target is a new recommendation, open again.
     still_withdrawn = before.status == WITHDRAWN and same_target
-    if same_target and measured is not None and BENCHMARK_EVIDENCE_KEY in before.evidence:
-        values["summary"] = before.summary
+    benchmark = before.evidence.get(BENCHMARK_EVIDENCE_KEY) if same_target else None
+    held = isinstance(benchmark, dict) and benchmark.get("status") == "needs_review"
+    if benchmark is not None and (measured is not None or held):
+        values["summary"] = before.summary  # the measured sentence, or why the run is held for review
     status = WITHDRAWN if still_withdrawn else SUPPRESSED if still_suppressed else OPEN
     row = {
         "id": before.id,
