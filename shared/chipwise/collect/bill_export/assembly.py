@@ -15,7 +15,7 @@ from typing import Any
 from chipwise.catalog import platform_of
 from chipwise.collect.bill_export.errors import BillError
 from chipwise.collect.bill_export.query import RESULT_COLUMNS
-from chipwise.collect.bill_export.validation import check_amount, check_payers
+from chipwise.collect.bill_export.validation import LIMIT, check_amount, check_payers
 from chipwise.collect.costs import describe_usage_type
 from chipwise.models.bill import BillPeriod, Commitment, PeriodSink, Pricing, ResourceCost, ServiceCost, Unattributed
 
@@ -156,7 +156,9 @@ class Assembler:
         account = r[_ACCOUNT] or ""
         if len(account) > 12:
             raise BillError(f"{self.where}: account id {account[:20]}... longer than 12 characters (export rejected)")
-        effective = check_amount(_decimal(r[_EFFECTIVE]), f"{self.where}: account {account} {kind} cost")
+        effective = _decimal(r[_EFFECTIVE])
+        if not -LIMIT < effective < LIMIT:  # the message is built only for a rejected amount
+            check_amount(effective, f"{self.where}: account {account} {kind} cost")
         arn = r[_ARN] or ""
         if arn:
             self._commitment_terms(r, arn, account)
@@ -222,6 +224,11 @@ class Assembler:
         if not self.period_bounds[0] <= day < self.period_bounds[1]:
             raise BillError(f"{self.where}: usage on {day}, outside the billing period (export rejected)")
         instance_type, accelerator = self._instance_type(usage_type)
+        billed, list_cost, hours = _decimal(r[_BILLED]), _decimal(r[_LIST_COST]), _decimal(r[_HOURS])
+        if not (-LIMIT < billed < LIMIT and -LIMIT < list_cost < LIMIT and -LIMIT < hours < LIMIT):
+            check_amount(billed, f"{self.where}: {r[_RESOURCE]} billed cost")
+            check_amount(list_cost, f"{self.where}: {r[_RESOURCE]} list cost")
+            check_amount(hours, f"{self.where}: {r[_RESOURCE]} hours")
         cost = ResourceCost(
             account_id=account,
             region=r[_REGION] or "",
@@ -232,10 +239,10 @@ class Assembler:
             instance_type=instance_type,
             pricing=_pricing(kind),
             effective_cost=effective,
-            billed_cost=check_amount(_decimal(r[_BILLED]), f"{self.where}: {r[_RESOURCE]} billed cost"),
-            public_on_demand_cost=check_amount(_decimal(r[_LIST_COST]), f"{self.where}: {r[_RESOURCE]} list cost"),
+            billed_cost=billed,
+            public_on_demand_cost=list_cost,
             public_on_demand_rate=None if rate is None or rate == "" else _decimal(rate),
-            usage_hours=check_amount(_decimal(r[_HOURS]), f"{self.where}: {r[_RESOURCE]} hours"),
+            usage_hours=hours,
             commitment_arn=arn or None,
             parent_resource_id=r[_PARENT] or None,
             tags=self._tags(r[_TAGS]),
