@@ -21,14 +21,9 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
-    out = tmp_path_factory.mktemp("demo") / "artifacts"
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(out.parent), "CHIPWISE_DATABASE_URL": f"sqlite:///{out.parent}/x.db"}
-    result = subprocess.run(
-        [str(CHIPWISE), "demo", "-o", str(out)], capture_output=True, text=True, timeout=600, env=env, check=False
-    )
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    return out, {**env, "CHIPWISE_DATABASE_URL": f"sqlite:///{out}/chipwise-demo.db"}
+def demo(demo_artifacts: Path) -> tuple[Path, dict[str, str]]:
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(demo_artifacts.parent)}
+    return demo_artifacts, {**env, "CHIPWISE_DATABASE_URL": f"sqlite:///{demo_artifacts}/chipwise-demo.db"}
 
 
 @pytest.fixture(scope="module")
