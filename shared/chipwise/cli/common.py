@@ -5,7 +5,6 @@ modules only; a console is built the first time something is printed."""
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from collections.abc import Iterable
@@ -111,11 +110,15 @@ def progress() -> Progress:
 
 def print_json(document: Any) -> None:
     """Machine-readable output on stdout (Decimal and datetime as strings)."""
+    import json
+
     out.print_json(json.dumps(document, default=str), highlight=False)
 
 
 def print_json_lines(documents: Iterable[Any]) -> None:
     """One JSON document per line on stdout, written as each comes (a list of any length in flat memory)."""
+    import json
+
     write = sys.stdout.write
     for document in documents:
         write(json.dumps(document, default=str, separators=(",", ":")) + "\n")
@@ -165,6 +168,7 @@ def check_account_id(account: str | None, option: str = "--account") -> None:
 def known_regions() -> frozenset[str]:
     """Every region botocore's partitions file lists, in every partition: read as a file (no boto3 import)."""
     import importlib.util
+    import json
     from pathlib import Path
 
     spec = importlib.util.find_spec("botocore")
