@@ -235,11 +235,7 @@ class _Totals:
 
 def _resource(x: bill_store.SpendLine) -> dict[str, Any]:
     return {
-        "account_id": x.account_id,
-        "service": x.service,
-        "resource_id": x.resource_id,
-        "instance_type": x.instance_type,
-        "team": x.team,
+        **common.fields(x, "account_id service resource_id instance_type team"),
         "effective_usd": str(x.effective_cost),
         "public_on_demand_usd": str(x.public_on_demand_cost),
         "usage_hours": str(x.usage_hours),
@@ -283,13 +279,9 @@ def _first(lines: Iterator[bill_store.SpendLine], most: int) -> Iterator[bill_st
 
 def _period(p: Any) -> dict[str, Any]:
     return {
-        "billing_period": p.billing_period,
-        "payer_account_id": p.payer_account_id,
-        "export_uri": p.export_uri,
+        **common.fields(p, "billing_period payer_account_id export_uri"),
         "table": p.table_name,
-        "data_format": p.data_format,
-        "engine": p.engine,
-        "line_items": p.line_items,
+        **common.fields(p, "data_format engine line_items"),
         "ingested_at": p.ingested_at.isoformat(),
         "not_read": dict(p.other_providers or {}),
     }
@@ -298,11 +290,7 @@ def _period(p: Any) -> dict[str, Any]:
 def _commitment(c: Any, period: str) -> dict[str, Any]:
     return {
         "billing_period": period,
-        "arn": c.arn,
-        "account_id": c.account_id,
-        "kind": c.kind,
-        "offering_type": c.offering_type,
-        "family": c.family,
+        **common.fields(c, "arn account_id kind offering_type family"),
         "hourly_commitment_usd": None if c.hourly_commitment is None else str(c.hourly_commitment),
         "end_date": c.end_date.isoformat() if c.end_date else None,
         "used_usd": str(c.used_cost),

@@ -125,6 +125,11 @@ def print_json_lines(documents: Iterable[Any]) -> None:
     sys.stdout.flush()
 
 
+def fields(record: Any, names: str) -> dict[str, Any]:
+    """The attributes ``names`` (space-separated) of ``record`` as a dict, in that order (a row of --json)."""
+    return {name: getattr(record, name) for name in names.split()}
+
+
 def more_line(shown: int, total: int, noun: str, hint: str = "--limit N or --cursor") -> str | None:
     """ "n more" under a table cut to its top rows (None when everything is shown)."""
     rest = total - shown
