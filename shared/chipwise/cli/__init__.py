@@ -58,6 +58,8 @@ def load_commands(name: str) -> dict[str, Command]:
     entry = COMMANDS.get(name)
     plugged = plugin_entries() if entry is None else {}
     if entry is not None:
+        for module in entry.also:  # they add subcommands to the group when imported
+            importlib.import_module(f"{__name__}.{module}")
         importlib.import_module(f"{__name__}.{entry.module}").register(holder)
     elif name in plugged:
         module_name, _, attribute = plugged[name].partition(":")

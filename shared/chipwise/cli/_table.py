@@ -13,6 +13,7 @@ from typing import NamedTuple
 class Entry(NamedTuple):
     module: str  # chipwise.cli.<module> defines register(app), which adds this command (and maybe others)
     summary: str  # the first sentence of its help, as `chipwise --help` lists it
+    also: tuple[str, ...] = ()  # modules that add subcommands to it when imported (imported first)
 
 
 COMMANDS: dict[str, Entry] = {
@@ -36,7 +37,11 @@ COMMANDS: dict[str, Entry] = {
         "account's spend, workloads and findings; store them, write them to files and queue them to the advisory "
         "address.",
     ),
-    "findings": Entry("findings", "Findings: where accelerator money leaks, how much, how sure, and what to do."),
+    "findings": Entry(
+        "findings",
+        "Findings: where accelerator money leaks, how much, how sure, and what to do.",
+        also=("realised", "resources", "rules"),  # findings realised, explain and evaluate
+    ),
     "ingest-neuron": Entry(
         "neuron", "Parse neuron-monitor reports and store hourly rollups per instance and runtime (idempotent)."
     ),

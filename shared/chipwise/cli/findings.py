@@ -341,6 +341,4 @@ def _report(outcome: RemediationOutcome) -> None:
 
 
 def register(app: typer.Typer) -> None:
-    from chipwise.cli import realised, resources, rules  # noqa: F401  (their findings commands: realised, explain, evaluate)
-
-    app.add_typer(findings_app, name="findings")
+    app.add_typer(findings_app, name="findings")  # with the subcommands of the table's `also` modules
