@@ -11,7 +11,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
-from typing import ClassVar, Generic, Literal, TypeVar
+from typing import Any, ClassVar, Generic, Literal, TypeVar, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -59,6 +59,19 @@ class SavingParams(RuleParams):
     min_monthly_savings_usd: Decimal = Field(Decimal(20), ge=0, description="Smaller savings are not reported.")
 
 
+class IdleParams(RuleParams):
+    """Thresholds every rule that calls a resource idle over a period shares (the idle rules, cannot_judge)."""
+
+    min_idle_days: float = Field(7, ge=1, le=63, description="Days without work before a resource is idle.")
+    min_telemetry_share: float = Field(
+        0.5, ge=0, le=1, description="Share of the idle period that must have accelerator datapoints."
+    )
+
+    @property
+    def min_idle_hours(self) -> float:
+        return self.min_idle_days * 24
+
+
 P = TypeVar("P", bound=RuleParams)
 
 
@@ -94,10 +107,22 @@ class Outcome:
 
 
 class Rule(ABC, Generic[P]):
-    """A registered rule: class attributes ``meta`` and ``params_model``; ``evaluate`` is pure."""
+    """A registered rule: class attributes ``meta`` and ``params_model``; ``evaluate`` is pure.
+
+    ``params_model`` is the params class the rule is declared with (``class GpuIdle(Rule[GpuIdleParams])``), so a
+    rule names it once; a class may still set it itself."""
 
     meta: ClassVar[RuleMeta]
     params_model: ClassVar[type[RuleParams]]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "params_model" in cls.__dict__:
+            return
+        for base in cls.__dict__.get("__orig_bases__", ()):
+            declared = [a for a in get_args(base) if isinstance(a, type) and issubclass(a, RuleParams)]
+            if declared:
+                cls.params_model = declared[0]
 
     def __init__(self, params: P) -> None:
         self.params = params

@@ -31,6 +31,8 @@ class Registry:
             raise RegistryError(f"rule {meta.id!r} lives in module {module!r}: the module must be named after it")
         if meta.id in self._rules and self._rules[meta.id] is not cls:
             raise RegistryError(f"rule {meta.id!r} is registered twice")
+        if getattr(cls, "params_model", None) is None:
+            raise RegistryError(f"rule {meta.id!r} declares no params model (class {cls.__name__}(Rule[ItsParams]))")
         if cls.params_model.model_config.get("extra") != "forbid":
             raise RegistryError(f"rule {meta.id!r}: its params model must reject unknown keys (extra='forbid')")
         self._rules[meta.id] = cls

@@ -78,7 +78,6 @@ class AcceleratorOffHours(Rule[AcceleratorOffHoursParams]):
         "utilisation) with a regular weekly pattern",
         supersedes=("spiky_inference_bedrock",),
     )
-    params_model = AcceleratorOffHoursParams
 
     def evaluate(self, profile: ResourceProfile, ctx: RuleContext) -> FindingDraft | None:
         if (

@@ -66,7 +66,6 @@ class CapacityHeldIdle(Rule[CapacityHeldIdleParams]):
         applies_to="Active capacity reservations and Capacity Blocks; enabled Batch compute environments on "
         "accelerator types",
     )
-    params_model = CapacityHeldIdleParams
 
     def evaluate(self, profile: ResourceProfile, ctx: RuleContext) -> FindingDraft | None:
         if profile.kind == "bedrock_provisioned_throughput" and profile.state == "InService":

@@ -22,7 +22,6 @@ from chipwise.rules.base import (
     Rule,
     RuleContext,
     RuleMeta,
-    RuleParams,
     capacity,
     cost_evidence,
     idle_step,
@@ -30,26 +29,13 @@ from chipwise.rules.base import (
 )
 from chipwise.rules.base import rounded as r
 from chipwise.rules.registry import register
-from chipwise.rules.signals import read_gpu_idle
+from chipwise.rules.signals import GpuIdleThresholds, read_gpu_idle
 from chipwise.rules.traffic import requests
 
 
-class GpuIdleParams(RuleParams):
-    min_idle_days: float = Field(7, ge=1, le=63, description="Days under the threshold before a GPU is idle.")
-    max_gpu_utilization_pct: float = Field(
-        5.0, gt=0, le=100, description="Busiest-GPU utilisation below which an hour counts as idle."
-    )
-    min_telemetry_share: float = Field(
-        0.5, ge=0, le=1, description="Share of the idle period that must have GPU datapoints."
-    )
+class GpuIdleParams(GpuIdleThresholds):
     high_confidence_telemetry_share: float = Field(
         0.9, ge=0, le=1, description="Telemetry share of the idle period that makes the idleness certain."
-    )
-    max_gpu_memory_used_pct: float = Field(
-        10.0,
-        gt=0,
-        le=100,
-        description="GPU memory used (EKS nodes, Container Insights) at or above which the GPU counts as held.",
     )
 
 
@@ -69,20 +55,13 @@ class GpuIdle(Rule[GpuIdleParams]):
             "accelerator_off_hours",
         ),
     )
-    params_model = GpuIdleParams
 
     def evaluate(self, profile: ResourceProfile, ctx: RuleContext) -> FindingDraft | None:
         monthly = profile.monthly_cost
         if monthly is None or monthly <= 0:
             return None
         p = self.params
-        reading = read_gpu_idle(
-            profile,
-            max_gpu_pct=p.max_gpu_utilization_pct,
-            min_hours=p.min_idle_days * 24,
-            min_telemetry_share=p.min_telemetry_share,
-            max_memory_used_pct=p.max_gpu_memory_used_pct,
-        )
+        reading = read_gpu_idle(profile, p)
         if reading is None or reading.disagreement is not None:
             return None
         gpu = profile.signals.gpu_util

@@ -83,7 +83,6 @@ class GpuInferencePortable(MigrationRule[GpuInferencePortableParams]):
         "GPUs (batched throughput 2-3x a g5 per instance); small models belong on Inferentia1.",
         applies_to="Live g5/g6/g6e/p4d/p5 SageMaker endpoints and EC2 instances serving inference",
     )
-    params_model = GpuInferencePortableParams
 
     def evaluate(self, profile: ResourceProfile, ctx: RuleContext) -> FindingDraft | None:
         family = self._eligible(profile, ctx)

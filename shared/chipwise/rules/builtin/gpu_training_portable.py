@@ -63,7 +63,6 @@ class GpuTrainingPortable(MigrationRule[GpuTrainingPortableParams]):
         "price-performance than comparable GPUs; a supported model without custom CUDA ports in days to weeks.",
         applies_to="SageMaker training jobs and EC2 instances tagged or recognised as training, on NVIDIA GPUs",
     )
-    params_model = GpuTrainingPortableParams
 
     def evaluate(self, profile: ResourceProfile, ctx: RuleContext) -> FindingDraft | None:
         if profile.platform != "nvidia" or profile.kind not in TRAINING_KINDS or profile.hints.custom_cuda:

@@ -14,11 +14,11 @@ from chipwise.analyse.profiles import ResourceProfile
 from chipwise.models.common import Action, Confidence
 from chipwise.rules.base import (
     FindingDraft,
+    IdleParams,
     Outcome,
     Rule,
     RuleContext,
     RuleMeta,
-    RuleParams,
     cost_evidence,
     idle_step,
     money,
@@ -31,13 +31,9 @@ FAMILIES = ("inf1", "inf2")
 KINDS = ("sagemaker_endpoint", "ec2_instance")
 
 
-class InferentiaIdleParams(RuleParams):
-    min_idle_days: float = Field(7, ge=1, le=63, description="Days without work before a resource is idle.")
+class InferentiaIdleParams(IdleParams):
     max_neuroncore_utilization_pct: float = Field(
         1.0, gt=0, le=100, description="Busiest-NeuronCore utilisation below which an hour counts as idle."
-    )
-    min_telemetry_share: float = Field(
-        0.5, ge=0, le=1, description="Share of the idle period that must have Neuron datapoints."
     )
     high_confidence_telemetry_share: float = Field(
         0.9, ge=0, le=1, description="Telemetry share of the idle period that makes an instance's idleness certain."
@@ -60,7 +56,6 @@ class InferentiaIdle(Rule[InferentiaIdleParams]):
             "accelerator_off_hours",
         ),
     )
-    params_model = InferentiaIdleParams
 
     def evaluate(self, profile: ResourceProfile, ctx: RuleContext) -> FindingDraft | None:
         if profile.family not in FAMILIES or profile.kind not in KINDS or not profile.live or profile.serverless:
@@ -69,7 +64,7 @@ class InferentiaIdle(Rule[InferentiaIdleParams]):
         if monthly is None:
             return None
         p = self.params
-        min_hours = p.min_idle_days * 24
+        min_hours = p.min_idle_hours
         neuron = profile.signals.neuron_util
         usable = neuron is not None and neuron.hours >= p.min_telemetry_share * min_hours
         neuron_idle = idle_hours(profile, neuron, p.max_neuroncore_utilization_pct) if usable else None

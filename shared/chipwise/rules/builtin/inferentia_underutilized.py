@@ -70,7 +70,6 @@ class InferentiaUnderutilized(MigrationRule[InferentiaUnderutilizedParams]):
         "384 GiB to use a few; a smaller size (or fewer instances) holds the same model and traffic.",
         applies_to="Live inf1/inf2 SageMaker endpoints and EC2 instances",
     )
-    params_model = InferentiaUnderutilizedParams
 
     def evaluate(self, profile: ResourceProfile, ctx: RuleContext) -> FindingDraft | None:
         if (

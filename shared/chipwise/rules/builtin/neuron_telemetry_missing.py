@@ -40,7 +40,6 @@ class NeuronTelemetryMissing(Rule[NeuronTelemetryMissingParams]):
         # A resource that cannot be judged gets only this finding: no size or saving is claimed without evidence.
         supersedes=("trainium_serving_inference", "inferentia_underutilized"),
     )
-    params_model = NeuronTelemetryMissingParams
 
     def evaluate(self, profile: ResourceProfile, ctx: RuleContext) -> FindingDraft | None:
         if not profile.neuron or profile.kind not in KINDS or not profile.live or profile.serverless:

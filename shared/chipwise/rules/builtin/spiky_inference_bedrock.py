@@ -43,7 +43,6 @@ class SpikyInferenceBedrock(MigrationRule[SpikyInferenceBedrockParams]):
         "for a foundation model Bedrock offers, pay-per-token on-demand costs a fraction.",
         applies_to="Live SageMaker endpoints on accelerators, serving a family Amazon Bedrock offers",
     )
-    params_model = SpikyInferenceBedrockParams
 
     def evaluate(self, profile: ResourceProfile, ctx: RuleContext) -> FindingDraft | None:
         if profile.kind != "sagemaker_endpoint" or profile.platform == "cpu" or not profile.live:

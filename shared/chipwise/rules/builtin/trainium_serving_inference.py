@@ -76,7 +76,6 @@ class TrainiumServingInference(MigrationRule[TrainiumServingInferenceParams]):
         "Inferentia2 serves the same Neuron-compiled model for less per token.",
         applies_to="Live trn1/trn1n/trn2 SageMaker endpoints and EC2 instances",
     )
-    params_model = TrainiumServingInferenceParams
 
     def evaluate(self, profile: ResourceProfile, ctx: RuleContext) -> FindingDraft | None:
         families = FAMILIES + (GO_FORWARD_FAMILIES if self.params.include_go_forward else ())
