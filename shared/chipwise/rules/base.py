@@ -31,14 +31,17 @@ RULE_ID_PATTERN = r"^[a-z][a-z0-9]*(_[a-z0-9]+)*$"
 
 
 class RuleMeta(BaseModel):
-    """A rule's identity and why it exists. ``id`` must equal the rule's module name (checked at registration)."""
+    """A rule's identity and why it exists. ``id`` must equal the rule's module name (checked at registration).
+
+    A rule module states each once: left out, the id is the module's name and the rationale the rule class's
+    docstring (the registry fills them in and validates the whole)."""
 
     model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
-    id: str = Field(pattern=RULE_ID_PATTERN, max_length=64)
+    id: str = Field("", pattern=RULE_ID_PATTERN, max_length=64)
     title: str = Field(min_length=3, max_length=120)
     severity: Severity
-    rationale: str = Field(min_length=20, description="Why the pattern costs money, in a sentence or two.")
+    rationale: str = Field("", min_length=20, description="Why the pattern costs money, in a sentence or two.")
     applies_to: str = Field(min_length=3, description="Which resources the rule looks at.")
     supersedes: tuple[str, ...] = Field(
         (), description="Rules whose finding on the same resource this one makes moot (idle beats rightsizing)."
@@ -73,6 +76,14 @@ class IdleParams(RuleParams):
 
 
 P = TypeVar("P", bound=RuleParams)
+IDLE_SUPERSEDES = ("spiky_inference_bedrock", "accelerator_off_hours")
+
+
+def idle_meta(*, title: str, applies_to: str, supersedes: tuple[str, ...]) -> RuleMeta:
+    """The metadata of a rule that finds capacity doing nothing (severity high). Deleting or stopping it makes any
+    other finding on the same resource moot: it supersedes the Bedrock move and the off-hours schedule as well as
+    ``supersedes`` (its own platform's resizing or porting findings)."""
+    return RuleMeta(title=title, severity="high", applies_to=applies_to, supersedes=(*supersedes, *IDLE_SUPERSEDES))
 
 
 @dataclass(frozen=True)

@@ -22,13 +22,11 @@ OFF_HOURS = "accelerator_off_hours"
 S = TypeVar("S", bound=SavingParams)
 
 
-def resizing_meta(*, id: str, title: str, severity: Severity, rationale: str, applies_to: str) -> RuleMeta:
+def resizing_meta(*, title: str, severity: Severity, applies_to: str) -> RuleMeta:
     """The metadata of a rule that resizes or moves a resource. Resizing or moving changes the hourly rate a
     schedule would save on: the two savings do not add up, so the resource gets this finding and not also an
     off-hours one (a schedule is judged again after the change)."""
-    return RuleMeta(
-        id=id, title=title, severity=severity, rationale=rationale, applies_to=applies_to, supersedes=(OFF_HOURS,)
-    )
+    return RuleMeta(title=title, severity=severity, applies_to=applies_to, supersedes=(OFF_HOURS,))
 
 
 @dataclass(frozen=True)

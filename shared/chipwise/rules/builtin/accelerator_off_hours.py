@@ -68,12 +68,12 @@ class AcceleratorOffHoursParams(SavingParams):
 
 @register
 class AcceleratorOffHours(Rule[AcceleratorOffHoursParams]):
+    """An endpoint or instance that serves office hours bills nights and weekends too; a schedule (or SageMaker
+    scale-to-zero) stops paying for the hours it never works."""
+
     meta = RuleMeta(
-        id="accelerator_off_hours",
         title="Accelerator capacity running through its off hours",
         severity="medium",
-        rationale="An endpoint or instance that serves office hours bills nights and weekends too; a schedule "
-        "(or SageMaker scale-to-zero) stops paying for the hours it never works.",
         applies_to="Live accelerated SageMaker endpoints (requests) and EC2 instances (NeuronCore or GPU "
         "utilisation) with a regular weekly pattern",
         supersedes=("spiky_inference_bedrock",),

@@ -50,12 +50,12 @@ class CannotJudgeParams(GpuIdleThresholds):
 
 @register
 class CannotJudge(Rule[CannotJudgeParams]):
+    """An idle verdict resting on one metric can be wrong (DCGM can read 0 % under load), and some resources publish no
+    activity at all; the spend is named with the reason and the fix, never guessed."""
+
     meta = RuleMeta(
-        id="cannot_judge",
         title="Spend that cannot be judged",
         severity="medium",
-        rationale="An idle verdict resting on one metric can be wrong (DCGM can read 0 % under load), and some "
-        "resources publish no activity at all; the spend is named with the reason and the fix, never guessed.",
         applies_to="Live NVIDIA resources whose signals disagree; resources whose kind exposes no activity",
     )
 

@@ -21,9 +21,9 @@ from chipwise.rules.base import (
     Outcome,
     Rule,
     RuleContext,
-    RuleMeta,
     capacity,
     cost_evidence,
+    idle_meta,
     idle_step,
     money,
 )
@@ -41,19 +41,13 @@ class GpuIdleParams(GpuIdleThresholds):
 
 @register
 class GpuIdle(Rule[GpuIdleParams]):
-    meta = RuleMeta(
-        id="gpu_idle",
+    """GPU capacity is the most expensive line of an AI bill; a week with every GPU under 5 % is an instance or endpoint
+    left running after its work ended."""
+
+    meta = idle_meta(
         title="Idle GPU instance or endpoint",
-        severity="high",
-        rationale="GPU capacity is the most expensive line of an AI bill; a week with every GPU under 5 % "
-        "is an instance or endpoint left running after its work ended.",
         applies_to="Live NVIDIA GPU EC2 instances and SageMaker endpoints",
-        supersedes=(
-            "gpu_inference_portable",
-            "gpu_training_portable",
-            "spiky_inference_bedrock",
-            "accelerator_off_hours",
-        ),
+        supersedes=("gpu_inference_portable", "gpu_training_portable"),
     )
 
     def evaluate(self, profile: ResourceProfile, ctx: RuleContext) -> FindingDraft | None:

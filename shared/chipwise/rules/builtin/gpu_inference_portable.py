@@ -75,12 +75,12 @@ class _Sizing:
 
 @register
 class GpuInferencePortable(MigrationRule[GpuInferencePortableParams]):
+    """At steady utilisation Inferentia serves supported models at a lower cost per request than GPUs (batched
+    throughput 2-3x a g5 per instance); small models belong on Inferentia1."""
+
     meta = resizing_meta(
-        id="gpu_inference_portable",
         title="GPU inference portable to Inferentia",
         severity="medium",
-        rationale="At steady utilisation Inferentia serves supported models at a lower cost per request than "
-        "GPUs (batched throughput 2-3x a g5 per instance); small models belong on Inferentia1.",
         applies_to="Live g5/g6/g6e/p4d/p5 SageMaker endpoints and EC2 instances serving inference",
     )
 

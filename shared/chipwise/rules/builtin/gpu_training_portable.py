@@ -55,12 +55,12 @@ class GpuTrainingPortableParams(SavingParams):
 
 @register
 class GpuTrainingPortable(MigrationRule[GpuTrainingPortableParams]):
+    """Trainium trains mainstream transformer families at a representative 30-50 % better price-performance than
+    comparable GPUs; a supported model without custom CUDA ports in days to weeks."""
+
     meta = RuleMeta(
-        id="gpu_training_portable",
         title="GPU training portable to Trainium",
         severity="medium",
-        rationale="Trainium trains mainstream transformer families at a representative 30-50 % better "
-        "price-performance than comparable GPUs; a supported model without custom CUDA ports in days to weeks.",
         applies_to="SageMaker training jobs and EC2 instances tagged or recognised as training, on NVIDIA GPUs",
     )
 

@@ -18,8 +18,8 @@ from chipwise.rules.base import (
     Outcome,
     Rule,
     RuleContext,
-    RuleMeta,
     cost_evidence,
+    idle_meta,
     idle_step,
     money,
 )
@@ -42,19 +42,13 @@ class InferentiaIdleParams(IdleParams):
 
 @register
 class InferentiaIdle(Rule[InferentiaIdleParams]):
-    meta = RuleMeta(
-        id="inferentia_idle",
+    """An inf1/inf2 endpoint or instance bills every hour whether or not it serves a request; a week without invocations
+    or NeuronCore activity is capacity nobody uses."""
+
+    meta = idle_meta(
         title="Idle Inferentia endpoint or instance",
-        severity="high",
-        rationale="An inf1/inf2 endpoint or instance bills every hour whether or not it serves a request; a week "
-        "without invocations or NeuronCore activity is capacity nobody uses.",
         applies_to="Live inf1/inf2 SageMaker endpoints and EC2 instances",
-        supersedes=(
-            "inferentia_underutilized",
-            "neuron_telemetry_missing",
-            "spiky_inference_bedrock",
-            "accelerator_off_hours",
-        ),
+        supersedes=("inferentia_underutilized", "neuron_telemetry_missing"),
     )
 
     def evaluate(self, profile: ResourceProfile, ctx: RuleContext) -> FindingDraft | None:

@@ -62,12 +62,12 @@ class _Demand:
 
 @register
 class InferentiaUnderutilized(MigrationRule[InferentiaUnderutilizedParams]):
+    """An inf2.48xlarge serving an 8B model at 10 % NeuronCore utilisation pays for 24 cores and 384 GiB to use a few; a
+    smaller size (or fewer instances) holds the same model and traffic."""
+
     meta = resizing_meta(
-        id="inferentia_underutilized",
         title="Underutilised Inferentia capacity",
         severity="medium",
-        rationale="An inf2.48xlarge serving an 8B model at 10 % NeuronCore utilisation pays for 24 cores and "
-        "384 GiB to use a few; a smaller size (or fewer instances) holds the same model and traffic.",
         applies_to="Live inf1/inf2 SageMaker endpoints and EC2 instances",
     )
 

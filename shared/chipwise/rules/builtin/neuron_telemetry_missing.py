@@ -30,12 +30,12 @@ class NeuronTelemetryMissingParams(RuleParams):
 
 @register
 class NeuronTelemetryMissing(Rule[NeuronTelemetryMissingParams]):
+    """Inferentia and Trainium publish no accelerator utilisation to CloudWatch by themselves; without neuron-monitor
+    their spend cannot be judged, and low CPU says nothing about NeuronCores."""
+
     meta = RuleMeta(
-        id="neuron_telemetry_missing",
         title="Neuron telemetry missing",
         severity="medium",
-        rationale="Inferentia and Trainium publish no accelerator utilisation to CloudWatch by themselves; "
-        "without neuron-monitor their spend cannot be judged, and low CPU says nothing about NeuronCores.",
         applies_to="Live inf1/inf2/trn1/trn2 SageMaker endpoints and EC2 instances",
         # A resource that cannot be judged gets only this finding: no size or saving is claimed without evidence.
         supersedes=("trainium_serving_inference", "inferentia_underutilized"),

@@ -35,12 +35,12 @@ class SpikyInferenceBedrockParams(SavingParams):
 
 @register
 class SpikyInferenceBedrock(MigrationRule[SpikyInferenceBedrockParams]):
+    """A self-managed accelerator endpoint that idles most hours pays for capacity it rarely uses; for a foundation
+    model Bedrock offers, pay-per-token on-demand costs a fraction."""
+
     meta = RuleMeta(
-        id="spiky_inference_bedrock",
         title="Spiky inference better on Bedrock",
         severity="medium",
-        rationale="A self-managed accelerator endpoint that idles most hours pays for capacity it rarely uses; "
-        "for a foundation model Bedrock offers, pay-per-token on-demand costs a fraction.",
         applies_to="Live SageMaker endpoints on accelerators, serving a family Amazon Bedrock offers",
     )
 

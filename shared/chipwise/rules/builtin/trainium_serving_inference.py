@@ -68,12 +68,12 @@ class TrainiumServingInferenceParams(SavingParams):
 
 @register
 class TrainiumServingInference(MigrationRule[TrainiumServingInferenceParams]):
+    """A training chip used as a permanent inference server pays for a backward pass that never runs; Inferentia2 serves
+    the same Neuron-compiled model for less per token."""
+
     meta = resizing_meta(
-        id="trainium_serving_inference",
         title="Trainium serving inference",
         severity="high",
-        rationale="A training chip used as a permanent inference server pays for a backward pass that never runs; "
-        "Inferentia2 serves the same Neuron-compiled model for less per token.",
         applies_to="Live trn1/trn1n/trn2 SageMaker endpoints and EC2 instances",
     )
 
