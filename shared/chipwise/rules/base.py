@@ -8,6 +8,7 @@ applies the drafts to the findings table (upsert, first/last seen, auto-resolve)
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
@@ -26,6 +27,12 @@ from chipwise.models.findings import RecommendationDoc
 from chipwise.presentation import plural
 
 Severity = Literal["low", "medium", "high"]
+# A draft's fields copied from the profile (field: the profile's attribute) and from the rule's outcome (same name).
+DRAFT_FROM_PROFILE = {
+    **{name: name for name in ("account_id", "region", "instance_type", "instance_count")},
+    **{"resource_arn": "arn", "resource_variant": "variant", "resource_kind": "kind", "resource_name": "name"},
+}
+DRAFT_FROM_OUTCOME = ("confidence", "summary", "signals_used", "signals_missing", "effort")
 _CONFIDENCE_ORDER: tuple[Confidence, ...] = ("low", "medium", "high")
 RULE_ID_PATTERN = r"^[a-z][a-z0-9]*(_[a-z0-9]+)*$"
 
@@ -148,32 +155,22 @@ class Rule(ABC, Generic[P]):
         break_even = None if outcome.one_time_cost is None else break_even_months(outcome.one_time_cost, saving)
         return FindingDraft(
             rule_id=self.meta.id,
-            account_id=profile.account_id,
-            region=profile.region,
-            resource_arn=profile.arn,
-            resource_variant=profile.variant,
-            resource_kind=profile.kind,
-            resource_name=profile.name,
-            instance_type=profile.instance_type,
-            instance_count=profile.instance_count,
+            **copied(profile, DRAFT_FROM_PROFILE),
+            **copied(outcome, DRAFT_FROM_OUTCOME),
             monthly_cost_usd=cents(outcome.monthly_cost),
             estimated_monthly_savings_usd=saving,
-            recommendation=RecommendationDoc(
-                action=outcome.action,
-                target_platform=outcome.target_platform,
-                target_instance_type=outcome.target_instance_type,
-                target_count=outcome.target_count,
-                excluded_from_totals=outcome.excluded_from_totals,
-                software_path=outcome.software_path,
-            ),
-            confidence=outcome.confidence,
-            signals_used=outcome.signals_used,
-            signals_missing=outcome.signals_missing,
-            effort=outcome.effort,
+            recommendation=RecommendationDoc.model_validate(outcome, from_attributes=True),
             break_even_months=break_even,
-            summary=outcome.summary,
             evidence=FindingEvidence.from_rule(outcome.evidence),
         )
+
+
+def copied(source: object, fields: Mapping[str, str] | Iterable[str]) -> dict[str, Any]:
+    """The keyword arguments that copy ``source``'s attributes into a record: ``{field: source.<attribute>}`` for
+    each ``field: attribute`` of a mapping, or each name of an iterable (the same name on both sides). One mapping
+    instead of a keyword list spelling out every ``field=source.field``."""
+    pairs = fields.items() if isinstance(fields, Mapping) else ((name, name) for name in fields)
+    return {field: getattr(source, attribute) for field, attribute in pairs}
 
 
 def lower(confidence: Confidence, steps: int = 1) -> Confidence:
