@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
-from typing import Any, ClassVar, Generic, Literal, TypeVar, get_args
+from typing import Annotated, Any, ClassVar, Generic, Literal, TypeVar, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -55,6 +55,11 @@ class RuleMeta(BaseModel):
     )
 
 
+# The bounds a threshold of each kind takes, declared once: a utilisation percentage and a share of hours.
+Percent = Annotated[float, Field(gt=0, le=100)]
+Share = Annotated[float, Field(ge=0, le=1)]
+
+
 class RuleParams(BaseModel):
     """Thresholds of one rule; a policy file overrides them (``[rules.<rule_id>]``). Unknown keys are rejected."""
 
@@ -73,8 +78,8 @@ class IdleParams(RuleParams):
     """Thresholds every rule that calls a resource idle over a period shares (the idle rules, cannot_judge)."""
 
     min_idle_days: float = Field(7, ge=1, le=63, description="Days without work before a resource is idle.")
-    min_telemetry_share: float = Field(
-        0.5, ge=0, le=1, description="Share of the idle period that must have accelerator datapoints."
+    min_telemetry_share: Share = Field(
+        0.5, description="Share of the idle period that must have accelerator datapoints."
     )
 
     @property

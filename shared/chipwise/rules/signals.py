@@ -21,7 +21,7 @@ from pydantic import Field
 from chipwise.analyse.metric_keys import CONTAINER_INSIGHTS_SOURCES
 from chipwise.analyse.profiles import ResourceProfile
 from chipwise.models.common import SERVING_KINDS
-from chipwise.rules.base import IdleParams
+from chipwise.rules.base import IdleParams, Percent
 from chipwise.rules.traffic import hours_without_traffic, idle_hours
 
 GPU_KINDS = (*SERVING_KINDS, "ec2_instance")
@@ -41,13 +41,11 @@ class GpuIdleReading:
 class GpuIdleThresholds(IdleParams):
     """When a GPU reads idle: rule gpu_idle's thresholds, which rule cannot_judge reads the same GPU with."""
 
-    max_gpu_utilization_pct: float = Field(
-        5.0, gt=0, le=100, description="Busiest-GPU utilisation below which an hour counts as idle."
+    max_gpu_utilization_pct: Percent = Field(
+        5.0, description="Busiest-GPU utilisation below which an hour counts as idle."
     )
-    max_gpu_memory_used_pct: float = Field(
+    max_gpu_memory_used_pct: Percent = Field(
         10.0,
-        gt=0,
-        le=100,
         description="GPU memory used (EKS nodes, Container Insights) at or above which the GPU counts as held.",
     )
 

@@ -35,10 +35,12 @@ from chipwise.rules.base import (
     EvidenceValue,
     FindingDraft,
     Outcome,
+    Percent,
     Rule,
     RuleContext,
     RuleMeta,
     SavingParams,
+    Share,
     cost_evidence,
     money,
 )
@@ -58,11 +60,11 @@ class AcceleratorOffHoursParams(SavingParams):
         0.8, gt=0, le=1, description="Share of on-hour observations that must be busy (the pattern holds)."
     )
     high_confidence_regularity: float = Field(0.95, gt=0, le=1, description="Regularity that makes it high.")
-    max_idle_utilization_pct: float = Field(
-        5.0, gt=0, le=100, description="Busiest NeuronCore/GPU utilisation below which an instance's hour is idle."
+    max_idle_utilization_pct: Percent = Field(
+        5.0, description="Busiest NeuronCore/GPU utilisation below which an instance's hour is idle."
     )
-    min_telemetry_share: float = Field(
-        0.9, ge=0, le=1, description="Share of an instance's run hours that must have utilisation datapoints."
+    min_telemetry_share: Share = Field(
+        0.9, description="Share of an instance's run hours that must have utilisation datapoints."
     )
 
 

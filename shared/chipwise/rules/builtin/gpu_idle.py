@@ -21,6 +21,7 @@ from chipwise.rules.base import (
     Outcome,
     Rule,
     RuleContext,
+    Share,
     capacity,
     cost_evidence,
     idle_meta,
@@ -34,8 +35,8 @@ from chipwise.rules.traffic import requests
 
 
 class GpuIdleParams(GpuIdleThresholds):
-    high_confidence_telemetry_share: float = Field(
-        0.9, ge=0, le=1, description="Telemetry share of the idle period that makes the idleness certain."
+    high_confidence_telemetry_share: Share = Field(
+        0.9, description="Telemetry share of the idle period that makes the idleness certain."
     )
 
 

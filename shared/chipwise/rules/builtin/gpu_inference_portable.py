@@ -30,6 +30,7 @@ from chipwise.rules.base import (
     Outcome,
     RuleContext,
     SavingParams,
+    Share,
     cost_evidence,
     money,
 )
@@ -51,8 +52,8 @@ class GpuInferencePortableParams(SavingParams):
     support_levels: tuple[SupportLevel, ...] = Field(
         ("drop_in", "supported"), min_length=1, description="Neuron inference support levels worth a port."
     )
-    min_active_hour_share: float = Field(
-        0.8, ge=0, le=1, description="Endpoints: share of hours with requests that makes serving steady."
+    min_active_hour_share: Share = Field(
+        0.8, description="Endpoints: share of hours with requests that makes serving steady."
     )
     max_peak_to_mean: float = Field(5, gt=1, description="Endpoints: peak hour ÷ mean hour above which it is spiky.")
     min_gpu_p10_pct: float = Field(

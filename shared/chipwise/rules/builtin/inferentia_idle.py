@@ -16,8 +16,10 @@ from chipwise.rules.base import (
     FindingDraft,
     IdleParams,
     Outcome,
+    Percent,
     Rule,
     RuleContext,
+    Share,
     cost_evidence,
     idle_meta,
     idle_step,
@@ -32,11 +34,11 @@ KINDS = ("sagemaker_endpoint", "ec2_instance")
 
 
 class InferentiaIdleParams(IdleParams):
-    max_neuroncore_utilization_pct: float = Field(
-        1.0, gt=0, le=100, description="Busiest-NeuronCore utilisation below which an hour counts as idle."
+    max_neuroncore_utilization_pct: Percent = Field(
+        1.0, description="Busiest-NeuronCore utilisation below which an hour counts as idle."
     )
-    high_confidence_telemetry_share: float = Field(
-        0.9, ge=0, le=1, description="Telemetry share of the idle period that makes an instance's idleness certain."
+    high_confidence_telemetry_share: Share = Field(
+        0.9, description="Telemetry share of the idle period that makes an instance's idleness certain."
     )
 
 

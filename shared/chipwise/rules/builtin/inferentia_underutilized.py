@@ -19,7 +19,7 @@ from pydantic import Field
 
 from chipwise.analyse.profiles import ResourceProfile
 from chipwise.models.common import Confidence
-from chipwise.rules.base import FindingDraft, Outcome, RuleContext, SavingParams, cost_evidence, money
+from chipwise.rules.base import FindingDraft, Outcome, Percent, RuleContext, SavingParams, Share, cost_evidence, money
 from chipwise.rules.base import rounded as r
 from chipwise.rules.migration import MigrationRule, resizing_meta
 from chipwise.rules.registry import register
@@ -33,18 +33,14 @@ SECONDS_PER_HOUR = Decimal(3600)
 
 
 class InferentiaUnderutilizedParams(SavingParams):
-    max_p95_utilization_pct: float = Field(
-        30, gt=0, le=100, description="p95 of the busiest NeuronCore's utilisation under which capacity is idle."
+    max_p95_utilization_pct: Percent = Field(
+        30, description="p95 of the busiest NeuronCore's utilisation under which capacity is idle."
     )
-    fallback_max_busy_pct: float = Field(
+    fallback_max_busy_pct: Percent = Field(
         10,
-        gt=0,
-        le=100,
         description="Without Neuron telemetry: estimated busy share (requests/s x latency) under which it fires.",
     )
-    min_telemetry_share: float = Field(
-        0.5, ge=0, le=1, description="Share of the run that must have NeuronCore datapoints."
-    )
+    min_telemetry_share: Share = Field(0.5, description="Share of the run that must have NeuronCore datapoints.")
     bytes_per_parameter: Decimal = Field(
         Decimal(2), gt=0, description="Model bytes per parameter when memory is not observed (2 = BF16)."
     )

@@ -31,6 +31,7 @@ from chipwise.rules.base import (
     Outcome,
     RuleContext,
     SavingParams,
+    Share,
     cost_evidence,
     lower,
     money,
@@ -48,8 +49,8 @@ KINDS = ("sagemaker_endpoint", "ec2_instance")
 
 
 class TrainiumServingInferenceParams(SavingParams):
-    min_active_hour_share: float = Field(
-        0.8, ge=0, le=1, description="Untagged instances: share of hours with executions that says 'serving'."
+    min_active_hour_share: Share = Field(
+        0.8, description="Untagged instances: share of hours with executions that says 'serving'."
     )
     max_inference_memory_share: float = Field(
         0.75,
