@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from chipwise.analyse.profiles import ResourceProfile
 from chipwise.catalog import Assumptions, Catalog, ModelFamilies
 from chipwise.economics import break_even_months, cents, usd
-from chipwise.models.common import Action, Confidence, Effort, TargetPlatform, TotalsExclusion
+from chipwise.models.common import SERVING_KINDS, Action, Confidence, Effort, TargetPlatform, TotalsExclusion
 from chipwise.models.evidence import FindingEvidence
 from chipwise.models.findings import EvidenceValue as EvidenceValue
 from chipwise.models.findings import FindingDraft as FindingDraft
@@ -88,6 +88,7 @@ class IdleParams(RuleParams):
 
 
 P = TypeVar("P", bound=RuleParams)
+ENDPOINT_OR_INSTANCE = ("sagemaker_endpoint", "ec2_instance")
 IDLE_SUPERSEDES = ("spiky_inference_bedrock", "accelerator_off_hours")
 
 
@@ -154,6 +155,27 @@ class Rule(ABC, Generic[P]):
     def evaluate(self, profile: ResourceProfile, ctx: RuleContext) -> FindingDraft | None:
         """The finding this rule makes on ``profile``, or None."""
 
+    def idle(
+        self,
+        profile: ResourceProfile,
+        monthly: Decimal,
+        confidence: Confidence,
+        said: str,
+        evidence: dict[str, EvidenceValue],
+        used: tuple[str, ...],
+        missing: tuple[str, ...] = (),
+    ) -> FindingDraft:
+        """The finding on capacity that did nothing for a period (``said``: what it did not do, and how long): delete
+        it (a serving kind) or stop it (an instance), saving its whole cost."""
+        action: Action = "delete" if profile.kind in SERVING_KINDS else "stop"
+        summary = f"{said}: {idle_step(profile, action)} to save {money(monthly)}/month."
+        return self.draft(
+            profile,
+            Outcome(
+                monthly, monthly, action, confidence, summary, evidence, signals_used=used, signals_missing=missing
+            ),
+        )
+
     def draft(self, profile: ResourceProfile, outcome: Outcome) -> FindingDraft:
         """A draft for ``profile`` (money to the cent; break-even from the one-time cost when there is one)."""
         saving = cents(outcome.saving)
@@ -168,6 +190,17 @@ class Rule(ABC, Generic[P]):
             break_even_months=break_even,
             evidence=FindingEvidence.from_rule(outcome.evidence),
         )
+
+
+def running(profile: ResourceProfile, kinds: tuple[str, ...] = ENDPOINT_OR_INSTANCE) -> bool:
+    """Live, instance-backed capacity of one of ``kinds`` (a serverless endpoint has no instance to stop or size)."""
+    return profile.kind in kinds and profile.live and not profile.serverless
+
+
+def dedicated(profile: ResourceProfile) -> bool:
+    """Running endpoint or instance capacity one workload has to itself (not a variant its inference components
+    share: each component is judged on its own), the only capacity a rule resizes, moves or schedules."""
+    return running(profile) and not profile.shares_instances
 
 
 def copied(source: object, fields: Mapping[str, str] | Iterable[str]) -> dict[str, Any]:

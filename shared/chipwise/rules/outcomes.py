@@ -18,13 +18,12 @@ from chipwise.analyse.profiles import ResourceProfile
 from chipwise.models.common import SERVING_KINDS
 from chipwise.models.verdicts import MissingInput, ResourceVerdict, RuleOutcome, RuleOutcomeKind, VerdictKind
 from chipwise.presentation import plural
-from chipwise.rules.base import RuleContext, copied
+from chipwise.rules.base import ENDPOINT_OR_INSTANCE, RuleContext, copied
 from chipwise.rules.sizing import model_size
 
 NVIDIA = ("nvidia",)
 NEURON = ("inferentia", "trainium")
 ACCELERATED = ("nvidia", "inferentia", "trainium")
-ENDPOINT_OR_INSTANCE = ("sagemaker_endpoint", "ec2_instance")
 BYTES_PER_PARAMETER = Decimal(2)  # bf16/fp16 weights: the size check only asks whether a size is stated at all
 
 

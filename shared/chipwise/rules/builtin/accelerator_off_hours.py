@@ -42,14 +42,13 @@ from chipwise.rules.base import (
     SavingParams,
     Share,
     cost_evidence,
+    dedicated,
     money,
 )
 from chipwise.rules.base import rounded as r
 from chipwise.rules.registry import register
 from chipwise.rules.sizing import rate_confidence
 from chipwise.rules.traffic import ANY_ACTIVITY, traffic_known
-
-KINDS = ("sagemaker_endpoint", "ec2_instance")
 
 
 class AcceleratorOffHoursParams(SavingParams):
@@ -82,13 +81,7 @@ class AcceleratorOffHours(Rule[AcceleratorOffHoursParams]):
     )
 
     def evaluate(self, profile: ResourceProfile, ctx: RuleContext) -> FindingDraft | None:
-        if (
-            profile.kind not in KINDS
-            or profile.platform == "cpu"
-            or not profile.live
-            or profile.serverless
-            or profile.shares_instances
-        ):
+        if profile.platform == "cpu" or not dedicated(profile):
             return None
         monthly = profile.monthly_cost
         rate = profile.cost.hourly_rate

@@ -15,18 +15,16 @@ from __future__ import annotations
 from pydantic import Field
 
 from chipwise.analyse.profiles import ResourceProfile
-from chipwise.models.common import SERVING_KINDS, Action, Confidence
+from chipwise.models.common import Confidence
 from chipwise.rules.base import (
+    EvidenceValue,
     FindingDraft,
-    Outcome,
     Rule,
     RuleContext,
     Share,
     capacity,
     cost_evidence,
     idle_meta,
-    idle_step,
-    money,
 )
 from chipwise.rules.base import rounded as r
 from chipwise.rules.registry import register
@@ -63,37 +61,26 @@ class GpuIdle(Rule[GpuIdleParams]):
         assert gpu is not None
         idle = reading.idle_hours
         confidence: Confidence = "high" if gpu.hours >= p.high_confidence_telemetry_share * idle else "medium"
-        action: Action = "delete" if profile.kind in SERVING_KINDS else "stop"
         traffic = requests(profile)
-        return self.draft(
-            profile,
-            Outcome(
-                monthly_cost=monthly,
-                saving=monthly,
-                action=action,
-                confidence=confidence,
-                summary=f"{profile.name} ({capacity(profile)}) kept every GPU under "
-                f"{p.max_gpu_utilization_pct:g} % for {idle / 24:.0f} days (peak {gpu.maximum:.1f} %): "
-                f"{idle_step(profile, action)} to save {money(monthly)}/month.",
-                evidence={
-                    "idle_days": r(idle / 24, 1),
-                    "gpu_max_pct": r(gpu.maximum),
-                    "gpu_p95_pct": r(gpu.p95),
-                    "gpu_hours_with_data": gpu.hours,
-                    "gpu_source": profile.signals.gpu_source,
-                    "invocations_in_window": int(traffic.total) if traffic else None,
-                    "cpu_p95_pct": r(profile.signals.cpu_util.p95) if profile.signals.cpu_util else None,
-                    "gpu_memory_max_pct": r(profile.signals.gpu_memory_util.maximum)
-                    if profile.signals.gpu_memory_util and "gpu_memory_used" in reading.second_signals
-                    else None,
-                    "gpus_requested_max": r(profile.signals.gpus_requested.maximum)
-                    if profile.signals.gpus_requested
-                    else None,
-                    "gpu_power_max_watts": r(profile.signals.gpu_power_watts.maximum)
-                    if profile.signals.gpu_power_watts
-                    else None,
-                    **cost_evidence(profile),
-                },
-                signals_used=("gpu_utilization", *reading.second_signals),
-            ),
+        evidence: dict[str, EvidenceValue] = {
+            "idle_days": r(idle / 24, 1),
+            "gpu_max_pct": r(gpu.maximum),
+            "gpu_p95_pct": r(gpu.p95),
+            "gpu_hours_with_data": gpu.hours,
+            "gpu_source": profile.signals.gpu_source,
+            "invocations_in_window": int(traffic.total) if traffic else None,
+            "cpu_p95_pct": r(profile.signals.cpu_util.p95) if profile.signals.cpu_util else None,
+            "gpu_memory_max_pct": r(profile.signals.gpu_memory_util.maximum)
+            if profile.signals.gpu_memory_util and "gpu_memory_used" in reading.second_signals
+            else None,
+            "gpus_requested_max": r(profile.signals.gpus_requested.maximum) if profile.signals.gpus_requested else None,
+            "gpu_power_max_watts": r(profile.signals.gpu_power_watts.maximum)
+            if profile.signals.gpu_power_watts
+            else None,
+            **cost_evidence(profile),
+        }
+        said = (
+            f"{profile.name} ({capacity(profile)}) kept every GPU under {p.max_gpu_utilization_pct:g} % for "
+            f"{idle / 24:.0f} days (peak {gpu.maximum:.1f} %)"
         )
+        return self.idle(profile, monthly, confidence, said, evidence, ("gpu_utilization", *reading.second_signals))

@@ -11,26 +11,24 @@ from __future__ import annotations
 from pydantic import Field
 
 from chipwise.analyse.profiles import ResourceProfile
-from chipwise.models.common import Action, Confidence
+from chipwise.models.common import Confidence
 from chipwise.rules.base import (
+    EvidenceValue,
     FindingDraft,
     IdleParams,
-    Outcome,
     Percent,
     Rule,
     RuleContext,
     Share,
     cost_evidence,
     idle_meta,
-    idle_step,
-    money,
+    running,
 )
 from chipwise.rules.base import rounded as r
 from chipwise.rules.registry import register
 from chipwise.rules.traffic import hours_without_traffic, idle_hours, requests
 
 FAMILIES = ("inf1", "inf2")
-KINDS = ("sagemaker_endpoint", "ec2_instance")
 
 
 class InferentiaIdleParams(IdleParams):
@@ -54,7 +52,7 @@ class InferentiaIdle(Rule[InferentiaIdleParams]):
     )
 
     def evaluate(self, profile: ResourceProfile, ctx: RuleContext) -> FindingDraft | None:
-        if profile.family not in FAMILIES or profile.kind not in KINDS or not profile.live or profile.serverless:
+        if profile.family not in FAMILIES or not running(profile):
             return None
         monthly = profile.monthly_cost
         if monthly is None:
@@ -74,9 +72,8 @@ class InferentiaIdle(Rule[InferentiaIdleParams]):
         used = tuple(
             s for s, present in (("invocations", quiet is not None), ("neuroncore_utilization", neuron)) if present
         )
-        action: Action = "delete" if profile.kind == "sagemaker_endpoint" else "stop"
         traffic = requests(profile)
-        evidence = {
+        evidence: dict[str, EvidenceValue] = {
             "idle_days": r(idle / 24, 1),
             "invocations_in_window": int(traffic.total) if traffic else None,
             "neuroncore_max_pct": r(neuron.maximum) if neuron else None,
@@ -86,20 +83,9 @@ class InferentiaIdle(Rule[InferentiaIdleParams]):
             **cost_evidence(profile),
         }
         what = "served no request" if quiet is not None and quiet >= min_hours else "kept its NeuronCores idle"
-        return self.draft(
-            profile,
-            Outcome(
-                monthly_cost=monthly,
-                saving=monthly,
-                action=action,
-                confidence=confidence,
-                summary=f"{profile.name} ({profile.instance_count} × {profile.instance_type}) {what} for "
-                f"{idle / 24:.0f} days: {idle_step(profile, action)} to save {money(monthly)}/month.",
-                evidence=evidence,
-                signals_used=used,
-                signals_missing=() if neuron is not None else ("neuroncore_utilization",),
-            ),
-        )
+        said = f"{profile.name} ({profile.instance_count} × {profile.instance_type}) {what} for {idle / 24:.0f} days"
+        missing = () if neuron is not None else ("neuroncore_utilization",)
+        return self.idle(profile, monthly, confidence, said, evidence, used, missing)
 
 
 def _idle_period(quiet: float | None, neuron_idle: float | None, has_neuron: bool, min_hours: float) -> float | None:

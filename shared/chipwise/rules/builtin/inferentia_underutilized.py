@@ -19,7 +19,16 @@ from pydantic import Field
 
 from chipwise.analyse.profiles import ResourceProfile
 from chipwise.models.common import Confidence
-from chipwise.rules.base import FindingDraft, Outcome, Percent, RuleContext, SavingParams, Share, cost_evidence, money
+from chipwise.rules.base import (
+    FindingDraft,
+    Percent,
+    RuleContext,
+    SavingParams,
+    Share,
+    cost_evidence,
+    dedicated,
+    money,
+)
 from chipwise.rules.base import rounded as r
 from chipwise.rules.migration import MigrationRule, resizing_meta
 from chipwise.rules.registry import register
@@ -27,7 +36,6 @@ from chipwise.rules.sizing import HUNDRED, ModelSize, busy_neuron_cores, model_s
 from chipwise.rules.traffic import requests
 
 FAMILIES = ("inf1", "inf2")
-KINDS = ("sagemaker_endpoint", "ec2_instance")
 MICROSECONDS = Decimal(1_000_000)
 SECONDS_PER_HOUR = Decimal(3600)
 
@@ -68,13 +76,7 @@ class InferentiaUnderutilized(MigrationRule[InferentiaUnderutilizedParams]):
     )
 
     def evaluate(self, profile: ResourceProfile, ctx: RuleContext) -> FindingDraft | None:
-        if (
-            profile.family not in FAMILIES
-            or profile.kind not in KINDS
-            or not profile.live
-            or profile.serverless
-            or profile.shares_instances
-        ):
+        if profile.family not in FAMILIES or not dedicated(profile):
             return None
         monthly = profile.monthly_cost
         demand = self._demand(profile, ctx)
@@ -89,38 +91,32 @@ class InferentiaUnderutilized(MigrationRule[InferentiaUnderutilizedParams]):
         if fit.instance.name == profile.instance_type and fit.count >= profile.instance_count:
             return None
         target = f"{fit.count} × {fit.instance.name}"
-        return self.draft(
-            profile,
-            Outcome(
-                monthly_cost=monthly,
-                saving=saving,
-                action="rightsize",
-                target_platform="inferentia",
-                target_instance_type=fit.instance.name,
-                target_count=fit.count,
-                confidence=demand.confidence,
-                summary=f"{profile.name} ({profile.instance_count} × {profile.instance_type}) peaks at "
-                f"{demand.p95_pct:.0f} % NeuronCore utilisation (p95) with {demand.size.memory_gib:.0f} GiB of model: "
-                f"{target} holds it with headroom for {money(fit.monthly_usd)}/month, saving {money(saving)}/month.",
-                evidence={
-                    "neuroncore_p95_pct": r(demand.p95_pct),
-                    "busy_cores_p95": r(demand.busy_cores),
-                    "busy_cores_basis": demand.busy_basis,
-                    "required_cores": r(sized.need.cores),
-                    "model_memory_gib": r(demand.size.memory_gib),
-                    "model_memory_basis": demand.size.basis,
-                    "required_memory_gib": r(sized.need.memory_gib),
-                    "target_hourly_usd": r(fit.hourly_usd, 6),
-                    "target_monthly_usd": r(fit.monthly_usd),
-                    **_traffic_evidence(profile),
-                    **cost_evidence(profile),
-                },
-                signals_used=demand.signals,
-                signals_missing=() if "neuroncore_utilization" in demand.signals else ("neuroncore_utilization",),
-                effort="days",
-                one_time_cost=ctx.assumptions.porting_cost_usd("days"),
-            ),
+        outcome = sized.outcome(
+            monthly,
+            "rightsize",
+            confidence=demand.confidence,
+            summary=f"{profile.name} ({profile.instance_count} × {profile.instance_type}) peaks at "
+            f"{demand.p95_pct:.0f} % NeuronCore utilisation (p95) with {demand.size.memory_gib:.0f} GiB of model: "
+            f"{target} holds it with headroom for {money(fit.monthly_usd)}/month, saving {money(saving)}/month.",
+            evidence={
+                "neuroncore_p95_pct": r(demand.p95_pct),
+                "busy_cores_p95": r(demand.busy_cores),
+                "busy_cores_basis": demand.busy_basis,
+                "required_cores": r(sized.need.cores),
+                "model_memory_gib": r(demand.size.memory_gib),
+                "model_memory_basis": demand.size.basis,
+                "required_memory_gib": r(sized.need.memory_gib),
+                "target_hourly_usd": r(fit.hourly_usd, 6),
+                "target_monthly_usd": r(fit.monthly_usd),
+                **_traffic_evidence(profile),
+                **cost_evidence(profile),
+            },
+            signals_used=demand.signals,
+            signals_missing=() if "neuroncore_utilization" in demand.signals else ("neuroncore_utilization",),
+            effort="days",
+            one_time_cost=ctx.assumptions.porting_cost_usd("days"),
         )
+        return self.draft(profile, outcome)
 
     def _demand(self, profile: ResourceProfile, ctx: RuleContext) -> _Demand | None:
         neuron = profile.signals.neuron_util

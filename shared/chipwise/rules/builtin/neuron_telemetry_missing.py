@@ -14,12 +14,20 @@ from pydantic import Field
 
 from chipwise.analyse.metric_keys import NEURON_COVERAGE
 from chipwise.analyse.profiles import ResourceProfile
-from chipwise.rules.base import FindingDraft, Outcome, Rule, RuleContext, RuleMeta, RuleParams, cost_evidence, money
+from chipwise.rules.base import (
+    FindingDraft,
+    Outcome,
+    Rule,
+    RuleContext,
+    RuleMeta,
+    RuleParams,
+    cost_evidence,
+    money,
+    running,
+)
 from chipwise.rules.base import rounded as r
 from chipwise.rules.registry import register
 from chipwise.rules.traffic import requests
-
-KINDS = ("sagemaker_endpoint", "ec2_instance")
 
 
 class NeuronTelemetryMissingParams(RuleParams):
@@ -42,7 +50,7 @@ class NeuronTelemetryMissing(Rule[NeuronTelemetryMissingParams]):
     )
 
     def evaluate(self, profile: ResourceProfile, ctx: RuleContext) -> FindingDraft | None:
-        if not profile.neuron or profile.kind not in KINDS or not profile.live or profile.serverless:
+        if not profile.neuron or not running(profile):
             return None
         if profile.neuron_telemetry != "missing" or profile.run_hours < self.params.min_run_days * 24:
             return None
