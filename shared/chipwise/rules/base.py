@@ -155,6 +155,18 @@ class Rule(ABC, Generic[P]):
     def evaluate(self, profile: ResourceProfile, ctx: RuleContext) -> FindingDraft | None:
         """The finding this rule makes on ``profile``, or None."""
 
+    @staticmethod
+    def running(profile: ResourceProfile, kinds: tuple[str, ...] = ENDPOINT_OR_INSTANCE) -> bool:
+        """Live, instance-backed capacity of one of ``kinds`` (a serverless endpoint has no instance to stop or
+        size)."""
+        return profile.kind in kinds and profile.live and not profile.serverless
+
+    @staticmethod
+    def dedicated(profile: ResourceProfile) -> bool:
+        """Running endpoint or instance capacity one workload has to itself (not a variant its inference components
+        share: each component is judged on its own), the only capacity a rule resizes, moves or schedules."""
+        return Rule.running(profile) and not profile.shares_instances
+
     def idle(
         self,
         profile: ResourceProfile,
@@ -190,17 +202,6 @@ class Rule(ABC, Generic[P]):
             break_even_months=break_even,
             evidence=FindingEvidence.from_rule(outcome.evidence),
         )
-
-
-def running(profile: ResourceProfile, kinds: tuple[str, ...] = ENDPOINT_OR_INSTANCE) -> bool:
-    """Live, instance-backed capacity of one of ``kinds`` (a serverless endpoint has no instance to stop or size)."""
-    return profile.kind in kinds and profile.live and not profile.serverless
-
-
-def dedicated(profile: ResourceProfile) -> bool:
-    """Running endpoint or instance capacity one workload has to itself (not a variant its inference components
-    share: each component is judged on its own), the only capacity a rule resizes, moves or schedules."""
-    return running(profile) and not profile.shares_instances
 
 
 def copied(source: object, fields: Mapping[str, str] | Iterable[str]) -> dict[str, Any]:

@@ -42,7 +42,6 @@ from chipwise.rules.base import (
     SavingParams,
     Share,
     cost_evidence,
-    dedicated,
     money,
 )
 from chipwise.rules.base import rounded as r
@@ -81,7 +80,7 @@ class AcceleratorOffHours(Rule[AcceleratorOffHoursParams]):
     )
 
     def evaluate(self, profile: ResourceProfile, ctx: RuleContext) -> FindingDraft | None:
-        if profile.platform == "cpu" or not dedicated(profile):
+        if profile.platform == "cpu" or not self.dedicated(profile):
             return None
         monthly = profile.monthly_cost
         rate = profile.cost.hourly_rate

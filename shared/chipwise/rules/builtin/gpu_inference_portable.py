@@ -31,7 +31,6 @@ from chipwise.rules.base import (
     SavingParams,
     Share,
     cost_evidence,
-    dedicated,
     money,
 )
 from chipwise.rules.base import rounded as r
@@ -160,7 +159,7 @@ class GpuInferencePortable(MigrationRule[GpuInferencePortableParams]):
         return best.fit if best is not None and best.fit.monthly_usd <= fit.monthly_usd else fit
 
     def _eligible(self, profile: ResourceProfile, ctx: RuleContext) -> ModelFamily | None:
-        if profile.platform != "nvidia" or not dedicated(profile):
+        if profile.platform != "nvidia" or not self.dedicated(profile):
             return None
         if profile.family not in self.params.gpu_families or profile.hints.custom_cuda:
             return None

@@ -22,7 +22,6 @@ from chipwise.rules.base import (
     Share,
     cost_evidence,
     idle_meta,
-    running,
 )
 from chipwise.rules.base import rounded as r
 from chipwise.rules.registry import register
@@ -52,7 +51,7 @@ class InferentiaIdle(Rule[InferentiaIdleParams]):
     )
 
     def evaluate(self, profile: ResourceProfile, ctx: RuleContext) -> FindingDraft | None:
-        if profile.family not in FAMILIES or not running(profile):
+        if profile.family not in FAMILIES or not self.running(profile):
             return None
         monthly = profile.monthly_cost
         if monthly is None:

@@ -26,7 +26,6 @@ from chipwise.rules.base import (
     SavingParams,
     Share,
     cost_evidence,
-    dedicated,
     money,
 )
 from chipwise.rules.base import rounded as r
@@ -76,7 +75,7 @@ class InferentiaUnderutilized(MigrationRule[InferentiaUnderutilizedParams]):
     )
 
     def evaluate(self, profile: ResourceProfile, ctx: RuleContext) -> FindingDraft | None:
-        if profile.family not in FAMILIES or not dedicated(profile):
+        if profile.family not in FAMILIES or not self.dedicated(profile):
             return None
         monthly = profile.monthly_cost
         demand = self._demand(profile, ctx)

@@ -23,7 +23,6 @@ from chipwise.rules.base import (
     RuleParams,
     cost_evidence,
     money,
-    running,
 )
 from chipwise.rules.base import rounded as r
 from chipwise.rules.registry import register
@@ -50,7 +49,7 @@ class NeuronTelemetryMissing(Rule[NeuronTelemetryMissingParams]):
     )
 
     def evaluate(self, profile: ResourceProfile, ctx: RuleContext) -> FindingDraft | None:
-        if not profile.neuron or not running(profile):
+        if not profile.neuron or not self.running(profile):
             return None
         if profile.neuron_telemetry != "missing" or profile.run_hours < self.params.min_run_days * 24:
             return None

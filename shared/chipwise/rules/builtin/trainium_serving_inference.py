@@ -32,7 +32,6 @@ from chipwise.rules.base import (
     SavingParams,
     Share,
     cost_evidence,
-    dedicated,
     lower,
     money,
 )
@@ -79,7 +78,7 @@ class TrainiumServingInference(MigrationRule[TrainiumServingInferenceParams]):
 
     def evaluate(self, profile: ResourceProfile, ctx: RuleContext) -> FindingDraft | None:
         families = FAMILIES + (GO_FORWARD_FAMILIES if self.params.include_go_forward else ())
-        if profile.family not in families or not dedicated(profile):
+        if profile.family not in families or not self.dedicated(profile):
             return None
         monthly = profile.monthly_cost
         basis = self._serving_basis(profile, ctx)
