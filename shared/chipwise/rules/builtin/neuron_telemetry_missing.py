@@ -14,16 +14,7 @@ from pydantic import Field
 
 from chipwise.analyse.metric_keys import NEURON_COVERAGE
 from chipwise.analyse.profiles import ResourceProfile
-from chipwise.rules.base import (
-    FindingDraft,
-    Outcome,
-    Rule,
-    RuleContext,
-    RuleMeta,
-    RuleParams,
-    cost_evidence,
-    money,
-)
+from chipwise.rules.base import FindingDraft, Outcome, Rule, RuleContext, RuleMeta, RuleParams, cost_evidence, money
 from chipwise.rules.base import rounded as r
 from chipwise.rules.registry import register
 from chipwise.rules.traffic import requests
