@@ -34,7 +34,7 @@ from pydantic import ValidationError
 
 import chipwise
 from chipwise.errors import InvalidInput, NotFound, StoreUnavailable
-from chipwise.intake import guard, service, views
+from chipwise.intake import guard, links, service, views
 from chipwise.observability import logger
 from chipwise.plan.document import PlanDocument
 from chipwise.plan.intake import (
@@ -453,6 +453,30 @@ _LINK_RESPONSES: dict[int, Any] = {
 }
 
 
+def _are_you_sure(
+    plan_id: str, purpose: links.Purpose, *, title: str, message: str, button: str
+) -> tuple[Response[str] | None, str, str]:
+    """A signed link's two steps: on GET the page asking "are you sure?" (its link checked first), whose button
+    POSTs the same fields back; on POST None, the caller acting. With the link's expiry and signature."""
+    expires, signature = _link_fields()
+    if app.current_event.request_context.http.method.upper() == "POST":
+        return None, expires, signature
+    service.check_link(plan_id, purpose, expires, signature)
+    page = html_response(
+        200,
+        lambda nonce: views.confirm_page(
+            title=title,
+            message=message,
+            action=_path(f"/plans/{plan_id}/{purpose}"),
+            fields={"expires": expires, "signature": signature},
+            button=button,
+            home=_path("/intake"),
+            nonce=nonce,
+        ),
+    )
+    return page, expires, signature
+
+
 @app.route(
     "/plans/<plan_id>/confirm",
     method=["GET", "POST"],
@@ -461,28 +485,22 @@ _LINK_RESPONSES: dict[int, Any] = {
     tags=["plans"],
 )
 def confirm(plan_id: PlanId) -> Response[str]:
-    expires, signature = _link_fields()
-    home = _path("/intake")
-    if app.current_event.request_context.http.method.upper() != "POST":
-        service.check_link(plan_id, "confirm", expires, signature)
-        return html_response(
-            200,
-            lambda nonce: views.confirm_page(
-                title="Confirm your email address",
-                message="Press the button to confirm this address; we then email you the plan (once).",
-                action=_path(f"/plans/{plan_id}/confirm"),
-                fields={"expires": expires, "signature": signature},
-                button="Confirm and email me the plan",
-                home=home,
-                nonce=nonce,
-            ),
-        )
+    page, expires, signature = _are_you_sure(
+        plan_id,
+        "confirm",
+        title="Confirm your email address",
+        message="Press the button to confirm this address; we then email you the plan (once).",
+        button="Confirm and email me the plan",
+    )
+    if page is not None:
+        return page
     queued = service.confirm_address(plan_id, expires, signature)
     message = (
         "Thank you: your address is confirmed and the plan is on its way."
         if queued
         else "This address was already confirmed for this plan; the plan was emailed then."
     )
+    home = _path("/intake")
     return html_response(200, lambda nonce: views.message_page("Address confirmed", message, home=home, nonce=nonce))
 
 
@@ -494,23 +512,16 @@ def confirm(plan_id: PlanId) -> Response[str]:
     tags=["plans"],
 )
 def delete(plan_id: PlanId) -> Response[str]:
-    expires, signature = _link_fields()
+    page, expires, signature = _are_you_sure(
+        plan_id,
+        "delete",
+        title="Delete this plan?",
+        message="This deletes the plan, your answers and your contact details for good; its link stops working.",
+        button="Delete the plan and my answers",
+    )
+    if page is not None:
+        return page
     home = _path("/intake")
-    if app.current_event.request_context.http.method.upper() != "POST":
-        service.check_link(plan_id, "delete", expires, signature)
-        return html_response(
-            200,
-            lambda nonce: views.confirm_page(
-                title="Delete this plan?",
-                message="This deletes the plan, your answers and your contact details for good; its link stops "
-                "working.",
-                action=_path(f"/plans/{plan_id}/delete"),
-                fields={"expires": expires, "signature": signature},
-                button="Delete the plan and my answers",
-                home=home,
-                nonce=nonce,
-            ),
-        )
     service.delete_plan(plan_id, expires, signature)
     return html_response(
         200,
