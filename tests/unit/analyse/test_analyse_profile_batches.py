@@ -5,13 +5,10 @@ weekly pattern is read from are kept packed by hour of week and still answer eve
 from __future__ import annotations
 
 import random
-import sys
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
-from typing import Any
 
 import pytest
-from sqlalchemy import insert
+from analyse_factories import NOW, write_estate
 from sqlalchemy.orm import Session
 
 from chipwise.analyse.profile_builder import build_profiles, profile_batches
@@ -20,37 +17,8 @@ from chipwise.analyse.series import HOURS_PER_WEEK, hour_of_week, summarise
 from chipwise.catalog import get_catalog
 from chipwise.collect.metrics import metric_window
 from chipwise.store.repositories.profile_inputs import ProfileInputRepository
-from chipwise.store.tables import Account, CostRecord, MetricCoverage, MetricRollup, NeuronRollup, Resource
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
-from benchmarks.bench_rules import NOW, estate, neuron_rollups, rollups
 
 ACCOUNT, REGION, RESOURCES, DAYS = "123456789012", "us-east-1", 23, 9  # 23: not a multiple of any size below
-ROLLUP = ("resource_id", "namespace", "metric", "hour", "average", "maximum", "sum")
-NEURON = (
-    "account_id",
-    "instance_id",
-    "runtime_tag",
-    "hour",
-    "neuroncore_utilization_max",
-    "neuroncore_utilization_avg",
-    "cores_in_use",
-    "device_memory_used_max",
-    "executions_completed",
-)
-
-
-def _write(session: Session) -> None:
-    data = estate(RESOURCES, DAYS, account=ACCOUNT)
-    session.add(Account(account_id=ACCOUNT))
-    session.flush()
-    for table, rows in ((Resource, data.resources), (MetricCoverage, data.coverage), (CostRecord, data.costs)):
-        session.execute(insert(table), rows)
-    session.execute(insert(MetricRollup), [dict(zip(ROLLUP, r, strict=True)) for r in rollups(RESOURCES, DAYS)])
-    neuron: list[dict[str, Any]] = [
-        {**dict(zip(NEURON, r, strict=True)), "reports": 4} for r in neuron_rollups(RESOURCES, DAYS, account=ACCOUNT)
-    ]
-    session.execute(insert(NeuronRollup), neuron)
 
 
 def _batches(session: Session, size: int) -> list[list[ResourceProfile]]:
@@ -62,7 +30,7 @@ def _batches(session: Session, size: int) -> list[list[ResourceProfile]]:
 @pytest.mark.parametrize("size", [1, 5, 10, 22, 23])
 def test_any_batch_size_gives_the_profiles_of_one_batch(session: Session, size: int) -> None:
     # Given an estate of every shape the rules read (neuron-monitor rollups, weekly series, coverage, costs)
-    _write(session)
+    write_estate(session, ACCOUNT, RESOURCES, DAYS)
     # When it is profiled in batches of ``size`` and in one batch of everything
     batches = _batches(session, size)
     start, end = metric_window(NOW, DAYS)
