@@ -96,7 +96,7 @@ def test_missing_manifest_and_denied_read_name_the_file_and_the_action(
     aws: Any, session_factory: sessionmaker[Session], tmp_path: Path
 ) -> None:
     uri = _upload(_export(tmp_path, line_item_type_bill()))
-    with pytest.raises(BillError, match=r"BILLING_PERIOD=2026-09/chipwise-cur-Manifest.json: not found"):
+    with pytest.raises(BillError, match=r"BILLING_PERIOD=2026-09/chipwise-cur-Manifest.json: manifest not found"):
         ingest_bill(aws_context("us-east-1"), session_factory, uri=uri, periods=["2026-09"], engine="duckdb")
     s3 = boto3.client("s3", region_name="us-east-1")
     s3.put_bucket_policy(

@@ -26,14 +26,13 @@ from chipwise.collect.bill_export.query import (
     columns_read,
     family,
     legacy_tags,
-    logical_query,
     required_columns,
 )
 from chipwise.collect.bill_export.validation import (
     check_described,
     check_payers,
+    checked_query,
     rejected,
-    rejected_expr,
     row_sql,
     value_check_sql,
 )
@@ -45,6 +44,7 @@ if TYPE_CHECKING:
 FETCH_BATCH = 20_000  # result rows fetched at a time
 MEMORY_SHARE = 0.4  # of the function's memory, for DuckDB (the rest: Python, the batches, the store's driver)
 DEFAULT_MEMORY_MB = 256  # off Lambda
+CSV_BUFFER = 4 * 1024 * 1024  # bytes a CSV scan buffers (DuckDB: 32 MB per file scanned; a CUR line is a few KB)
 
 
 def cores() -> int:
@@ -88,7 +88,10 @@ def reader(paths: Sequence[Path], data_format: DataFormat, *, located: bool = Fa
     listed = ", ".join(f"'{_quote(p)}'" for p in paths)
     where = ", filename = true" + (", file_row_number = true" if data_format == "parquet" else "") if located else ""
     if data_format == "csv":
-        return f"read_csv([{listed}], header = true, all_varchar = true, union_by_name = true{where})"
+        return (
+            f"read_csv([{listed}], header = true, all_varchar = true, union_by_name = true,"
+            f" buffer_size = {CSV_BUFFER}{where})"
+        )
     return f"read_parquet([{listed}], union_by_name = true{where})"
 
 
@@ -171,7 +174,7 @@ def run_duckdb(
             src = source_of(table, data_format, union, reader(paths, data_format))
             try:
                 payer, others = _census(con, src, files[0][1])
-                cursor = con.execute(logical_query(src, rejected_expr(src, period)))
+                cursor = con.execute(checked_query(src, period))
                 returned = tuple(str(d[0]) for d in cursor.description or [])
                 if returned != RESULT_COLUMNS:
                     raise BillError(f"{files[0][1]}: the bill query returned {', '.join(returned)}")
