@@ -366,12 +366,12 @@ SUMS: Sequence[tuple[str, str]] = (
 TERMS = ("offering_type", "family", "end_time", "start_time", "commitment_region", "reserved_count")
 
 
-def logical_query(src: QuerySource, rejected: str = "''", group_rejected: str = "''") -> str:
+def logical_query(src: QuerySource, rejected: str = "''", group_rejected: str = "") -> str:
     """The one query: the source's lines in canonical form (AWS rows only), then summed per account, region, day,
     resource, pricing and commitment for the compute Chipwise inventories, per account, region and service for
     every other resource (``scope``); negations stay as their own rows, at 0, so that every line item read is
-    counted. Sums leave as exact decimal text (``CAST(SUM(..) AS VARCHAR)``: one ``Decimal(text)`` each in Python,
-    what Athena returns anyway).
+    counted. Sums leave as exact decimals (``DECIMAL(38,10)``: DuckDB hands Python ``Decimal`` objects, Athena
+    their text).
 
     What is the same on many lines is not carried through the per-resource-day sums (whose cost grows with every
     column they carry): a resource's tags (any one of its lines' tags: a resource's lines carry its tags) are
@@ -380,8 +380,9 @@ def logical_query(src: QuerySource, rejected: str = "''", group_rejected: str = 
 
     ``rejected`` says what is wrong with a line ('': nothing; :func:`chipwise.collect.bill_export.validation.
     rejected_expr`): the largest of a group leaves with it, so that the lines are checked in the same pass that
-    sums them; ``group_rejected`` checks what the sums' groups carry once per group (the length of an account id,
-    a region, a commitment's ARN ...: one check per group, not per line)."""
+    sums them; ``group_rejected`` (``WHEN <condition> THEN '<column: what>'`` clauses) checks what the sums' groups
+    carry once per group (the length of an account id, a region, a commitment's ARN ..., each sum within ±1e12:
+    one check per group, not per line)."""
     lines = _focus_lines(src) if family(src.table) == "focus" else _cur_lines(src)
     terms = {name: lines.pop(name) for name in TERMS}
     canonical = ",\n  ".join(f"{expr} AS {name}" for name, expr in lines.items())
@@ -401,7 +402,7 @@ def logical_query(src: QuerySource, rejected: str = "''", group_rejected: str = 
         f"{scoped[name]} AS {name}" if name in scoped else f"lines.{name}" for name in (*lines, "scope", "rejected")
     )
     group = ", ".join(GROUP_COLUMNS)
-    sums = ", ".join(f"CAST({agg}({name}) AS VARCHAR) AS {name}" for agg, name in SUMS)
+    sums = ", ".join(f"{agg}({name}) AS {name}" for agg, name in SUMS)
     tags_out = "to_json(arbitrary(tags))" if src.tags_are_map and src.dialect == "duckdb" else "arbitrary(tags)"
     term_columns = ", ".join(f"{expr} AS {name}" for name, expr in terms.items())
     term_maxes = ", ".join(f"MAX({name}) AS {name}" for name in TERMS)

@@ -24,6 +24,7 @@ from chipwise.collect.bill_export.query import (
     AWS_PROVIDER,
     COST_COLUMN,
     DATE_COLUMN,
+    SUMS,
     QuerySource,
     columns_read,
     family,
@@ -157,17 +158,21 @@ def rejected_expr(src: QuerySource, period: str) -> str:
 
 
 def group_rejected_expr(src: QuerySource) -> str:
-    """The length checks made once per aggregated group: ``WHEN <condition> THEN '<column: what>'`` clauses over
-    the query's output (``sums.account_id``, ``terms.family`` ...), a commitment's ARN named by its columns."""
+    """The checks made once per aggregated group: ``WHEN <condition> THEN '<column: what>'`` clauses over the
+    query's output: the lengths the groups carry (``sums.account_id``, ``terms.family`` ...; a commitment's ARN
+    named by its columns), and each sum within ±1e12 (the store's NUMERIC(18, 6))."""
     by_output: dict[str, tuple[list[str], int]] = {}
     for column in columns_read(src.table, src.split):
         if column in CHECKED_PER_GROUP and column in LENGTHS and src.physical.get(column) is not None:
             names, _ = by_output.get(CHECKED_PER_GROUP[column], ([], 0))
             by_output[CHECKED_PER_GROUP[column]] = ([*names, column], LENGTHS[column])
-    return " ".join(
+    lengths = [
         f"WHEN length({output}) > {limit} THEN '{' or '.join(names)}: longer than {limit} characters'"
         for output, (names, limit) in by_output.items()
-    )
+    ]
+    beyond = " OR ".join(f"ABS(sums.{name}) >= {int(LIMIT)}" for agg, name in SUMS if agg == "SUM")
+    label = f"{COST_COLUMN[family(src.table)]}: a sum of lines beyond what a bill can hold (±1e12)"
+    return " ".join([*lengths, f"WHEN {beyond} THEN '{label}'"])
 
 
 def checked_query(src: QuerySource, period: str) -> str:
