@@ -232,3 +232,35 @@ def test_duckdb_is_bounded_by_the_functions_memory_and_reads_in_utc(
     ).fetchone() or ("", "", True)
     con.close()
     assert (limit, zone, ordered) == ("390.0 MiB", "UTC", False)  # 409 MB as DuckDB prints it
+
+
+def test_a_query_out_of_memory_runs_again_on_one_thread(tmp_path: Path) -> None:
+    """DuckDB's aggregates spill; what cannot (each thread's scan buffers) grows with the threads: the query that
+    hits the limit before any row has left runs once more on one thread, and the bill is read whole."""
+    from chipwise.collect.bill_export import duckdb_engine
+
+    export = _export(tmp_path)
+    con = duckdb_engine.connect(tmp_path / "scratch")
+    statements: list[str] = []
+
+    class Failing:
+        """The connection, whose first bill query fails as DuckDB does when its memory limit is hit."""
+
+        def execute(self, sql: str) -> duckdb.DuckDBPyConnection:
+            statements.append(sql)
+            if sql.startswith("WITH lines AS") and len(statements) == 1:
+                raise duckdb.OutOfMemoryException("Out of Memory Error: could not allocate block of size 30.5 MiB")
+            return con.execute(sql)
+
+    data = next((export / "data").rglob("*.parquet"))
+    src = duckdb_engine.source_of("COST_AND_USAGE_REPORT", "parquet", _described(con, data), f"read_parquet('{data}')")
+    rows: list[object] = []
+    duckdb_engine._stream(Failing(), [(data, "f")], src, "2026-11", rows.append)  # type: ignore[arg-type]
+    assert [s.split()[0] for s in statements] == ["WITH", "SET", "WITH"]
+    assert statements[1] == "SET threads = 1"
+    assert sum(int(r[-2]) for r in rows) == 9  # every line item read once  # type: ignore[index]
+    con.close()
+
+
+def _described(con: duckdb.DuckDBPyConnection, data: Path) -> dict[str, str]:
+    return {str(r[0]): str(r[1]) for r in con.execute(f"DESCRIBE SELECT * FROM read_parquet('{data}')").fetchall()}

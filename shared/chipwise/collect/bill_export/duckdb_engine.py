@@ -37,6 +37,7 @@ from chipwise.collect.bill_export.validation import (
     value_check_sql,
 )
 from chipwise.models.bill import BillTable, DataFormat
+from chipwise.observability import logger
 
 if TYPE_CHECKING:
     import duckdb
@@ -174,20 +175,47 @@ def run_duckdb(
             src = source_of(table, data_format, union, reader(paths, data_format))
             try:
                 payer, others = _census(con, src, files[0][1])
-                cursor = con.execute(checked_query(src, period))
-                returned = tuple(str(d[0]) for d in cursor.description or [])
-                if returned != RESULT_COLUMNS:
-                    raise BillError(f"{files[0][1]}: the bill query returned {', '.join(returned)}")
-                while batch := cursor.fetchmany(FETCH_BATCH):
-                    for record in batch:
-                        if record[-1]:  # a rejected line: name its file and row (nothing is stored)
-                            _validate(con, files, src, period)
-                        sink(record)
+                _stream(con, files, src, period, sink)
             except duckdb.Error as exc:
                 raise BillError(f"{files[0][1]}: the bill query failed ({str(exc).splitlines()[0]})") from exc
             return DuckRead(sum(p.stat().st_size for p in paths), payer, others)
         finally:
             con.close()
+
+
+def _stream(
+    con: duckdb.DuckDBPyConnection,
+    files: Sequence[tuple[Path, str]],
+    src: QuerySource,
+    period: str,
+    sink: Callable[[Sequence[Any]], None],
+) -> None:
+    """Run the query and pass each row to ``sink`` as it is fetched. DuckDB's aggregates and joins spill to the
+    scratch directory beyond the memory limit; what cannot spill (each thread's scan buffers) grows with the
+    threads: should the limit still be hit before any row has left, the query runs once more on one thread."""
+    import duckdb
+
+    sunk = False
+    for attempt in ("as configured", "on one thread"):
+        if attempt == "on one thread":
+            con.execute("SET threads = 1")
+        try:
+            cursor = con.execute(checked_query(src, period))
+            returned = tuple(str(d[0]) for d in cursor.description or [])
+            if returned != RESULT_COLUMNS:
+                raise BillError(f"{files[0][1]}: the bill query returned {', '.join(returned)}")
+            while batch := cursor.fetchmany(FETCH_BATCH):
+                for record in batch:
+                    if record[-1]:  # a rejected line: name its file and row (nothing is stored)
+                        _validate(con, files, src, period)
+                    sunk = True
+                    sink(record)
+            return
+        except duckdb.OutOfMemoryException:
+            if sunk or attempt == "on one thread":
+                raise
+            logger().warning("bill query out of memory: running it again on one thread",
+                             extra={"file": files[0][1], "memory_limit_mb": memory_limit_mb()})  # fmt: skip
 
 
 def _validate(con: duckdb.DuckDBPyConnection, files: Sequence[tuple[Path, str]], src: QuerySource, period: str) -> None:
