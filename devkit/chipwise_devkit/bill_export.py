@@ -315,18 +315,13 @@ def write_export(
 LEGACY_MANIFEST_TYPES = {"VARCHAR": "OptionalString", "DOUBLE": "OptionalBigDecimal", "TIMESTAMP": "DateTime"}
 
 
+LEGACY_ASSEMBLY = "8e1f4f5a-0c2b-4d7e-9a51-2f6b3c0d9e11"  # the report version's id, as AWS names its folder
+
+
 def write_legacy_report(
-    root: Path,
-    report_name: str,
-    period: str,
-    lines: Iterable[Line],
-    *,
-    data_format: DataFormat = "csv",
-    bucket: str = "chipwise-bills",
-    prefix: str = "cur",
-    files: int = 1,
-    assembly_id: str = "8e1f4f5a-0c2b-4d7e-9a51-2f6b3c0d9e11",
-) -> Path:
+    root: Path, report_name: str, period: str, lines: Iterable[Line], data_format: DataFormat = "csv",
+    *, where: str = "chipwise-bills/cur", files: int = 1,
+) -> Path:  # fmt: skip
     """One billing period of a legacy Cost and Usage Report in its own delivery layout under ``root/<report>/``
     (``s3://bucket/prefix/<report>/`` in the manifest), as AWS's CUR user guide describes it:
 
@@ -337,7 +332,10 @@ def write_legacy_report(
 
     and the period's manifest ``<report>/yyyymmdd-yyyymmdd/<report>-Manifest.json`` (``assemblyId``, ``account``,
     ``columns`` as category and name, ``billingPeriod``, ``bucket``, ``reportKeys``: the data files' keys in the
-    bucket). Returns the report's directory (its ``data_export_uri`` as a local export)."""
+    bucket). ``where`` is the report's bucket and prefix. Returns the report's directory (its ``data_export_uri``
+    as a local export)."""
+    bucket, _, prefix = where.partition("/")
+    assembly_id = LEGACY_ASSEMBLY
     report_dir = root / report_name
     rows, tag_keys = _rows(list(lines), "LEGACY_CUR", data_format)
     columns = schema("LEGACY_CUR", tag_keys, data_format)

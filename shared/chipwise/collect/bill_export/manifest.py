@@ -136,8 +136,8 @@ class _LegacyManifest(BaseModel):
         column as its CSV header (``lineItem/UsageType``)."""
         columns = [ManifestColumn(name=f"{c.category}/{c.name}", type=c.type) for c in self.columns]
         uris = [f"s3://{self.bucket}/{key.lstrip('/')}" for key in self.report_keys]
-        return ExportManifest(executionId=self.assembly_id, columns=columns, dataFiles=uris,
-                              billingPeriod=self.billing_period)  # fmt: skip
+        return ExportManifest(execution_id=self.assembly_id, columns=columns, data_files=uris,
+                              billing_period=self.billing_period)  # fmt: skip
 
 
 def _fetch(aws: AwsContext | None, location: ExportLocation, uri: str) -> bytes | None:
