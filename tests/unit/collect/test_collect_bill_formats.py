@@ -16,6 +16,7 @@ import sys
 from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pytest
@@ -313,10 +314,15 @@ def test_a_legacy_report_in_its_own_layout_gives_the_same_costs(tmp_path: Path, 
         read_period(None, str(report), "2026-10")
 
 
-def test_a_legacy_manifest_naming_files_outside_the_reports_own_prefix_is_refused(tmp_path: Path) -> None:
-    report = write_legacy_report(tmp_path, "chipwise-legacy", "2026-11", line_item_type_bill(), data_format="parquet")
+def _legacy(tmp_path: Path, data_format: str) -> tuple[Path, Path, dict[str, Any]]:
+    """A legacy report written in its own layout: its directory, its period manifest's path and contents."""
+    report = write_legacy_report(tmp_path, "chipwise-legacy", "2026-11", line_item_type_bill(), data_format)  # type: ignore[arg-type]
     path = _manifest(report)
-    body = json.loads(path.read_text())
+    return report, path, json.loads(path.read_text())
+
+
+def test_a_legacy_manifest_naming_files_outside_the_reports_own_prefix_is_refused(tmp_path: Path) -> None:
+    report, path, body = _legacy(tmp_path, "parquet")
     (key,) = body["reportKeys"]
     path.write_text(json.dumps({**body, "reportKeys": [key, key]}))
     assert read_period(None, str(report), "2026-11").line_items == 9  # listed twice, read once
@@ -332,9 +338,7 @@ def test_a_legacy_manifest_naming_files_outside_the_reports_own_prefix_is_refuse
 
 
 def test_a_zip_compressed_legacy_report_is_refused_with_its_reason(tmp_path: Path) -> None:
-    report = write_legacy_report(tmp_path, "chipwise-legacy", "2026-11", line_item_type_bill(), data_format="csv")
-    path = _manifest(report)
-    body = json.loads(path.read_text())
+    report, path, body = _legacy(tmp_path, "csv")
     path.write_text(json.dumps({**body, "reportKeys": [k.replace(".csv.gz", ".csv.zip") for k in body["reportKeys"]]}))
     with pytest.raises(BillError, match=r"a ZIP-compressed report is not read"):
         read_period(None, str(report), "2026-11")
