@@ -128,10 +128,9 @@ class FindingRecord:
 
 
 @dataclass(frozen=True, slots=True)
-class RecommendationRecord:
-    """One pricing of a finding's recommendation: the estimate, then measurements."""
+class NewRecommendation:
+    """One pricing of a finding's recommendation, to be stored (its id comes from the store)."""
 
-    id: int
     finding_id: str
     source: str  # estimate|benchmark
     action: str
@@ -145,6 +144,13 @@ class RecommendationRecord:
     reason: str | None
     benchmark_run_id: str | None
     created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class RecommendationRecord(NewRecommendation):
+    """One pricing of a finding's recommendation as stored: the estimate, then measurements."""
+
+    id: int
 
 
 def finding_record(row: Finding) -> FindingRecord:
