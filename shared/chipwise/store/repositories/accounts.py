@@ -12,11 +12,10 @@ from typing import Any
 
 from sqlalchemy import func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.orm import Session
 
 from chipwise.models.scan import ScanDocument
 from chipwise.store.base import SerializedJson
-from chipwise.store.repositories.records import record_of
+from chipwise.store.repositories.records import Repository, record_of
 from chipwise.store.tables import Account, Finding, Scan
 
 FINISHED = ("succeeded", "partial")  # a scan that wrote its document
@@ -58,10 +57,7 @@ def _scans(rows: Iterable[Scan]) -> list[ScanRecord]:
     return [record_of(ScanRecord, row) for row in rows]
 
 
-class AccountRepository:
-    def __init__(self, session: Session) -> None:
-        self.session = session
-
+class AccountRepository(Repository):
     def get(self, account_id: str) -> AccountRecord | None:
         row = self.session.get(Account, account_id)
         return None if row is None else record_of(AccountRecord, row)
@@ -106,25 +102,12 @@ class AccountRepository:
         return sorted(ids)
 
 
-class ScanRepository:
-    def __init__(self, session: Session) -> None:
-        self.session = session
-
+class ScanRepository(Repository):
     def open(
         self, scan_id: str, account_id: str, region: str, *, started_at: datetime, window_start: date, window_end: date
     ) -> None:
         """A scan that starts now (``running``)."""
-        row = Scan(
-            id=scan_id,
-            account_id=account_id,
-            region=region,
-            status="running",
-            started_at=started_at,
-            window_start=window_start,
-            window_end=window_end,
-        )
-        self.session.add(row)
-        self.session.flush()
+        self._add(scan_id, account_id, region, window_start, window_end, status="running", started_at=started_at)
 
     def add_failed(
         self,
@@ -139,19 +122,23 @@ class ScanRepository:
         document: dict[str, Any],
     ) -> None:
         """A scan that could not start: ``failed`` at once, with its errors and document."""
-        row = Scan(
-            id=scan_id,
-            account_id=account_id,
-            region=region,
-            status="failed",
-            started_at=at,
-            finished_at=at,
-            window_start=window_start,
-            window_end=window_end,
-            errors=errors,
-            document=document,
+        columns = {"status": "failed", "started_at": at, "finished_at": at, "errors": errors, "document": document}
+        self._add(scan_id, account_id, region, window_start, window_end, **columns)
+
+    def _add(
+        self, scan_id: str, account_id: str, region: str, window_start: date, window_end: date, **columns: Any
+    ) -> None:
+        """A new scan of ``account_id`` in ``region`` over the window, with ``columns`` (flushed at once)."""
+        self.session.add(
+            Scan(
+                id=scan_id,
+                account_id=account_id,
+                region=region,
+                window_start=window_start,
+                window_end=window_end,
+                **columns,
+            )
         )
-        self.session.add(row)
         self.session.flush()
 
     def finish(

@@ -12,7 +12,6 @@ from decimal import Decimal
 from typing import Any
 
 from sqlalchemy import select
-from sqlalchemy.orm import Session
 
 from chipwise.store.repositories.findings import (
     BENCHMARK_EVIDENCE_KEY,
@@ -25,7 +24,7 @@ from chipwise.store.repositories.findings import (
     NewRecommendation as NewRecommendation,
 )
 from chipwise.store.repositories.neuron import NeuronRollupRecord
-from chipwise.store.repositories.records import record_of, values_of
+from chipwise.store.repositories.records import Repository, record_of, values_of
 from chipwise.store.repositories.usage import MetricRollupRecord
 from chipwise.store.tables import BenchmarkRun, Finding, MetricRollup, NeuronRollup, Recommendation
 
@@ -58,10 +57,7 @@ def _run(row: BenchmarkRun) -> BenchmarkRunRecord:
     return record_of(BenchmarkRunRecord, row)
 
 
-class BenchmarkRepository:
-    def __init__(self, session: Session) -> None:
-        self.session = session
-
+class BenchmarkRepository(Repository):
     # --- reading ------------------------------------------------------------------------------------------
 
     def eligible_findings(

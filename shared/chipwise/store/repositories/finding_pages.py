@@ -14,11 +14,11 @@ from decimal import Decimal
 from typing import Any
 
 from sqlalchemy import and_, exists, false, func, or_, select
-from sqlalchemy.orm import Session
 
 from chipwise.errors import NotFound
 from chipwise.models.findings import FindingDocument
 from chipwise.store.repositories.findings import finding_document
+from chipwise.store.repositories.records import Repository
 from chipwise.store.tables import Finding, Resource
 
 BATCH = 500  # rows read per statement when streaming every finding
@@ -81,11 +81,8 @@ def _where(stmt: Any, f: FindingFilter) -> Any:
 _ORDER = (Finding.estimated_monthly_savings_usd.desc(), Finding.rule_id, Finding.resource_name, Finding.id)
 
 
-class FindingPages:
+class FindingPages(Repository):
     """Pages, totals and per-account or per-team aggregates of the findings a filter selects."""
-
-    def __init__(self, session: Session) -> None:
-        self.session = session
 
     def totals(self, f: FindingFilter) -> FindingTotals:
         stmt = _where(select(func.count(), func.coalesce(func.sum(Finding.estimated_monthly_savings_usd), 0)), f)

@@ -25,12 +25,11 @@ from decimal import Decimal
 from typing import Any
 
 from sqlalchemy import Row, Table, bindparam, func, insert, select, update
-from sqlalchemy.orm import Session
 
 from chipwise.errors import InvalidInput, NotFound
 from chipwise.models.findings import FindingDocument, FindingDraft, RecommendationDoc
 from chipwise.models.resources import resource_key
-from chipwise.store.repositories.records import record_of
+from chipwise.store.repositories.records import Repository, record_of
 from chipwise.store.tables import Finding, Recommendation
 
 OPEN, RESOLVED, SUPPRESSED, WITHDRAWN = "open", "resolved", "suppressed", "withdrawn"
@@ -172,10 +171,7 @@ class Prediction:
     kind: str  # "measured" | "realised"
 
 
-class FindingRepository:
-    def __init__(self, session: Session) -> None:
-        self.session = session
-
+class FindingRepository(Repository):
     # --- lifecycle ----------------------------------------------------------------------------------------
 
     def apply(

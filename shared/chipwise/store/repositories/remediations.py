@@ -14,11 +14,10 @@ from typing import Any
 
 from sqlalchemy import delete, select, update
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.orm import Session
 
 from chipwise.errors import InvalidInput
 from chipwise.store.repositories.findings import FindingRecord
-from chipwise.store.repositories.records import record_of
+from chipwise.store.repositories.records import Repository, record_of
 from chipwise.store.tables import Finding, OutboxMessage, Remediation, RemediationInFlight
 
 APPLY, REFUSAL, ROLLBACK, DISMISSAL = "apply", "refusal", "rollback", "dismissal"
@@ -93,10 +92,7 @@ class FindingBusy(InvalidInput):
         super().__init__(f"finding {finding_id[:8]} is {said}: try again when it is done")
 
 
-class RemediationRepository:
-    def __init__(self, session: Session) -> None:
-        self.session = session
-
+class RemediationRepository(Repository):
     # --- one apply or rollback at a time ------------------------------------------------------------------------
 
     def claim(
