@@ -28,6 +28,21 @@ def serial_id() -> sa.Column[int]:
     return sa.Column("id", sa.Integer(), autoincrement=True, nullable=False)
 
 
+def timestamp(name: str, *, nullable: bool = False) -> sa.Column[Any]:
+    """A moment, stored in UTC and read back timezone-aware (the tables' ``Mapped[datetime]``)."""
+    return sa.Column(name, UTC, nullable=nullable)
+
+
+def money(name: str, *, nullable: bool = False) -> sa.Column[Any]:
+    """An amount of money or a quantity to the micro-unit (the tables' ``Mapped[Decimal]``)."""
+    return sa.Column(name, MONEY, nullable=nullable)
+
+
+def json_value(name: str, *, nullable: bool = False) -> sa.Column[Any]:
+    """A JSON document or list: JSONB on PostgreSQL (the tables' ``Mapped[dict[str, Any]]``, ``Mapped[list[Any]]``)."""
+    return sa.Column(name, JSON, nullable=nullable)
+
+
 def uuid(name: str = "id", *, nullable: bool = False) -> sa.Column[str]:
     """A key Chipwise makes (a UUID as text: a finding's, a scan's, a benchmark run's) or a reference to one."""
     return sa.Column(name, sa.String(length=36), nullable=nullable)
@@ -46,6 +61,11 @@ def region(*, nullable: bool = False) -> sa.Column[str]:
 def instance_type() -> sa.Column[str]:
     """An EC2 instance type, where the row has one."""
     return sa.Column("instance_type", sa.String(length=64), nullable=True)
+
+
+def seen() -> tuple[sa.Column[Any], ...]:
+    """When a scan first and last saw a row's subject (a resource, a finding)."""
+    return timestamp("first_seen"), timestamp("last_seen")
 
 
 def metric_key() -> tuple[sa.Column[Any], ...]:
@@ -70,20 +90,25 @@ def create_table(
     key: str = "id",
     refers: Mapping[str, str] | None = None,
     cascade: bool = True,
+    of_account: bool = False,
     unique: Sequence[str] = (),
     indexes: Mapping[str, Sequence[str]] | None = None,
 ) -> None:
     """``op.create_table`` with the constraints in the order the store's naming convention names them:
-    ``refers`` (column -> "table.column", each a foreign key, ``ON DELETE CASCADE`` unless ``cascade`` is False),
-    the primary key on ``key``, a unique constraint on ``unique``; then ``indexes`` (name -> columns)."""
+    ``refers`` (column -> "table.column", each a foreign key, ``ON DELETE CASCADE`` unless ``cascade`` is False;
+    ``of_account``: ``account_id`` refers to ``accounts.account_id``, never cascading), the primary key on ``key``,
+    a unique constraint on ``unique``; then ``indexes`` (name -> columns)."""
+    foreign = [(column, target, cascade) for column, target in (refers or {}).items()]
+    if of_account:
+        foreign.insert(0, ("account_id", "accounts.account_id", False))
     constraints: list[sa.Constraint] = []
-    for column, target in (refers or {}).items():
+    for column, target, cascading in foreign:
         constraints.append(
             sa.ForeignKeyConstraint(
                 [column],
                 [target],
                 name=op.f(f"fk_{name}_{column}_{target.split('.')[0]}"),
-                ondelete="CASCADE" if cascade else None,
+                ondelete="CASCADE" if cascading else None,
             )
         )
     constraints.append(sa.PrimaryKeyConstraint(key, name=op.f(f"pk_{name}")))

@@ -7,7 +7,7 @@ from sqlalchemy import Text
 from alembic import op
 
 import chipwise.store.base
-from chipwise.store.migrations.columns import JSON, MONEY, UTC, create_table, drop_table, serial_id
+from chipwise.store.migrations import columns as col
 ${imports if imports else ""}
 
 revision: str = ${repr(up_revision)}

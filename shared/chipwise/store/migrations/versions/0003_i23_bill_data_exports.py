@@ -5,28 +5,16 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-from chipwise.store.migrations.columns import (
-    JSON,
-    MONEY,
-    UTC,
-    account_id,
-    bill_part,
-    create_table,
-    drop_table,
-    instance_type,
-    region,
-    serial_id,
-)
-
+from chipwise.store.migrations import columns as col
 
 revision: str = "0003_i23_bill"
 down_revision: str | None = "0002_i18_beyond"  # chained on merge
 
 
 def upgrade() -> None:
-    create_table(
+    col.create_table(
         "bill_periods",
-        serial_id(),
+        col.serial_id(),
         sa.Column("export_uri", sa.String(length=1024), nullable=False),
         sa.Column("billing_period", sa.String(length=7), nullable=False),
         sa.Column("table_name", sa.String(length=32), nullable=False),
@@ -35,45 +23,45 @@ def upgrade() -> None:
         sa.Column("engine", sa.String(length=16), nullable=False),
         sa.Column("line_items", sa.BigInteger(), nullable=False),
         sa.Column("bytes_read", sa.BigInteger(), nullable=False),
-        sa.Column("ingested_at", UTC, nullable=False),
+        col.timestamp("ingested_at"),
         unique=("export_uri", "billing_period"),
     )
-    create_table(
+    col.create_table(
         "bill_commitments",
-        *bill_part(),
+        *col.bill_part(),
         sa.Column("arn", sa.String(length=256), nullable=False),
-        account_id(),
+        col.account_id(),
         sa.Column("kind", sa.String(length=16), nullable=False),
         sa.Column("offering_type", sa.String(length=64), nullable=True),
         sa.Column("family", sa.String(length=64), nullable=True),
-        sa.Column("hourly_commitment", MONEY, nullable=True),
+        col.money("hourly_commitment", nullable=True),
         sa.Column("end_date", sa.Date(), nullable=True),
-        sa.Column("used_cost", MONEY, nullable=False),
-        sa.Column("unused_cost", MONEY, nullable=False),
-        sa.Column("covered_accelerator_hours", MONEY, nullable=False),
-        sa.Column("accelerator_hours", MONEY, nullable=False),
+        col.money("used_cost"),
+        col.money("unused_cost"),
+        col.money("covered_accelerator_hours"),
+        col.money("accelerator_hours"),
         refers={"period_id": "bill_periods.id"},
         indexes={"ix_bill_commitments_period_id": ["period_id"]},
     )
-    create_table(
+    col.create_table(
         "bill_resource_costs",
-        *bill_part(),
-        account_id(),
-        region(),
+        *col.bill_part(),
+        col.account_id(),
+        col.region(),
         sa.Column("day", sa.Date(), nullable=False),
         sa.Column("resource_id", sa.String(length=1024), nullable=False),
         sa.Column("parent_resource_id", sa.String(length=1024), nullable=True),
         sa.Column("service", sa.String(length=128), nullable=False),
         sa.Column("usage_type", sa.String(length=256), nullable=False),
-        instance_type(),
+        col.instance_type(),
         sa.Column("pricing", sa.String(length=16), nullable=False),
         sa.Column("commitment_arn", sa.String(length=256), nullable=True),
-        sa.Column("effective_cost", MONEY, nullable=False),
-        sa.Column("billed_cost", MONEY, nullable=False),
-        sa.Column("public_on_demand_cost", MONEY, nullable=False),
-        sa.Column("public_on_demand_rate", MONEY, nullable=True),
-        sa.Column("usage_hours", MONEY, nullable=False),
-        sa.Column("tags", JSON, nullable=False),
+        col.money("effective_cost"),
+        col.money("billed_cost"),
+        col.money("public_on_demand_cost"),
+        col.money("public_on_demand_rate", nullable=True),
+        col.money("usage_hours"),
+        col.json_value("tags"),
         refers={"period_id": "bill_periods.id"},
         indexes={
             "ix_bill_resource_costs_account_day": ["account_id", "day"],
@@ -81,14 +69,14 @@ def upgrade() -> None:
             "ix_bill_resource_costs_resource": ["resource_id"],
         },
     )
-    create_table(
+    col.create_table(
         "bill_unattributed",
-        *bill_part(),
-        account_id(),
-        region(),
+        *col.bill_part(),
+        col.account_id(),
+        col.region(),
         sa.Column("category", sa.String(length=32), nullable=False),
         sa.Column("reason", sa.String(length=256), nullable=False),
-        sa.Column("amount", MONEY, nullable=False),
+        col.money("amount"),
         refers={"period_id": "bill_periods.id"},
         indexes={"ix_bill_unattributed_period_id": ["period_id"]},
     )
@@ -97,13 +85,13 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    drop_table("bill_unattributed", "ix_bill_unattributed_period_id")
-    drop_table(
+    col.drop_table("bill_unattributed", "ix_bill_unattributed_period_id")
+    col.drop_table(
         "bill_resource_costs",
         "ix_bill_resource_costs_resource",
         "ix_bill_resource_costs_period_id",
         "ix_bill_resource_costs_account_day",
     )
-    drop_table("bill_commitments", "ix_bill_commitments_period_id")
+    col.drop_table("bill_commitments", "ix_bill_commitments_period_id")
     op.drop_table("bill_periods")
     # ### end Alembic commands ###

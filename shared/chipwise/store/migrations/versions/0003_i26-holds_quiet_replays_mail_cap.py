@@ -5,19 +5,18 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-from chipwise.store.migrations.columns import UTC, account_id, create_table
-
+from chipwise.store.migrations import columns as col
 
 revision: str = "0003_i26_holds"
 down_revision: str | None = "0003_i23_bill"
 
 
 def upgrade() -> None:
-    create_table(
+    col.create_table(
         "notified_scans",
         sa.Column("scan_id", sa.String(length=64), nullable=False),
-        account_id(),
-        sa.Column("notified_at", UTC, nullable=False),
+        col.account_id(),
+        col.timestamp("notified_at"),
         key="scan_id",
     )
     with op.batch_alter_table("intake_submissions") as batch:

@@ -7,17 +7,16 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-from chipwise.store.migrations.columns import create_table, metric_key
-
+from chipwise.store.migrations import columns as col
 
 revision: str = "0005_i22_packed"
 down_revision: str | None = "0004_i25_ids"
 
 
 def upgrade() -> None:
-    create_table(
+    col.create_table(
         "metric_series",
-        *metric_key(),
+        *col.metric_key(),
         sa.Column("first_hour", sa.BigInteger(), nullable=False),
         sa.Column("since_hour", sa.BigInteger(), nullable=True),
         sa.Column("present", sa.LargeBinary(), nullable=False),

@@ -11,8 +11,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-from chipwise.store.migrations.columns import JSON, MONEY, account_id, bill_part, create_table, drop_table, region
-
+from chipwise.store.migrations import columns as col
 
 revision: str = "0006_i34_bill"
 down_revision: str | None = "0005_i22_packed"
@@ -22,7 +21,7 @@ def upgrade() -> None:
     with op.batch_alter_table("bill_periods") as batch:
         batch.add_column(sa.Column("payer_account_id", sa.String(length=12), nullable=False, server_default=""))
         batch.add_column(sa.Column("data_format", sa.String(length=16), nullable=False, server_default="parquet"))
-        batch.add_column(sa.Column("other_providers", JSON, nullable=False, server_default=sa.text("'{}'")))
+        batch.add_column(sa.Column("other_providers", col.JSON, nullable=False, server_default=sa.text("'{}'")))
     periods = sa.table(
         "bill_periods",
         sa.column("id", sa.Integer()),
@@ -51,13 +50,13 @@ def upgrade() -> None:
         batch.create_unique_constraint(
             "uq_bill_periods_payer_account_id_billing_period", ["payer_account_id", "billing_period"]
         )
-    create_table(
+    col.create_table(
         "bill_service_costs",
-        *bill_part(),
-        account_id(),
-        region(),
+        *col.bill_part(),
+        col.account_id(),
+        col.region(),
         sa.Column("service", sa.String(length=128), nullable=False),
-        sa.Column("effective_cost", MONEY, nullable=False),
+        col.money("effective_cost"),
         sa.Column("line_items", sa.BigInteger(), nullable=False),
         refers={"period_id": "bill_periods.id"},
         indexes={"ix_bill_service_costs_period_id": ["period_id"]},
@@ -65,7 +64,7 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    drop_table("bill_service_costs", "ix_bill_service_costs_period_id")
+    col.drop_table("bill_service_costs", "ix_bill_service_costs_period_id")
     with op.batch_alter_table("bill_periods") as batch:
         batch.drop_constraint("uq_bill_periods_payer_account_id_billing_period", type_="unique")
         batch.create_unique_constraint("uq_bill_periods_export_uri_billing_period", ["export_uri", "billing_period"])

@@ -9,8 +9,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-from chipwise.store.migrations.columns import MONEY, region
-
+from chipwise.store.migrations import columns as col
 
 revision: str = "0008_i38_commit"
 down_revision: str | None = "0007_i36_in_flight"
@@ -19,10 +18,10 @@ down_revision: str | None = "0007_i36_in_flight"
 def upgrade() -> None:
     with op.batch_alter_table("bill_commitments") as batch:
         batch.add_column(sa.Column("start_date", sa.Date(), nullable=True))
-        batch.add_column(region(nullable=True))
+        batch.add_column(col.region(nullable=True))
         batch.add_column(sa.Column("reserved_count", sa.Integer(), nullable=True))
-        batch.add_column(sa.Column("covered_on_demand_cost", MONEY, nullable=True))
-        batch.add_column(sa.Column("effective_rate", MONEY, nullable=True))
+        batch.add_column(col.money("covered_on_demand_cost", nullable=True))
+        batch.add_column(col.money("effective_rate", nullable=True))
 
 
 def downgrade() -> None:
