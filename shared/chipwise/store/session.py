@@ -11,37 +11,20 @@ from typing import TYPE_CHECKING
 
 from sqlalchemy import inspect
 from sqlalchemy.exc import DBAPIError
-from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.orm import Session as Session
+from sqlalchemy.orm import sessionmaker
 
 from chipwise.errors import StoreUnavailable
-from chipwise.store.engine import check_connection, describe_url, get_engine
+from chipwise.store.engine import check_connection as check_connection
+from chipwise.store.engine import describe_url as describe_url
+from chipwise.store.engine import get_engine as get_engine
 
 if TYPE_CHECKING:  # Alembic is imported only to migrate, never by a function that only checks the schema
     from alembic.config import Config
 
-# What the code above the store names a session and a session factory by (it imports nothing from sqlalchemy).
+# What the code above the store names a session and a session factory by (it imports nothing from sqlalchemy); the
+# names chipwise.store offers are listed there, the engine's are re-exported (`as`) for the store's own modules.
 SessionFactory = sessionmaker[Session]
-
-__all__ = [
-    "Session",
-    "SessionFactory",
-    "alembic_config",
-    "check_connection",
-    "current_revision",
-    "describe_url",
-    "discard",
-    "ensure_schema",
-    "get_engine",
-    "get_session_factory",
-    "guarded_scope",
-    "reading",
-    "savepoint",
-    "session_scope",
-    "table_names",
-    "transaction",
-    "upgrade",
-    "write_revision",
-]
 
 
 @lru_cache(maxsize=8)

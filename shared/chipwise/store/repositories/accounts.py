@@ -10,13 +10,12 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
-from sqlalchemy import func, select, update
+from sqlalchemy import Select, func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.orm import Session
 
 from chipwise.models.scan import ScanDocument
 from chipwise.store.base import SerializedJson
-from chipwise.store.repositories.records import record_of
+from chipwise.store.repositories.records import Repository, record_of
 from chipwise.store.tables import Account, Finding, Scan
 
 FINISHED = ("succeeded", "partial")  # a scan that wrote its document
@@ -58,10 +57,7 @@ def _scans(rows: Iterable[Scan]) -> list[ScanRecord]:
     return [record_of(ScanRecord, row) for row in rows]
 
 
-class AccountRepository:
-    def __init__(self, session: Session) -> None:
-        self.session = session
-
+class AccountRepository(Repository):
     def get(self, account_id: str) -> AccountRecord | None:
         row = self.session.get(Account, account_id)
         return None if row is None else record_of(AccountRecord, row)
@@ -106,25 +102,12 @@ class AccountRepository:
         return sorted(ids)
 
 
-class ScanRepository:
-    def __init__(self, session: Session) -> None:
-        self.session = session
-
+class ScanRepository(Repository):
     def open(
         self, scan_id: str, account_id: str, region: str, *, started_at: datetime, window_start: date, window_end: date
     ) -> None:
         """A scan that starts now (``running``)."""
-        row = Scan(
-            id=scan_id,
-            account_id=account_id,
-            region=region,
-            status="running",
-            started_at=started_at,
-            window_start=window_start,
-            window_end=window_end,
-        )
-        self.session.add(row)
-        self.session.flush()
+        self._add(scan_id, account_id, region, window_start, window_end, status="running", started_at=started_at)
 
     def add_failed(
         self,
@@ -139,19 +122,23 @@ class ScanRepository:
         document: dict[str, Any],
     ) -> None:
         """A scan that could not start: ``failed`` at once, with its errors and document."""
-        row = Scan(
-            id=scan_id,
-            account_id=account_id,
-            region=region,
-            status="failed",
-            started_at=at,
-            finished_at=at,
-            window_start=window_start,
-            window_end=window_end,
-            errors=errors,
-            document=document,
+        columns = {"status": "failed", "started_at": at, "finished_at": at, "errors": errors, "document": document}
+        self._add(scan_id, account_id, region, window_start, window_end, **columns)
+
+    def _add(
+        self, scan_id: str, account_id: str, region: str, window_start: date, window_end: date, **columns: Any
+    ) -> None:
+        """A new scan of ``account_id`` in ``region`` over the window, with ``columns`` (flushed at once)."""
+        self.session.add(
+            Scan(
+                id=scan_id,
+                account_id=account_id,
+                region=region,
+                window_start=window_start,
+                window_end=window_end,
+                **columns,
+            )
         )
-        self.session.add(row)
         self.session.flush()
 
     def finish(
@@ -198,7 +185,7 @@ class ScanRepository:
     def latest_document(self, account_id: str | None, region: str | None = None) -> ScanDocument | None:
         """The document of the latest finished scan (by its window) of the account (any when None), in ``region``
         when given."""
-        scan = self._latest_finished(account_id, region)
+        scan = self.latest_finished(account_id, region)
         return ScanDocument.model_validate(scan.document) if scan is not None and scan.document else None
 
     def latest_ids(self, account_id: str | None, region: str | None = None) -> builtins.list[str]:
@@ -269,19 +256,6 @@ class ScanRepository:
     ) -> ScanRecord | None:
         """The latest succeeded or partial scan (by its window, then its start; with a document unless told),
         of an account and region when given, started at or after ``started_since`` when given."""
-        found = self._latest_finished(account_id, region, with_document=with_document, started_since=started_since)
-        return _scan(found)
-
-    def _latest_finished(
-        self,
-        account_id: str | None = None,
-        region: str | None = None,
-        *,
-        with_document: bool = True,
-        started_since: datetime | None = None,
-    ) -> Scan | None:
-        """The latest succeeded or partial scan (by its window, then its start; with a document unless told),
-        of an account and region when given, started at or after ``started_since`` when given."""
         stmt = select(Scan).where(Scan.status.in_(FINISHED))
         if with_document:
             stmt = stmt.where(Scan.document.is_not(None))
@@ -292,37 +266,26 @@ class ScanRepository:
         if started_since is not None:
             stmt = stmt.where(Scan.started_at >= started_since)
         order = (Scan.window_end.desc(), Scan.started_at.desc(), Scan.id.desc())
-        return self.session.scalars(stmt.order_by(*order).limit(1)).first()
+        return _scan(self.session.scalars(stmt.order_by(*order).limit(1)).first())
 
     def latest_started_since(self, account_id: str, region: str, since: datetime) -> ScanRecord | None:
         """The latest-started finished scan with a document of the account and region started at or after
         ``since``."""
-        stmt = (
-            select(Scan)
-            .where(
-                Scan.account_id == account_id,
-                Scan.region == region,
-                Scan.status.in_(FINISHED),
-                Scan.started_at >= since,
-                Scan.document.is_not(None),
-            )
-            .order_by(Scan.started_at.desc())
-            .limit(1)
-        )
-        return _scan(self.session.scalars(stmt).first())
+        stmt = _documented(account_id, region).where(Scan.started_at >= since)
+        return _scan(self.session.scalars(stmt.order_by(Scan.started_at.desc()).limit(1)).first())
 
     def finished_until(self, account_id: str, region: str, window_end: date) -> list[ScanRecord]:
         """Finished scans with a document of the account and region whose window ends by ``window_end``, oldest
         first (a trend)."""
-        stmt = (
-            select(Scan)
-            .where(
-                Scan.account_id == account_id,
-                Scan.region == region,
-                Scan.status.in_(FINISHED),
-                Scan.window_end <= window_end,
-                Scan.document.is_not(None),
-            )
-            .order_by(Scan.window_end, Scan.started_at, Scan.id)
-        )
-        return _scans(self.session.scalars(stmt))
+        stmt = _documented(account_id, region).where(Scan.window_end <= window_end)
+        return _scans(self.session.scalars(stmt.order_by(Scan.window_end, Scan.started_at, Scan.id)))
+
+
+def _documented(account_id: str, region: str) -> Select[Scan]:
+    """The finished scans with a document of the account and region."""
+    return select(Scan).where(
+        Scan.account_id == account_id,
+        Scan.region == region,
+        Scan.status.in_(FINISHED),
+        Scan.document.is_not(None),
+    )

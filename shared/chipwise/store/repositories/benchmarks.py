@@ -12,7 +12,6 @@ from decimal import Decimal
 from typing import Any
 
 from sqlalchemy import select
-from sqlalchemy.orm import Session
 
 from chipwise.store.repositories.findings import (
     BENCHMARK_EVIDENCE_KEY,
@@ -21,8 +20,11 @@ from chipwise.store.repositories.findings import (
     finding_record,
     recommendation_record,
 )
+from chipwise.store.repositories.findings import (
+    NewRecommendation as NewRecommendation,
+)
 from chipwise.store.repositories.neuron import NeuronRollupRecord
-from chipwise.store.repositories.records import record_of, values_of
+from chipwise.store.repositories.records import Repository, record_of, values_of
 from chipwise.store.repositories.usage import MetricRollupRecord
 from chipwise.store.tables import BenchmarkRun, Finding, MetricRollup, NeuronRollup, Recommendation
 
@@ -55,10 +57,7 @@ def _run(row: BenchmarkRun) -> BenchmarkRunRecord:
     return record_of(BenchmarkRunRecord, row)
 
 
-class BenchmarkRepository:
-    def __init__(self, session: Session) -> None:
-        self.session = session
-
+class BenchmarkRepository(Repository):
     # --- reading ------------------------------------------------------------------------------------------
 
     def eligible_findings(
@@ -258,22 +257,3 @@ class BenchmarkRepository:
     def add_recommendation(self, recommendation: NewRecommendation) -> None:
         """A benchmark's pricing of the finding's recommendation (its history keeps every one)."""
         self.session.add(Recommendation(**values_of(recommendation)))
-
-
-@dataclass(frozen=True, slots=True)
-class NewRecommendation:
-    """What a benchmark recommends for a finding, to be stored (its id comes from the store)."""
-
-    finding_id: str
-    source: str
-    action: str
-    target_platform: str | None
-    target_instance_type: str | None
-    target_count: int | None
-    monthly_cost_usd: Decimal | None
-    monthly_savings_usd: Decimal | None
-    confidence: str
-    withdrawn: bool
-    reason: str | None
-    benchmark_run_id: str | None
-    created_at: datetime

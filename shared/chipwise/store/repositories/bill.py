@@ -15,7 +15,7 @@ from sqlalchemy import Table, delete, func, insert, or_, select
 from sqlalchemy.orm import Session
 
 from chipwise.models.bill import ResourceBill, Unattributed
-from chipwise.store.repositories.records import record_of
+from chipwise.store.repositories.records import Repository, record_of
 from chipwise.store.tables import BillPeriodRow, BillResourceCost
 
 if TYPE_CHECKING:
@@ -246,11 +246,8 @@ class UnattributedRecord:
     amount: Decimal
 
 
-class BillRepository:
+class BillRepository(Repository):
     """The stored bill: a period replaced whole, and what scans and ``chipwise bill show`` read back."""
-
-    def __init__(self, session: Session) -> None:
-        self.session = session
 
     def replace_period(self, period: BillPeriod, now: datetime) -> StoredPeriod:
         """Store one billing period read whole (its resource-days in ``period.resources``) in place of any earlier

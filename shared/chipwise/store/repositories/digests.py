@@ -8,7 +8,6 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import func, select
-from sqlalchemy.orm import Session
 
 from chipwise.store.repositories.findings import (
     FindingRecord,
@@ -16,15 +15,13 @@ from chipwise.store.repositories.findings import (
     finding_record,
     recommendation_record,
 )
+from chipwise.store.repositories.records import Repository
 from chipwise.store.tables import Finding, OutboxMessage, Recommendation, Resource
 
 _CHUNK = 500
 
 
-class DigestRepository:
-    def __init__(self, session: Session) -> None:
-        self.session = session
-
+class DigestRepository(Repository):
     def account_ids_with_findings(self) -> list[str]:
         """Accounts that have any finding, in order."""
         return list(self.session.scalars(select(Finding.account_id).distinct().order_by(Finding.account_id)))

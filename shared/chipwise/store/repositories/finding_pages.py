@@ -8,17 +8,17 @@ resource's live tags carry (the bill's cost allocation tags are not consulted he
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
 from sqlalchemy import and_, exists, false, func, or_, select
-from sqlalchemy.orm import Session
 
 from chipwise.errors import NotFound
 from chipwise.models.findings import FindingDocument
 from chipwise.store.repositories.findings import finding_document
+from chipwise.store.repositories.records import Repository
 from chipwise.store.tables import Finding, Resource
 
 BATCH = 500  # rows read per statement when streaming every finding
@@ -46,12 +46,15 @@ class FindingTotals:
 
 
 @dataclass(frozen=True)
-class Group:
-    """One account's or team's findings: how many and their estimated saving a month."""
+class Group(FindingTotals):
+    """One account's or team's findings (``key``): how many and their estimated saving a month."""
 
     key: str
-    count: int
-    estimated_monthly_usd: Decimal
+
+
+def _groups(rows: Iterable[Any]) -> list[Group]:
+    """(key, count, estimated saving a month) rows as groups."""
+    return [Group(key=str(k), count=int(n), estimated_monthly_usd=Decimal(str(saved))) for k, n, saved in rows]
 
 
 def _team_matches(team: str, keys: Sequence[str]) -> Any:
@@ -81,11 +84,8 @@ def _where(stmt: Any, f: FindingFilter) -> Any:
 _ORDER = (Finding.estimated_monthly_savings_usd.desc(), Finding.rule_id, Finding.resource_name, Finding.id)
 
 
-class FindingPages:
+class FindingPages(Repository):
     """Pages, totals and per-account or per-team aggregates of the findings a filter selects."""
-
-    def __init__(self, session: Session) -> None:
-        self.session = session
 
     def ids(self, f: FindingFilter) -> set[str]:
         """The ids of the findings the filter selects (for lists keyed by finding: realised savings, benchmarks)."""
@@ -123,14 +123,14 @@ class FindingPages:
         stmt = stmt.order_by(saving.desc(), Finding.account_id)
         if limit is not None:
             stmt = stmt.limit(limit)
-        return [Group(str(a), int(n), Decimal(str(saved))) for a, n, saved in self.session.execute(stmt)]
+        return _groups(self.session.execute(stmt))
 
     def by_team(self, f: FindingFilter) -> list[Group]:
         """Per-team counts and estimated savings (the first team tag key that names a team), largest first;
         findings of untagged resources under "(no team tag)"."""
         if not f.team_tag_keys:
             total = self.totals(f)
-            return [Group("(no team tag)", total.count, total.estimated_monthly_usd)] if total.count else []
+            return _groups([("(no team tag)", total.count, total.estimated_monthly_usd)] if total.count else [])
         team = func.coalesce(*(Resource.tags[k].as_string() for k in f.team_tag_keys), "(no team tag)")
         if len(f.team_tag_keys) == 1:
             team = func.coalesce(Resource.tags[f.team_tag_keys[0]].as_string(), "(no team tag)")
@@ -148,7 +148,7 @@ class FindingPages:
             )
         )
         stmt = _where(joined, f).group_by(team).order_by(saving.desc(), team)
-        return [Group(str(t), int(n), Decimal(str(saved))) for t, n, saved in self.session.execute(stmt)]
+        return _groups(self.session.execute(stmt))
 
     def _after(self, finding_id: str) -> Any:
         found = self.session.execute(

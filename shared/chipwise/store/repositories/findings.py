@@ -25,12 +25,11 @@ from decimal import Decimal
 from typing import Any
 
 from sqlalchemy import Row, Table, bindparam, func, insert, select, update
-from sqlalchemy.orm import Session
 
 from chipwise.errors import InvalidInput, NotFound
 from chipwise.models.findings import FindingDocument, FindingDraft, RecommendationDoc
 from chipwise.models.resources import resource_key
-from chipwise.store.repositories.records import record_of
+from chipwise.store.repositories.records import Repository, record_of
 from chipwise.store.tables import Finding, Recommendation
 
 OPEN, RESOLVED, SUPPRESSED, WITHDRAWN = "open", "resolved", "suppressed", "withdrawn"
@@ -128,10 +127,9 @@ class FindingRecord:
 
 
 @dataclass(frozen=True, slots=True)
-class RecommendationRecord:
-    """One pricing of a finding's recommendation: the estimate, then measurements."""
+class NewRecommendation:
+    """One pricing of a finding's recommendation, to be stored (its id comes from the store)."""
 
-    id: int
     finding_id: str
     source: str  # estimate|benchmark
     action: str
@@ -145,6 +143,13 @@ class RecommendationRecord:
     reason: str | None
     benchmark_run_id: str | None
     created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class RecommendationRecord(NewRecommendation):
+    """One pricing of a finding's recommendation as stored: the estimate, then measurements."""
+
+    id: int
 
 
 def finding_record(row: Finding) -> FindingRecord:
@@ -166,10 +171,7 @@ class Prediction:
     kind: str  # "measured" | "realised"
 
 
-class FindingRepository:
-    def __init__(self, session: Session) -> None:
-        self.session = session
-
+class FindingRepository(Repository):
     # --- lifecycle ----------------------------------------------------------------------------------------
 
     def apply(

@@ -12,10 +12,9 @@ from typing import Any
 
 from sqlalchemy import delete, select, update
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.orm import Session
 
 from chipwise.store.repositories.messaging import DraftRecord
-from chipwise.store.repositories.records import record_of, values_of
+from chipwise.store.repositories.records import Repository, record_of, values_of
 from chipwise.store.tables import Draft, IntakeLimit, IntakeSubmission, OutboxMessage, Plan
 
 
@@ -47,10 +46,7 @@ class PlanRecord:
     document: dict[str, Any]
 
 
-class IntakeRepository:
-    def __init__(self, session: Session) -> None:
-        self.session = session
-
+class IntakeRepository(Repository):
     def recent_plan_for_answers(self, answers_key: str, since: datetime) -> PlanRecord | None:
         """The newest plan of a submission with these answers received at or after ``since``."""
         row = self.session.scalars(

@@ -23,12 +23,11 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import or_, select, update
-from sqlalchemy.orm import Session
 
 from chipwise.models.records import CollectedResource
 from chipwise.models.resources import resource_key, split_key
 from chipwise.store.base import SerializedJson
-from chipwise.store.repositories.records import record_of
+from chipwise.store.repositories.records import Repository, record_of
 from chipwise.store.tables import Resource
 from chipwise.store.upsert import upsert
 
@@ -103,10 +102,7 @@ def resource_record(row: Resource) -> ResourceRecord:
     return record_of(ResourceRecord, row)
 
 
-class ResourceRepository:
-    def __init__(self, session: Session) -> None:
-        self.session = session
-
+class ResourceRepository(Repository):
     def save(
         self,
         account_id: str,

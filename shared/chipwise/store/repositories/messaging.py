@@ -12,9 +12,8 @@ from typing import Any, Literal
 
 from sqlalchemy import func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.orm import Session
 
-from chipwise.store.repositories.records import record_of
+from chipwise.store.repositories.records import Repository, record_of
 from chipwise.store.tables import Draft, OutboxMessage
 from chipwise.store.upsert import upsert
 
@@ -61,10 +60,7 @@ def _outbox(row: OutboxMessage | None) -> OutboxRecord | None:
     return None if row is None else record_of(OutboxRecord, row)
 
 
-class OutboxRepository:
-    def __init__(self, session: Session) -> None:
-        self.session = session
-
+class OutboxRepository(Repository):
     def insert(self, values: Mapping[str, Any]) -> OutboxRecord | None:
         """Insert one message unless its ``dedupe_key`` is there already (sent or not): the new one, or None."""
         dialect = self.session.get_bind().dialect.name
@@ -180,10 +176,7 @@ class OutboxRepository:
         return int(self.session.execute(stmt).rowcount)  # type: ignore[attr-defined]
 
 
-class DraftRepository:
-    def __init__(self, session: Session) -> None:
-        self.session = session
-
+class DraftRepository(Repository):
     def upsert(self, row: Mapping[str, Any]) -> DraftRecord:
         """Insert or update the draft of ``row["kind"]`` for ``row["subject_key"]`` (its id and created_at are
         kept); the stored draft, fresh from the database."""

@@ -22,8 +22,9 @@ from itertools import compress
 from typing import Any
 
 from sqlalchemy import and_, exists, not_, or_, select
-from sqlalchemy.orm import Session, aliased
+from sqlalchemy.orm import aliased
 
+from chipwise.store.repositories.records import Repository
 from chipwise.store.tables import MetricRollup, MetricSeries, Resource
 from chipwise.store.upsert import upsert
 
@@ -255,11 +256,8 @@ def hour_rows(series: Iterable[tuple[SeriesKey, PackedSeries]], start: int, end:
     return found
 
 
-class MetricSeriesRepository:
+class MetricSeriesRepository(Repository):
     """Packed hourly series: a resource's rollups of a metric as one row of floats (read and written whole)."""
-
-    def __init__(self, session: Session) -> None:
-        self.session = session
 
     def save_packed(self, rows: Sequence[Mapping[str, Any]]) -> None:
         """Merge rollup rows (``metric_rollups`` columns, before they are upserted) into their packed series."""

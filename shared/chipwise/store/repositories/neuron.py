@@ -9,10 +9,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import and_, func, select
-from sqlalchemy.orm import Session
 
 from chipwise.models.neuron import INSTANCE_RUNTIME_TAG, NeuronHourPart, merge_parts
-from chipwise.store.repositories.records import record_of
+from chipwise.store.repositories.records import Repository, record_of
 from chipwise.store.tables import NeuronRollup
 from chipwise.store.upsert import upsert
 
@@ -41,11 +40,8 @@ class NeuronRollupRecord:
     parts: dict[str, Any] | None
 
 
-class NeuronRepository:
+class NeuronRepository(Repository):
     """Hourly neuron-monitor rollups, merged from the partial sums of every object that reported on an hour."""
-
-    def __init__(self, session: Session) -> None:
-        self.session = session
 
     def merge(self, account_id: str, source: str, parts: Sequence[NeuronHourPart]) -> int:
         """Put ``source``'s parts into their hours (replacing what ``source`` said before) and recompute them."""

@@ -6,15 +6,12 @@ from datetime import datetime
 
 from sqlalchemy import select
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.orm import Session
 
+from chipwise.store.repositories.records import Repository
 from chipwise.store.tables import NotifiedScan
 
 
-class NotifiedScanRepository:
-    def __init__(self, session: Session) -> None:
-        self.session = session
-
+class NotifiedScanRepository(Repository):
     def claim(self, scan_id: str, account_id: str, now: datetime) -> bool:
         """Record that ``scan_id``'s notifications are being decided in this transaction; False when an earlier (or
         a concurrent, committed) run already did. An insert-if-absent on the primary key: on PostgreSQL a concurrent

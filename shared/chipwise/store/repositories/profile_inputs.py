@@ -13,7 +13,7 @@ from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import String, and_, case, cast, func, or_, select
+from sqlalchemy import ColumnElement, String, and_, case, cast, func, or_, select
 from sqlalchemy.orm import Session
 
 from chipwise.catalog import get_usage_kinds
@@ -164,19 +164,6 @@ class ProfileInputRepository:
                 hours, values = packed.values(first_hour, end_hour, MAXIMUM, AVERAGE)
             if values:
                 yield resource_id, namespace, metric, hours, values
-        yield from _series(self._metric_rows(resource_ids, start, end, names, sum_metrics, average_metrics))
-
-    def _metric_rows(
-        self,
-        resource_ids: Any,
-        start: datetime,
-        end: datetime,
-        names: Sequence[str],
-        sum_metrics: Sequence[str],
-        average_metrics: Sequence[str],
-    ) -> Iterator[Any]:
-        """The rollup rows of the resources not packed over the window, streamed in (resource, metric, hour)
-        order through the Core connection (no ORM row processing)."""
         value = case(
             (MetricRollup.metric.in_(list(sum_metrics)), MetricRollup.sum),
             (
@@ -185,6 +172,13 @@ class ProfileInputRepository:
             ),
             else_=func.coalesce(MetricRollup.maximum, MetricRollup.average),
         )
+        yield from _series(self._metric_rows(resource_ids, start, end, names, value))
+
+    def _metric_rows(
+        self, resource_ids: Any, start: datetime, end: datetime, names: Sequence[str], value: ColumnElement[Any]
+    ) -> Iterator[Any]:
+        """The rollup rows of the resources not packed over the window, each hour's ``value``, streamed in
+        (resource, metric, hour) order through the Core connection (no ORM row processing)."""
         stmt = (
             select(
                 MetricRollup.resource_id,

@@ -9,11 +9,10 @@ from decimal import Decimal
 from typing import Any
 
 from sqlalchemy import and_, func, or_, select
-from sqlalchemy.orm import Session
 
 from chipwise.store.repositories.findings import FindingRecord, finding_record
 from chipwise.store.repositories.inventory import ResourceRecord, resource_record
-from chipwise.store.repositories.records import record_of
+from chipwise.store.repositories.records import Repository, record_of
 from chipwise.store.tables import Finding, RealisedSaving, Resource
 from chipwise.store.upsert import upsert
 
@@ -59,10 +58,7 @@ class RealisedRecord:
     measured_at: datetime
 
 
-class RealisedSavingRepository:
-    def __init__(self, session: Session) -> None:
-        self.session = session
-
+class RealisedSavingRepository(Repository):
     def to_measure(
         self, account_id: str, region: str, since: datetime, final_after_days: int
     ) -> list[tuple[FindingRecord, ResourceRecord | None]]:

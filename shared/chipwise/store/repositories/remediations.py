@@ -14,11 +14,10 @@ from typing import Any
 
 from sqlalchemy import delete, select, update
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.orm import Session
 
 from chipwise.errors import InvalidInput
 from chipwise.store.repositories.findings import FindingRecord
-from chipwise.store.repositories.records import record_of
+from chipwise.store.repositories.records import Repository, record_of, values_of
 from chipwise.store.tables import Finding, OutboxMessage, Remediation, RemediationInFlight
 
 APPLY, REFUSAL, ROLLBACK, DISMISSAL = "apply", "refusal", "rollback", "dismissal"
@@ -93,10 +92,7 @@ class FindingBusy(InvalidInput):
         super().__init__(f"finding {finding_id[:8]} is {said}: try again when it is done")
 
 
-class RemediationRepository:
-    def __init__(self, session: Session) -> None:
-        self.session = session
-
+class RemediationRepository(Repository):
     # --- one apply or rollback at a time ------------------------------------------------------------------------
 
     def claim(
@@ -151,25 +147,16 @@ class RemediationRepository:
         return self.session.get_bind().dialect.name
 
     def record(self, finding: FindingRecord, event: RemediationEvent, now: datetime) -> RemediationRecord:
+        """The event on the finding as an audit row (the finding's place and resource copied: the row outlives
+        any change to the finding)."""
+        where = {name: getattr(finding, name) for name in ("rule_id", "account_id", "region", "resource_arn")}
+        what = values_of(event) | {
+            "calls": list(event.calls),
+            "undo": list(event.undo),
+            "before": dict(event.before or {}),
+        }
         row = Remediation(
-            id=str(uuid.uuid4()),
-            finding_id=finding.id,
-            rule_id=finding.rule_id,
-            account_id=finding.account_id,
-            region=finding.region,
-            resource_arn=finding.resource_arn,
-            event=event.event,
-            action=event.action,
-            status=event.status,
-            actor=event.actor,
-            source=event.source,
-            calls=list(event.calls),
-            undo=list(event.undo),
-            before=dict(event.before or {}),
-            result=event.result,
-            reverts_id=event.reverts_id,
-            rolled_back_at=None,
-            created_at=now,
+            id=str(uuid.uuid4()), finding_id=finding.id, **where, **what, rolled_back_at=None, created_at=now
         )
         self.session.add(row)
         self.session.flush()

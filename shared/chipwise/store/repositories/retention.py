@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from sqlalchemy import and_, delete, exists, select
-from sqlalchemy.orm import Session
 
+from chipwise.store.repositories.records import Repository
 from chipwise.store.tables import (
     BenchmarkRun,
     CostRecord,
@@ -54,10 +54,7 @@ class Horizons:
     audit: int = 365
 
 
-class RetentionRepository:
-    def __init__(self, session: Session) -> None:
-        self.session = session
-
+class RetentionRepository(Repository):
     def prune(self, now: datetime, horizons: Horizons) -> dict[str, int]:
         """Delete what is past its horizon; the rows deleted per table."""
         history = now - timedelta(days=max(horizons.history, MIN_HISTORY_DAYS))

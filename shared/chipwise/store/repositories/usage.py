@@ -50,7 +50,6 @@ from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from sqlalchemy import String, cast, func, or_, select, update
-from sqlalchemy.orm import Session
 
 from chipwise.economics import parse_utc
 from chipwise.models.records import CostLine, HourlyRollup, SeriesCoverage
@@ -60,7 +59,7 @@ from chipwise.store.repositories.metric_series import (
     unpacked_resources,
     window_hours,
 )
-from chipwise.store.repositories.records import record_of
+from chipwise.store.repositories.records import Repository, record_of
 from chipwise.store.tables import CostRecord, MetricCoverage, MetricRollup, Resource
 from chipwise.store.upsert import upsert
 
@@ -152,11 +151,8 @@ class CoverageRecord:
     checked_at: datetime
 
 
-class UsageRepository:
+class UsageRepository(Repository):
     """Costs, CloudWatch rollups and their coverage (the module's docstring says what each table holds)."""
-
-    def __init__(self, session: Session) -> None:
-        self.session = session
 
     def save_cost_records(self, account_id: str, records: Sequence[CostLine], fetched_at: datetime) -> int:
         """Insert or update by (account, day, service, usage type): fetching a day again replaces its figures."""

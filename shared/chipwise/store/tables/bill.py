@@ -35,7 +35,15 @@ class BillPeriodRow(Base):
     ingested_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 
-class BillResourceCost(Base):
+class BillPart:
+    """The leading columns of what a billing period yields: its own id and the period (its rows go with it; first
+    in each table: ``sort_order``)."""
+
+    id: Mapped[int] = mapped_column(primary_key=True, autoincrement=True, sort_order=-1)
+    period_id: Mapped[int] = mapped_column(ForeignKey("bill_periods.id", ondelete="CASCADE"), index=True, sort_order=-1)
+
+
+class BillResourceCost(BillPart, Base):
     """One resource's cost on one day under one pricing (an EKS pod's split share names its node as parent)."""
 
     __tablename__ = "bill_resource_costs"
@@ -44,8 +52,6 @@ class BillResourceCost(Base):
         Index("ix_bill_resource_costs_resource", "resource_id"),
     )
 
-    id: Mapped[int] = mapped_column(primary_key=True, autoincrement=True)
-    period_id: Mapped[int] = mapped_column(ForeignKey("bill_periods.id", ondelete="CASCADE"), index=True)
     account_id: Mapped[str] = mapped_column(String(12))
     region: Mapped[str] = mapped_column(String(32))
     day: Mapped[date]
@@ -64,13 +70,11 @@ class BillResourceCost(Base):
     tags: Mapped[dict[str, Any]] = mapped_column(default=dict)
 
 
-class BillServiceCost(Base):
+class BillServiceCost(BillPart, Base):
     """The usage of resources Chipwise does not inventory, per account, region and service over the period."""
 
     __tablename__ = "bill_service_costs"
 
-    id: Mapped[int] = mapped_column(primary_key=True, autoincrement=True)
-    period_id: Mapped[int] = mapped_column(ForeignKey("bill_periods.id", ondelete="CASCADE"), index=True)
     account_id: Mapped[str] = mapped_column(String(12))
     region: Mapped[str] = mapped_column(String(32))
     service: Mapped[str] = mapped_column(String(128))

@@ -4,20 +4,18 @@ resource carries. Only the bill ingest and the commitment and unattributed listi
 from datetime import date
 from decimal import Decimal
 
-from sqlalchemy import ForeignKey, String
+from sqlalchemy import String
 from sqlalchemy.orm import Mapped, mapped_column
 
 from chipwise.store.base import Base
-from chipwise.store.tables.bill import BillPeriodRow  # noqa: F401  (mapped first: foreign keys name it)
+from chipwise.store.tables.bill import BillPart, BillPeriodRow  # noqa: F401  (mapped first: foreign keys name it)
 
 
-class BillCommitment(Base):
+class BillCommitment(BillPart, Base):
     """A Savings Plan or reservation over one billing period."""
 
     __tablename__ = "bill_commitments"
 
-    id: Mapped[int] = mapped_column(primary_key=True, autoincrement=True)
-    period_id: Mapped[int] = mapped_column(ForeignKey("bill_periods.id", ondelete="CASCADE"), index=True)
     arn: Mapped[str] = mapped_column(String(256))
     account_id: Mapped[str] = mapped_column(String(12))
     kind: Mapped[str] = mapped_column(String(16))  # savings_plan | reservation
@@ -36,13 +34,11 @@ class BillCommitment(Base):
     effective_rate: Mapped[Decimal | None]
 
 
-class BillUnattributed(Base):
+class BillUnattributed(BillPart, Base):
     """Cost of one billing period no resource carries, by account, region and category, with the reason."""
 
     __tablename__ = "bill_unattributed"
 
-    id: Mapped[int] = mapped_column(primary_key=True, autoincrement=True)
-    period_id: Mapped[int] = mapped_column(ForeignKey("bill_periods.id", ondelete="CASCADE"), index=True)
     account_id: Mapped[str] = mapped_column(String(12))
     region: Mapped[str] = mapped_column(String(32))
     category: Mapped[str] = mapped_column(String(32))

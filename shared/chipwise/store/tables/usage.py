@@ -35,16 +35,22 @@ class CostRecord(Base):
     fetched_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 
-class MetricRollup(Base):
+class ResourceMetric:
+    """The leading columns of a table per (resource, namespace, metric): its own id, the resource (its rows go with
+    it), the CloudWatch namespace and metric (first in each table: ``sort_order``)."""
+
+    id: Mapped[int] = mapped_column(primary_key=True, autoincrement=True, sort_order=-1)
+    resource_id: Mapped[int] = mapped_column(ForeignKey("resources.id", ondelete="CASCADE"), sort_order=-1)
+    namespace: Mapped[str] = mapped_column(String(128), sort_order=-1)
+    metric: Mapped[str] = mapped_column(String(128), sort_order=-1)
+
+
+class MetricRollup(ResourceMetric, Base):
     """One hour of one CloudWatch metric for one resource (max across GPUs/cores already taken)."""
 
     __tablename__ = "metric_rollups"
     __table_args__ = (UniqueConstraint("resource_id", "namespace", "metric", "hour"),)
 
-    id: Mapped[int] = mapped_column(primary_key=True, autoincrement=True)
-    resource_id: Mapped[int] = mapped_column(ForeignKey("resources.id", ondelete="CASCADE"))
-    namespace: Mapped[str] = mapped_column(String(128))
-    metric: Mapped[str] = mapped_column(String(128))
     hour: Mapped[datetime]
     average: Mapped[float | None] = mapped_column(Float)
     maximum: Mapped[float | None] = mapped_column(Float)
@@ -52,7 +58,7 @@ class MetricRollup(Base):
     sample_count: Mapped[float | None] = mapped_column(Float)
 
 
-class MetricSeries(Base):
+class MetricSeries(ResourceMetric, Base):
     """The hourly rollups of one (resource, namespace, metric) packed into one row, kept in step with
     ``metric_rollups`` by the only code that writes those (``save_rollups``): what a profile reads instead of
     hundreds of rows per series. Hours are counted from the epoch (hour ``first_hour + i`` is element ``i``);
@@ -63,10 +69,6 @@ class MetricSeries(Base):
     __tablename__ = "metric_series"
     __table_args__ = (UniqueConstraint("resource_id", "namespace", "metric"),)
 
-    id: Mapped[int] = mapped_column(primary_key=True, autoincrement=True)
-    resource_id: Mapped[int] = mapped_column(ForeignKey("resources.id", ondelete="CASCADE"))
-    namespace: Mapped[str] = mapped_column(String(128))
-    metric: Mapped[str] = mapped_column(String(128))
     first_hour: Mapped[int] = mapped_column(BigInteger)
     since_hour: Mapped[int | None] = mapped_column(BigInteger)
     present: Mapped[bytes] = mapped_column(LargeBinary)
@@ -75,7 +77,7 @@ class MetricSeries(Base):
     sum: Mapped[bytes] = mapped_column(LargeBinary)
 
 
-class MetricCoverage(Base):
+class MetricCoverage(ResourceMetric, Base):
     """Whether a metric exists for a resource over a window, and how many hours had datapoints.
 
     ``exists`` False means telemetry is missing (never "idle"); True with ``hours_with_data`` below the
@@ -85,10 +87,6 @@ class MetricCoverage(Base):
     __tablename__ = "metric_coverage"
     __table_args__ = (UniqueConstraint("resource_id", "namespace", "metric"),)
 
-    id: Mapped[int] = mapped_column(primary_key=True, autoincrement=True)
-    resource_id: Mapped[int] = mapped_column(ForeignKey("resources.id", ondelete="CASCADE"))
-    namespace: Mapped[str] = mapped_column(String(128))
-    metric: Mapped[str] = mapped_column(String(128))
     exists: Mapped[bool]
     hours_with_data: Mapped[int] = mapped_column(default=0)
     window_start: Mapped[datetime]

@@ -1,22 +1,14 @@
 """cost_records.usage_kind holds every billing kind (ReservedHostUsage, ServerlessInf, unknown, ...): 32 characters;
 neuron_rollups.reports_missing counts reports whose driver or device failed (utilisation unknown, not 0 %)
-
-Revision ID: 0002_i13_billing_neuron
-Revises: 0001_initial
-Create Date: 2026-11-25 23:30:00
 """
 
 from __future__ import annotations
-
-from collections.abc import Sequence
 
 import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0002_i13_billing_neuron"
 down_revision: str | None = "0001_initial"
-branch_labels: str | Sequence[str] | None = None
-depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:

@@ -6,23 +6,15 @@ A production variant of a multi-variant endpoint was stored under a made-up ARN
 in ``variant`` (``resource_variant`` on findings), the component's is its own
 (``…:inference-component/<component>``), and ``parent_arn`` names the endpoint of either. Rows keep their ids, so
 findings keep their history (recommendations, benchmark runs, remediations, realised savings).
-
-Revision ID: 0004_i25_ids
-Revises: 0003_i28_act
-Create Date: 2026-11-27 06:40:00
 """
 
 from __future__ import annotations
-
-from collections.abc import Sequence
 
 import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0004_i25_ids"
 down_revision: str | None = "0003_i28_act"
-branch_labels: str | Sequence[str] | None = None
-depends_on: str | Sequence[str] | None = None
 
 OLD_VARIANT = "/variant/"
 OLD_COMPONENT = "/inference-component/"

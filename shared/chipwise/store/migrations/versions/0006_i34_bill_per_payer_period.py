@@ -4,40 +4,24 @@ bill_service_costs: the usage of resources Chipwise does not inventory, per acco
 
 Rows stored before carry no payer (''): of those, each billing period keeps only its latest ingest (two of them
 were the same bill counted twice, the fault this fixes); ingesting the period again sets its payer.
-
-Revision ID: 0006_i34_bill
-Revises: 0005_i22_packed
-Create Date: 2026-11-29 07:40:00
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import sqlalchemy as sa
 from alembic import op
-from sqlalchemy.dialects import postgresql
 
-import chipwise.store.base
+from chipwise.store.migrations import columns as col
 
 revision: str = "0006_i34_bill"
 down_revision: str | None = "0005_i22_packed"
-branch_labels: str | Sequence[str] | None = None
-depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:
     with op.batch_alter_table("bill_periods") as batch:
         batch.add_column(sa.Column("payer_account_id", sa.String(length=12), nullable=False, server_default=""))
         batch.add_column(sa.Column("data_format", sa.String(length=16), nullable=False, server_default="parquet"))
-        batch.add_column(
-            sa.Column(
-                "other_providers",
-                sa.JSON().with_variant(postgresql.JSONB(astext_type=sa.Text()), "postgresql"),
-                nullable=False,
-                server_default=sa.text("'{}'"),
-            )
-        )
+        batch.add_column(sa.Column("other_providers", col.JSON, nullable=False, server_default=sa.text("'{}'")))
     periods = sa.table(
         "bill_periods",
         sa.column("id", sa.Integer()),
@@ -66,29 +50,21 @@ def upgrade() -> None:
         batch.create_unique_constraint(
             "uq_bill_periods_payer_account_id_billing_period", ["payer_account_id", "billing_period"]
         )
-    op.create_table(
+    col.create_table(
         "bill_service_costs",
-        sa.Column("id", sa.Integer(), autoincrement=True, nullable=False),
-        sa.Column("period_id", sa.Integer(), nullable=False),
-        sa.Column("account_id", sa.String(length=12), nullable=False),
-        sa.Column("region", sa.String(length=32), nullable=False),
+        *col.bill_part(),
+        col.account_id(),
+        col.region(),
         sa.Column("service", sa.String(length=128), nullable=False),
-        sa.Column("effective_cost", chipwise.store.base.Money(precision=18, scale=6), nullable=False),
+        col.money("effective_cost"),
         sa.Column("line_items", sa.BigInteger(), nullable=False),
-        sa.ForeignKeyConstraint(
-            ["period_id"],
-            ["bill_periods.id"],
-            name=op.f("fk_bill_service_costs_period_id_bill_periods"),
-            ondelete="CASCADE",
-        ),
-        sa.PrimaryKeyConstraint("id", name=op.f("pk_bill_service_costs")),
+        refers={"period_id": "bill_periods.id"},
+        indexes={"ix_bill_service_costs_period_id": ["period_id"]},
     )
-    op.create_index(op.f("ix_bill_service_costs_period_id"), "bill_service_costs", ["period_id"], unique=False)
 
 
 def downgrade() -> None:
-    op.drop_index(op.f("ix_bill_service_costs_period_id"), table_name="bill_service_costs")
-    op.drop_table("bill_service_costs")
+    col.drop_table("bill_service_costs", "ix_bill_service_costs_period_id")
     with op.batch_alter_table("bill_periods") as batch:
         batch.drop_constraint("uq_bill_periods_payer_account_id_billing_period", type_="unique")
         batch.create_unique_constraint("uq_bill_periods_export_uri_billing_period", ["export_uri", "billing_period"])
