@@ -284,3 +284,13 @@ def test_the_bill_lacks_only_the_deliberate_resources_each_with_its_likely_reaso
     assert missing["trn1-batch-warm-pool"]["reasons"][0].startswith("a Batch compute environment is billed on")
     assert missing["hyperpod-pretrain"]["reasons"][0].startswith("launched after the export's last day")
     assert set(missing) == {"p5-capacity-block", "trn1-batch-warm-pool", "hyperpod-pretrain"}
+
+
+def test_every_surface_words_its_counts_the_same(demo: Path, figures: Ledger) -> None:
+    words = figures.headline.count_words()  # "18 counted findings (29 open, 11 not counted)"
+    assert "counted findings (" in words and " open, " in words
+    surfaces = ["summary.md", "digest.txt", "digest.html", "drafts/credits-application.md"]
+    surfaces += ["drafts/partner-referral-email.txt", next(p.name for p in demo.glob("chipwise-report-*.html"))]
+    surfaces += [str(p.relative_to(demo)) for p in (demo / "slack").glob("*digest*.json")]
+    for name in surfaces:
+        assert words in html_unescape((demo / name).read_text()), name
