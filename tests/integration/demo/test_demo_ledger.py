@@ -251,8 +251,9 @@ def test_a_serving_measurement_is_priced_from_what_it_measured_on_the_recommende
             "json_extract(r.measured, '$.monthly_savings_usd'), json_extract(r.measured, '$.prediction_error'), "
             "json_extract(r.measured, '$.estimated_monthly_savings_usd'), f.estimated_monthly_savings_usd "
             "from benchmark_runs r join findings f on f.id = r.finding_id "
-            "where r.role = 'target' and r.measured is not null"
+            "where r.role = 'target' and json_extract(r.measured, '$.verdict') is not null"
         ).fetchall()
+    assert len(rows) == 8
     differs = []
     for name, rule, recommended, target, queue, verdict, saving, error, estimated, estimate in rows:
         # the run ran the recommended target on its family's queue (never another family's)
