@@ -59,8 +59,8 @@ from chipwise_devkit.batch import job_state_event, provision_benchmark_queues
 from chipwise_devkit.demo.account import DemoResource, demo_resources
 from chipwise_devkit.demo.runner import DemoContext, Stage
 
-# The demo's measurements come in 15 % below the representative ratios in assumptions.json, as real
-# measurements of a first port usually do: the demo shows a measurement that moves the estimate.
+# A first port reaches 85 % of what the model of the workload on the target (serving: the chips' datasheet figures;
+# training: the published price-performance gain) says, as real measurements of a first port usually do.
 DEMO_MEASUREMENT_FACTOR = Decimal("0.85")
 BASELINE_QUEUE = "chipwise-bench-gpu"
 INF1_QUEUE = "chipwise-bench-inf1"  # the recommended family's queue for inf1 targets (bert-ner-g6)
@@ -434,8 +434,10 @@ def render_markdown(rows: list[dict[str, Any]], report: BenchmarkDispatchReport)
         "",
         f"{jobs} jobs on {queues} emulated AWS Batch queues (trn/inf targets and paired GPU baselines). "
         "The emulator cannot run a Neuron container: each result file was written the way the "
-        "job would write it, from the demo account's traffic and the representative ratios in assumptions.json "
-        f"× a demo factor of {DEMO_MEASUREMENT_FACTOR} (see devkit/chipwise_devkit/demo/stages/40_benchmarks.py).",
+        "job would write it, from the demo account's traffic and a model of the workload on the target (serving: the "
+        "model's replicas on the chips, bound by their memory bandwidth or compute; training: the published "
+        f"price-performance gain) × a first-port factor of {DEMO_MEASUREMENT_FACTOR} "
+        "(see devkit/chipwise_devkit/demo/stages/40_benchmarks.py).",
         "",
         "The measured saving comes from what the run measured (throughput at the latency target, tokens per second);"
         " the prediction error is (estimate − measured) ÷ measured: how far the rule's estimate was off.",
