@@ -91,6 +91,8 @@ class Line:
 def cur_row(line: Line) -> dict[str, Any]:
     period_start = line.start.replace(day=1, hour=0, minute=0, second=0, microsecond=0)
     instance_type = line.usage_type.split(":", 1)[1] if ":" in line.usage_type else ""
+    if "-ml." in instance_type:  # a Studio app's usage type names the app first: Studio:JupyterLab-ml.g5.2xlarge
+        instance_type = instance_type[instance_type.index("ml.") :]
     return {
         "bill_billing_period_start_date": period_start,
         "bill_payer_account_id": line.payer or line.account_id,

@@ -1,10 +1,14 @@
 """Findings as CSV, in ledger order: one row per finding with its ledger columns (plain numbers, no currency signs,
-so spreadsheets sum them). ``chipwise findings --format csv`` streams it; the report writes it beside its HTML
-(where the HTML shows the top findings only)."""
+so spreadsheets sum them) and its resource's verdict. ``chipwise findings --format csv`` streams it; the report
+writes it beside its HTML (where the HTML shows the top findings only).
+
+The verdicts are handed in (``resource id -> (verdict, why)``), worked out above this module from the same source
+as ``chipwise resources`` (:func:`chipwise.pipeline.findings.resource_verdicts`)."""
 
 from __future__ import annotations
 
 import csv
+from collections.abc import Mapping
 from typing import IO
 
 from chipwise.presentation import Ledger, action_words, console_url, ledger_fields, target_label
@@ -20,6 +24,8 @@ CSV_COLUMNS = (
     "payback_months",
     "verdict",
     "excluded_reason",
+    "resource_verdict",
+    "resource_verdict_reason",
     "owner",
     "finding_id",
     "rule_id",
@@ -44,17 +50,25 @@ CSV_COLUMNS = (
 
 
 def write_csv(
-    figures: Ledger, stream: IO[str], owners: dict[str, str] | None = None, *, start: int = 1, header: bool = True
+    figures: Ledger,
+    stream: IO[str],
+    owners: dict[str, str] | None = None,
+    *,
+    start: int = 1,
+    header: bool = True,
+    verdicts: Mapping[str, tuple[str, str]] | None = None,
 ) -> None:
     """The findings as CSV (plain numbers, no currency signs: spreadsheets sum them), in ledger order. The sum of
     ``saving_usd`` over the rows with ``counted`` = yes is the headline to the cent; the others say why not.
-    ``start`` numbers the first row (a batch of a longer list); ``header`` writes the column names."""
+    ``start`` numbers the first row (a batch of a longer list); ``header`` writes the column names; ``verdicts``
+    gives each resource's verdict and its reason (empty columns for a resource it does not name)."""
     writer = csv.writer(stream, lineterminator="\n")
     if header:
         writer.writerow(CSV_COLUMNS)
     for index, row in enumerate(figures.rows, start=start):
         d = row.document
         fields = ledger_fields(row, (owners or {}).get(d.resource_id, ""))
+        verdict, why = (verdicts or {}).get(d.resource_id, ("", ""))
         writer.writerow(
             [
                 index,
@@ -67,6 +81,8 @@ def write_csv(
                 fields["payback_months"] or "",
                 fields["verdict"],
                 fields["excluded_reason"] or "",
+                verdict,
+                why,
                 fields["owner"],
                 d.finding_id,
                 d.rule_id,

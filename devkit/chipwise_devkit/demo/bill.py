@@ -1,7 +1,14 @@
 """The demo account's bill as AWS Data Exports would deliver it (CUR 2.0): the same resources and hours as its
 Cost Explorer data, line item by line item, with what only the bill shows: the Savings Plan covering the trn1
 instance (its recurring fee, negations and unused commitment), one GPU box on Spot, cost allocation tags with a
-team, an EKS pod's split cost on its Neuron node, credits and tax."""
+team, an EKS pod's split cost on its Neuron node, credits and tax.
+
+Like a real bill it also has a line for every other resource that ran in the covered days (the demo's Cost Explorer
+data leaves them out): the notebook instance (``Notebk``), the Studio app (``Studio:JupyterLab-<type>``), the unused
+capacity reservation (``UnusedBox``, by its ARN) and the instance the Batch warm pool keeps running (``BoxUsage``, by
+its instance id: a compute environment is never billed on its own ARN). Two resources have no line on purpose and
+the ledger lists them as not in the bill with the likely reason: the Capacity Block (its fee is paid up front, once)
+and the HyperPod cluster (created after the export's last day, as the emulator's launch time says)."""
 
 from __future__ import annotations
 
@@ -128,6 +135,7 @@ def demo_bill_lines(seeded: SeededAccount) -> list[Line]:
                                   split_public_cost=float(public * POD_SHARE),
                                   tags={"user:team": "search"}))  # fmt: skip
     lines += _bedrock_lines(seeded, days)
+    lines += held_lines(seeded, days)
     for (arn, start), covered in sorted(covered_by_day.items()):
         compute = arn == sp_arn
         committed = covered * SP_COMMITMENT_HEADROOM if compute else covered
@@ -141,6 +149,34 @@ def demo_bill_lines(seeded: SeededAccount) -> list[Line]:
             lines.append(Line(account, "Tax", start, product_code="AmazonEC2", region="", unblended_cost=12.5))
     lines.append(Line(account, "Credit", datetime.combine(days[0], datetime.min.time()), product_code="AmazonEC2",
                       unblended_cost=-250.0))  # fmt: skip
+    return lines
+
+
+def held_lines(seeded: SeededAccount, days: list[date]) -> list[Line]:
+    """Daily on-demand lines of the resources the demo's Cost Explorer data omits: notebooks, Studio apps, unused
+    capacity reservations (not a Capacity Block: paid up front) and the instances a Batch warm pool keeps running.
+    Usage types as the project's ``usage_types.json`` cites them (Notebk, Studio, UnusedBox, BoxUsage)."""
+    catalog = get_catalog()
+    lines: list[Line] = []
+    for res in demo_resources():
+        billed: list[tuple[str, str, str]] = []  # (service, usage type, resource id)
+        if res.kind == "sagemaker_notebook_instance":
+            billed = [("AmazonSageMaker", f"USE1-Notebk:{res.instance_type}", seeded.arns[res.name])]
+        elif res.kind == "sagemaker_studio_app":
+            billed = [("AmazonSageMaker", f"USE1-Studio:JupyterLab-{res.instance_type}", seeded.arns[res.name])]
+        elif res.kind == "ec2_capacity_reservation" and not res.capacity_block:
+            billed = [("AmazonEC2", f"USE1-UnusedBox:{res.instance_type}", seeded.arns[res.name])]
+        elif res.kind == "batch_compute_environment":
+            billed = [("AmazonEC2", f"USE1-BoxUsage:{res.instance_type}", i) for i in seeded.launched.get(res.name, [])]
+        count = res.count if res.kind == "ec2_capacity_reservation" else 1
+        rate = billed_rate(res.instance_type, catalog)
+        for service, usage_type, resource_id in billed:
+            for day in days:
+                hours = Decimal(24 * count)
+                lines.append(Line(seeded.account_id, "Usage", datetime.combine(day, datetime.min.time()), usage_type,
+                                  resource_id, service, hours=float(hours), unblended_cost=float(rate * hours),
+                                  pricing_term="OnDemand", public_on_demand_rate=float(rate),
+                                  public_on_demand_cost=float(rate * hours), tags=_tags(res)))  # fmt: skip
     return lines
 
 

@@ -56,6 +56,7 @@ class SeededAccount:
     now: datetime
     arns: dict[str, str] = field(default_factory=dict)
     instance_ids: dict[str, str] = field(default_factory=dict)
+    launched: dict[str, list[str]] = field(default_factory=dict)  # a Batch compute environment -> its instances
     metric_points: int = 0
     neuron_reports: int = 0
     neuron_objects: int = 0
@@ -185,8 +186,15 @@ def _create_one(aws: AwsContext, res: DemoResource, seeded: SeededAccount, netwo
             )["provisionedModelArn"]
         )
         return []
+    known = _instance_ids(aws)
     seeded.arns[res.name] = _create_compute_environment(aws, res, network)
+    seeded.launched[res.name] = sorted(_instance_ids(aws) - known)  # what its minvCpus keeps running
     return []
+
+
+def _instance_ids(aws: AwsContext) -> set[str]:
+    pages = aws.client("ec2").get_paginator("describe_instances").paginate()
+    return {i["InstanceId"] for page in pages for r in page["Reservations"] for i in r["Instances"]}
 
 
 def _create_studio_app(aws: AwsContext, res: DemoResource, now: datetime) -> str:

@@ -24,7 +24,7 @@ from chipwise.models.bill import ResourceBill, Unattributed
 from chipwise.models.common import first_tag
 from chipwise.models.findings import FindingDocument
 from chipwise.models.records import CollectedResource
-from chipwise.models.resources import InstanceDetails
+from chipwise.models.resources import CapacityReservationDetails, InstanceDetails
 from chipwise.models.scan import ScanCosts, ScanNotAttributed, ScanNotInBill, ScanResource
 
 # Billed on other resources' lines: a component's or a variant's cost is its endpoint's instance hours.
@@ -163,22 +163,38 @@ def not_in_bill(
                 instance_type=r.instance_type,
                 instance_count=r.instance_count,
                 list_monthly_usd=None if at_list is None else cents(at_list),
-                reasons=_reasons(collected[r.id].launched_at, last_day),
+                reasons=_reasons(collected[r.id], last_day),
             )
         )
     return sorted(missing, key=lambda m: (-(m.list_monthly_usd or 0), m.name))
 
 
-def _reasons(launched_at: datetime | None, last_day: date | None) -> list[str]:
-    """The likely reasons, the likeliest first: launched after the export's last day when its launch says so."""
+# What the bill names instead of the resource's own id, by kind: the likeliest reason of all when it applies.
+BILLED_ELSEWHERE = {
+    "batch_compute_environment": "a Batch compute environment is billed on the EC2 instances it launches (their "
+    "instance ids), never on its own ARN: its instances' lines carry its cost",
+}
+CAPACITY_BLOCK_FEE = (
+    "a Capacity Block is paid up front when it is bought (one fee for its whole term, in the billing period of the "
+    "purchase), with no hourly line naming the reservation"
+)
+
+
+def _reasons(resource: CollectedResource, last_day: date | None) -> list[str]:
+    """The likely reasons, the likeliest first: billed on other lines by its kind (a Batch compute environment, a
+    Capacity Block's fee), launched after the export's last day when its launch says so."""
+    launched_at: datetime | None = resource.launched_at
     after = f"launched after the export's last day ({last_day})" if last_day else "launched after the export's end"
     others = [
         "its resource id is missing from the export (Data Exports: include resource IDs)",
         "billed to another payer (the export covers its own payer's accounts only)",
     ]
+    first = [BILLED_ELSEWHERE[resource.kind]] if resource.kind in BILLED_ELSEWHERE else []
+    if isinstance(resource.details, CapacityReservationDetails) and resource.details.capacity_block:
+        first = [CAPACITY_BLOCK_FEE]
     if launched_at is not None and last_day is not None:
-        return [after, *others] if launched_at.date() > last_day else others
-    return [*others, after]
+        return [*first, after, *others] if launched_at.date() > last_day else [*first, *others]
+    return [*first, *others, after]
 
 
 def bill_costs(

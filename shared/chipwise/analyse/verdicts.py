@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Sequence
 from chipwise.economics import usd
 from chipwise.models.findings import FindingDocument
 from chipwise.models.scan import ScanResource
-from chipwise.models.verdicts import ResourceVerdict, VerdictKind
+from chipwise.models.verdicts import VERDICT_WORDS, ResourceVerdict, VerdictKind
 from chipwise.presentation import (
     CANNOT_JUDGE,
     EXCLUSION_WORDS,
@@ -120,6 +120,11 @@ def verdicts_by_resource(rows: Iterable[LedgerRow], title: Titles) -> dict[str, 
         if row.document.status in SETTLED_STATUSES:
             grouped[row.document.resource_id].append(row)
     return {key: found for key, group in grouped.items() if (found := verdict_of_findings(group, title))}
+
+
+def verdict_words_by_resource(rows: Iterable[LedgerRow], title: Titles) -> dict[str, tuple[str, str]]:
+    """:func:`verdicts_by_resource` as the CSV prints it: resource id -> (the verdict in words, why)."""
+    return {key: (VERDICT_WORDS[kind], why) for key, (kind, why, _) in verdicts_by_resource(rows, title).items()}
 
 
 def settle(verdict: ResourceVerdict, rows: Sequence[LedgerRow], title: Titles) -> ResourceVerdict:

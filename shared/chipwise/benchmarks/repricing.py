@@ -198,6 +198,24 @@ class MeasuredEconomics(BaseModel):
     plausible_high: Decimal | None = None
     rate_basis: RateBasis | None = None
     review_reason: str | None = None
+    # What the rule estimated for the same move, beside the measurement: its saving and instance count, and the
+    # prediction error (estimate − measured) ÷ measured of the saving (None without a positive measured saving).
+    estimated_monthly_savings_usd: Decimal | None = None
+    estimated_target_count: int | None = None
+    prediction_error: Decimal | None = None
+
+    def beside(self, estimated_saving: Decimal, estimated_count: int | None) -> MeasuredEconomics:
+        """The measurement with the rule's estimate of the same move beside it, and how far the estimate was off."""
+        measured = self.monthly_savings_usd
+        error = (estimated_saving - measured) / measured if measured is not None and measured > 0 else None
+        return self.model_copy(
+            update={
+                "estimated_monthly_savings_usd": cents(estimated_saving),
+                "estimated_target_count": estimated_count,
+                "prediction_error": _four_places(error),
+            }
+        )
+
     time_to_train_ratio: Decimal | None = None  # training: the target's measured time to train ÷ today's
 
 

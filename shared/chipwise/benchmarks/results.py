@@ -338,6 +338,13 @@ def price_run(
     session: Session, finding: FindingRecord, run: BenchmarkRunRecord, baseline: BenchmarkResult | None
 ) -> MeasuredEconomics:
     """The economics of one run's result for its finding (inference or training, by the finding's rule)."""
+    priced = _price_run(session, finding, run, baseline)
+    return priced.beside(finding.estimated_monthly_savings_usd, _recommended_count(finding))
+
+
+def _price_run(
+    session: Session, finding: FindingRecord, run: BenchmarkRunRecord, baseline: BenchmarkResult | None
+) -> MeasuredEconomics:
     catalog = get_catalog()
     result = BenchmarkResult.model_validate(run.result)
     priced_as = BenchmarkParameters.model_validate(run.parameters).priced_as
@@ -422,9 +429,11 @@ def measured_summary(finding: FindingRecord, priced: MeasuredEconomics) -> str:
     target = f"{priced.target_count} × {priced.priced_as}" if priced.target_count else priced.priced_as
     cost = f" for {usd(priced.target_monthly_cost_usd)}/month" if priced.target_monthly_cost_usd is not None else ""
     saving = usd(priced.monthly_savings_usd or Decimal(0))
+    error = priced.prediction_error
+    off = f", {error * 100:+.1f} % off the measurement" if error is not None else ""
     return (
         f"{finding.resource_name}: measured on {target}{cost}, saving {saving}/month "
-        f"(the estimate was {usd(finding.estimated_monthly_savings_usd)}/month)."
+        f"(the estimate was {usd(finding.estimated_monthly_savings_usd)}/month{off})."
     )
 
 
@@ -453,6 +462,9 @@ def measurement_note(run_id: str, priced: MeasuredEconomics, now: datetime) -> d
             "plausible_high",
             "rate_basis",
             "review_reason",
+            "estimated_monthly_savings_usd",
+            "estimated_target_count",
+            "prediction_error",
         },
         exclude_none=True,
     )

@@ -116,9 +116,9 @@ def _stream(selected: FindingFilter, form: str, limit: int | None, cursor: str |
 
     written = 0
     documents = []
-    for figures, owners in stream_findings(selected, limit=limit, cursor=cursor):
+    for figures, owners, verdicts in stream_findings(selected, limit=limit, cursor=cursor):
         if form == "csv":
-            write_csv(figures, sys.stdout, owners, start=written + 1, header=written == 0)
+            write_csv(figures, sys.stdout, owners, start=written + 1, header=written == 0, verdicts=verdicts)
         else:
             batch = [
                 {**r.document.model_dump(mode="json"), **ledger_fields(r, owners.get(r.document.resource_id, ""))}

@@ -3,18 +3,20 @@ streamed in batches), one finding with its history and audit trail, a suppressio
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from chipwise.analyse.verdicts import SETTLED_STATUSES, verdict_words_by_resource
 from chipwise.clock import utcnow
 from chipwise.errors import NotFound
 from chipwise.models.findings import FindingDocument
 from chipwise.pipeline._store import store_scope
-from chipwise.presentation import Ledger, ledger, owner_label
+from chipwise.presentation import Ledger, ledger, ledger_row, owner_label
+from chipwise.rules.registry import rule_title
 from chipwise.settings import get_settings
 from chipwise.store import Session
 from chipwise.store.repositories.accounts import AccountRepository
@@ -24,7 +26,7 @@ from chipwise.store.repositories.inventory import ResourceRepository
 from chipwise.store.repositories.realised import RealisedSavingRepository, RuleAccuracy, accuracy_by_rule
 from chipwise.store.repositories.remediations import RemediationRepository
 
-__all__ = ["FindingFilter", "FindingsPage", "Group", "list_findings", "stream_findings"]
+__all__ = ["FindingFilter", "FindingsPage", "Group", "ResourceVerdicts", "list_findings", "stream_findings"]
 
 GROUPS_SHOWN = 10  # accounts and teams summed under a cut list
 
@@ -97,11 +99,27 @@ def list_findings(f: FindingFilter, *, limit: int | None, cursor: str | None = N
     )
 
 
+ResourceVerdicts = dict[str, tuple[str, str]]  # resource id -> (its verdict in words, why)
+STREAM_BATCH = 1_000
+
+
+def resource_verdicts(session: Session, documents: Sequence[FindingDocument]) -> ResourceVerdicts:
+    """The verdict of each resource of ``documents``, from every finding that speaks for it (open, suppressed or
+    withdrawn, whatever the list's filter selected), settled by :func:`chipwise.analyse.verdicts.verdicts_by_resource`:
+    the source ``chipwise resources``, ``findings explain`` and the report read. A resource none of whose findings
+    speaks for it any more (only resolved ones) has none here."""
+    settled = FindingRepository(session).documents_of_resources(
+        {d.resource_id for d in documents}, account_ids={d.account_id for d in documents}, statuses=SETTLED_STATUSES
+    )
+    return verdict_words_by_resource((ledger_row(d) for d in settled), rule_title)
+
+
 def stream_findings(
     f: FindingFilter, *, limit: int | None = None, cursor: str | None = None
-) -> Iterator[tuple[Ledger, dict[str, str]]]:
-    """Every selected finding (or the first ``limit``), a batch at a time, each batch ranked as the ledger ranks
-    (a store of any size in flat memory: CSV and JSON lines)."""
+) -> Iterator[tuple[Ledger, dict[str, str], ResourceVerdicts]]:
+    """Every selected finding (or the first ``limit``), a batch at a time, each batch ranked as the ledger ranks,
+    with its resources' owners and verdicts (a store of any size in flat memory: CSV and JSON lines). A batch's
+    verdicts come from all of its resources' findings, read for that batch: memory stays bounded by the batch."""
     f = with_team_keys(f)
     with store_scope() as session:
         if f.account_id is not None:
@@ -111,11 +129,11 @@ def stream_findings(
             if limit is not None and index >= limit:
                 break
             batch.append(document)
-            if len(batch) >= 1_000:
-                yield ledger(batch), _owners(session, batch)
+            if len(batch) >= STREAM_BATCH:
+                yield ledger(batch), _owners(session, batch), resource_verdicts(session, batch)
                 batch = []
         if batch:
-            yield ledger(batch), _owners(session, batch)
+            yield ledger(batch), _owners(session, batch), resource_verdicts(session, batch)
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from chipwise.analyse.ledger import bill_costs, bill_window
-from chipwise.analyse.verdicts import Settled, verdicts_by_resource
+from chipwise.analyse.verdicts import Settled, verdict_words_by_resource, verdicts_by_resource
 from chipwise.clock import billing_periods
 from chipwise.economics import usd
 from chipwise.errors import InvalidInput, NotFound
@@ -538,6 +538,7 @@ def write_report(view: ReportView, directory: Path) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / view.filename
     path.write_text(render_report(view), encoding="utf-8")
+    verdicts = verdict_words_by_resource(view.ledger.rows, rule_title)  # the rows: every open and withdrawn one
     with (directory / view.csv_filename).open("w", encoding="utf-8", newline="") as stream:
-        write_csv(view.ledger, stream)
+        write_csv(view.ledger, stream, verdicts=verdicts)
     return path

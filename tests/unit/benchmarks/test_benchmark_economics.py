@@ -373,3 +373,24 @@ def test_no_concurrency_level_within_the_target_withdraws_the_move() -> None:
     )
     assert priced.verdict == "withdrawn"
     assert priced.reason.startswith("SLO sizing: no concurrency level meets p95 84 ms")
+
+
+def test_the_measured_saving_follows_the_measured_throughput_and_shows_the_estimates_error() -> None:
+    # Given the same move measured twice: once at the throughput the estimate assumed, once a third slower
+    fast = result(parameters(), measurements=[measurement(4, rps="40.5", p95="80.2")])
+    slow = result(parameters(), measurements=[measurement(4, rps="13.5", p95="80.2")])
+    priced = [
+        price_inference(r, demand=MISTRAL_DEMAND, current=MISTRAL_TODAY, target=INF2_XLARGE_SAGEMAKER, policy=POLICY)
+        for r in (fast, slow)
+    ]
+    # When each is set beside the rule's estimate (1 instance, $3,701.10 a month)
+    fast_priced, slow_priced = (p.beside(Decimal("3701.10"), 1) for p in priced)
+    # Then the first agrees with it, and the slower run needs 3 instances: a smaller saving, the estimate 27 % off
+    assert (fast_priced.target_count, fast_priced.monthly_savings_usd) == (1, Decimal("3701.10"))
+    assert fast_priced.prediction_error == Decimal("0.0000")
+    assert slow_priced.target_count == 3  # ceil(26.4 × 1.3 ÷ 13.5)
+    assert slow_priced.monthly_savings_usd == Decimal("2255.70")  # 4423.80 − 3 × 0.99 × 730
+    assert slow_priced.prediction_error == Decimal("0.6408")  # (3701.10 − 2255.70) ÷ 2255.70
+    assert (slow_priced.estimated_monthly_savings_usd, slow_priced.estimated_target_count) == (Decimal("3701.10"), 1)
+    # and per request at today's traffic the slower target costs more
+    assert slow_priced.cost_per_million_at_traffic_usd > fast_priced.cost_per_million_at_traffic_usd  # type: ignore[operator]

@@ -8,9 +8,13 @@ derived, not invented:
 - today's capacity per instance = the resource's requests (or Neuron executions) per second ÷ its instances ÷
   its utilisation (GPU or NeuronCore), from the demo account's spec (``chipwise_devkit.demo.account``); without a
   traffic figure, the seed guide's illustrative GPU-instance throughput (``assumptions.json`` worked example);
-- a Neuron target's capacity = today's × ``inferentia2_inference_throughput_ratio`` per accelerator (GPU → inf2),
-  or × the NeuronCore ratio (Neuron → Neuron: trn1 and inf2 share NeuronCore-v2), × ``DEMO_MEASUREMENT_FACTOR``;
-- its p95 latency at the serving batch = today's × (1 + ``inferentia2_single_request_latency_penalty``);
+- a Neuron target's capacity and latency come from a model of the workload on the target's chips, not from the
+  ratios the rules estimate with (``inferentia2_inference_throughput_ratio``, the latency penalty): the model's
+  memory (the finding's evidence) decides how many chips one replica spans on each side (its weights sharded
+  over them, ``ceil(required memory ÷ chip memory)``) and so how many replicas an instance holds; serving is bound
+  by memory bandwidth (a generated token streams the weights once) or, for encoders, by dense BF16 compute
+  (``ACCELERATORS``: datasheet figures per chip). Capacity scales with replicas × chips × the bound figure, one
+  request's latency with one replica's chips × the figure; both × ``DEMO_MEASUREMENT_FACTOR`` (a first port);
 - training: today's GPU tokens/s per workload from the training-compute rule (6 × parameters FLOPs a token): the
   instance's GPUs × their dense BF16 peak × a model-FLOPs utilisation × the job's GPU utilisation ÷ (6 ×
   parameters), so an 8B fine-tune and BERT-large pretraining cost different $/1M tokens; Trainium tokens/s = the
@@ -25,7 +29,9 @@ One job's first attempt is reported as lost with its host (a Spot reclaim), to s
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import timedelta
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
@@ -53,8 +59,8 @@ from chipwise_devkit.batch import job_state_event, provision_benchmark_queues
 from chipwise_devkit.demo.account import DemoResource, demo_resources
 from chipwise_devkit.demo.runner import DemoContext, Stage
 
-# The demo's measurements come in 15 % below the representative ratios in assumptions.json, as real
-# measurements of a first port usually do: the demo shows a measurement that moves the estimate.
+# A first port reaches 85 % of what the model of the workload on the target (serving: the chips' datasheet figures;
+# training: the published price-performance gain) says, as real measurements of a first port usually do.
 DEMO_MEASUREMENT_FACTOR = Decimal("0.85")
 BASELINE_QUEUE = "chipwise-bench-gpu"
 INF1_QUEUE = "chipwise-bench-inf1"  # the recommended family's queue for inf1 targets (bert-ner-g6)
@@ -96,14 +102,74 @@ def today_capacity(resource: DemoResource | None) -> Decimal:
     return get_assumptions().worked_examples.inference_10m_requests_per_day.gpu_requests_per_second
 
 
-def capacity_scale(target: InstanceType, today: InstanceType | None) -> Decimal:
-    """How much more one target instance serves than one of today's, before the demo factor."""
-    if today is None:
-        return Decimal(1)
-    if today.neuron:
-        return Decimal(target.neuron_cores) / Decimal(today.neuron_cores)
-    ratio = get_assumptions().inferentia2_inference_throughput_ratio.value
-    return ratio * Decimal(target.accelerator_count) / Decimal(max(1, today.accelerator_count))
+@dataclass(frozen=True)
+class Chip:
+    """One accelerator chip's datasheet figures: memory bandwidth (GB/s) and dense BF16 (or FP16) TFLOPS."""
+
+    bandwidth_gb_s: Decimal
+    bf16_tflops: Decimal
+
+
+# Per chip, from the makers' datasheets: NVIDIA A10G (AWS G5: 600 GB/s GDDR6; compute as the A10's, 125 TFLOPS
+# BF16 dense), L4 (300 GB/s, 121 TFLOPS FP16 dense), L40S (864 GB/s, 362 TFLOPS dense), A100 40 GB (1,555 GB/s,
+# 312 TFLOPS), H100 SXM (3,350 GB/s, 989 TFLOPS); AWS Neuron docs: Inferentia2 and Trainium chips (32 GiB HBM at
+# 820 GB/s, 190 TFLOPS BF16 each).
+ACCELERATORS: dict[str, Chip] = {
+    "A10G": Chip(Decimal(600), Decimal(125)),
+    "L4": Chip(Decimal(300), Decimal(121)),
+    "L40S": Chip(Decimal(864), Decimal(362)),
+    "A100": Chip(Decimal(1555), Decimal(312)),
+    "H100": Chip(Decimal(3350), Decimal(989)),
+    "Inferentia2": Chip(Decimal(820), Decimal(190)),
+    "Trainium": Chip(Decimal(820), Decimal(190)),
+}
+MEMORY_OVERHEAD = Decimal("1.2")  # KV cache and activations over the weights (the rules' required memory)
+
+
+@dataclass(frozen=True)
+class Serving:
+    """How one instance serves the model: replicas of it, chips per replica, and the chip's bound figure."""
+
+    replicas: int
+    chips_per_replica: int
+    per_chip: Decimal
+
+    @property
+    def capacity(self) -> Decimal:
+        return self.replicas * self.chips_per_replica * self.per_chip
+
+    @property
+    def replica_speed(self) -> Decimal:
+        return self.chips_per_replica * self.per_chip
+
+
+def serving_on(instance: InstanceType, required_gib: Decimal | None, task: str) -> Serving:
+    """The model's replicas on ``instance``: each spans the fewest chips whose memory holds it (weights sharded)."""
+    chip = ACCELERATORS.get(instance.accelerator or "")
+    chips = max(1, instance.accelerator_count)
+    if chip is None:
+        raise ValueError(f"{instance.name}: no datasheet figures for {instance.accelerator} in the demo's model")
+    per_chip_gib = instance.accelerator_memory_gib / chips
+    spans = max(1, math.ceil(required_gib / per_chip_gib)) if required_gib else 1
+    spans = min(spans, chips)
+    bound = chip.bandwidth_gb_s if task == "text-generation" else chip.bf16_tflops
+    return Serving(replicas=max(1, chips // spans), chips_per_replica=spans, per_chip=bound)
+
+
+def required_memory(finding: FindingRecord) -> Decimal | None:
+    """The memory one replica needs, from the finding's evidence (its required memory, else its weights × 1.2)."""
+    evidence = finding.evidence or {}
+    for key, factor in (("required_memory_gib", Decimal(1)), ("model_memory_gib", MEMORY_OVERHEAD)):
+        value = evidence.get(key)
+        if value is not None and Decimal(str(value)) > 0:
+            return Decimal(str(value)) * factor
+    return None
+
+
+def capacity_scale(target: Serving, today: Serving) -> tuple[Decimal, Decimal]:
+    """(one target instance's capacity ÷ one of today's, one request's latency on the target ÷ today's), before
+    the demo factor."""
+    return target.capacity / today.capacity, today.replica_speed / target.replica_speed
 
 
 def inference_measurements(
@@ -199,10 +265,13 @@ def demo_result(params: BenchmarkParameters, finding: FindingRecord, demand: Dem
         observed = demand.latency_p95_ms if demand else None
         capacity = today_capacity(spec)
         latency = observed
-        if params.role == "target":
-            capacity *= capacity_scale(instance, today) * DEMO_MEASUREMENT_FACTOR
-            penalty = economics.inferentia2_single_request_latency_penalty.value
-            latency = observed * (1 + penalty) if observed else None
+        if params.role == "target" and today is not None:
+            needs = required_memory(finding)
+            more, slower = capacity_scale(
+                serving_on(instance, needs, params.task), serving_on(today, needs, params.task)
+            )
+            capacity *= more * DEMO_MEASUREMENT_FACTOR
+            latency = observed * slower / DEMO_MEASUREMENT_FACTOR if observed else None
         measurements = inference_measurements(params, capacity, latency)
     started = utcnow()
     return BenchmarkResult(
@@ -365,8 +434,10 @@ def render_markdown(rows: list[dict[str, Any]], report: BenchmarkDispatchReport)
         "",
         f"{jobs} jobs on {queues} emulated AWS Batch queues (trn/inf targets and paired GPU baselines). "
         "The emulator cannot run a Neuron container: each result file was written the way the "
-        "job would write it, from the demo account's traffic and the representative ratios in assumptions.json "
-        f"× a demo factor of {DEMO_MEASUREMENT_FACTOR} (see devkit/chipwise_devkit/demo/stages/40_benchmarks.py).",
+        "job would write it, from the demo account's traffic and a model of the workload on the target (serving: the "
+        "model's replicas on the chips, bound by their memory bandwidth or compute; training: the published "
+        f"price-performance gain) × a first-port factor of {DEMO_MEASUREMENT_FACTOR} "
+        "(see devkit/chipwise_devkit/demo/stages/40_benchmarks.py).",
         "",
         "The measured saving comes from what the run measured (throughput at the latency target, tokens per second);"
         " the prediction error is (estimate − measured) ÷ measured: how far the rule's estimate was off.",

@@ -319,6 +319,7 @@ def _focus_lines(src: QuerySource) -> dict[str, str]:
 COMPUTE = (
     "lines.resource_id LIKE 'i-%' OR lines.resource_id LIKE 'arn:aws:ec2:%:instance/%'"
     " OR lines.resource_id LIKE 'arn:aws:sagemaker:%' OR lines.resource_id LIKE 'arn:aws:bedrock:%:provisioned-model/%'"
+    " OR lines.resource_id LIKE 'arn:aws:ec2:%:capacity-reservation/%'"  # a reservation's unused hours (UnusedBox)
     " OR lines.parent_resource_id <> ''"
 )
 USAGE_KINDS_SQL = "('on_demand', 'spot', 'savings_plan', 'reservation')"

@@ -28,7 +28,7 @@ from sqlalchemy import Row, Table, bindparam, func, insert, select, update
 
 from chipwise.errors import InvalidInput, NotFound
 from chipwise.models.findings import FindingDocument, FindingDraft, RecommendationDoc
-from chipwise.models.resources import resource_key
+from chipwise.models.resources import resource_key, split_key
 from chipwise.store.repositories.records import Repository, record_of
 from chipwise.store.tables import Finding, Recommendation
 
@@ -319,6 +319,28 @@ class FindingRepository(Repository):
             .order_by(Finding.estimated_monthly_savings_usd.desc(), Finding.rule_id, Finding.resource_name, Finding.id)
         )
         return [finding_document(row) for row in self.session.execute(stmt)]
+
+    def documents_of_resources(
+        self, keys: Iterable[str], *, account_ids: Iterable[str], statuses: Iterable[str]
+    ) -> list[FindingDocument]:
+        """Every finding (of ``statuses``) of the resources ``keys`` (Chipwise resource ids) in ``account_ids``, in
+        :meth:`find`'s order: what a resource's verdict is settled from, for a batch of resources in one statement
+        (the account and status narrow it through ``ix_findings_account_status``)."""
+        wanted = set(keys)
+        arns = sorted({split_key(key)[0] for key in wanted})
+        if not arns:
+            return []
+        stmt = (
+            select(*Finding.__table__.columns)
+            .where(
+                Finding.account_id.in_(sorted(set(account_ids))),
+                Finding.status.in_(list(statuses)),
+                Finding.resource_arn.in_(arns),
+            )
+            .order_by(Finding.estimated_monthly_savings_usd.desc(), Finding.rule_id, Finding.resource_name, Finding.id)
+        )
+        documents = (finding_document(row) for row in self.session.execute(stmt))
+        return [d for d in documents if d.resource_id in wanted]
 
     def count(self) -> int:
         """How many findings the store holds, whatever their status."""
