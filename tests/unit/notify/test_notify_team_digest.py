@@ -90,9 +90,7 @@ def test_each_team_gets_its_own_bounded_digest_under_the_organisation_s_summary(
             assert f"...and {team_count - TOP_PER_TEAM} more open findings" in text
 
 
-def test_a_team_digest_does_not_grow_with_the_organisation(
-    db_url: str, session_factory: sessionmaker[Session]
-) -> None:
+def test_a_team_digest_does_not_grow_with_the_organisation(db_url: str, session_factory: sessionmaker[Session]) -> None:
     # Given the organisation, then three times as many accounts
     with session_factory.begin() as session:
         _organisation(session)
@@ -116,7 +114,8 @@ def test_team_digests_go_once_a_day_and_alerts_follow_the_baseline(
     # When a new $2,000 finding appears and notify runs again the same day
     with session_factory.begin() as session:
         add_resource(session, "ep-new", account_id=f"{100000000000:012d}", tags={"team": "team-00"})
-        add_finding(session, "ep-new", account_id=f"{100000000000:012d}", savings="2000", first_seen=NOW + timedelta(minutes=30))
+        found = NOW + timedelta(minutes=30)  # after the digest
+        add_finding(session, "ep-new", account_id=f"{100000000000:012d}", savings="2000", first_seen=found)
     later = NOW + timedelta(hours=1)
     second = run_notify(settings, now=later, senders={"email": RecordingSender()}, session_factory=session_factory)
     # Then it is alerted, and no team digest goes twice on one day
