@@ -49,7 +49,7 @@ from chipwise.models.bill import BillPeriod, ResourceCost
 from chipwise.models.findings import FindingDraft, RecommendationDoc
 from chipwise.models.records import HourlyRollup
 from chipwise.models.scan import ScanCosts, ScanDocument, ScanResource, ScanWindow
-from chipwise.models.verdicts import ResourceVerdict
+from chipwise.models.verdicts import ResourceVerdict, VerdictKind
 from chipwise.pipeline.retention import prune_store
 from chipwise.settings import Settings
 from chipwise.store import session_scope
@@ -136,33 +136,23 @@ def _drafts(account: str, resources: list[dict[str, Any]], day: int) -> list[Fin
 def _parts(index: int, resources: list[dict[str, Any]]) -> tuple[list[str], list[str], list[str]]:
     """Each resource's JSON in a scan document, and its verdict's as waste and as efficient (rendered once per
     account by the document's models: the days only choose which verdict)."""
+    same = [{key: r[key] for key in ("name", "kind", "platform", "instance_type")} for r in resources]
     listed = [
         ScanResource(
-            id=r["arn"],
-            arn=r["arn"],
-            kind=r["kind"],
-            name=r["name"],
-            instance_type=r["instance_type"],
-            instance_count=r["instance_count"],
-            platform=r["platform"],
-            team=_team(index),
+            id=r["arn"], arn=r["arn"], instance_count=r["instance_count"], team=_team(index), **same[i]
         ).model_dump_json()
-        for r in resources
+        for i, r in enumerate(resources)
     ]
+    reasons: dict[VerdictKind, str] = {
+        "waste": "idle for the window",
+        "efficient": "busy: utilisation above the thresholds",
+    }
     verdicts = {
         verdict: [
-            ResourceVerdict(
-                resource_id=r["arn"],
-                name=r["name"],
-                kind=r["kind"],
-                platform=r["platform"],
-                instance_type=r["instance_type"],
-                verdict=verdict,
-                reason="idle for the window" if verdict == "waste" else "busy: utilisation above the thresholds",
-            ).model_dump_json()
-            for r in resources
+            ResourceVerdict(resource_id=r["arn"], verdict=verdict, reason=reason, **same[i]).model_dump_json()
+            for i, r in enumerate(resources)
         ]
-        for verdict in ("waste", "efficient")
+        for verdict, reason in reasons.items()
     }
     return listed, verdicts["waste"], verdicts["efficient"]
 

@@ -128,17 +128,8 @@ def team_digests(session: Session, *, now: datetime, since: datetime, settings: 
     digests = []
     for group in teams:
         top = pages.page(_open(settings, team=group.key), limit=TOP_PER_TEAM)
-        digests.append(
-            TeamDigest(
-                team=group.key,
-                generated_at=now,
-                since=since,
-                organisation=summary,
-                open_count=group.count,
-                monthly_savings_usd=group.estimated_monthly_usd,
-                top=tuple(_lines(session, top, settings, group.key)),
-            )
-        )
+        lines = tuple(_lines(session, top, settings, group.key))
+        digests.append(TeamDigest(group.key, now, since, summary, group.count, group.estimated_monthly_usd, lines))
     return digests
 
 
