@@ -49,9 +49,12 @@ DEFAULT_MAX_ATTEMPTS = 6
 
 
 def retry_config() -> Config:
-    """Standard retry mode; ``AWS_MAX_ATTEMPTS`` (botocore's own variable) overrides the 6 attempts."""
+    """Standard retry mode; ``AWS_MAX_ATTEMPTS`` (botocore's own variable) overrides the 6 attempts.
+
+    Both count every attempt, the first included (botocore's ``total_max_attempts``): the Config key
+    ``max_attempts`` would count retries only, one call more than the variable says."""
     attempts = int(os.environ.get("AWS_MAX_ATTEMPTS") or DEFAULT_MAX_ATTEMPTS)
-    return Config(retries={"mode": "standard", "max_attempts": attempts}, connect_timeout=5, read_timeout=60)
+    return Config(retries={"mode": "standard", "total_max_attempts": attempts}, connect_timeout=5, read_timeout=60)
 
 
 class ApiCallCounter:

@@ -283,12 +283,12 @@ def test_a_failed_listing_fails_its_source_and_marks_nothing_gone(
 
 # --- the Studio app of the issue: throttled, denied or failing DescribeApp --------------------------------------
 
-# (code, HTTP status, calls made): throttling and a server error are retried (AWS_MAX_ATTEMPTS=2 gives the call and
-# two retries here, as botocore's retry config counts them), a refusal is not
+# (code, HTTP status, calls made): throttling and a server error are retried (AWS_MAX_ATTEMPTS=2 is two attempts in
+# all, the first included, as botocore documents the variable), a refusal is not
 STUDIO_FAULTS = [
-    pytest.param("ThrottlingException", 400, 3, id="throttled"),
+    pytest.param("ThrottlingException", 400, 2, id="throttled"),
     pytest.param("AccessDeniedException", 400, 1, id="denied"),
-    pytest.param("InternalFailure", 500, 3, id="failed"),
+    pytest.param("InternalFailure", 500, 2, id="failed"),
 ]
 
 
