@@ -9,7 +9,8 @@ Figures per size: peak resident memory of the ingest (goal ≤ 512 MiB, and the 
 other: memory flat in the bill's size), line items per CPU second of the read (the child's process time: every
 DuckDB thread's CPU and Python's; goal ≥ 1 M per core), read and store times, resource-days stored, and the peak
 memory of ``bill show --json`` (goal ≤ 256 MiB). ``CHIPWISE_BENCH_BILL_SIZES`` (comma-separated line counts)
-chooses other sizes, e.g. ``1000000`` for a quick run.
+chooses other sizes, e.g. ``1000000`` for a quick run; ``CHIPWISE_BENCH_BILL_DIR`` keeps each size's generated
+export in that directory and reuses it on the next run (generating 50 M line items takes minutes).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from pathlib import Path
 
 from benchmarks.harness import BenchResult
 
+KEEP = os.environ.get("CHIPWISE_BENCH_BILL_DIR", "")
 SIZES = [int(s) for s in os.environ.get("CHIPWISE_BENCH_BILL_SIZES", "10000000,50000000").split(",") if s]
 ACCOUNTS = 1_000
 RESOURCES = 100_000  # 100 per account
@@ -88,7 +90,8 @@ VALUES = {
 
 
 def generate(root: Path, lines: int) -> Path:
-    """The export (its data files and manifest), every column typed as the CUR 2.0 data file says."""
+    """The export (its data files and manifest), every column typed as the CUR 2.0 data file says; an export
+    already complete under ``root`` (its manifest written last) is reused."""
     import duckdb
 
     from chipwise.collect.bill_export.formats import export_format
@@ -97,8 +100,11 @@ def generate(root: Path, lines: int) -> Path:
     documented = export_format("COST_AND_USAGE_REPORT").columns
     assert set(VALUES) <= set(documented), set(VALUES) - set(documented)
     export = root / EXPORT
+    meta = export / f"metadata/BILLING_PERIOD={PERIOD}/{EXPORT}-Manifest.json"
+    if meta.is_file():
+        return export
     data = export / f"data/BILLING_PERIOD={PERIOD}"
-    data.mkdir(parents=True)
+    data.mkdir(parents=True, exist_ok=True)
     select = ", ".join(f"CAST({expr} AS {DUCK_TYPES[documented[name]]}) AS {name}" for name, expr in VALUES.items())
     con = duckdb.connect()
     data_files = []
@@ -119,8 +125,7 @@ def generate(root: Path, lines: int) -> Path:
         "dataFiles": data_files,
         "queryStatement": f"SELECT {', '.join(VALUES)} FROM COST_AND_USAGE_REPORT",
     }
-    meta = export / f"metadata/BILLING_PERIOD={PERIOD}/{EXPORT}-Manifest.json"
-    meta.parent.mkdir(parents=True)
+    meta.parent.mkdir(parents=True, exist_ok=True)
     meta.write_text(json.dumps(manifest))
     return export
 
@@ -194,7 +199,7 @@ def run() -> list[BenchResult]:
     for lines in SIZES:
         with tempfile.TemporaryDirectory(prefix="chipwise-bench-bill-") as tmp:
             root = Path(tmp)
-            export = generate(root, lines)
+            export = generate(Path(KEEP) / str(lines) if KEEP else root, lines)
             url = f"sqlite:///{root}/bill.db"
             read = _child(READ, str(export), str(root / "read.json"))
             ingest = _child(INGEST, str(export), url, str(root / "ingest.json"))

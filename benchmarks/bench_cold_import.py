@@ -14,6 +14,18 @@ functions/<name>/ (``sam build`` copies them as they are). Baselines in the same
   that ``import app`` loads (its third-party dependencies and the standard library modules they and Chipwise
   need), imported alone in a fresh interpreter. What the handler takes above it is Chipwise's own import work.
   Each run times the floor and the handler back to back, so the machine's load weighs on both alike.
+
+The command line's start (issue 37), first and without the layer (``python -m benchmarks cold-import``): CPU time
+(user + system, from ``wait4``) of whole processes, the best of CLI_RUNS, each run timing the baseline and the
+command back to back, with bytecode cached (one warm-up run first; ``PYTHONDONTWRITEBYTECODE`` is dropped, as an
+installed package has its bytecode):
+
+- ``chipwise --help`` against ``python -c "import typer"`` (goal ≤ 1.5);
+- each read command on a copy of the demo's store (``chipwise-demo/chipwise-demo.db``; ``chipwise demo`` is run
+  first when it is missing) against its own floor: every module outside ``chipwise`` that the command loads (its
+  third-party dependencies, the modules they load while it runs, and the standard library modules Chipwise needs),
+  imported alone in a fresh interpreter in the order the command loaded them (goal ≤ 1.5). What a command takes
+  above it is Chipwise's own modules and its own work (queries, ranking, rendering).
 """
 
 from __future__ import annotations
@@ -30,6 +42,9 @@ from benchmarks.harness import BenchResult
 
 ROOT = Path(__file__).resolve().parent.parent
 RUNS = 9
+CLI_RUNS = 7
+CLI_GOAL = 1.5  # issue 37: --help within 1.5x of importing typer; a read command within 1.5x of its floor
+DEMO_ACCOUNT = "123456789012"
 FLOOR_GOAL = 1.3  # a handler's cold import at most 1.3x its dependencies' (issue 22)
 POWERTOOLS_BOTO3 = "import boto3; from aws_lambda_powertools import Logger, Metrics, Tracer"
 STORE_FLOOR = (
@@ -129,9 +144,120 @@ def handler_and_floor(function: Path, host: Path, runs: int = RUNS) -> tuple[flo
     return statistics.median(handler), statistics.median(floor)
 
 
+# --- the command line ------------------------------------------------------------------------------------------
+
+_CLI = "import sys\nfrom chipwise.cli import main\nsys.exit(main(sys.argv[1:]))\n"
+# The modules a command loads beyond a bare interpreter's, in load order, minus chipwise's own (printed on stderr,
+# the command's own output going to stdout).
+_CLI_LOADED = """
+import sys
+before = set(sys.modules)
+from chipwise.cli import main
+try:
+    main(sys.argv[1:])
+finally:
+    loaded = [n for n in sys.modules if n not in before and n.split(".")[0] not in ("chipwise", "chipwise_devkit")]
+    print(repr(loaded), file=sys.stderr)
+"""
+
+
+def read_commands(out: Path) -> dict[str, list[str]]:
+    """The read commands of issue 37 on the demo's store, by name."""
+    return {
+        "findings": ["findings"],
+        "findings --json": ["findings", "--json"],
+        "resources": ["resources"],
+        "findings realised": ["findings", "realised"],
+        "report": ["report", "-o", str(out / "report")],
+        "notify --dry-run": ["notify", "--dry-run"],
+        "bill show": ["bill", "show"],
+        "drafts ACCOUNT": ["drafts", DEMO_ACCOUNT, "-o", str(out / "drafts")],
+    }
+
+
+def _cli_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE" and not k.startswith("CHIPWISE_")}
+    return {**env, "COLUMNS": "160", "CHIPWISE_EMAIL_RECIPIENTS": "finops@example.com", **extra}
+
+
+def process_cpu(argv: list[str], env: dict[str, str], cwd: Path) -> float:
+    """CPU seconds (user + system) of one process, which must succeed."""
+    with tempfile.TemporaryFile() as errors:
+        process = subprocess.Popen(argv, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=errors)
+        _, status, usage = os.wait4(process.pid, 0)
+        if os.waitstatus_to_exitcode(status) != 0:
+            errors.seek(0)
+            raise RuntimeError(f"{' '.join(argv[3:])} failed: {errors.read().decode().strip()[-300:]}")
+    return usage.ru_utime + usage.ru_stime
+
+
+def best_pair(command: list[str], baseline: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float]:
+    """The best CPU of ``command`` and of ``baseline`` over CLI_RUNS runs, each run timing both back to back."""
+    process_cpu(command, env, cwd)  # warm-up: bytecode written, files cached
+    process_cpu(baseline, env, cwd)
+    runs = [(process_cpu(command, env, cwd), process_cpu(baseline, env, cwd)) for _ in range(CLI_RUNS)]
+    return min(r[0] for r in runs), min(r[1] for r in runs)
+
+
+def command_floor(args: list[str], env: dict[str, str], cwd: Path) -> list[str]:
+    """Every module outside chipwise that ``chipwise ARGS`` loads, in load order."""
+    done = subprocess.run(
+        [sys.executable, "-c", _CLI_LOADED, *args], env=env, cwd=cwd, capture_output=True, text=True, check=False
+    )
+    names: list[str] = eval(done.stderr.strip().splitlines()[-1])
+    return names
+
+
+def demo_store(tmp: Path) -> Path:
+    """A copy of the demo's store (the commands write drafts and read-marks into it): ``chipwise demo`` first when
+    there is none."""
+    store = ROOT / "chipwise-demo" / "chipwise-demo.db"
+    if not store.is_file():
+        subprocess.run([sys.executable, "-c", _CLI, "demo"], cwd=ROOT, env=_cli_env(), check=True, capture_output=True)
+    copy = tmp / "demo.db"
+    copy.write_bytes(store.read_bytes())
+    return copy
+
+
+def cli_start(tmp: Path) -> list[BenchResult]:
+    """``chipwise --help`` against importing typer, and each read command on the demo store against its floor."""
+    env = _cli_env()
+    helped, typer_cpu = best_pair(
+        [sys.executable, "-c", _CLI, "--help"], [sys.executable, "-c", "import typer"], env, tmp
+    )
+    results = [
+        BenchResult(
+            "chipwise --help",
+            {"cpu_s": round(helped, 3), "import_typer_cpu_s": round(typer_cpu, 3), "runs": CLI_RUNS},
+            baseline="import typer",
+            ratio=helped / typer_cpu,
+            goal=CLI_GOAL,
+        )
+    ]
+    demo_env = _cli_env(CHIPWISE_DATABASE_URL=f"sqlite:///{demo_store(tmp)}")
+    for name, args in read_commands(tmp / "out").items():
+        floor = command_floor(args, demo_env, tmp)
+        statement = _FLOOR.format(names=floor)
+        cpu, floor_cpu = best_pair(
+            [sys.executable, "-c", _CLI, *args], [sys.executable, "-c", statement], demo_env, tmp
+        )
+        results.append(
+            BenchResult(
+                f"chipwise {name} (demo store)",
+                {"cpu_s": round(cpu, 3), "its_floor_s": round(floor_cpu, 3), "floor_modules": len(floor)},
+                baseline="its dependencies alone",
+                ratio=cpu / floor_cpu,
+                goal=CLI_GOAL,
+            )
+        )
+    return results
+
+
 def run() -> list[BenchResult]:
-    functions = sorted(p.parent for p in (ROOT / "functions").glob("*/app.py"))
     results: list[BenchResult] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        results += cli_start(Path(tmp))
+    functions = sorted(p.parent for p in (ROOT / "functions").glob("*/app.py"))
     with tempfile.TemporaryDirectory() as tmp:
         host = build_layer(host_arch(), Path(tmp) / "host")
         deployed = host if host_arch() == "arm64" else build_layer("arm64", Path(tmp) / "arm64")

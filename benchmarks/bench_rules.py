@@ -7,6 +7,9 @@ per resource: ~18 million metric rows plus neuron-monitor rollups. Figures:
 - ``profiles``: building the profiles alone (the SQL reads and the per-series summaries) — the baseline;
 - ``evaluate``: the whole ``evaluate_account`` (profiles, every rule, the findings lifecycle, the open findings
   read back), first run (inserts) and second run (updates), with its SQL statement count;
+- the rules stage's peak memory: each size is evaluated in a fresh process, and its peak resident memory
+  (``VmHWM``) right after the first ``evaluate_account`` is the stage's own (the interpreter and the modules
+  included: ``imports_rss_mib`` says how much of it they are); issue 37's goal is at most 512 MiB at 10,000;
 - the same at 1,000 resources, for the scaling ratio (10.0x would be linear).
 
 :func:`estate` is also what the statement-count test writes (smaller) into SQLite and PostgreSQL.
@@ -48,6 +51,7 @@ REGION = "us-east-1"
 SIZES = (1_000, 10_000)
 DAYS = 30
 GIB = 2**30
+PEAK_GOAL_MIB = 512  # issue 37: the rules stage at 10,000 resources peaks at most this
 
 
 @dataclass(frozen=True)
@@ -331,39 +335,69 @@ def _populate_in_child(url: str, resources: int) -> None:
     subprocess.run([sys.executable, "-c", code], cwd=root, check=True, env={**os.environ, "PYTHONPATH": str(root)})
 
 
-def _evaluate(url: str, resources: int, days: int) -> BenchResult:
+def _peak_mib() -> float:
+    """This process's peak resident memory so far (``VmHWM``; ``ru_maxrss`` where /proc is not there)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return max_rss_mib()
+
+
+def _evaluate(url: str, resources: int, days: int) -> dict[str, Any]:
+    """The rules stage (``evaluate_account``: profiles, rules, lifecycle) first, so the process's peak after it is
+    the stage's own; then a second run (updates) and the profiles alone (all of them kept: a list)."""
     policy = load_policy()
-    start, end = metric_window(NOW, days)
-    with measure(track_memory=False) as built, session_scope(url) as session:
-        profiles = build_profiles(
-            ProfileInputRepository(session, account_id=ACCOUNT, region=REGION),
-            start=start,
-            end=end,
-            catalog=get_catalog(),
-        )
     statements: list[str] = []
     event.listen(get_engine(url), "before_cursor_execute", lambda *a: statements.append(a[2]))
+    before = _peak_mib()
     with measure(track_memory=False) as first, session_scope(url) as session:
         found = evaluate_account(session, account_id=ACCOUNT, region=REGION, now=NOW, policy=policy, lookback_days=days)
+    rules_peak = _peak_mib()
     first_statements = len(statements)
     with measure(track_memory=False) as second, session_scope(url) as session:
         evaluate_account(session, account_id=ACCOUNT, region=REGION, now=NOW, policy=policy, lookback_days=days)
-    return BenchResult(
-        name=f"rules R={resources:,} x {days} days",
-        figures={
-            "profiles_cpu_s": round(built.cpu_seconds, 2),
-            "evaluate_cpu_s": round(first.cpu_seconds, 2),
-            "evaluate_wall_s": round(first.wall_seconds, 2),
-            "re_evaluate_cpu_s": round(second.cpu_seconds, 2),
-            "rules_and_lifecycle_cpu_s": round(first.cpu_seconds - built.cpu_seconds, 2),
-            "ms_per_resource": round(1000 * first.cpu_seconds / resources, 3),
-            "profiles": len(profiles),
-            "findings": len(found),
-            "sql_statements": first_statements,
-            "sql_statements_second_run": len(statements) - first_statements,
-            "max_rss_mib": round(max_rss_mib(), 1),  # the whole process, so far (sizes run in order)
-        },
+    second_statements = len(statements) - first_statements
+    start, end = metric_window(NOW, days)
+    with measure(track_memory=False) as built, session_scope(url) as session:
+        profiles = len(
+            build_profiles(
+                ProfileInputRepository(session, account_id=ACCOUNT, region=REGION),
+                start=start,
+                end=end,
+                catalog=get_catalog(),
+            )
+        )
+    return {
+        "profiles_cpu_s": round(built.cpu_seconds, 2),
+        "evaluate_cpu_s": round(first.cpu_seconds, 2),
+        "evaluate_wall_s": round(first.wall_seconds, 2),
+        "re_evaluate_cpu_s": round(second.cpu_seconds, 2),
+        "rules_and_lifecycle_cpu_s": round(first.cpu_seconds - built.cpu_seconds, 2),
+        "ms_per_resource": round(1000 * first.cpu_seconds / resources, 3),
+        "profiles": profiles,
+        "findings": len(found),
+        "sql_statements": first_statements,
+        "sql_statements_second_run": second_statements,
+        "rules_peak_rss_mib": round(rules_peak, 1),  # the process's peak after the rules stage, imports included
+        "imports_rss_mib": round(before, 1),  # the same before it: the interpreter and the modules
+    }
+
+
+def _evaluate_in_child(url: str, resources: int) -> dict[str, Any]:
+    """:func:`_evaluate` in a fresh process: its peak memory is one rules stage's, not this process's history."""
+    root = Path(__file__).resolve().parent.parent
+    code = (
+        "import json; from benchmarks.bench_rules import _evaluate; "
+        f"print(json.dumps(_evaluate({url!r}, {resources}, {DAYS})))"
     )
+    path = os.pathsep.join(p for p in (str(root), os.environ.get("PYTHONPATH")) if p)
+    env = {**os.environ, "PYTHONPATH": path}
+    done = subprocess.run([sys.executable, "-c", code], cwd=root, check=True, env=env, capture_output=True, text=True)
+    figures: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return figures
 
 
 def run() -> list[BenchResult]:
@@ -374,9 +408,9 @@ def run() -> list[BenchResult]:
             upgrade(url)
             with measure(track_memory=False) as written:
                 _populate_in_child(url, resources)
-            result = _evaluate(url, resources, DAYS)
-            result.figures["write_store_s"] = round(written.wall_seconds, 1)
-            results.append(result)
+            figures = _evaluate_in_child(url, resources)
+            figures["write_store_s"] = round(written.wall_seconds, 1)
+            results.append(BenchResult(name=f"rules R={resources:,} x {DAYS} days", figures=figures))
             get_engine(url).dispose()
     baseline = results[0]
     for result in results[1:]:
@@ -388,4 +422,11 @@ def run() -> list[BenchResult]:
         baseline=results[-1].name,
         ratio=results[-1].figures["profiles_cpu_s"] / max(results[-1].figures["evaluate_cpu_s"], 1e-9),
     )
-    return [*results, profiles_only]
+    peak = BenchResult(
+        name=f"rules stage peak memory R={SIZES[-1]:,} (MiB)",
+        figures={"peak_rss_mib": results[-1].figures["rules_peak_rss_mib"], "goal_mib": PEAK_GOAL_MIB},
+        baseline=f"the goal, {PEAK_GOAL_MIB} MiB",
+        ratio=results[-1].figures["rules_peak_rss_mib"] / PEAK_GOAL_MIB,
+        goal=1.0,
+    )
+    return [*results, profiles_only, peak]

@@ -27,6 +27,7 @@ _CHILD = r"""
 import json, sys
 from datetime import datetime, timedelta, UTC
 import boto3
+from botocore.config import Config
 from chipwise_devkit.emulator import Emulator, MetricPoint
 NOW = datetime.fromisoformat(sys.argv[1])
 HOURS = int(sys.argv[2])
@@ -37,7 +38,8 @@ with Emulator() as emu:
         if command == "seed":
             emu.reset()
             ec2 = boto3.client("ec2", endpoint_url=emu.url, region_name="us-east-1",
-                               aws_access_key_id="x", aws_secret_access_key="x")
+                               aws_access_key_id="x", aws_secret_access_key="x",
+                               config=Config(read_timeout=900))  # 1,000 instances a call: slow on a loaded machine
             ids = []
             for start in range(0, int(arg), 1000):
                 n = min(1000, int(arg) - start)

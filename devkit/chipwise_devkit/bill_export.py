@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from chipwise.collect.bill_export.formats import export_format, legacy_parquet_name
+from chipwise.collect.bill_export.manifest import legacy_range
 
 Table = Literal["COST_AND_USAGE_REPORT", "FOCUS_1_0_AWS", "FOCUS_1_2_AWS", "LEGACY_CUR"]
 DataFormat = Literal["parquet", "csv"]
@@ -308,6 +309,74 @@ def write_export(
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(json.dumps(manifest, indent=2))
     return export_dir
+
+
+# A legacy report's manifest types its columns with the report's own names (the data dictionary's "Type").
+LEGACY_MANIFEST_TYPES = {"VARCHAR": "OptionalString", "DOUBLE": "OptionalBigDecimal", "TIMESTAMP": "DateTime"}
+
+
+LEGACY_ASSEMBLY = "8e1f4f5a-0c2b-4d7e-9a51-2f6b3c0d9e11"  # the report version's id, as AWS names its folder
+
+
+def write_legacy_report(
+    root: Path, report_name: str, period: str, lines: Iterable[Line], data_format: DataFormat = "csv",
+    *, where: str = "chipwise-bills/cur", files: int = 1,
+) -> Path:  # fmt: skip
+    """One billing period of a legacy Cost and Usage Report in its own delivery layout under ``root/<report>/``
+    (``s3://bucket/prefix/<report>/`` in the manifest), as AWS's CUR user guide describes it:
+
+    - gzip CSV, "create new report versions": ``<report>/yyyymmdd-yyyymmdd/<assemblyId>/<report>-<n>.csv.gz``;
+    - Parquet (the Athena integration, which overwrites):
+      ``<report>/<report>/year=YYYY/month=M/<report>-0000n.snappy.parquet``, beside
+      ``<report>/cost_and_usage_data_status/cost_and_usage_data_status.parquet`` (no bill line);
+
+    and the period's manifest ``<report>/yyyymmdd-yyyymmdd/<report>-Manifest.json`` (``assemblyId``, ``account``,
+    ``columns`` as category and name, ``billingPeriod``, ``bucket``, ``reportKeys``: the data files' keys in the
+    bucket). ``where`` is the report's bucket and prefix. Returns the report's directory (its ``data_export_uri``
+    as a local export)."""
+    bucket, _, prefix = where.partition("/")
+    assembly_id = LEGACY_ASSEMBLY
+    report_dir = root / report_name
+    rows, tag_keys = _rows(list(lines), "LEGACY_CUR", data_format)
+    columns = schema("LEGACY_CUR", tag_keys, data_format)
+    folder = legacy_range(period)
+    year, month = int(period[:4]), int(period[5:7])
+    keys: list[str] = []
+    for part in range(files):
+        if data_format == "csv":
+            relative = f"{folder}/{assembly_id}/{report_name}-{part + 1}.csv.gz"
+        else:
+            relative = f"{report_name}/year={year}/month={month}/{report_name}-{part + 1:05d}.snappy.parquet"
+        _copy(rows[part::files], columns, report_dir / relative, data_format)
+        keys.append(f"{prefix}/{report_name}/{relative}")
+    if data_format == "parquet":
+        status = report_dir / "cost_and_usage_data_status/cost_and_usage_data_status.parquet"
+        _copy([{"status": "READY"}], {"status": "VARCHAR"}, status, "parquet")
+    headers = {legacy_parquet_name(h): h for h in export_format("LEGACY_CUR").columns}
+    headers.update({legacy_parquet_name(f"resourceTags/{key}"): f"resourceTags/{key}" for key in tag_keys})
+    described = []
+    for name, kind in columns.items():
+        category, _, column = (name if data_format == "csv" else headers[name]).partition("/")
+        described.append({"category": category, "name": column, "type": LEGACY_MANIFEST_TYPES[kind]})
+    start, end = folder.split("-")
+    manifest = {
+        "assemblyId": assembly_id,
+        "account": TEST_ACCOUNT,
+        "columns": described,
+        "charset": "UTF-8",
+        "compression": "GZIP" if data_format == "csv" else "Parquet",
+        "contentType": "text/csv" if data_format == "csv" else "Parquet",
+        "reportId": "5d2c4b0e9f8a7c6b5e4d3c2b1a09f8e7d6c5b4a3f2e1d0c9b8a7f6e5d4c3b2a1",
+        "reportName": report_name,
+        "billingPeriod": {"start": f"{start}T000000.000Z", "end": f"{end}T000000.000Z"},
+        "bucket": bucket,
+        "reportKeys": keys,
+        "additionalArtifactKeys": [],
+    }
+    target = report_dir / f"{folder}/{report_name}-Manifest.json"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps(manifest, indent=2))
+    return report_dir
 
 
 def upload_export(s3: Any, export_dir: Path, bucket: str, prefix: str) -> str:

@@ -9,7 +9,6 @@ from pathlib import Path
 import typer
 
 from chipwise.cli.common import err, out
-from chipwise.cli.findings import demo_findings_command
 
 
 def demo(
@@ -18,6 +17,7 @@ def demo(
     """Run Chipwise on a seeded demo account (local AWS emulator + SQLite) and write its artifacts."""
     from rich.table import Table
 
+    from chipwise.cli.findings import demo_findings_command
     from chipwise_devkit.demo import run_demo
 
     started = time.perf_counter()

@@ -407,6 +407,14 @@ def _no_constants(name: str) -> float:
     raise ValueError(f"{name} is not a number a report can carry")
 
 
+def decode_line(line: str) -> Any:
+    """One neuron-monitor JSON line decoded, as the agent and the collector both read it: a line longer than
+    MAX_LINE_CHARS and NaN/Infinity are refused (ValueError), too deep a nesting raises RecursionError."""
+    if len(line) > MAX_LINE_CHARS:
+        raise ValueError(f"line longer than {MAX_LINE_CHARS:,} characters")
+    return json.loads(line, parse_constant=_no_constants)
+
+
 @dataclass
 class RunStats:
     lines: int = 0
@@ -423,9 +431,7 @@ def run(lines: Iterable[str], publisher: Publisher, clock: Callable[[], datetime
         if not line.strip():
             continue
         try:
-            if len(line) > MAX_LINE_CHARS:
-                raise ValueError(f"longer than {MAX_LINE_CHARS:,} characters")
-            document = json.loads(line, parse_constant=_no_constants)
+            document = decode_line(line)
             if not isinstance(document, dict):
                 raise ValueError("not a JSON object")
             sample = to_sample(document, clock())

@@ -484,19 +484,13 @@ def _payback(one_time: Decimal, monthly: Decimal) -> Decimal | None:
     return None if months is None else Decimal(str(months))
 
 
+STEP_FIELDS = {"rule_id", "resource_kind", "variant", "instance_type", "instance_count", "recommendation"}
+
+
 def applicable(document: FindingDocument) -> bool:
-    """Whether `chipwise findings apply` has a step for the finding (:func:`chipwise.models.steps.mechanical_step`)."""
-    return (
-        mechanical_step(
-            rule_id=document.rule_id,
-            resource_kind=document.resource_kind,
-            variant=document.variant,
-            instance_type=document.instance_type,
-            instance_count=document.instance_count,
-            recommendation=document.recommendation.model_dump(mode="json"),
-        )
-        is not None
-    )
+    """Whether `chipwise findings apply` has a step for the finding (:func:`chipwise.models.steps.mechanical_step`,
+    whose arguments are the finding's fields of the same names)."""
+    return mechanical_step(**document.model_dump(mode="json", include=STEP_FIELDS)) is not None
 
 
 def ledger_row(document: FindingDocument) -> LedgerRow:

@@ -6,17 +6,12 @@ H100 into A10G-equivalents, by memory bandwidth, with sources. Read once, cached
 
 from __future__ import annotations
 
-import json
-from datetime import date
 from decimal import Decimal
 from functools import lru_cache
-from importlib import resources
-from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from chipwise.catalog import Source
-from chipwise.errors import ConfigError
+from chipwise.catalog.loading import SourcedDocument, check_sources, load_document
 
 
 class GpuFamily(BaseModel):
@@ -27,14 +22,8 @@ class GpuFamily(BaseModel):
     source: str
 
 
-class GpuThroughput(BaseModel):
-    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
-
-    schema_version: Literal[1]
-    description: str
-    as_of: date
+class GpuThroughput(SourcedDocument):
     reference_family: str
-    sources: dict[str, Source]
     families: dict[str, GpuFamily]
     scaling_source: str
 
@@ -42,10 +31,7 @@ class GpuThroughput(BaseModel):
     def _valid(self) -> GpuThroughput:
         if self.reference_family not in self.families:
             raise ValueError(f"the reference family {self.reference_family!r} has no entry")
-        used = {f.source for f in self.families.values()} | {self.scaling_source}
-        missing = sorted(used - set(self.sources))
-        if missing:
-            raise ValueError(f"source codes without a sources entry: {', '.join(missing)}")
+        check_sources({f.source for f in self.families.values()} | {self.scaling_source}, self.sources)
         return self
 
     def relative(self, family: str) -> Decimal | None:
@@ -59,8 +45,4 @@ class GpuThroughput(BaseModel):
 @lru_cache(maxsize=1)
 def get_gpu_throughput() -> GpuThroughput:
     """The shipped ``gpu_throughput.json`` (read once)."""
-    text = resources.files("chipwise.analyse").joinpath("data", "gpu_throughput.json").read_text(encoding="utf-8")
-    try:
-        return GpuThroughput.model_validate(json.loads(text, parse_float=Decimal))
-    except ValidationError as exc:
-        raise ConfigError(f"data file gpu_throughput.json is invalid: {exc}") from exc
+    return load_document(GpuThroughput, "gpu_throughput.json", "chipwise.analyse")

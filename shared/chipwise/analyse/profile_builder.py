@@ -6,7 +6,7 @@ why a kind whose activity AWS does not expose cannot be judged."""
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from decimal import Decimal
@@ -64,6 +64,7 @@ from chipwise.models.resources import (
     InstanceDetails,
     NotebookInstanceDetails,
     ProvisionedThroughputDetails,
+    ResourceDetails,
     StudioAppDetails,
     TrainingJobDetails,
     parse_details,
@@ -89,16 +90,23 @@ class _HourParser:
         return found
 
 
-class ProfileSource(Protocol):
-    """What :func:`build_profiles` reads: one account and region's stored inventory, coverage, costs and telemetry
-    (:class:`chipwise.store.repositories.profile_inputs.ProfileInputRepository` reads them from the store)."""
+IdRange = tuple[int, int]  # resource ids first..last, both included
+PROFILE_BATCH = 1_000  # resources profiled and judged at a time: what one batch holds is all a build holds
 
-    def resources(self) -> list[dict[str, Any]]:
-        """Live accelerated resources as column mappings, in id order."""
+
+class ProfileSource(Protocol):
+    """What :func:`profile_batches` reads: one account and region's stored inventory, coverage, costs and telemetry
+    (:class:`chipwise.store.repositories.profile_inputs.ProfileInputRepository` reads them from the store), a batch
+    of resources at a time."""
+
+    def resources(self, after: int, limit: int) -> list[dict[str, Any]]:
+        """Up to ``limit`` live accelerated resources with an id above ``after``, as column mappings, in id
+        order."""
         ...
 
-    def coverage(self) -> Iterable[tuple[int, str, str, bool, int]]:
-        """(resource id, namespace, metric, exists, hours with data) per covered metric."""
+    def coverage(self, ids: IdRange) -> Iterable[tuple[int, str, str, bool, int]]:
+        """(resource id, namespace, metric, exists, hours with data) per covered metric of the resources ``ids``
+        spans."""
         ...
 
     def usage_by_type(self, start: date, end: date) -> Mapping[str, tuple[Decimal, Decimal, Decimal]]:
@@ -118,35 +126,72 @@ class ProfileSource(Protocol):
         names: Sequence[str],
         sum_metrics: Sequence[str],
         average_metrics: Sequence[str],
+        ids: IdRange,
     ) -> Iterable[tuple[int, str, str, Sequence[Any], Sequence[float]]]:
-        """(resource id, namespace, metric, hours, values) per series with data in the window, the hours oldest
-        first as text or as hours from the epoch, the values the hour's sum for ``sum_metrics``, average for
-        ``average_metrics`` and maximum for the others."""
+        """(resource id, namespace, metric, hours, values) per series with data in the window of the resources
+        ``ids`` spans, the hours oldest first as text or as hours from the epoch, the values the hour's sum for
+        ``sum_metrics``, average for ``average_metrics`` and maximum for the others."""
         ...
 
-    def neuron_rows(self, start: datetime, end: datetime) -> Iterable[tuple[Any, ...]]:
-        """(instance id, hour as text, util max, util avg, memory, executions, cores in use) in (instance, hour)
-        order, the runtimes of each hour combined."""
+    def neuron_rows(self, start: datetime, end: datetime, instance_ids: Sequence[str]) -> Iterable[tuple[Any, ...]]:
+        """(instance id, hour as text, util max, util avg, memory, executions, cores in use) of ``instance_ids``
+        in (instance, hour) order, the runtimes of each hour combined."""
         ...
 
 
 def build_profiles(source: ProfileSource, *, start: datetime, end: datetime, catalog: Catalog) -> list[ResourceProfile]:
-    """Profiles of the source's accelerated resources over ``[start, end)``."""
-    resources = source.resources()
-    if not resources:
-        return []
+    """Profiles of the source's accelerated resources over ``[start, end)`` (every batch of
+    :func:`profile_batches`, kept: for a caller that wants them all at once)."""
+    return [profile for batch in profile_batches(source, start=start, end=end, catalog=catalog) for profile in batch]
+
+
+def profile_batches(
+    source: ProfileSource, *, start: datetime, end: datetime, catalog: Catalog, size: int = PROFILE_BATCH
+) -> Iterator[list[ResourceProfile]]:
+    """Profiles of the source's accelerated resources over ``[start, end)``, ``size`` resources at a time in id
+    order: the rows and series summaries of one batch are dropped before the next is read, so a caller that keeps
+    only what it draws from each batch holds memory flat in the number of resources. The costs are read once;
+    each batch takes the same statements (its resources, their coverage, series and neuron-monitor rows)."""
+    usage = source.usage_by_type(start.date(), end.date())
+    bills = source.bill_usage(start.date(), end.date())
+    parse = _HourParser()
+    after = 0
+    while True:
+        page = source.resources(after, size + 1)  # one more than a batch: says whether another batch follows
+        resources = page[:size]
+        if not resources:
+            return
+        yield _batch(source, resources, usage, bills, start, end, parse, catalog)
+        if len(page) <= size:
+            return
+        after = int(resources[-1]["id"])
+
+
+def _batch(
+    source: ProfileSource,
+    resources: list[dict[str, Any]],
+    usage: Mapping[str, tuple[Decimal, Decimal, Decimal]],
+    bills: Mapping[str, tuple[Decimal, Decimal, Decimal, bool]],
+    start: datetime,
+    end: datetime,
+    parse: _HourParser,
+    catalog: Catalog,
+) -> list[ResourceProfile]:
+    ids = (int(resources[0]["id"]), int(resources[-1]["id"]))
     coverage: dict[int, dict[MetricKey, Coverage]] = defaultdict(dict)
-    for resource_id, namespace, metric, exists, hours in source.coverage():
+    for resource_id, namespace, metric, exists, hours in source.coverage(ids):
         coverage[resource_id][(namespace, metric)] = Coverage(bool(exists), int(hours or 0))
     region = str(resources[0]["region"])
-    rates = account_rates(source.usage_by_type(start.date(), end.date()), region, catalog)
-    billed = bill_rates(source.bill_usage(start.date(), end.date()), region, catalog, resources)
-    parse = _HourParser()
-    neuron = _neuron_series(source.neuron_rows(start, end), parse)
-    metrics = _metric_series(source, start, end, parse)
+    rates = account_rates(usage, region, catalog)
+    billed = bill_rates(bills, region, catalog, resources)
+    details = [parse_details(str(r["kind"]), r["details"]) for r in resources]
+    instance_ids = sorted({d.instance_id for d in details if isinstance(d, InstanceDetails)})
+    neuron = _neuron_series(source.neuron_rows(start, end, instance_ids), parse) if instance_ids else {}
+    metrics = _metric_series(source, start, end, parse, ids)
     return [
         _profile(
             r,
+            d,
             start,
             end,
             billed.get(r["id"], rates),
@@ -155,20 +200,21 @@ def build_profiles(source: ProfileSource, *, start: datetime, end: datetime, cat
             neuron,
             catalog,
         )
-        for r in resources
+        for r, d in zip(resources, details, strict=True)
     ]
 
 
 def _metric_series(
-    source: ProfileSource, start: datetime, end: datetime, parse: _HourParser
+    source: ProfileSource, start: datetime, end: datetime, parse: _HourParser, ids: IdRange
 ) -> dict[int, dict[MetricKey, SeriesStats]]:
-    """Every wanted metric of every wanted resource, summarised as the rows stream by."""
+    """Every wanted metric of the batch's resources, summarised as the rows stream by."""
     series = source.metric_series(
         start,
         end,
         sorted({metric for _, metric in READ_METRICS}),
         sorted({m for _, m in SUM_METRICS}),
         sorted({m for _, m in AVERAGE_METRICS}),
+        ids,
     )
     read = frozenset(READ_METRICS)
     found: dict[int, dict[MetricKey, SeriesStats]] = defaultdict(dict)
@@ -224,6 +270,7 @@ def _neuron_summary(rows: Sequence[list[Any]], parse: _HourParser) -> _NeuronSer
 
 def _profile(
     row: Mapping[str, Any],
+    details: ResourceDetails,
     start: datetime,
     end: datetime,
     rates: Mapping[str, CostFacts],
@@ -232,7 +279,6 @@ def _profile(
     neuron: Mapping[str, _NeuronSeries],
     catalog: Catalog,
 ) -> ResourceProfile:
-    details = parse_details(str(row["kind"]), row["details"])
     instance_id = details.instance_id if isinstance(details, InstanceDetails) else None
     reports = neuron.get(instance_id) if instance_id else None
     signals = _signals(metrics, reports)

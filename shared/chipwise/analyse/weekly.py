@@ -130,15 +130,10 @@ def weekly_pattern(
     """The weekly pattern of ``series`` over ``[since, end)`` (None when it was not kept by hour of week)."""
     if series.weekly is None:
         return None
+    slots = series.weekly
     runs = slot_occurrences(since, end)
-    if counter:
-        observed = runs
-    else:
-        observed = tuple(min(len(values), run) for values, run in zip(series.weekly, runs, strict=True))
-    active = tuple(
-        min(sum(1 for v in values if v >= threshold), seen)
-        for values, seen in zip(series.weekly, observed, strict=True)
-    )
+    observed = runs if counter else tuple(min(slots.seen(slot), run) for slot, run in enumerate(runs))
+    active = tuple(min(slots.at_or_above(slot, threshold), seen) for slot, seen in enumerate(observed))
     quiet = [observed[s] >= min_weeks and active[s] == 0 for s in range(HOURS_PER_WEEK)]
     return WeeklyPattern(
         observed=observed,

@@ -7,7 +7,7 @@ from typing import Literal, Self
 
 from pydantic import Field, model_validator
 
-from chipwise.catalog.loading import FrozenData, load_document
+from chipwise.catalog.loading import DataDocument, FrozenData, load_document
 
 CompanyStage = Literal["bootstrapped", "pre_seed", "seed", "series_a", "series_b", "later"]
 CreditProgramId = Literal["activate_founders", "activate_portfolio", "genai_poc_funding", "genai_accelerator", "map"]
@@ -90,10 +90,7 @@ class CreditProgram(FrozenData):
         return self
 
 
-class _CreditProgramsDocument(FrozenData):
-    schema_version: Literal[1]
-    description: str
-    as_of: date
+class _CreditProgramsDocument(DataDocument):
     programs: tuple[CreditProgram, ...]
 
     @model_validator(mode="after")

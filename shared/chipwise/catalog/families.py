@@ -9,7 +9,7 @@ from typing import Literal, Self
 
 from pydantic import Field, model_validator
 
-from chipwise.catalog.loading import FrozenData, Source, check_sources, load_document
+from chipwise.catalog.loading import FrozenData, Source, SourcedDocument, check_sources, load_document
 from chipwise.models.common import Effort
 
 SupportLevel = Literal["drop_in", "supported", "needs_work", "unsupported"]
@@ -59,13 +59,9 @@ class KnownModels(FrozenData):
     params_billion: dict[str, Decimal]
 
 
-class _ModelFamiliesDocument(FrozenData):
-    schema_version: Literal[1]
-    description: str
-    as_of: date
+class _ModelFamiliesDocument(SourcedDocument):
     levels: dict[SupportLevel, str]
     efforts: dict[PortingEffort, str]
-    sources: dict[str, Source]
     families: tuple[ModelFamily, ...]
     known_models: KnownModels
 

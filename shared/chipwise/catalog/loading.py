@@ -9,7 +9,7 @@ from decimal import Decimal
 from importlib import resources
 from typing import Any, Literal, Self, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
 from chipwise.errors import ConfigError
 
@@ -62,18 +62,44 @@ class Source(FrozenData):
         return self.confidence not in ("verified", "corroborated")
 
 
-def load_data_file(name: str) -> Any:
-    """A shipped data file (``chipwise/catalog/data/<name>``), numbers as Decimal (never float)."""
-    text = resources.files("chipwise.catalog").joinpath("data", name).read_text(encoding="utf-8")
+class DataDocument(FrozenData):
+    """What every shipped data file opens with: its schema version, what it holds and as of when."""
+
+    schema_version: Literal[1]
+    description: str
+    as_of: date
+
+
+class SourcedDocument(DataDocument):
+    """A data file whose figures cite its ``sources`` table by code."""
+
+    sources: dict[str, Source]
+
+
+def keyed_by(field: str) -> BeforeValidator:
+    """For a table of entries keyed by name (``{"us-east-1": {...}}``) whose entries carry the name too: each
+    entry's ``field`` is set from its key."""
+
+    def name_entries(table: Any) -> Any:
+        if isinstance(table, dict):
+            return {key: {field: key, **entry} for key, entry in table.items()}
+        return table
+
+    return BeforeValidator(name_entries)
+
+
+def load_data_file(name: str, package: str = "chipwise.catalog") -> Any:
+    """A shipped data file (``<package>/data/<name>``), numbers as Decimal (never float)."""
+    text = resources.files(package).joinpath("data", name).read_text(encoding="utf-8")
     return json.loads(text, parse_float=Decimal)
 
 
-def load_document(model: type[_M], name: str) -> _M:
-    """The data file ``name`` validated as ``model``; an invalid file is a configuration error."""
+def load_document(model: type[_M], name: str, package: str = "chipwise.catalog") -> _M:
+    """The data file ``name`` of ``package`` validated as ``model``; an invalid file is a configuration error."""
     try:
-        return model.model_validate(load_data_file(name))
+        return model.model_validate(load_data_file(name, package))
     except ValidationError as exc:
-        raise ConfigError(f"catalog data file {name} is invalid: {exc}") from exc
+        raise ConfigError(f"{package.rsplit('.', 1)[-1]} data file {name} is invalid: {exc}") from exc
 
 
 def check_sources(used: Iterable[str], sources: dict[str, Source]) -> None:

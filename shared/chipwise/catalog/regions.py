@@ -5,12 +5,11 @@ types, with the sources behind them."""
 from datetime import date
 from decimal import Decimal
 from functools import lru_cache
-from typing import Any, Literal, Self
+from typing import Annotated, Self
 
-from pydantic import Field, ValidationError, model_validator
+from pydantic import Field, model_validator
 
-from chipwise.catalog.loading import FrozenData, Source, load_data_file
-from chipwise.errors import ConfigError
+from chipwise.catalog.loading import FrozenData, Source, SourcedDocument, check_sources, keyed_by, load_document
 from chipwise.models.common import Platform
 
 __all__ = ["Region", "Regions", "get_regions"]
@@ -34,20 +33,9 @@ class Region(FrozenData):
         return self.platform_multipliers.get(platform, self.multiplier)
 
 
-class _RegionsDocument(FrozenData):
-    schema_version: Literal[1]
-    description: str
-    as_of: date
+class _RegionsDocument(SourcedDocument):
     base_region: str
-    sources: dict[str, Source]
-    regions: dict[str, Region]
-
-    @model_validator(mode="before")
-    @classmethod
-    def _codes(cls, data: Any) -> Any:
-        if isinstance(data, dict) and isinstance(data.get("regions"), dict):
-            data = {**data, "regions": {k: {"code": k, **v} for k, v in data["regions"].items()}}
-        return data
+    regions: Annotated[dict[str, Region], keyed_by("code")]
 
     @model_validator(mode="after")
     def _valid(self) -> Self:
@@ -58,10 +46,7 @@ class _RegionsDocument(FrozenData):
         if base is None or base.multiplier != 1:
             raise ValueError("the base region must be listed with multiplier 1")
         cited = {r.source for r in self.regions.values() if r.source}
-        cited |= {r.prefix_source for r in self.regions.values() if r.prefix_source}
-        missing = sorted(cited - set(self.sources))
-        if missing:
-            raise ValueError(f"source codes without a sources entry: {', '.join(missing)}")
+        check_sources(cited | {r.prefix_source for r in self.regions.values() if r.prefix_source}, self.sources)
         return self
 
 
@@ -92,7 +77,4 @@ class Regions:
 @lru_cache(maxsize=1)
 def get_regions() -> Regions:
     """The shipped ``regions.json`` (read once)."""
-    try:
-        return Regions(_RegionsDocument.model_validate(load_data_file("regions.json")))
-    except ValidationError as exc:
-        raise ConfigError(f"catalog data file regions.json is invalid: {exc}") from exc
+    return Regions(load_document(_RegionsDocument, "regions.json"))

@@ -1,12 +1,11 @@
 """Which Neuron software each chip family serves and trains with, and its status (``neuron_software.json``)."""
 
-from datetime import date
 from functools import lru_cache
 from typing import Literal, Self
 
 from pydantic import Field, model_validator
 
-from chipwise.catalog.loading import FrozenData, Source, check_sources, load_document
+from chipwise.catalog.loading import FrozenData, SourcedDocument, check_sources, load_document
 
 SoftwareStatus = Literal["active", "maintenance", "legacy", "transition"]
 
@@ -21,13 +20,9 @@ class ChipSoftware(FrozenData):
     sources: tuple[str, ...] = Field(min_length=1)
 
 
-class NeuronSoftware(FrozenData):
+class NeuronSoftware(SourcedDocument):
     """``neuron_software.json``: which software path a migration assumes (from the Neuron documentation)."""
 
-    schema_version: Literal[1]
-    description: str
-    as_of: date
-    sources: dict[str, Source]
     families: dict[str, ChipSoftware]
     status_words: dict[SoftwareStatus, str]
 

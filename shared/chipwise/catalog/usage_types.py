@@ -16,16 +16,14 @@ every usage type one treatment:
 """
 
 import re
-from datetime import date
 from functools import lru_cache
-from typing import Literal, Self
+from typing import Annotated, Literal, Self
 
-from pydantic import Field, ValidationError, model_validator
+from pydantic import Field, model_validator
 
 from chipwise.catalog.instance_data import SAGEMAKER_PREFIX
-from chipwise.catalog.loading import FrozenData, Source, load_data_file
+from chipwise.catalog.loading import FrozenData, SourcedDocument, check_sources, keyed_by, load_document
 from chipwise.catalog.regions import get_regions
-from chipwise.errors import ConfigError
 
 __all__ = [
     "ParsedUsageType",
@@ -91,27 +89,14 @@ class UsageKindInfo(FrozenData):
         return self
 
 
-class _UsageTypesDocument(FrozenData):
-    schema_version: Literal[1]
-    description: str
-    as_of: date
-    sources: dict[str, Source]
-    kinds: dict[str, UsageKindInfo]
+class _UsageTypesDocument(SourcedDocument):
+    kinds: Annotated[dict[str, UsageKindInfo], keyed_by("name")]
     storage_rest_prefixes: list[str]
     storage_reason: str
 
-    @model_validator(mode="before")
-    @classmethod
-    def _names(cls, data: object) -> object:
-        if isinstance(data, dict) and isinstance(data.get("kinds"), dict):
-            data = {**data, "kinds": {k: {"name": k, **v} for k, v in data["kinds"].items()}}
-        return data
-
     @model_validator(mode="after")
     def _sources(self) -> Self:
-        missing = sorted({k.source for k in self.kinds.values()} - set(self.sources))
-        if missing:
-            raise ValueError(f"source codes without a sources entry: {', '.join(missing)}")
+        check_sources({k.source for k in self.kinds.values()}, self.sources)
         return self
 
 
@@ -136,10 +121,7 @@ class UsageKinds:
 @lru_cache(maxsize=1)
 def get_usage_kinds() -> UsageKinds:
     """The shipped ``usage_types.json`` (read once)."""
-    try:
-        return UsageKinds(_UsageTypesDocument.model_validate(load_data_file("usage_types.json")))
-    except ValidationError as exc:
-        raise ConfigError(f"catalog data file usage_types.json is invalid: {exc}") from exc
+    return UsageKinds(load_document(_UsageTypesDocument, "usage_types.json"))
 
 
 class UsageClass(FrozenData):

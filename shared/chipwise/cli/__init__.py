@@ -1,29 +1,90 @@
 """The ``chipwise`` command.
 
-Each module in this package that defines ``register(app)`` adds its commands; adding a command group
-means adding one module, nothing central changes. Installed packages add commands the same way through the
-``chipwise.cli`` entry-point group (the development kit adds ``chipwise demo``).
+Each module in this package that defines ``register(app)`` adds its commands, and ``_table.py`` names the module
+of each top-level command with its first sentence: ``chipwise --help`` reads the table and imports no command
+module; a command's module is imported when the command runs. Installed packages add commands through the
+``chipwise.cli`` entry-point group (the development kit adds ``chipwise demo``), imported when listed or run.
 """
 
 from __future__ import annotations
 
 import importlib
 import os
-import pkgutil
 import sys
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
+import typer.main
 
 from chipwise.cli._errors import explain, redact, take_debug_flag, unexpected
-from chipwise.cli._help import polish
+from chipwise.cli._help import ChipwiseGroup, polish
+from chipwise.cli._table import COMMANDS
 from chipwise.errors import ConfigError
 
 if TYPE_CHECKING:
     from rich.console import Console
+    from typer._click import Command, Context
 
 PLUGIN_GROUP = "chipwise.cli"
+DEMO_UNAVAILABLE = "The demo (needs the development kit: run `make demo`)."
+
+
+class LazyGroup(ChipwiseGroup):
+    """The root command: lists the commands from :data:`chipwise.cli._table.COMMANDS` (and the plugins' names) and
+    imports a command's module only when that command is looked up (to run it, or for its own help)."""
+
+    def list_commands(self, ctx: Context) -> list[str]:
+        return sorted({*self.commands, *COMMANDS, *plugin_entries(), "demo"})
+
+    def get_command(self, ctx: Context, cmd_name: str) -> Command | None:
+        if cmd_name not in self.commands:
+            self.commands.update(load_commands(cmd_name))
+        return self.commands.get(cmd_name)
+
+    def summary_of(self, ctx: Context, name: str) -> str | None:
+        entry = COMMANDS.get(name)
+        if entry is not None and name not in self.commands:
+            return entry.summary  # the table's sentence: nothing imported
+        return super().summary_of(ctx, name)
+
+
+def load_commands(name: str) -> dict[str, Command]:
+    """The click commands of the module that defines ``name`` (a module may define several), or of the plugin
+    of that name; empty for an unknown name."""
+    holder = typer.Typer(rich_markup_mode=None, pretty_exceptions_enable=False)
+    holder.callback()(_nothing)  # a group, whatever the module registers
+    entry = COMMANDS.get(name)
+    plugged = plugin_entries() if entry is None else {}
+    if entry is not None:
+        for module in entry.also:  # they add subcommands to the group when imported
+            importlib.import_module(f"{__name__}.{module}")
+        importlib.import_module(f"{__name__}.{entry.module}").register(holder)
+    elif name in plugged:
+        module_name, _, attribute = plugged[name].partition(":")
+        getattr(importlib.import_module(module_name.strip()), attribute.strip())(holder)
+    elif name == "demo":
+        holder.command("demo", help=DEMO_UNAVAILABLE)(_demo_unavailable)
+    else:
+        return {}
+    polish(holder)
+    return dict(typer.main.get_group(holder).commands)
+
+
+def _nothing() -> None:
+    """A group's callback: the group itself does nothing before its command."""
+
+
+def root_command() -> ChipwiseGroup:
+    """The root click group with every command loaded (for tests and tools that walk the whole tree)."""
+    root = typer.main.get_command(app)
+    assert isinstance(root, LazyGroup)
+    context = root.make_context("chipwise", ["--help"], resilient_parsing=True)
+    for name in root.list_commands(context):
+        root.get_command(context, name)
+    return root
+
 
 app = typer.Typer(
     name="chipwise",
@@ -32,55 +93,49 @@ app = typer.Typer(
     no_args_is_help=True,
     rich_markup_mode=None,  # help text is plain: brackets such as [rules.<rule_id>] stay as written
     pretty_exceptions_enable=False,
+    cls=LazyGroup,
 )
-
-_registered = False
-
-
-def _register_commands() -> None:
-    global _registered
-    if _registered:
-        return
-    for module in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
-        if module.name.startswith("_") or module.name == "common":
-            continue
-        mod = importlib.import_module(f"{__name__}.{module.name}")
-        register = getattr(mod, "register", None)
-        if register is not None:
-            register(app)
-    plugged = plugin_entries()
-    for target in plugged.values():
-        module_name, _, attribute = target.partition(":")
-        getattr(importlib.import_module(module_name.strip()), attribute.strip())(app)
-    if "demo" not in plugged:
-        app.command("demo", help="The demo (needs the development kit: run `make demo`).")(_demo_unavailable)
-    polish(app)
-    _registered = True
+app.callback()(_nothing)  # the root is a group whose commands load on demand (LazyGroup)
 
 
+@cache
 def plugin_entries(group: str = PLUGIN_GROUP) -> dict[str, str]:
     """The ``group`` entry points of the installed distributions (name → "module:attribute"), read from their
     ``*.dist-info/entry_points.txt`` on ``sys.path``: :mod:`importlib.metadata` would cost ``chipwise --help`` a
-    fifth of its time (it imports the email package)."""
-    import configparser
-
+    fifth of its time (it imports the email package), and so would configparser: the file is INI lines
+    (``[group]`` then ``name = module:attribute``), read here directly."""
     found: dict[str, str] = {}
+    header = f"[{group}]"
     for folder in sys.path:
         try:
             infos = sorted(e.path for e in os.scandir(folder or ".") if e.name.endswith(".dist-info"))
         except OSError:
             continue
         for info in infos:
-            parser = configparser.RawConfigParser(delimiters=("=",))
-            parser.optionxform = str  # type: ignore[assignment,method-assign]  # names keep their case
             try:
-                parser.read(Path(info) / "entry_points.txt", encoding="utf-8")
-            except (configparser.Error, OSError, UnicodeDecodeError):
+                text = Path(info, "entry_points.txt").read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
                 continue
-            if parser.has_section(group):
-                for name, target in parser.items(group):
+            if header in text:
+                for name, target in _section(text, header):
                     found.setdefault(name, target)
     return found
+
+
+def _section(text: str, header: str) -> list[tuple[str, str]]:
+    """The ``name = target`` lines under ``header`` in an entry_points.txt (comments and blank lines skipped)."""
+    entries: list[tuple[str, str]] = []
+    inside = False
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line.startswith(("#", ";")):
+            continue
+        if line.startswith("["):
+            inside = line == header
+        elif inside and "=" in line:
+            name, _, target = line.partition("=")
+            entries.append((name.strip(), target.strip()))
+    return entries
 
 
 def _demo_unavailable() -> None:
@@ -97,7 +152,6 @@ def main(argv: list[str] | None = None) -> int:
     args, debug = take_debug_flag(list(sys.argv[1:] if argv is None else argv))
     debug = debug or os.environ.get("CHIPWISE_DEBUG", "").lower() in {"1", "true", "yes"}
     try:
-        _register_commands()
         app(args=args, standalone_mode=True)  # click prints usage errors itself and exits 2
     except SystemExit as exc:
         if isinstance(exc.code, str):  # SystemExit("reason"), e.g. from the neuron agent: say it

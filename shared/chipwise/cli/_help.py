@@ -22,12 +22,19 @@ class ChipwiseGroup(TyperGroup):
     def list_commands(self, ctx: Any) -> list[str]:
         return sorted(self.commands)
 
+    def summary_of(self, ctx: Any, name: str) -> str | None:
+        """The command's first sentence in full (None: no such command, or hidden)."""
+        command = self.get_command(ctx, name)
+        if command is None or command.hidden:
+            return None
+        return command.get_short_help_str(FULL_SENTENCE)
+
     def format_commands(self, ctx: Any, formatter: Any) -> None:
         rows = []
         for name in self.list_commands(ctx):
-            command = self.get_command(ctx, name)
-            if command is not None and not command.hidden:
-                rows.append((name, command.get_short_help_str(FULL_SENTENCE)))
+            summary = self.summary_of(ctx, name)
+            if summary is not None:
+                rows.append((name, summary))
         if rows:
             with formatter.section("Commands"):
                 formatter.write_dl(rows)

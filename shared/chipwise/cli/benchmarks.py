@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
+from chipwise.cli import common
 from chipwise.cli.common import err, out, print_json, settings
 
 if TYPE_CHECKING:
@@ -92,13 +93,14 @@ def _describe(p: BenchmarkParameters) -> str:
 
 @benchmarks_app.command("list")
 def list_command(
-    account: str | None = typer.Option(None, "--account", help="Only runs for findings of this AWS account."),
+    account: common.AccountFilter = None,
+    team: common.TeamFilter = None,
     status: str | None = typer.Option(None, "--status", help="submitted, running, succeeded, failed or expired."),
     finding: str | None = typer.Option(None, "--finding", help="Only runs of this finding."),
     limit: int = typer.Option(100, "--limit", min=1, max=10_000, help="At most this many runs, newest first."),
     as_json: bool = typer.Option(False, "--json", help="Machine-readable output on stdout."),
 ) -> None:
-    """Benchmark runs, newest first."""
+    """Benchmark runs, newest first (of the account's or the team's findings when asked)."""
     from typing import get_args
 
     from rich.table import Table
@@ -110,7 +112,8 @@ def list_command(
 
     if status is not None and status not in get_args(RunStatus):
         raise InvalidInput(f"--status {status!r}: use one of {', '.join(get_args(RunStatus))}")
-    rows = benchmark_runs(account_id=account, status=status, finding=finding, limit=limit)
+    common.check_account_id(account)
+    rows = benchmark_runs(account_id=account, team=team, status=status, finding=finding, limit=limit)
     if as_json:
         print_json(rows)
         return

@@ -6,11 +6,13 @@ import json
 import sys
 from collections.abc import Iterator
 from decimal import Decimal
+from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 import typer
 
-from chipwise.cli.common import out, print_json, settings
+from chipwise.cli import common
+from chipwise.cli.common import more_line, out, print_json, row_limit, settings
 
 if TYPE_CHECKING:
     from chipwise.pipeline import bill_view as bill_store
@@ -86,38 +88,51 @@ def not_read(providers: dict[str, int]) -> str:
 
 @bill_app.command("show")
 def show_command(
-    account: str | None = typer.Option(None, "--account", help="One account (default: every account)."),
+    account: common.AccountFilter = None,
+    team: common.TeamFilter = None,
+    region: common.RegionFilter = None,
+    limit: common.LimitOption = None,
     json_output: bool = typer.Option(False, "--json", help="Print as JSON (written as it is read)."),
     json_lines: bool = typer.Option(False, "--lines", help="Print JSON lines: one per resource, then the totals."),
-    top: int = typer.Option(20, "--top", help="Resources shown in the table (largest first)."),
+    top: int | None = typer.Option(None, "--top", min=0, hidden=True, help="The same as --limit (older name)."),
 ) -> None:
     """Spend by account, service and resource; commitments with coverage, utilisation and end dates; which export
     each billing period came from. Resources are streamed from the store, never held all at once."""
     from chipwise.pipeline import bill_view as bill_store
 
+    common.check_account_id(account)
+    common.check_region(region)
     cfg = settings()
     with bill_store.reading() as session:
         stored = bill_store.stored_periods(session)
         periods = [_period(p) for p in stored]
         commitments = [_commitment(c, period) for c, period in bill_store.commitments(session, account)]
-        apart = [_unattributed(u) for u in bill_store.unattributed(session, account)]
-        services = bill_store.service_costs(session, account)
+        # what no resource carries has no team: a team's view is its resources' spend alone
+        unattributed = [] if team is not None else bill_store.unattributed(session, account, region)
+        apart = [_unattributed(u) for u in unattributed]
+        services = [] if team is not None else bill_store.service_costs(session, account, region)
         totals = _Totals(services)
-        lines = (totals.add(x) for x in bill_store.iter_spend(session, account, cfg.team_tag_keys))
+        spend = bill_store.iter_spend(session, account, cfg.team_tag_keys, region=region, team=team)
+        lines = (totals.add(x) for x in spend)
         if json_output or json_lines:
-            _stream_json(lines, totals, periods, commitments, apart, as_lines=json_lines)
+            most = row_limit(limit if limit is not None else top, None)
+            _stream_json(lines, most, totals, periods, commitments, apart, as_lines=json_lines)
             return
-        shown = [x for _, x in zip(range(max(top, 0)), lines, strict=False)]
+        shown = list(islice(lines, row_limit(limit if limit is not None else top)))
         for _ in lines:  # the rest: into the totals only
             pass
     if not periods:
         out.print("no bill stored: run `chipwise bill ingest`")
         return
-    _print_show(periods, totals, shown, commitments)
+    _print_show(periods, totals, shown, commitments, team)
 
 
 def _print_show(
-    periods: list[dict[str, Any]], totals: _Totals, shown: list[bill_store.SpendLine], commitments: list[dict[str, Any]]
+    periods: list[dict[str, Any]],
+    totals: _Totals,
+    shown: list[bill_store.SpendLine],
+    commitments: list[dict[str, Any]],
+    team: str | None,
 ) -> None:
     from rich.table import Table
 
@@ -140,10 +155,13 @@ def _print_show(
     teams = Table(title="by team (cost allocation tags)", title_justify="left")
     teams.add_column("team")
     teams.add_column("effective")
-    for team, v in sorted(totals.by_team.items(), key=lambda kv: -kv[1]):
-        teams.add_row(team, _money(v))
+    for name, v in sorted(totals.by_team.items(), key=lambda kv: -kv[1]):
+        teams.add_row(name, _money(v))
     out.print(teams)
-    biggest = Table(title=f"resources (largest first, {len(shown)} of {totals.resources:,})", title_justify="left")
+    of_team = f" of team {team}" if team is not None else ""
+    biggest = Table(
+        title=f"resources{of_team} (largest first, {len(shown)} of {totals.resources:,})", title_justify="left"
+    )
     for column in ("account", "resource", "type", "team", "effective", "public on-demand", "hours"):
         biggest.add_column(column)
     for x in shown:
@@ -152,6 +170,11 @@ def _print_show(
             _money(x.public_on_demand_cost), f"{x.usage_hours:,.1f}",
         )  # fmt: skip
     out.print(biggest)
+    rest = more_line(len(shown), totals.resources, "resources", "--limit 0, --lines or --json")
+    if rest is not None:
+        out.print(rest, highlight=False, markup=False, soft_wrap=True)
+    if team is not None:
+        out.print(f"totals of team {team}'s resources only (the services Chipwise does not inventory carry no team)")
     held = Table(title="commitments", title_justify="left")
     for column in ("period", "commitment", "family", "$/h", "accelerator coverage", "utilisation", "ends"):
         held.add_column(column, overflow="fold", min_width=10 if column in ("period", "ends") else None)
@@ -212,11 +235,7 @@ class _Totals:
 
 def _resource(x: bill_store.SpendLine) -> dict[str, Any]:
     return {
-        "account_id": x.account_id,
-        "service": x.service,
-        "resource_id": x.resource_id,
-        "instance_type": x.instance_type,
-        "team": x.team,
+        **common.fields(x, "account_id service resource_id instance_type team"),
         "effective_usd": str(x.effective_cost),
         "public_on_demand_usd": str(x.public_on_demand_cost),
         "usage_hours": str(x.usage_hours),
@@ -225,6 +244,7 @@ def _resource(x: bill_store.SpendLine) -> dict[str, Any]:
 
 def _stream_json(
     lines: Iterator[bill_store.SpendLine],
+    most: int | None,
     totals: _Totals,
     periods: list[dict[str, Any]],
     commitments: list[dict[str, Any]],
@@ -232,31 +252,36 @@ def _stream_json(
     *,
     as_lines: bool,
 ) -> None:
-    """One JSON document (or JSON lines), written as the resources are read: the totals come last."""
+    """One JSON document (or JSON lines), written as the resources are read (the first ``most`` of them; the rest
+    count in the totals): the totals come last."""
     write = sys.stdout.write
+    shown = lines if most is None else _first(lines, most)
     if as_lines:
-        for x in lines:
+        for x in shown:
             write(json.dumps({"resource": _resource(x)}) + "\n")
         write(json.dumps({"totals": {"billing_periods": periods, **totals.document(), "commitments": commitments,
                                      "unattributed": apart}}) + "\n")  # fmt: skip
         return
     head = {"billing_periods": [p["billing_period"] for p in periods], "periods": periods}
     write(json.dumps(head, indent=2)[:-2] + ',\n  "resources": [')
-    for n, x in enumerate(lines):
+    for n, x in enumerate(shown):
         write(("," if n else "") + "\n    " + json.dumps(_resource(x)))
     tail = {**totals.document(), "commitments": commitments, "unattributed": apart}
     write("\n  ],\n" + json.dumps(tail, indent=2)[2:] + "\n")
 
 
+def _first(lines: Iterator[bill_store.SpendLine], most: int) -> Iterator[bill_store.SpendLine]:
+    """The first ``most`` lines; the rest are read too (into the totals) but not yielded."""
+    for n, x in enumerate(lines):
+        if n < most:
+            yield x
+
+
 def _period(p: Any) -> dict[str, Any]:
     return {
-        "billing_period": p.billing_period,
-        "payer_account_id": p.payer_account_id,
-        "export_uri": p.export_uri,
+        **common.fields(p, "billing_period payer_account_id export_uri"),
         "table": p.table_name,
-        "data_format": p.data_format,
-        "engine": p.engine,
-        "line_items": p.line_items,
+        **common.fields(p, "data_format engine line_items"),
         "ingested_at": p.ingested_at.isoformat(),
         "not_read": dict(p.other_providers or {}),
     }
@@ -265,11 +290,7 @@ def _period(p: Any) -> dict[str, Any]:
 def _commitment(c: Any, period: str) -> dict[str, Any]:
     return {
         "billing_period": period,
-        "arn": c.arn,
-        "account_id": c.account_id,
-        "kind": c.kind,
-        "offering_type": c.offering_type,
-        "family": c.family,
+        **common.fields(c, "arn account_id kind offering_type family"),
         "hourly_commitment_usd": None if c.hourly_commitment is None else str(c.hourly_commitment),
         "end_date": c.end_date.isoformat() if c.end_date else None,
         "used_usd": str(c.used_cost),

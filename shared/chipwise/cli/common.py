@@ -5,7 +5,6 @@ modules only; a console is built the first time something is printed."""
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from collections.abc import Iterable
@@ -111,15 +110,24 @@ def progress() -> Progress:
 
 def print_json(document: Any) -> None:
     """Machine-readable output on stdout (Decimal and datetime as strings)."""
+    import json
+
     out.print_json(json.dumps(document, default=str), highlight=False)
 
 
 def print_json_lines(documents: Iterable[Any]) -> None:
     """One JSON document per line on stdout, written as each comes (a list of any length in flat memory)."""
+    import json
+
     write = sys.stdout.write
     for document in documents:
         write(json.dumps(document, default=str, separators=(",", ":")) + "\n")
     sys.stdout.flush()
+
+
+def fields(record: Any, names: str) -> dict[str, Any]:
+    """The attributes ``names`` (space-separated) of ``record`` as a dict, in that order (a row of --json)."""
+    return {name: getattr(record, name) for name in names.split()}
 
 
 def more_line(shown: int, total: int, noun: str, hint: str = "--limit N or --cursor") -> str | None:
@@ -165,6 +173,7 @@ def check_account_id(account: str | None, option: str = "--account") -> None:
 def known_regions() -> frozenset[str]:
     """Every region botocore's partitions file lists, in every partition: read as a file (no boto3 import)."""
     import importlib.util
+    import json
     from pathlib import Path
 
     spec = importlib.util.find_spec("botocore")

@@ -341,4 +341,4 @@ def _report(outcome: RemediationOutcome) -> None:
 
 
 def register(app: typer.Typer) -> None:
-    app.add_typer(findings_app, name="findings")
+    app.add_typer(findings_app, name="findings")  # with the subcommands of the table's `also` modules

@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 import typer
 
-from chipwise.cli.common import LimitOption, err, more_line, out, print_json, row_limit, settings
+from chipwise.cli.common import LimitOption, err, fields, more_line, out, print_json, row_limit, settings
 
 notify_app = typer.Typer(
     help="Email and Slack: the daily digest, alerts above the threshold, and the outbox they go through.",
@@ -112,19 +112,7 @@ def status_command(as_json: JsonOption = False) -> None:
 
 
 def _row(m: Any) -> dict[str, Any]:
-    return {
-        "id": m.id,
-        "channel": m.channel,
-        "kind": m.kind,
-        "recipient": m.recipient,
-        "subject": m.subject,
-        "status": m.status,
-        "attempts": m.attempts,
-        "last_error": m.last_error,
-        "created_at": m.created_at,
-        "next_attempt_at": m.next_attempt_at,
-        "sent_at": m.sent_at,
-    }
+    return fields(m, "id channel kind recipient subject status attempts last_error created_at next_attempt_at sent_at")
 
 
 def _print_rows(title: str, rows: list[Any], colour: str) -> None:

@@ -4,22 +4,17 @@ from __future__ import annotations
 
 import typer
 
-from chipwise.cli.common import (
-    AccountFilter,
-    LimitOption,
-    check_account_id,
-    more_line,
-    out,
-    print_json_lines,
-    row_limit,
-)
+from chipwise.cli import common
+from chipwise.cli.common import check_account_id, check_region, more_line, out, print_json_lines, row_limit
 from chipwise.cli.findings import findings_app
 
 
 @findings_app.command("realised")
 def realised_command(
-    account: AccountFilter = None,
-    limit: LimitOption = None,
+    account: common.AccountFilter = None,
+    team: common.TeamFilter = None,
+    region: common.RegionFilter = None,
+    limit: common.LimitOption = None,
     json_output: bool = typer.Option(False, "--json", help="Print the measured fixes as JSON lines."),
 ) -> None:
     """What resolved findings really saved: each fix measured in Cost Explorer (the usage type's daily cost before
@@ -32,7 +27,8 @@ def realised_command(
     from chipwise.rules.registry import rule_title
 
     check_account_id(account)
-    view = realised_savings(account, limit=row_limit(limit, None if json_output else 50))
+    check_region(region)
+    view = realised_savings(account, region=region, team=team, limit=row_limit(limit, None if json_output else 50))
     if json_output:
         print_json_lines(view.fixes)
         return

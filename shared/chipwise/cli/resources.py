@@ -7,20 +7,8 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from chipwise.cli.common import (
-    AccountFilter,
-    CursorOption,
-    LimitOption,
-    RegionFilter,
-    TeamFilter,
-    check_account_id,
-    check_region,
-    more_line,
-    out,
-    print_json,
-    print_json_lines,
-    row_limit,
-)
+from chipwise.cli import common
+from chipwise.cli.common import more_line, out, print_json, print_json_lines, row_limit
 from chipwise.cli.findings import findings_app
 
 if TYPE_CHECKING:
@@ -38,11 +26,11 @@ VERDICT_COLOUR = {
 
 def resources_command(
     json_output: bool = typer.Option(False, "--json", help="Print the verdicts as JSON lines (one per line)."),
-    account: AccountFilter = None,
-    team: TeamFilter = None,
-    region: RegionFilter = None,
-    limit: LimitOption = None,
-    cursor: CursorOption = None,
+    account: common.AccountFilter = None,
+    team: common.TeamFilter = None,
+    region: common.RegionFilter = None,
+    limit: common.LimitOption = None,
+    cursor: common.CursorOption = None,
 ) -> None:
     """Every resource of the latest scan (of each account and region) with its one verdict: waste, efficient,
     cannot judge, out of scope. The table shows the top rows and the counts of all."""
@@ -52,12 +40,16 @@ def resources_command(
     from chipwise.models.verdicts import VERDICT_WORDS
     from chipwise.pipeline.resources import stream_verdicts, verdict_page
 
-    check_account_id(account)
-    check_region(region)
+    common.check_account_id(account)
+    common.check_region(region)
     if json_output:
         rows = stream_verdicts(account, region, team, cursor)
         most = row_limit(limit, None)
-        print_json_lines(r.verdict.model_dump(mode="json") for i, r in enumerate(rows) if most is None or i < most)
+        print_json_lines(
+            {**r.verdict.model_dump(mode="json"), "account_id": r.account_id, "region": r.region, "team": r.team}
+            for i, r in enumerate(rows)
+            if most is None or i < most
+        )
         return
     page = verdict_page(account, region, team, limit=row_limit(limit), cursor=cursor)
     summary = ", ".join(f"{page.counts[k]:,} {VERDICT_WORDS[k]}" for k in VERDICT_WORDS if page.counts[k])

@@ -44,6 +44,7 @@ from chipwise.models.neuron import (
     RuntimeReport,
     larger,
 )
+from chipwise.neuron_agent import MAX_LINE_CHARS, decode_line
 
 # The rollup rows are per instance and hour, their runtime tag this marker (rows of other tags, written by
 # earlier versions per runtime, are not read).
@@ -225,7 +226,6 @@ def _cores(in_use: Mapping[str, Any]) -> tuple[dict[str, float], float | None]:
 # An admitted object is read as a stream (never whole): at most MAX_OBJECT_BYTES stored, MAX_DECOMPRESSED_BYTES of
 # text, MAX_LINES_PER_OBJECT lines (a day of reports every 5 s is 17,280) of at most MAX_LINE_CHARS each; of the
 # malformed lines the first MAX_MALFORMED_KEPT are kept with their reasons, the rest only counted.
-MAX_LINE_CHARS = 1_000_000
 MAX_DECOMPRESSED_BYTES = 64 * 2**20
 MAX_OBJECT_BYTES = 64 * 2**20
 MAX_LINES_PER_OBJECT = 50_000
@@ -241,10 +241,6 @@ MAX_RUNTIMES_PER_OBJECT = 40_000
 MAX_REPORT_AGE = timedelta(days=30)
 MAX_CLOCK_SKEW = timedelta(hours=1)
 EARLIEST_REPORT = datetime(2019, 1, 1, tzinfo=UTC)  # before the first Inferentia instances
-
-
-def _no_constants(name: str) -> float:
-    raise ValueError(f"{name} is not a number a report can carry")
 
 
 class UnreadableLine(ValueError):
@@ -275,9 +271,7 @@ def parse_lines(
         if not line.strip():
             continue
         try:
-            if len(line) > MAX_LINE_CHARS:
-                raise ValueError(f"line longer than {MAX_LINE_CHARS:,} characters")
-            document = json.loads(line, parse_constant=_no_constants)
+            document = decode_line(line)
             report = parse_report(document, default_time)
             _check_physical(report, default_time)
             parsed.reports.append(report)

@@ -21,6 +21,7 @@ import base64
 import json
 import secrets
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from functools import lru_cache
 from http import HTTPStatus
 from typing import Annotated, Any, TypeVar
@@ -34,7 +35,7 @@ from pydantic import ValidationError
 
 import chipwise
 from chipwise.errors import InvalidInput, NotFound, StoreUnavailable
-from chipwise.intake import guard, service, views
+from chipwise.intake import guard, links, service, views
 from chipwise.observability import logger
 from chipwise.plan.document import PlanDocument
 from chipwise.plan.intake import (
@@ -453,71 +454,84 @@ _LINK_RESPONSES: dict[int, Any] = {
 }
 
 
-@app.route(
-    "/plans/<plan_id>/confirm",
-    method=["GET", "POST"],
-    summary="Confirm the founder's address",
-    responses=_LINK_RESPONSES,
-    tags=["plans"],
-)
-def confirm(plan_id: PlanId) -> Response[str]:
-    expires, signature = _link_fields()
-    home = _path("/intake")
-    if app.current_event.request_context.http.method.upper() != "POST":
-        service.check_link(plan_id, "confirm", expires, signature)
-        return html_response(
-            200,
-            lambda nonce: views.confirm_page(
-                title="Confirm your email address",
-                message="Press the button to confirm this address; we then email you the plan (once).",
-                action=_path(f"/plans/{plan_id}/confirm"),
-                fields={"expires": expires, "signature": signature},
-                button="Confirm and email me the plan",
-                home=home,
-                nonce=nonce,
-            ),
-        )
-    queued = service.confirm_address(plan_id, expires, signature)
-    message = (
-        "Thank you: your address is confirmed and the plan is on its way."
-        if queued
-        else "This address was already confirmed for this plan; the plan was emailed then."
-    )
-    return html_response(200, lambda nonce: views.message_page("Address confirmed", message, home=home, nonce=nonce))
+@dataclass(frozen=True)
+class _LinkPage:
+    """What a signed link's "are you sure?" page says, and the OpenAPI summary of its route."""
+
+    summary: str
+    title: str
+    message: str
+    button: str
 
 
-@app.route(
-    "/plans/<plan_id>/delete",
-    method=["GET", "POST"],
-    summary="Delete the plan and its answers",
-    responses=_LINK_RESPONSES,
-    tags=["plans"],
-)
-def delete(plan_id: PlanId) -> Response[str]:
+_LINK_PAGES: dict[links.Purpose, _LinkPage] = {
+    "confirm": _LinkPage(
+        summary="Confirm the founder's address",
+        title="Confirm your email address",
+        message="Press the button to confirm this address; we then email you the plan (once).",
+        button="Confirm and email me the plan",
+    ),
+    "delete": _LinkPage(
+        summary="Delete the plan and its answers",
+        title="Delete this plan?",
+        message="This deletes the plan, your answers and your contact details for good; its link stops working.",
+        button="Delete the plan and my answers",
+    ),
+}
+
+
+def _link_route(purpose: links.Purpose) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """The route of a signed link: GET shows the page asking "are you sure?", POST acts."""
+    summary = _LINK_PAGES[purpose].summary
+    path = f"/plans/<plan_id>/{purpose}"
+    return app.route(path, method=["GET", "POST"], summary=summary, responses=_LINK_RESPONSES, tags=["plans"])
+
+
+def _signed_link(
+    plan_id: str, purpose: links.Purpose, act: Callable[[str, str, str], tuple[str, str]]
+) -> Response[str]:
+    """A signed link's two steps: on GET the page asking "are you sure?" (its link checked first), whose button
+    POSTs the same fields back; on POST ``act(plan_id, expires, signature)``, its (title, message) shown."""
     expires, signature = _link_fields()
     home = _path("/intake")
-    if app.current_event.request_context.http.method.upper() != "POST":
-        service.check_link(plan_id, "delete", expires, signature)
-        return html_response(
-            200,
-            lambda nonce: views.confirm_page(
-                title="Delete this plan?",
-                message="This deletes the plan, your answers and your contact details for good; its link stops "
-                "working.",
-                action=_path(f"/plans/{plan_id}/delete"),
-                fields={"expires": expires, "signature": signature},
-                button="Delete the plan and my answers",
-                home=home,
-                nonce=nonce,
-            ),
-        )
-    service.delete_plan(plan_id, expires, signature)
+    if app.current_event.request_context.http.method.upper() == "POST":
+        title, message = act(plan_id, expires, signature)
+        return html_response(200, lambda nonce: views.message_page(title, message, home=home, nonce=nonce))
+    service.check_link(plan_id, purpose, expires, signature)
+    page = _LINK_PAGES[purpose]
     return html_response(
         200,
-        lambda nonce: views.message_page(
-            "Deleted", "The plan, your answers and your contact details are deleted.", home=home, nonce=nonce
+        lambda nonce: views.confirm_page(
+            title=page.title,
+            message=page.message,
+            action=_path(f"/plans/{plan_id}/{purpose}"),
+            fields={"expires": expires, "signature": signature},
+            button=page.button,
+            home=home,
+            nonce=nonce,
         ),
     )
+
+
+def _confirmed(plan_id: str, expires: str, signature: str) -> tuple[str, str]:
+    if service.confirm_address(plan_id, expires, signature):
+        return "Address confirmed", "Thank you: your address is confirmed and the plan is on its way."
+    return "Address confirmed", "This address was already confirmed for this plan; the plan was emailed then."
+
+
+def _deleted(plan_id: str, expires: str, signature: str) -> tuple[str, str]:
+    service.delete_plan(plan_id, expires, signature)
+    return "Deleted", "The plan, your answers and your contact details are deleted."
+
+
+@_link_route("confirm")
+def confirm(plan_id: PlanId) -> Response[str]:
+    return _signed_link(plan_id, "confirm", _confirmed)
+
+
+@_link_route("delete")
+def delete(plan_id: PlanId) -> Response[str]:
+    return _signed_link(plan_id, "delete", _deleted)
 
 
 # --- OpenAPI -----------------------------------------------------------------------------------------------

@@ -167,17 +167,8 @@ def _queue_confirmation(
     expires = min(now + timedelta(hours=settings.intake_confirm_link_hours), _expiry(row, settings))
     confirm = links.url(base_url, f"/plans/{plan_id}/confirm", links.sign(row.link_key, "confirm", plan_id, expires))
     delete = links.url(base_url, f"/plans/{plan_id}/delete", links.sign(row.link_key, "delete", plan_id, expires))
-    html, text = views.confirm_email(confirm_link=confirm, delete_link=delete, expires_at=expires)
-    enqueue(
-        session,
-        channel="email",
-        kind=CONFIRM_KIND,
-        recipient=row.contact_email,
-        dedupe_key=f"intake:{row.id}:confirm",
-        subject=CONFIRM_SUBJECT,
-        payload={"html": html, "text": text},
-        now=now,
-    )
+    mail = views.confirm_email(confirm_link=confirm, delete_link=delete, expires_at=expires)
+    _email(session, CONFIRM_KIND, row.contact_email, f"intake:{row.id}:confirm", CONFIRM_SUBJECT, mail, now)
     return True
 
 
@@ -356,17 +347,8 @@ def confirm_in(
     expiry = _expiry(submission, settings)
     link = links.url(base, f"/plans/{plan_id}")
     delete = links.url(base, f"/plans/{plan_id}/delete", links.sign(submission.link_key, "delete", plan_id, expiry))
-    html, text = views.contact_email(plan, link=link, delete_link=delete, expires_at=expiry)
-    enqueue(
-        session,
-        channel="email",
-        kind=PLAN_EMAIL_KIND,
-        recipient=submission.contact_email,
-        dedupe_key=f"intake:{submission.id}:plan",
-        subject=PLAN_SUBJECT,
-        payload={"html": html, "text": text},
-        now=when,
-    )
+    mail = views.contact_email(plan, link=link, delete_link=delete, expires_at=expiry)
+    _email(session, PLAN_EMAIL_KIND, submission.contact_email, f"intake:{submission.id}:plan", PLAN_SUBJECT, mail, when)
     logger().info("intake address confirmed; plan email queued")
     return True
 
@@ -435,13 +417,23 @@ def queue_advisory_digest(session: Session, now: datetime) -> bool:
     html, text = views.advisory_digest(
         entries, day=day_start.date(), mail_withheld=withheld, mail_cap=settings.intake_confirmation_emails_per_day
     )
+    day = day_start.date().isoformat()
+    subject = f"[Chipwise] Intake digest for {day}: {plural(len(entries), 'new plan')}"
+    return _email(session, DIGEST_KIND, settings.advisory_email, f"intake-digest:{day}", subject, (html, text), now)
+
+
+def _email(
+    session: Session, kind: str, recipient: str, dedupe_key: str, subject: str, mail: tuple[str, str], now: datetime
+) -> bool:
+    """One email (its HTML and text) in the outbox, once per ``dedupe_key``: False when it was already there."""
+    html, text = mail
     queued = enqueue(
         session,
         channel="email",
-        kind=DIGEST_KIND,
-        recipient=settings.advisory_email,
-        dedupe_key=f"intake-digest:{day_start.date().isoformat()}",
-        subject=f"[Chipwise] Intake digest for {day_start.date().isoformat()}: {plural(len(entries), 'new plan')}",
+        kind=kind,
+        recipient=recipient,
+        dedupe_key=dedupe_key,
+        subject=subject,
         payload={"html": html, "text": text},
         now=now,
     )

@@ -36,20 +36,28 @@ class _DeferredRoot(RootModel[_Root], Generic[_Root]):
     model_config = ConfigDict(defer_build=True)
 
 
-class ScanCompletedEvent(EventBridgeModel):
-    """``ScanCompleted`` on the Chipwise bus (source ``chipwise``)."""
+class _DeferredEventBridge(EventBridgeModel):
+    """An EventBridge event whose validator is built on first use (every subclass inherits ``defer_build``)."""
 
     model_config = ConfigDict(defer_build=True)
+
+
+class _DeferredSqsRecord(SqsRecordModel):
+    """An SQS record whose validator is built on first use (every subclass inherits ``defer_build``)."""
+
+    model_config = ConfigDict(defer_build=True)
+
+
+class ScanCompletedEvent(_DeferredEventBridge):
+    """``ScanCompleted`` on the Chipwise bus (source ``chipwise``)."""
 
     source: Literal["chipwise"]
     detail_type: Literal["ScanCompleted"] = Field(alias="detail-type")
     detail: ScanCompleted
 
 
-class ScheduledEvent(EventBridgeModel):
+class ScheduledEvent(_DeferredEventBridge):
     """An EventBridge schedule (rule or Scheduler): its detail carries nothing Chipwise reads."""
-
-    model_config = ConfigDict(defer_build=True)
 
     source: Literal["aws.events", "aws.scheduler"]
     detail_type: Literal["Scheduled Event"] = Field(alias="detail-type")
@@ -58,23 +66,17 @@ class ScheduledEvent(EventBridgeModel):
 class NotifyTrigger(_DeferredRoot[ScanCompletedEvent | ScheduledEvent]):
     """What starts the ``notify`` function: its daily schedule or a ``ScanCompleted`` event."""
 
-    model_config = ConfigDict(defer_build=True)
 
-
-class BatchJobStateChangeEvent(EventBridgeModel):
+class BatchJobStateChangeEvent(_DeferredEventBridge):
     """AWS Batch's "Batch Job State Change" (source ``aws.batch``)."""
-
-    model_config = ConfigDict(defer_build=True)
 
     source: Literal["aws.batch"]
     detail_type: Literal["Batch Job State Change"] = Field(alias="detail-type")
     detail: BatchJobDetail
 
 
-class ScanRequestRecord(SqsRecordModel):
+class ScanRequestRecord(_DeferredSqsRecord):
     """One message on the scan queue: its body is a :class:`ScanRequest`."""
-
-    model_config = ConfigDict(defer_build=True)
 
     body: Json[ScanRequest]
 
@@ -88,10 +90,8 @@ class S3TestEvent(BaseModel):
     Bucket: str
 
 
-class S3NotificationRecord(SqsRecordModel):
+class S3NotificationRecord(_DeferredSqsRecord):
     """An SQS message carrying an S3 notification (or S3's one-off test event)."""
-
-    model_config = ConfigDict(defer_build=True)
 
     body: Json[Annotated[S3TestEvent | S3Model, Field(union_mode="left_to_right")]]
 
@@ -110,8 +110,6 @@ class ObjectCreatedEvent(
     ]
 ):
     """What the ``ingest_neuron`` function receives: any of the three ways an S3 "object created" arrives."""
-
-    model_config = ConfigDict(defer_build=True)
 
 
 class IntakeRetentionJob(BaseModel):

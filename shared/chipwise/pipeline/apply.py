@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime, timedelta
-from typing import TypeVar
+from typing import TypedDict, TypeVar, Unpack
 
 from chipwise.aws import aws_context
 from chipwise.clock import utcnow
@@ -30,10 +30,25 @@ from chipwise.store import Session, session_scope
 from chipwise.store.repositories.findings import FindingRepository
 from chipwise.store.repositories.remediations import RemediationRepository
 
-__all__ = ["RemediationOutcome", "apply_finding", "cli_operator", "resolve", "run_held"]
+__all__ = ["Acting", "RemediationOutcome", "acting_on", "apply_finding", "cli_operator", "resolve", "run_held"]
 
 HOLD_MINUTES = 15  # an in-flight record older than this is a caller that died: taken over
 T = TypeVar("T")
+
+
+class Acting(TypedDict, total=False):
+    """Where and when an apply or rollback acts: the store (the configured one when None), the moment (now when
+    None) and how AWS is reached for the finding's account (its member role)."""
+
+    database_url: str | None
+    now: datetime | None
+    aws_for: AwsFactory
+
+
+def acting_on(acting: Acting) -> tuple[str, datetime, AwsFactory]:
+    """The store's URL, the moment and the AWS factory ``acting`` gives, with their defaults."""
+    url = acting.get("database_url") or get_settings().database_url
+    return url, acting.get("now") or utcnow(), acting.get("aws_for", remediation_context)
 
 
 def apply_finding(
@@ -41,17 +56,14 @@ def apply_finding(
     *,
     actor: str,
     source: str,
-    database_url: str | None = None,
-    now: datetime | None = None,
     dry_run: bool = False,
     approved: bool = False,
-    aws_for: AwsFactory = remediation_context,
+    **acting: Unpack[Acting],
 ) -> RemediationOutcome:
     """Apply the finding ``finding_ref`` (its id, or six or more of its first characters) as ``actor`` from
     ``source`` (cli|slack): a dry run (the store only), an unapproved run (the live re-check, nothing changed) or,
     ``approved``, the change. Raises NotFound/InvalidInput (FindingBusy when another caller holds it)."""
-    url = database_url or get_settings().database_url
-    when = now or utcnow()
+    url, when, aws_for = acting_on(acting)
     if dry_run:
         with session_scope(url) as session:
             return preview_finding(session, finding_ref)

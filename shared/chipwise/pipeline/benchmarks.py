@@ -21,6 +21,8 @@ from chipwise.observability import logger
 from chipwise.settings import Settings, get_settings
 from chipwise.store import session_scope
 
+MAX_RUNS = 10_000  # runs read for a team's list (the --limit's own maximum)
+
 
 def submit_benchmarks(
     account_id: str | None,
@@ -84,18 +86,22 @@ def record_state_change(
 
 
 def benchmark_runs(
-    *, account_id: str | None, status: str | None, finding: str | None, limit: int
+    *, account_id: str | None, status: str | None, finding: str | None, limit: int, team: str | None = None
 ) -> list[dict[str, Any]]:
-    """``chipwise benchmarks list``: runs, newest first (a finding by its id or the short id lists show)."""
+    """``chipwise benchmarks list``: runs, newest first (a finding by its id or the short id lists show); with a
+    team, the runs of that team's findings (the newest MAX_RUNS runs are read, then kept by team)."""
     from chipwise.benchmarks.runs import list_runs, run_summary
     from chipwise.pipeline._store import store_scope
+    from chipwise.pipeline.findings import finding_ids
     from chipwise.store.repositories.findings import FindingRepository
 
     with store_scope() as session:
         if finding is not None:  # the short id the findings list shows is enough
             finding = FindingRepository(session).get(finding).id
-        runs = list_runs(session, account_id=account_id, status=status, finding_id=finding, limit=limit)
-        return [run_summary(r) for r in runs]
+        read = limit if team is None else MAX_RUNS
+        runs = list_runs(session, account_id=account_id, status=status, finding_id=finding, limit=read)
+        wanted = finding_ids(session, account=account_id, region=None, team=team) if team is not None else None
+        return [run_summary(r) for r in runs if wanted is None or r.finding_id in wanted][:limit]
 
 
 def benchmark_run(run_id: str) -> dict[str, Any]:

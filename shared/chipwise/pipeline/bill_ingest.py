@@ -12,7 +12,13 @@ from typing import Literal
 
 from chipwise.aws import AwsContext, aws_context
 from chipwise.clock import billing_periods, utcnow
-from chipwise.collect.bill_export import AthenaTable, BillError, period_of_manifest_key, read_period
+from chipwise.collect.bill_export import (
+    AthenaTable,
+    BillError,
+    export_of_manifest_key,
+    period_of_manifest_key,
+    read_period,
+)
 from chipwise.collect.bill_export import Engine as BillEngine
 from chipwise.models.events import ObjectCreatedEvent, ObjectRef, objects_created
 from chipwise.models.results import BillIngestOutcome, StoredBillPeriod
@@ -74,12 +80,13 @@ def ingest_bill(
 
 
 def ingest_manifest_object(bucket: str, key: str) -> StoredPeriod:
-    """One delivered manifest (``<prefix>/<export>/metadata/BILLING_PERIOD=YYYY-MM/<export>-Manifest.json``): its
-    billing period read with the configured engine and stored."""
-    period = period_of_manifest_key(f"/{key}")
-    if period is None:
-        raise BillError(f"s3://{bucket}/{key}: not a Data Exports manifest key")
-    export_prefix = key.split("/metadata/BILLING_PERIOD=", 1)[0]
+    """One delivered manifest (``<prefix>/<export>/metadata/BILLING_PERIOD=YYYY-MM/<export>-Manifest.json``, or a
+    legacy report's ``<prefix>/<report>/yyyymmdd-yyyymmdd/<report>-Manifest.json``): its billing period read with
+    the configured engine and stored."""
+    found = export_of_manifest_key(key)
+    if found is None:
+        raise BillError(f"s3://{bucket}/{key}: not a Data Exports or legacy report manifest key")
+    export_prefix, period = found
     settings = get_settings()
     require_current_schema(settings.database_url)
     factory = get_session_factory(settings.database_url)

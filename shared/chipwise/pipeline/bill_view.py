@@ -36,13 +36,29 @@ def commitments(session: Session, account_id: str | None = None) -> list[tuple[C
     return BillRepository(session).commitments(account_id)
 
 
-def unattributed(session: Session, account_id: str | None = None) -> list[UnattributedRecord]:
-    return BillRepository(session).unattributed(account_id)
+def unattributed(
+    session: Session, account_id: str | None = None, region: str | None = None
+) -> list[UnattributedRecord]:
+    rows = BillRepository(session).unattributed(account_id)
+    return rows if region is None else [u for u in rows if u.region == region]
 
 
-def service_costs(session: Session, account_id: str | None = None) -> list[StoredServiceCost]:
-    return BillRepository(session).service_costs(account_id)
+def service_costs(
+    session: Session, account_id: str | None = None, region: str | None = None
+) -> list[StoredServiceCost]:
+    rows = BillRepository(session).service_costs(account_id)
+    return rows if region is None else [c for c in rows if c.region == region]
 
 
-def iter_spend(session: Session, account_id: str | None = None, team_keys: Sequence[str] = ()) -> Iterator[SpendLine]:
-    return BillRepository(session).iter_spend(account_id, team_keys)
+def iter_spend(
+    session: Session,
+    account_id: str | None = None,
+    team_keys: Sequence[str] = (),
+    *,
+    region: str | None = None,
+    team: str | None = None,
+) -> Iterator[SpendLine]:
+    """The resources' spend, largest first (filtered by account and region in SQL; by team, the value of the first
+    ``team_keys`` tag each resource's bill lines carry, as they stream)."""
+    lines = BillRepository(session).iter_spend(account_id, team_keys, region=region)
+    return lines if team is None else (x for x in lines if x.team == team)

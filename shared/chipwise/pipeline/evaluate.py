@@ -6,13 +6,15 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, replace
 from datetime import datetime
+from typing import TypedDict, Unpack
 
-from chipwise.analyse.profile_builder import build_profiles
+from chipwise.analyse.profile_builder import profile_batches
 from chipwise.collect.metrics import metric_window
 from chipwise.models.findings import FindingDocument
 from chipwise.models.verdicts import ResourceVerdict
 from chipwise.observability import logger
 from chipwise.pipeline.policy import load_policy
+from chipwise.rules.base import FindingDraft
 from chipwise.rules.engine import assess_profiles, default_context
 from chipwise.rules.policy import Policy
 from chipwise.settings import get_settings
@@ -61,46 +63,34 @@ def reevaluate_account(
     return Reevaluation(account_id, region, found, as_of, bill, document.scan_id)
 
 
+class Options(TypedDict, total=False):
+    """How an evaluation judges: the policy (the configured one when None), the look-back window in days (the
+    settings' when None), the scan it belongs to, and whether each resource the stored bill names is priced at its
+    own effective rate."""
+
+    policy: Policy | None
+    lookback_days: int | None
+    scan_id: str | None
+    bill: bool
+
+
 def evaluate_account(
-    session: Session,
-    *,
-    account_id: str,
-    region: str,
-    now: datetime,
-    policy: Policy | None = None,
-    lookback_days: int | None = None,
-    scan_id: str | None = None,
-    bill: bool = False,
+    session: Session, *, account_id: str, region: str, now: datetime, **options: Unpack[Options]
 ) -> list[FindingDocument]:
     """Profile the account's resources in ``region`` over the look-back window ending at ``now``, run every
     enabled rule, apply the findings lifecycle in the store and return the open findings, top savings first."""
-    return assess_account(
-        session,
-        account_id=account_id,
-        region=region,
-        now=now,
-        policy=policy,
-        lookback_days=lookback_days,
-        scan_id=scan_id,
-        bill=bill,
-    )[0]
+    return assess_account(session, account_id=account_id, region=region, now=now, **options)[0]
 
 
 def assess_account(
-    session: Session,
-    *,
-    account_id: str,
-    region: str,
-    now: datetime,
-    policy: Policy | None = None,
-    lookback_days: int | None = None,
-    scan_id: str | None = None,
-    bill: bool = False,
+    session: Session, *, account_id: str, region: str, now: datetime, **options: Unpack[Options]
 ) -> tuple[list[FindingDocument], list[ResourceVerdict]]:
-    """:func:`evaluate_account`, and one verdict per resource with each rule's outcome on it. With ``bill``, each
-    resource the stored bill names is priced at its own effective rate."""
-    policy = policy or load_policy()
-    start, end = metric_window(now, lookback_days or get_settings().lookback_days)
+    """:func:`evaluate_account`, and one verdict per resource with each rule's outcome on it. The resources are
+    profiled and judged a batch at a time (:func:`profile_batches`): only the drafts and verdicts are kept, so the
+    memory the rules take stays flat in the number of resources."""
+    policy = options.get("policy") or load_policy()
+    bill = options.get("bill", False)
+    start, end = metric_window(now, options.get("lookback_days") or get_settings().lookback_days)
     ctx = default_context(now)
     if bill:  # a type the catalog cannot price takes the public on-demand rate the account's bill states
         ctx = replace(
@@ -108,12 +98,21 @@ def assess_account(
             catalog=ctx.catalog.with_account_prices(BillRepository(session).public_rates(account_id, region), region),
         )
     source = ProfileInputRepository(session, account_id=account_id, region=region, bill=bill)
-    profiles = build_profiles(source, start=start, end=end, catalog=ctx.catalog)
     rules = policy.rules()
-    drafts, verdicts = assess_profiles(profiles, rules, ctx)
+    drafts: list[FindingDraft] = []
+    verdicts: list[ResourceVerdict] = []
+    for batch in profile_batches(source, start=start, end=end, catalog=ctx.catalog):
+        found, judged = assess_profiles(batch, rules, ctx)
+        drafts.extend(found)
+        verdicts.extend(judged)
     repository = FindingRepository(session)
     result = repository.apply(
-        account_id=account_id, region=region, drafts=drafts, rule_ids=policy.enabled_ids(), now=now, scan_id=scan_id
+        account_id=account_id,
+        region=region,
+        drafts=drafts,
+        rule_ids=policy.enabled_ids(),
+        now=now,
+        scan_id=options.get("scan_id"),
     )
     by_rule: dict[str, int] = defaultdict(int)
     for draft in drafts:
@@ -123,7 +122,7 @@ def assess_account(
         extra={
             "account_id": account_id,
             "region": region,
-            "resources": len(profiles),
+            "resources": len(verdicts),
             "findings": len(drafts),
             "by_rule": dict(by_rule),
             "new": result.new,

@@ -21,7 +21,7 @@ from chipwise.store.repositories.accounts import AccountRepository
 from chipwise.store.repositories.finding_pages import FindingFilter, FindingPages, FindingTotals, Group
 from chipwise.store.repositories.findings import FindingRepository, finding_document
 from chipwise.store.repositories.inventory import ResourceRepository
-from chipwise.store.repositories.realised import RealisedSavingRepository, RuleAccuracy
+from chipwise.store.repositories.realised import RealisedSavingRepository, RuleAccuracy, accuracy_by_rule
 from chipwise.store.repositories.remediations import RemediationRepository
 
 __all__ = ["FindingFilter", "FindingsPage", "Group", "list_findings", "stream_findings"]
@@ -189,11 +189,28 @@ class RealisedView:
     rules: list[RuleAccuracy] = field(default_factory=list)
 
 
-def realised_savings(account: str | None, *, limit: int | None) -> RealisedView:
-    """What resolved findings really saved, each next to its estimate, and each rule's accuracy."""
+EVERY_STATUS = ("open", "suppressed", "resolved", "withdrawn")
+
+
+def finding_ids(session: Session, *, account: str | None, region: str | None, team: str | None) -> set[str] | None:
+    """The ids of every finding (any status) of the account, region and team; None when no filter is given."""
+    if account is None and region is None and team is None:
+        return None
+    selected = FindingFilter(statuses=EVERY_STATUS, account_id=account, region=region, team=team)
+    return FindingPages(session).ids(with_team_keys(selected))
+
+
+def realised_savings(
+    account: str | None, *, limit: int | None, region: str | None = None, team: str | None = None
+) -> RealisedView:
+    """What resolved findings really saved, each next to its estimate, and each rule's accuracy (of every fix,
+    or of those of the account, region and team)."""
     with store_scope() as session:
         repository = RealisedSavingRepository(session)
         rows = repository.listed(account)
+        wanted = finding_ids(session, account=account, region=region, team=team)
+        if wanted is not None:
+            rows = [r for r in rows if r.finding_id in wanted]
         fixes = [
             {
                 "finding_id": r.finding_id,
@@ -211,7 +228,7 @@ def realised_savings(account: str | None, *, limit: int | None) -> RealisedView:
             }
             for r in (rows if limit is None else rows[:limit])
         ]
-        return RealisedView(fixes=fixes, total=len(rows), rules=repository.by_rule(account))
+        return RealisedView(fixes=fixes, total=len(rows), rules=accuracy_by_rule(rows))
 
 
 def measured_total(rules: list[RuleAccuracy]) -> Decimal:

@@ -14,6 +14,7 @@ import functools
 from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TypedDict, Unpack
 
 from botocore.exceptions import BotoCoreError, ClientError
 
@@ -40,26 +41,21 @@ from chipwise.store.repositories.neuron import NeuronRepository
 NEURON_PREFIX = "neuron/"
 
 
+class Origin(TypedDict, total=False):
+    """Where reports come from when a line does not say: the account (else the inventory, else ``home_account``),
+    the instance and the time."""
+
+    account_id: str | None
+    default_instance_id: str | None
+    default_time: datetime | None
+    home_account: Callable[[], str] | None
+
+
 def ingest_text(
-    session_factory: SessionFactory,
-    text: str,
-    *,
-    source: str,
-    account_id: str | None = None,
-    default_instance_id: str | None = None,
-    default_time: datetime | None = None,
-    home_account: Callable[[], str] | None = None,
+    session_factory: SessionFactory, text: str, *, source: str, **origin: Unpack[Origin]
 ) -> NeuronIngestResult:
     """:func:`ingest_lines` of a text already in memory (a local file, a test)."""
-    return ingest_lines(
-        session_factory,
-        iter_lines(text),
-        source=source,
-        account_id=account_id,
-        default_instance_id=default_instance_id,
-        default_time=default_time,
-        home_account=home_account,
-    )
+    return ingest_lines(session_factory, iter_lines(text), source=source, **origin)
 
 
 def ingest_lines(

@@ -3,26 +3,15 @@ apply does (:func:`chipwise.pipeline.apply.run_held`): a rollback never runs bes
 
 from __future__ import annotations
 
-from datetime import datetime
+from typing import Unpack
 
-from chipwise.clock import utcnow
-from chipwise.pipeline.apply import resolve, run_held
-from chipwise.remediate.runner import AwsFactory, RemediationOutcome, remediation_context, rollback_held
-from chipwise.settings import get_settings
+from chipwise.pipeline.apply import Acting, acting_on, resolve, run_held
+from chipwise.remediate.runner import RemediationOutcome, rollback_held
 
 
-def rollback_finding(
-    finding_ref: str,
-    *,
-    actor: str,
-    source: str,
-    database_url: str | None = None,
-    now: datetime | None = None,
-    aws_for: AwsFactory = remediation_context,
-) -> RemediationOutcome:
+def rollback_finding(finding_ref: str, *, actor: str, source: str, **acting: Unpack[Acting]) -> RemediationOutcome:
     """Undo the apply in force of ``finding_ref`` (id or prefix) as ``actor``. Raises NotFound/InvalidInput."""
-    url = database_url or get_settings().database_url
-    when = now or utcnow()
+    url, when, aws_for = acting_on(acting)
     finding_id = resolve(finding_ref, url)
     return run_held(
         url,

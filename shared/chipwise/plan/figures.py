@@ -6,17 +6,13 @@ holds only what the planner decides with, each figure with its unit, source and 
 
 from __future__ import annotations
 
-import json
-from datetime import date
 from decimal import Decimal
 from functools import lru_cache
-from importlib import resources
-from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from chipwise.catalog import Figure, Source
-from chipwise.errors import ConfigError
+from chipwise.catalog.loading import SourcedDocument, check_sources, load_document
 from chipwise.models.common import Effort
 
 
@@ -57,11 +53,7 @@ class PlannerTargets(_FrozenFigures):
     note: str | None = None
 
 
-class PlannerData(_FrozenFigures):
-    schema_version: Literal[1]
-    description: str
-    as_of: date
-    sources: dict[str, Source]
+class PlannerData(SourcedDocument):
     figures: PlannerFigures
     defaults: PlannerDefaults
     targets: PlannerTargets
@@ -69,10 +61,7 @@ class PlannerData(_FrozenFigures):
     @model_validator(mode="after")
     def _sources_known(self) -> PlannerData:
         used = {figure.source for _, figure in self.figures}
-        used |= {self.defaults.source, self.targets.source}
-        missing = sorted(used - set(self.sources))
-        if missing:
-            raise ValueError(f"source codes without a sources entry: {', '.join(missing)}")
+        check_sources(used | {self.defaults.source, self.targets.source}, self.sources)
         return self
 
     def value(self, name: str) -> Decimal:
@@ -86,8 +75,4 @@ class PlannerData(_FrozenFigures):
 @lru_cache(maxsize=1)
 def get_planner_data() -> PlannerData:
     """The shipped ``planner.json`` (read once)."""
-    text = resources.files("chipwise.plan").joinpath("data", "planner.json").read_text(encoding="utf-8")
-    try:
-        return PlannerData.model_validate(json.loads(text, parse_float=Decimal))
-    except ValidationError as exc:
-        raise ConfigError(f"planner data file planner.json is invalid: {exc}") from exc
+    return load_document(PlannerData, "planner.json", "chipwise.plan")

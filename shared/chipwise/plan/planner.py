@@ -38,6 +38,7 @@ from chipwise.plan.serving import serving_candidates
 from chipwise.plan.training import training_candidates
 from chipwise.presentation import plural
 from chipwise.render import money
+from chipwise.rules.base import copied
 
 # --- one workload --------------------------------------------------------------------------------------------------
 
@@ -226,6 +227,13 @@ def company_profile(intake: IntakeRequest) -> CompanyProfile:
     )
 
 
+# A credit line's fields copied from the program's match, named alike on both sides.
+CREDIT_LINE_FROM_MATCH = (
+    *("program", "name", "eligible", "likelihood", "source_strength", "max_amount_usd"),
+    *("reason", "how_to_apply", "source"),
+)
+
+
 def credit_line(match: CreditMatch, ctx: Context) -> CreditLine:
     if match.max_amount_usd is not None:
         ctx.ledger.add(
@@ -241,17 +249,9 @@ def credit_line(match: CreditMatch, ctx: Context) -> CreditLine:
         )
     program = next(p for p in get_credit_programs() if p.id == match.program)
     return CreditLine(
-        program=match.program,
-        name=match.name,
-        eligible=match.eligible,
-        likelihood=match.likelihood,
-        source_strength=match.source_strength,
+        **copied(match, CREDIT_LINE_FROM_MATCH),
         amount_is_estimate=match.estimate,
-        max_amount_usd=match.max_amount_usd,
         amount=amount_text(program),
-        reason=match.reason,
-        how_to_apply=match.how_to_apply,
-        source=match.source,
         as_of=match.as_of.isoformat(),
     )
 

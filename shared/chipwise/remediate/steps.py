@@ -46,21 +46,17 @@ from chipwise.remediate.sagemaker_steps import (
     plan_variant_capacity,
     plan_variant_schedule,
 )
+from chipwise.rules.base import copied
 
 __all__ = ["FindingFacts", "mechanical_action", "plan_step"]
+# The finding's fields the mechanical step is decided on (besides its variant), named alike on both sides.
+STEP_FROM_FINDING = ("rule_id", "resource_kind", "instance_type", "instance_count", "recommendation")
 
 
 def mechanical_action(finding: FindingFacts) -> str | None:
     """The mechanical step of a finding, or None when its next step needs a person
     (:func:`chipwise.models.steps.mechanical_step`, which the ledger's quick wins read too)."""
-    return mechanical_step(
-        rule_id=finding.rule_id,
-        resource_kind=finding.resource_kind,
-        variant=finding.resource_variant,
-        instance_type=finding.instance_type,
-        instance_count=finding.instance_count,
-        recommendation=finding.recommendation,
-    )
+    return mechanical_step(variant=finding.resource_variant, **copied(finding, STEP_FROM_FINDING))
 
 
 def plan_step(aws: AwsContext, finding: FindingFacts, now: datetime) -> RemediationPlan:

@@ -8,17 +8,18 @@ applies the drafts to the findings table (upsert, first/last seen, auto-resolve)
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
-from typing import ClassVar, Generic, Literal, TypeVar
+from typing import Annotated, Any, ClassVar, Generic, Literal, TypeVar, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from chipwise.analyse.profiles import ResourceProfile
 from chipwise.catalog import Assumptions, Catalog, ModelFamilies
 from chipwise.economics import break_even_months, cents, usd
-from chipwise.models.common import Action, Confidence, Effort, TargetPlatform, TotalsExclusion
+from chipwise.models.common import SERVING_KINDS, Action, Confidence, Effort, TargetPlatform, TotalsExclusion
 from chipwise.models.evidence import FindingEvidence
 from chipwise.models.findings import EvidenceValue as EvidenceValue
 from chipwise.models.findings import FindingDraft as FindingDraft
@@ -26,23 +27,37 @@ from chipwise.models.findings import RecommendationDoc
 from chipwise.presentation import plural
 
 Severity = Literal["low", "medium", "high"]
+# A draft's fields copied from the profile (field: the profile's attribute) and from the rule's outcome (same name).
+DRAFT_FROM_PROFILE = {
+    **{name: name for name in ("account_id", "region", "instance_type", "instance_count")},
+    **{"resource_arn": "arn", "resource_variant": "variant", "resource_kind": "kind", "resource_name": "name"},
+}
+DRAFT_FROM_OUTCOME = ("confidence", "summary", "signals_used", "signals_missing", "effort")
 _CONFIDENCE_ORDER: tuple[Confidence, ...] = ("low", "medium", "high")
 RULE_ID_PATTERN = r"^[a-z][a-z0-9]*(_[a-z0-9]+)*$"
 
 
 class RuleMeta(BaseModel):
-    """A rule's identity and why it exists. ``id`` must equal the rule's module name (checked at registration)."""
+    """A rule's identity and why it exists. ``id`` must equal the rule's module name (checked at registration).
+
+    A rule module states each once: left out, the id is the module's name and the rationale the rule class's
+    docstring (the registry fills them in and validates the whole)."""
 
     model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
-    id: str = Field(pattern=RULE_ID_PATTERN, max_length=64)
+    id: str = Field("", pattern=RULE_ID_PATTERN, max_length=64)
     title: str = Field(min_length=3, max_length=120)
     severity: Severity
-    rationale: str = Field(min_length=20, description="Why the pattern costs money, in a sentence or two.")
+    rationale: str = Field("", min_length=20, description="Why the pattern costs money, in a sentence or two.")
     applies_to: str = Field(min_length=3, description="Which resources the rule looks at.")
     supersedes: tuple[str, ...] = Field(
         (), description="Rules whose finding on the same resource this one makes moot (idle beats rightsizing)."
     )
+
+
+# The bounds a threshold of each kind takes, declared once: a utilisation percentage and a share of hours.
+Percent = Annotated[float, Field(gt=0, le=100)]
+Share = Annotated[float, Field(ge=0, le=1)]
 
 
 class RuleParams(BaseModel):
@@ -59,7 +74,29 @@ class SavingParams(RuleParams):
     min_monthly_savings_usd: Decimal = Field(Decimal(20), ge=0, description="Smaller savings are not reported.")
 
 
+class IdleParams(RuleParams):
+    """Thresholds every rule that calls a resource idle over a period shares (the idle rules, cannot_judge)."""
+
+    min_idle_days: float = Field(7, ge=1, le=63, description="Days without work before a resource is idle.")
+    min_telemetry_share: Share = Field(
+        0.5, description="Share of the idle period that must have accelerator datapoints."
+    )
+
+    @property
+    def min_idle_hours(self) -> float:
+        return self.min_idle_days * 24
+
+
 P = TypeVar("P", bound=RuleParams)
+ENDPOINT_OR_INSTANCE = ("sagemaker_endpoint", "ec2_instance")
+IDLE_SUPERSEDES = ("spiky_inference_bedrock", "accelerator_off_hours")
+
+
+def idle_meta(*, title: str, applies_to: str, supersedes: tuple[str, ...]) -> RuleMeta:
+    """The metadata of a rule that finds capacity doing nothing (severity high). Deleting or stopping it makes any
+    other finding on the same resource moot: it supersedes the Bedrock move and the off-hours schedule as well as
+    ``supersedes`` (its own platform's resizing or porting findings)."""
+    return RuleMeta(title=title, severity="high", applies_to=applies_to, supersedes=(*supersedes, *IDLE_SUPERSEDES))
 
 
 @dataclass(frozen=True)
@@ -94,10 +131,22 @@ class Outcome:
 
 
 class Rule(ABC, Generic[P]):
-    """A registered rule: class attributes ``meta`` and ``params_model``; ``evaluate`` is pure."""
+    """A registered rule: class attributes ``meta`` and ``params_model``; ``evaluate`` is pure.
+
+    ``params_model`` is the params class the rule is declared with (``class GpuIdle(Rule[GpuIdleParams])``), so a
+    rule names it once; a class may still set it itself."""
 
     meta: ClassVar[RuleMeta]
     params_model: ClassVar[type[RuleParams]]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "params_model" in cls.__dict__:
+            return
+        for base in cls.__dict__.get("__orig_bases__", ()):
+            declared = [a for a in get_args(base) if isinstance(a, type) and issubclass(a, RuleParams)]
+            if declared:
+                cls.params_model = declared[0]
 
     def __init__(self, params: P) -> None:
         self.params = params
@@ -106,38 +155,61 @@ class Rule(ABC, Generic[P]):
     def evaluate(self, profile: ResourceProfile, ctx: RuleContext) -> FindingDraft | None:
         """The finding this rule makes on ``profile``, or None."""
 
+    @staticmethod
+    def running(profile: ResourceProfile, kinds: tuple[str, ...] = ENDPOINT_OR_INSTANCE) -> bool:
+        """Live, instance-backed capacity of one of ``kinds`` (a serverless endpoint has no instance to stop or
+        size)."""
+        return profile.kind in kinds and profile.live and not profile.serverless
+
+    @staticmethod
+    def dedicated(profile: ResourceProfile) -> bool:
+        """Running endpoint or instance capacity one workload has to itself (not a variant its inference components
+        share: each component is judged on its own), the only capacity a rule resizes, moves or schedules."""
+        return Rule.running(profile) and not profile.shares_instances
+
+    def idle(
+        self,
+        profile: ResourceProfile,
+        monthly: Decimal,
+        confidence: Confidence,
+        said: str,
+        evidence: dict[str, EvidenceValue],
+        used: tuple[str, ...],
+        missing: tuple[str, ...] = (),
+    ) -> FindingDraft:
+        """The finding on capacity that did nothing for a period (``said``: what it did not do, and how long): delete
+        it (a serving kind) or stop it (an instance), saving its whole cost."""
+        action: Action = "delete" if profile.kind in SERVING_KINDS else "stop"
+        summary = f"{said}: {idle_step(profile, action)} to save {money(monthly)}/month."
+        return self.draft(
+            profile,
+            Outcome(
+                monthly, monthly, action, confidence, summary, evidence, signals_used=used, signals_missing=missing
+            ),
+        )
+
     def draft(self, profile: ResourceProfile, outcome: Outcome) -> FindingDraft:
         """A draft for ``profile`` (money to the cent; break-even from the one-time cost when there is one)."""
         saving = cents(outcome.saving)
         break_even = None if outcome.one_time_cost is None else break_even_months(outcome.one_time_cost, saving)
         return FindingDraft(
             rule_id=self.meta.id,
-            account_id=profile.account_id,
-            region=profile.region,
-            resource_arn=profile.arn,
-            resource_variant=profile.variant,
-            resource_kind=profile.kind,
-            resource_name=profile.name,
-            instance_type=profile.instance_type,
-            instance_count=profile.instance_count,
+            **copied(profile, DRAFT_FROM_PROFILE),
+            **copied(outcome, DRAFT_FROM_OUTCOME),
             monthly_cost_usd=cents(outcome.monthly_cost),
             estimated_monthly_savings_usd=saving,
-            recommendation=RecommendationDoc(
-                action=outcome.action,
-                target_platform=outcome.target_platform,
-                target_instance_type=outcome.target_instance_type,
-                target_count=outcome.target_count,
-                excluded_from_totals=outcome.excluded_from_totals,
-                software_path=outcome.software_path,
-            ),
-            confidence=outcome.confidence,
-            signals_used=outcome.signals_used,
-            signals_missing=outcome.signals_missing,
-            effort=outcome.effort,
+            recommendation=RecommendationDoc.model_validate(outcome, from_attributes=True),
             break_even_months=break_even,
-            summary=outcome.summary,
             evidence=FindingEvidence.from_rule(outcome.evidence),
         )
+
+
+def copied(source: object, fields: Mapping[str, str] | Iterable[str]) -> dict[str, Any]:
+    """The keyword arguments that copy ``source``'s attributes into a record: ``{field: source.<attribute>}`` for
+    each ``field: attribute`` of a mapping, or each name of an iterable (the same name on both sides). One mapping
+    instead of a keyword list spelling out every ``field=source.field``."""
+    pairs = fields.items() if isinstance(fields, Mapping) else ((name, name) for name in fields)
+    return {field: getattr(source, attribute) for field, attribute in pairs}
 
 
 def lower(confidence: Confidence, steps: int = 1) -> Confidence:

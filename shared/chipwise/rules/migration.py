@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from chipwise.analyse import sizing
 from chipwise.analyse.profiles import ResourceProfile
 from chipwise.analyse.sizing import Fit, Need
-from chipwise.rules.base import Rule, RuleContext, RuleMeta, SavingParams, Severity
+from chipwise.models.common import Action
+from chipwise.rules.base import Outcome, Rule, RuleContext, RuleMeta, SavingParams, Severity
 
 OFF_HOURS = "accelerator_off_hours"
 
@@ -22,13 +23,11 @@ OFF_HOURS = "accelerator_off_hours"
 S = TypeVar("S", bound=SavingParams)
 
 
-def resizing_meta(*, id: str, title: str, severity: Severity, rationale: str, applies_to: str) -> RuleMeta:
+def resizing_meta(*, title: str, severity: Severity, applies_to: str) -> RuleMeta:
     """The metadata of a rule that resizes or moves a resource. Resizing or moving changes the hourly rate a
     schedule would save on: the two savings do not add up, so the resource gets this finding and not also an
     off-hours one (a schedule is judged again after the change)."""
-    return RuleMeta(
-        id=id, title=title, severity=severity, rationale=rationale, applies_to=applies_to, supersedes=(OFF_HOURS,)
-    )
+    return RuleMeta(title=title, severity=severity, applies_to=applies_to, supersedes=(OFF_HOURS,))
 
 
 @dataclass(frozen=True)
@@ -38,6 +37,20 @@ class SizedTarget:
     need: Need
     fit: Fit
     saving: Decimal  # the resource's monthly cost - the target's
+
+    def outcome(self, monthly: Decimal, action: Action, **details: Any) -> Outcome:
+        """The outcome of moving the resource (``monthly``, its cost) onto this target: its saving, Inferentia
+        instance type and count; ``details`` are the rest of the :class:`Outcome` (confidence, summary, ...)."""
+        fit = self.fit
+        return Outcome(
+            monthly,
+            self.saving,
+            action,
+            target_platform="inferentia",
+            target_instance_type=fit.instance.name,
+            target_count=fit.count,
+            **details,
+        )
 
 
 class MigrationRule(Rule[S]):

@@ -18,13 +18,12 @@ from chipwise.analyse.profiles import ResourceProfile
 from chipwise.models.common import SERVING_KINDS
 from chipwise.models.verdicts import MissingInput, ResourceVerdict, RuleOutcome, RuleOutcomeKind, VerdictKind
 from chipwise.presentation import plural
-from chipwise.rules.base import RuleContext
+from chipwise.rules.base import ENDPOINT_OR_INSTANCE, RuleContext, copied
 from chipwise.rules.sizing import model_size
 
 NVIDIA = ("nvidia",)
 NEURON = ("inferentia", "trainium")
 ACCELERATED = ("nvidia", "inferentia", "trainium")
-ENDPOINT_OR_INSTANCE = ("sagemaker_endpoint", "ec2_instance")
 BYTES_PER_PARAMETER = Decimal(2)  # bf16/fp16 weights: the size check only asks whether a size is stated at all
 
 
@@ -60,6 +59,8 @@ SCOPES: dict[str, RuleScope] = {
     "accelerator_off_hours": RuleScope(ACCELERATED, ENDPOINT_OR_INSTANCE, needs=("price", "telemetry")),
 }
 DEFAULT_SCOPE = RuleScope(ACCELERATED, ())
+# A verdict's fields copied from the profile (field: the profile's attribute).
+VERDICT_FROM_PROFILE = {"resource_id": "key", **{name: name for name in ("name", "kind", "platform", "instance_type")}}
 PORTING_RULES = frozenset({"gpu_inference_portable", "gpu_training_portable"})
 # Rules that move one whole workload: a variant shared by inference components is not one.
 WHOLE_WORKLOAD_RULES = frozenset({"gpu_inference_portable", "spiky_inference_bedrock", "trainium_serving_inference"})
@@ -224,15 +225,13 @@ def resource_verdict(
     by their titles). The findings' ledger settles it after the benchmarks
     (:func:`chipwise.analyse.verdicts.settle_verdicts`)."""
 
+    identity = copied(profile, VERDICT_FROM_PROFILE)
+
     def verdict(
         kind: VerdictKind, reason: str, missing: Sequence[MissingInput] = (), rules: Sequence[str] = ()
     ) -> ResourceVerdict:
         return ResourceVerdict(
-            resource_id=profile.key,
-            name=profile.name,
-            kind=profile.kind,
-            platform=profile.platform,
-            instance_type=profile.instance_type,
+            **identity,
             verdict=kind,
             reason=reason,
             missing=list(missing),

@@ -10,8 +10,10 @@ from __future__ import annotations
 import importlib
 from typing import Any, TypeVar
 
+from pydantic import ValidationError
+
 from chipwise.presentation import rule_label
-from chipwise.rules.base import Rule
+from chipwise.rules.base import Rule, RuleMeta
 
 R = TypeVar("R", bound=type[Rule[Any]])
 
@@ -25,12 +27,14 @@ class Registry:
         self._rules: dict[str, type[Rule[Any]]] = {}
 
     def register(self, cls: R) -> R:
-        meta = cls.meta
         module = cls.__module__.rsplit(".", 1)[-1]
+        meta = cls.meta = _stated_once(cls.meta, module, cls.__doc__)
         if meta.id != module:
             raise RegistryError(f"rule {meta.id!r} lives in module {module!r}: the module must be named after it")
         if meta.id in self._rules and self._rules[meta.id] is not cls:
             raise RegistryError(f"rule {meta.id!r} is registered twice")
+        if getattr(cls, "params_model", None) is None:
+            raise RegistryError(f"rule {meta.id!r} declares no params model (class {cls.__name__}(Rule[ItsParams]))")
         if cls.params_model.model_config.get("extra") != "forbid":
             raise RegistryError(f"rule {meta.id!r}: its params model must reject unknown keys (extra='forbid')")
         self._rules[meta.id] = cls
@@ -51,6 +55,18 @@ class Registry:
             unknown = sorted(set(cls.meta.supersedes) - set(self._rules))
             if unknown:
                 raise RegistryError(f"rule {cls.meta.id!r} supersedes unknown rules: {', '.join(unknown)}")
+
+
+def _stated_once(meta: RuleMeta, module: str, docstring: str | None) -> RuleMeta:
+    """``meta`` with what a rule module states once filled in (the id: its module's name; the rationale: its class
+    docstring, on one line), validated whole."""
+    if meta.id and meta.rationale:
+        return meta
+    rationale = meta.rationale or " ".join((docstring or "").split())
+    try:
+        return RuleMeta.model_validate({**meta.model_dump(), "id": meta.id or module, "rationale": rationale})
+    except ValidationError as exc:
+        raise RegistryError(f"rule module {module!r}: its metadata is invalid (a rationale docstring?): {exc}") from exc
 
 
 REGISTRY = Registry()

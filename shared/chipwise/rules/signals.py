@@ -16,9 +16,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pydantic import Field
+
 from chipwise.analyse.metric_keys import CONTAINER_INSIGHTS_SOURCES
 from chipwise.analyse.profiles import ResourceProfile
 from chipwise.models.common import SERVING_KINDS
+from chipwise.rules.base import IdleParams, Percent
 from chipwise.rules.traffic import hours_without_traffic, idle_hours
 
 GPU_KINDS = (*SERVING_KINDS, "ec2_instance")
@@ -35,18 +38,25 @@ class GpuIdleReading:
     second_signals: tuple[str, ...]
 
 
-def read_gpu_idle(
-    profile: ResourceProfile,
-    *,
-    max_gpu_pct: float,
-    min_hours: float,
-    min_telemetry_share: float,
-    max_memory_used_pct: float,
-) -> GpuIdleReading | None:
-    """The reading of a live NVIDIA resource whose GPU utilisation stayed under ``max_gpu_pct`` for at least
-    ``min_hours`` with enough datapoints (None otherwise: not idle, or no GPU telemetry to judge)."""
+class GpuIdleThresholds(IdleParams):
+    """When a GPU reads idle: rule gpu_idle's thresholds, which rule cannot_judge reads the same GPU with."""
+
+    max_gpu_utilization_pct: Percent = Field(
+        5.0, description="Busiest-GPU utilisation below which an hour counts as idle."
+    )
+    max_gpu_memory_used_pct: Percent = Field(
+        10.0,
+        description="GPU memory used (EKS nodes, Container Insights) at or above which the GPU counts as held.",
+    )
+
+
+def read_gpu_idle(profile: ResourceProfile, params: GpuIdleThresholds) -> GpuIdleReading | None:
+    """The reading of a live NVIDIA resource whose GPU utilisation stayed under ``max_gpu_utilization_pct`` for at
+    least ``min_idle_days`` with enough datapoints (None otherwise: not idle, or no GPU telemetry to judge)."""
     if profile.platform != "nvidia" or profile.kind not in GPU_KINDS or not profile.live:
         return None
+    max_gpu_pct, max_memory_used_pct = params.max_gpu_utilization_pct, params.max_gpu_memory_used_pct
+    min_hours, min_telemetry_share = params.min_idle_hours, params.min_telemetry_share
     gpu = profile.signals.gpu_util
     if gpu is None or gpu.hours < min_telemetry_share * min_hours:
         return None

@@ -1,5 +1,7 @@
 """The bill ingested from the emulator's S3 (DuckDB) and through the emulator's Athena: stored per billing period,
-a re-delivered period replacing the earlier one, a bad period storing nothing, denied calls naming the action."""
+a re-delivered period replacing the earlier one, a bad period storing nothing, denied calls naming the action; a
+legacy Cost and Usage Report in its own delivery layout (its period manifest and the ``reportKeys`` it lists)
+stored like any export, the delivered legacy manifest's object key storing its period."""
 
 from __future__ import annotations
 
@@ -18,9 +20,9 @@ from sqlalchemy.orm import Session, sessionmaker
 from chipwise.aws import aws_context
 from chipwise.collect.bill_export import RESULT_COLUMNS, AthenaTable, BillAccessDenied, BillError, parse_tags
 from chipwise.collect.bill_export.duckdb_engine import run_duckdb
-from chipwise.pipeline.bill_ingest import ingest_bill
+from chipwise.pipeline.bill_ingest import ingest_bill, ingest_manifest_object
 from chipwise.store.tables import BillCommitment, BillPeriodRow, BillResourceCost, BillUnattributed
-from chipwise_devkit.bill_export import Line, line_item_type_bill, upload_export, write_export
+from chipwise_devkit.bill_export import Line, line_item_type_bill, upload_export, write_export, write_legacy_report
 
 # Hand-computed effective costs of line_item_type_bill (see tests/unit/collect/test_collect_bill.py)
 EFFECTIVE = {
@@ -96,7 +98,7 @@ def test_missing_manifest_and_denied_read_name_the_file_and_the_action(
     aws: Any, session_factory: sessionmaker[Session], tmp_path: Path
 ) -> None:
     uri = _upload(_export(tmp_path, line_item_type_bill()))
-    with pytest.raises(BillError, match=r"BILLING_PERIOD=2026-09/chipwise-cur-Manifest.json: not found"):
+    with pytest.raises(BillError, match=r"BILLING_PERIOD=2026-09/chipwise-cur-Manifest.json: manifest not found"):
         ingest_bill(aws_context("us-east-1"), session_factory, uri=uri, periods=["2026-09"], engine="duckdb")
     s3 = boto3.client("s3", region_name="us-east-1")
     s3.put_bucket_policy(
@@ -218,3 +220,54 @@ def test_the_lambda_stores_the_period_its_manifest_event_names(
     # a data file's event is not a manifest: nothing to do
     event["Records"][0]["s3"]["object"]["key"] = "cur/chipwise-cur/data/BILLING_PERIOD%3D2026-11/x.parquet"
     assert module.handler(event, lambda_context)["status"] == "ignored"
+
+
+LEGACY_BUCKET = "chipwise-legacy-bills"
+LEGACY_MANIFEST = "cur/chipwise-legacy/20261101-20261201/chipwise-legacy-Manifest.json"
+
+
+def _upload_legacy(tmp_path: Path, data_format: str) -> str:
+    report = write_legacy_report(tmp_path, "chipwise-legacy", "2026-11", line_item_type_bill(), data_format,  # type: ignore[arg-type]
+                                 where=f"{LEGACY_BUCKET}/cur")  # fmt: skip
+    s3 = boto3.client("s3", region_name="us-east-1")
+    s3.create_bucket(Bucket=LEGACY_BUCKET)
+    return upload_export(s3, report, LEGACY_BUCKET, "cur")
+
+
+@pytest.mark.parametrize("data_format", ["csv", "parquet"])
+def test_a_legacy_report_from_s3_is_stored_like_any_export(
+    aws: Any, session_factory: sessionmaker[Session], tmp_path: Path, data_format: str
+) -> None:
+    uri = _upload_legacy(tmp_path, data_format)
+    assert uri == f"s3://{LEGACY_BUCKET}/cur/chipwise-legacy"
+    (stored,) = ingest_bill(aws_context("us-east-1"), session_factory, uri=uri, periods=["2026-11"], engine="duckdb")
+    assert (stored.table_name, stored.line_items) == ("LEGACY_CUR", 9)
+    with session_factory() as session:
+        assert _stored(session) == EFFECTIVE
+        row = session.scalars(select(BillPeriodRow)).one()
+        assert row.manifest_uri == f"s3://{LEGACY_BUCKET}/{LEGACY_MANIFEST}"
+
+
+def test_a_legacy_manifest_naming_another_bucket_stores_nothing(
+    aws: Any, session_factory: sessionmaker[Session], tmp_path: Path
+) -> None:
+    uri = _upload_legacy(tmp_path, "parquet")
+    s3 = boto3.client("s3", region_name="us-east-1")
+    body = json.loads(s3.get_object(Bucket=LEGACY_BUCKET, Key=LEGACY_MANIFEST)["Body"].read())
+    s3.put_object(
+        Bucket=LEGACY_BUCKET, Key=LEGACY_MANIFEST, Body=json.dumps({**body, "bucket": "someone-elses-bucket"}).encode()
+    )
+    with pytest.raises(BillError, match=r"data file s3://someone-elses-bucket/cur/chipwise-legacy/.* is not under"):
+        ingest_bill(aws_context("us-east-1"), session_factory, uri=uri, periods=["2026-11"], engine="duckdb")
+    with session_factory() as session:
+        assert session.query(BillPeriodRow).count() == 0
+
+
+def test_the_delivered_legacy_manifest_stores_its_period(
+    aws: Any, use_db: str, session_factory: sessionmaker[Session], tmp_path: Path
+) -> None:
+    _upload_legacy(tmp_path, "csv")
+    stored = ingest_manifest_object(LEGACY_BUCKET, LEGACY_MANIFEST)
+    assert (stored.billing_period, stored.line_items, stored.table_name) == ("2026-11", 9, "LEGACY_CUR")
+    with session_factory() as session:
+        assert _stored(session) == EFFECTIVE

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import event, insert
@@ -13,6 +15,9 @@ from sqlalchemy.orm import Session
 
 from chipwise.models.neuron import INSTANCE_RUNTIME_TAG
 from chipwise.store.tables import Account, CostRecord, MetricCoverage, MetricRollup, NeuronRollup, Resource
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[3]))  # the repository root: benchmarks/
+from benchmarks.bench_rules import estate, neuron_rollups, rollups
 
 ACCOUNT = "123456789012"
 REGION = "us-east-1"
@@ -202,3 +207,34 @@ def count_statements(session: Session) -> Iterator[list[str]]:
         yield statements
     finally:
         event.remove(engine, "before_cursor_execute", record)
+
+
+_ROLLUP = ("resource_id", "namespace", "metric", "hour", "average", "maximum", "sum")
+_NEURON = (
+    "account_id",
+    "instance_id",
+    "runtime_tag",
+    "hour",
+    "neuroncore_utilization_max",
+    "neuroncore_utilization_avg",
+    "cores_in_use",
+    "device_memory_used_max",
+    "executions_completed",
+)
+
+
+def write_estate(session: Session, account: str, resources: int, days: int, first_id: int = 1) -> None:
+    """The rules benchmark's estate (``benchmarks/bench_rules.py``: every shape the rules look at) for ``account``:
+    resources, coverage, costs, hourly rollups and neuron-monitor rollups over ``days``."""
+    data = estate(resources, days, account=account, first_id=first_id)
+    session.add(Account(account_id=account))
+    session.flush()
+    for table, rows in ((Resource, data.resources), (MetricCoverage, data.coverage), (CostRecord, data.costs)):
+        session.execute(insert(table), rows)
+    session.execute(
+        insert(MetricRollup), [dict(zip(_ROLLUP, r, strict=True)) for r in rollups(resources, days, first_id=first_id)]
+    )
+    neuron: list[dict[str, Any]] = [
+        {**dict(zip(_NEURON, r, strict=True)), "reports": 4} for r in neuron_rollups(resources, days, account=account)
+    ]
+    session.execute(insert(NeuronRollup), neuron)

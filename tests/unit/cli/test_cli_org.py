@@ -17,7 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "notify"))
 from notify_factories import estate
 
 from chipwise.catalog.credits import CompanyStage
-from chipwise.cli import _register_commands, app, main
+from chipwise.cli import main, root_command
 from chipwise.cli.drafts import STAGES
 from chipwise.store.tables import Finding, Resource
 
@@ -43,10 +43,7 @@ def test_help_imports_neither_the_database_library_nor_the_aws_sdk() -> None:
 
 
 def test_every_list_command_accepts_account_team_region_and_limit() -> None:
-    _register_commands()
-    import typer.main
-
-    root = typer.main.get_command(app)
+    root = root_command()
     for path in LIST_COMMANDS:
         command = root
         for name in path:

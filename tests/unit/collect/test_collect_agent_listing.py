@@ -102,7 +102,7 @@ def test_a_read_older_than_the_listing_horizon_keeps_every_series_and_never_list
 
 
 def test_a_scan_that_cannot_list_reads_every_agent_series(monkeypatch: Any) -> None:
-    from chipwise.pipeline import scan
+    from chipwise.pipeline import scan_metrics
 
     class _Refused:
         def listed(self, namespace: str) -> frozenset[Any]:
@@ -111,4 +111,4 @@ def test_a_scan_that_cannot_list_reads_every_agent_series(monkeypatch: Any) -> N
     targets = [_target(NEURON_CORE, ONE)]
     run = type("Run", (), {"metric_end": END})()
 
-    assert scan._only_listed(targets, _Refused(), END - timedelta(hours=27), run) == targets  # type: ignore[arg-type]
+    assert scan_metrics._only_listed(targets, _Refused(), END - timedelta(hours=27), run) == targets  # type: ignore[arg-type]

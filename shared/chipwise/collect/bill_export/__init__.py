@@ -8,7 +8,7 @@ from ``formats/*.json``), :mod:`.query` (the logical query), :mod:`.validation` 
 from chipwise.collect.bill_export.assembly import parse_tags
 from chipwise.collect.bill_export.athena_engine import AthenaTable, athena_statement
 from chipwise.collect.bill_export.errors import BillAccessDenied, BillError
-from chipwise.collect.bill_export.manifest import period_of_manifest_key
+from chipwise.collect.bill_export.manifest import export_of_manifest_key, period_of_manifest_key
 from chipwise.collect.bill_export.query import RESULT_COLUMNS, columns_read
 from chipwise.collect.bill_export.reader import Engine, read_period
 
@@ -20,6 +20,7 @@ __all__ = [
     "Engine",
     "athena_statement",
     "columns_read",
+    "export_of_manifest_key",
     "parse_tags",
     "period_of_manifest_key",
     "read_period",

@@ -20,10 +20,9 @@ from chipwise.collect.bill_export.query import (
     CUR_SPLIT_COLUMNS,
     RESULT_COLUMNS,
     QuerySource,
-    logical_query,
     required_columns,
 )
-from chipwise.collect.bill_export.validation import rejected_expr
+from chipwise.collect.bill_export.validation import checked_query
 from chipwise.errors import UpstreamError
 from chipwise.models.bill import BillTable
 
@@ -52,14 +51,18 @@ def athena_source(
         known = {documented.get(name.lower(), name): "" for name in columns}
     relation = f'"{athena.database}"."{athena.table}"'
     src = source_of(table, "parquet", dict(known), relation, dialect="athena")
+    # Data Exports' tables are partitioned by billing_period; a legacy report's Athena table by year and month
+    partition = f"billing_period = '{period}'"
+    if table == "LEGACY_CUR":
+        partition = f"year = '{int(period[:4])}' AND month = '{int(period[5:7])}'"
     return QuerySource(src.table, relation, src.physical, src.tags, src.tags_are_map, "athena", "parquet", src.split,
-                  filter=f"billing_period = '{period}'")  # fmt: skip
+                  filter=partition)  # fmt: skip
 
 
 def athena_statement(table: BillTable, athena: AthenaTable, period: str, columns: Sequence[str] | None = None) -> str:
     """The logical query for Athena: the export's table, filtered on its ``billing_period`` partition."""
     src = athena_source(table, athena, period, columns)
-    return logical_query(src, rejected_expr(src, period))
+    return checked_query(src, period)
 
 
 def _wait(client: Any, athena: AthenaTable, execution_id: str, target: str) -> int:

@@ -26,18 +26,18 @@ from chipwise.collect.bill_export.query import (
     columns_read,
     family,
     legacy_tags,
-    logical_query,
     required_columns,
 )
 from chipwise.collect.bill_export.validation import (
     check_described,
     check_payers,
+    checked_query,
     rejected,
-    rejected_expr,
     row_sql,
     value_check_sql,
 )
 from chipwise.models.bill import BillTable, DataFormat
+from chipwise.observability import logger
 
 if TYPE_CHECKING:
     import duckdb
@@ -45,6 +45,7 @@ if TYPE_CHECKING:
 FETCH_BATCH = 20_000  # result rows fetched at a time
 MEMORY_SHARE = 0.4  # of the function's memory, for DuckDB (the rest: Python, the batches, the store's driver)
 DEFAULT_MEMORY_MB = 256  # off Lambda
+CSV_BUFFER = 4 * 1024 * 1024  # bytes a CSV scan buffers (DuckDB: 32 MB per file scanned; a CUR line is a few KB)
 
 
 def cores() -> int:
@@ -88,7 +89,10 @@ def reader(paths: Sequence[Path], data_format: DataFormat, *, located: bool = Fa
     listed = ", ".join(f"'{_quote(p)}'" for p in paths)
     where = ", filename = true" + (", file_row_number = true" if data_format == "parquet" else "") if located else ""
     if data_format == "csv":
-        return f"read_csv([{listed}], header = true, all_varchar = true, union_by_name = true{where})"
+        return (
+            f"read_csv([{listed}], header = true, all_varchar = true, union_by_name = true,"
+            f" buffer_size = {CSV_BUFFER}{where})"
+        )
     return f"read_parquet([{listed}], union_by_name = true{where})"
 
 
@@ -171,20 +175,47 @@ def run_duckdb(
             src = source_of(table, data_format, union, reader(paths, data_format))
             try:
                 payer, others = _census(con, src, files[0][1])
-                cursor = con.execute(logical_query(src, rejected_expr(src, period)))
-                returned = tuple(str(d[0]) for d in cursor.description or [])
-                if returned != RESULT_COLUMNS:
-                    raise BillError(f"{files[0][1]}: the bill query returned {', '.join(returned)}")
-                while batch := cursor.fetchmany(FETCH_BATCH):
-                    for record in batch:
-                        if record[-1]:  # a rejected line: name its file and row (nothing is stored)
-                            _validate(con, files, src, period)
-                        sink(record)
+                _stream(con, files, src, period, sink)
             except duckdb.Error as exc:
                 raise BillError(f"{files[0][1]}: the bill query failed ({str(exc).splitlines()[0]})") from exc
             return DuckRead(sum(p.stat().st_size for p in paths), payer, others)
         finally:
             con.close()
+
+
+def _stream(
+    con: duckdb.DuckDBPyConnection,
+    files: Sequence[tuple[Path, str]],
+    src: QuerySource,
+    period: str,
+    sink: Callable[[Sequence[Any]], None],
+) -> None:
+    """Run the query and pass each row to ``sink`` as it is fetched. DuckDB's aggregates and joins spill to the
+    scratch directory beyond the memory limit; what cannot spill (each thread's scan buffers) grows with the
+    threads: should the limit still be hit before any row has left, the query runs once more on one thread."""
+    import duckdb
+
+    sunk = False
+    for attempt in ("as configured", "on one thread"):
+        if attempt == "on one thread":
+            con.execute("SET threads = 1")
+        try:
+            cursor = con.execute(checked_query(src, period))
+            returned = tuple(str(d[0]) for d in cursor.description or [])
+            if returned != RESULT_COLUMNS:
+                raise BillError(f"{files[0][1]}: the bill query returned {', '.join(returned)}")
+            while batch := cursor.fetchmany(FETCH_BATCH):
+                for record in batch:
+                    if record[-1]:  # a rejected line: name its file and row (nothing is stored)
+                        _validate(con, files, src, period)
+                    sunk = True
+                    sink(record)
+            return
+        except duckdb.OutOfMemoryException:
+            if sunk or attempt == "on one thread":
+                raise
+            logger().warning("bill query out of memory: running it again on one thread",
+                             extra={"file": files[0][1], "memory_limit_mb": memory_limit_mb()})  # fmt: skip
 
 
 def _validate(con: duckdb.DuckDBPyConnection, files: Sequence[tuple[Path, str]], src: QuerySource, period: str) -> None:

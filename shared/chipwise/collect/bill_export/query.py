@@ -363,16 +363,28 @@ SUMS: Sequence[tuple[str, str]] = (
 )
 
 
-def logical_query(src: QuerySource, rejected: str = "''") -> str:
+TERMS = ("offering_type", "family", "end_time", "start_time", "commitment_region", "reserved_count")
+
+
+def logical_query(src: QuerySource, rejected: str = "''", group_rejected: str = "") -> str:
     """The one query: the source's lines in canonical form (AWS rows only), then summed per account, region, day,
     resource, pricing and commitment for the compute Chipwise inventories, per account, region and service for
     every other resource (``scope``); negations stay as their own rows, at 0, so that every line item read is
-    counted. Sums leave as exact decimal text (``CAST(SUM(..) AS VARCHAR)``: one ``Decimal(text)`` each in Python,
-    what Athena returns anyway); the tags of a resource are the same on its lines (any one is kept) and leave as
-    JSON text (DuckDB) or Athena's printed map (``{k=v, ...}``). ``rejected`` says what is wrong with a line ('':
-    nothing; :func:`chipwise.collect.bill_export.validation.rejected_expr`): the largest of a group leaves with it,
-    so that the lines are checked in the same pass that sums them."""
+    counted. Sums leave as exact decimals (``DECIMAL(38,10)``: DuckDB hands Python ``Decimal`` objects, Athena
+    their text).
+
+    What is the same on many lines is not carried through the per-resource-day sums (whose cost grows with every
+    column they carry): a resource's tags (any one of its lines' tags: a resource's lines carry its tags) are
+    read per resource, a commitment's terms per commitment, each in its own small aggregate, and joined onto the
+    sums; tags leave as JSON text (DuckDB) or Athena's printed map (``{k=v, ...}``).
+
+    ``rejected`` says what is wrong with a line ('': nothing; :func:`chipwise.collect.bill_export.validation.
+    rejected_expr`): the largest of a group leaves with it, so that the lines are checked in the same pass that
+    sums them; ``group_rejected`` (``WHEN <condition> THEN '<column: what>'`` clauses) checks what the sums' groups
+    carry once per group (the length of an account id, a region, a commitment's ARN ..., each sum within ±1e12:
+    one check per group, not per line)."""
     lines = _focus_lines(src) if family(src.table) == "focus" else _cur_lines(src)
+    terms = {name: lines.pop(name) for name in TERMS}
     canonical = ",\n  ".join(f"{expr} AS {name}" for name, expr in lines.items())
     conditions = [src.filter] if src.filter else []
     if family(src.table) == "focus":
@@ -385,25 +397,31 @@ def logical_query(src: QuerySource, rejected: str = "''") -> str:
         "usage_type": f"CASE WHEN {keep} THEN lines.usage_type ELSE '' END",
         "scope": f"CASE WHEN {keep} THEN 'resource' WHEN lines.kind IN {USAGE_KINDS_SQL}"
         " AND lines.resource_id <> '' THEN 'service' ELSE '' END",
-        "tags": f"CASE WHEN {keep} THEN lines.tags END",
     }
     regrouped = ", ".join(
-        f"{scoped[name]} AS {name}" if name in scoped else f"lines.{name}"
-        for name in (*lines, "scope", "tags", "rejected")
+        f"{scoped[name]} AS {name}" if name in scoped else f"lines.{name}" for name in (*lines, "scope", "rejected")
     )
     group = ", ".join(GROUP_COLUMNS)
-    sums = ", ".join(f"CAST({agg}({name}) AS VARCHAR) AS {name}" for agg, name in SUMS)
+    sums = ", ".join(f"{agg}({name}) AS {name}" for agg, name in SUMS)
     tags_out = "to_json(arbitrary(tags))" if src.tags_are_map and src.dialect == "duckdb" else "arbitrary(tags)"
+    term_columns = ", ".join(f"{expr} AS {name}" for name, expr in terms.items())
+    term_maxes = ", ".join(f"MAX({name}) AS {name}" for name in TERMS)
+    from_sums = [f"sums.{name}" for name in (*GROUP_COLUMNS, *(name for _, name in SUMS))]
+    selected = ", ".join([*from_sums, *(f"terms.{name}" for name in TERMS), "tags.tags", "sums.line_items"])
     return (
-        f"WITH lines AS (\n  SELECT\n  {canonical},\n  {src.tags} AS tags,\n  {rejected} AS rejected\n"
-        f"  FROM {src.relation}{where}\n),\n"
-        f"scoped AS (SELECT {regrouped} FROM lines)\n"
-        f"SELECT {group},\n  {sums},\n"
-        "  MAX(offering_type) AS offering_type, MAX(family) AS family, MAX(end_time) AS end_time,\n"
-        "  MAX(start_time) AS start_time, MAX(commitment_region) AS commitment_region,"
-        " MAX(reserved_count) AS reserved_count,\n"
-        f"  {tags_out} AS tags, COUNT(*) AS line_items, MAX(rejected) AS rejected\n"
-        f"FROM scoped\nGROUP BY {group}"
+        f"WITH lines AS (\n  SELECT\n  {canonical},\n  {rejected} AS rejected\n  FROM {src.relation}{where}\n),\n"
+        f"scoped AS (SELECT {regrouped} FROM lines),\n"
+        f"sums AS (SELECT {group},\n  {sums},\n  COUNT(*) AS line_items, MAX(rejected) AS rejected\n"
+        f"  FROM scoped GROUP BY {group}),\n"
+        f"tags AS (SELECT resource_id, {tags_out} AS tags FROM (SELECT {lines['resource_id']} AS resource_id,"
+        f" {lines['parent_resource_id']} AS parent_resource_id, {src.tags} AS tags FROM {src.relation}{where}) lines"
+        f" WHERE {COMPUTE} GROUP BY resource_id),\n"
+        f"terms AS (SELECT commitment_arn, {term_maxes} FROM (SELECT {lines['commitment_arn']} AS commitment_arn,"
+        f" {term_columns} FROM {src.relation}{where}) lines WHERE commitment_arn <> '' GROUP BY commitment_arn)\n"
+        f"SELECT {selected},\n"
+        f"  CASE WHEN sums.rejected <> '' THEN sums.rejected {group_rejected} ELSE '' END AS rejected\n"
+        "FROM sums LEFT JOIN terms ON sums.commitment_arn = terms.commitment_arn\n"
+        "  LEFT JOIN tags ON sums.scope = 'resource' AND sums.resource_id = tags.resource_id"
     )
 
 

@@ -1,6 +1,7 @@
-"""Reading one billing period of an export: the manifest first (its files, each once, each under the export's own
-prefix; its table), then the files with DuckDB (downloaded from S3 to a scratch directory) or the export's table
-with Athena, through the one logical query, each aggregated row assembled as it comes."""
+"""Reading one billing period of an export: the manifest first (a Data Exports export's, else a legacy report's in
+its own layout; its files, each once, each under the export's own prefix; its table), then the files with DuckDB
+(downloaded from S3 to a scratch directory) or the export's table with Athena, through the one logical query, each
+aggregated row assembled as it comes."""
 
 from __future__ import annotations
 
@@ -57,10 +58,10 @@ def read_period(
     """One billing period of the export. With ``sink``, the resource-days go to it in batches as they are read
     (after its ``begin``, once the export is validated) and the returned period carries the rest."""
     location = ExportLocation.parse(data_export_uri)
-    manifest_uri, manifest = read_manifest(aws, location, period)
-    table = table_of(manifest, manifest_uri)
+    manifest_uri, manifest, layout = read_manifest(aws, location, period)
+    table: BillTable = "LEGACY_CUR" if layout == "legacy" else table_of(manifest, manifest_uri)
     _check_manifest_columns(manifest, manifest_uri, table)
-    files = data_files(location, manifest, manifest_uri, period)
+    files = data_files(location, manifest, manifest_uri, period, layout)
     result = BillPeriod(
         billing_period=period,
         table=table,

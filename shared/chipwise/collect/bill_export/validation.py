@@ -24,9 +24,11 @@ from chipwise.collect.bill_export.query import (
     AWS_PROVIDER,
     COST_COLUMN,
     DATE_COLUMN,
+    SUMS,
     QuerySource,
     columns_read,
     family,
+    logical_query,
 )
 
 LIMIT = Decimal("1e12")  # the store's NUMERIC(18, 6) holds less than 1e12
@@ -123,11 +125,59 @@ def problems(src: QuerySource, period: str, read: dict[str, str]) -> list[tuple[
     return found
 
 
+# Columns whose length is checked once per aggregated group (the query's output carries them as they are), not once
+# per line: each export column → the query's column holding it (a commitment's terms: per commitment).
+CHECKED_PER_GROUP: dict[str, str] = {
+    "bill_payer_account_id": "sums.payer",
+    "BillingAccountId": "sums.payer",
+    "line_item_usage_account_id": "sums.account_id",
+    "SubAccountId": "sums.account_id",
+    "product_region_code": "sums.region",
+    "RegionId": "sums.region",
+    "line_item_product_code": "sums.service",
+    "x_ServiceCode": "sums.service",
+    "split_line_item_parent_resource_id": "sums.parent_resource_id",
+    "savings_plan_savings_plan_a_r_n": "sums.commitment_arn",
+    "reservation_reservation_a_r_n": "sums.commitment_arn",
+    "CommitmentDiscountId": "sums.commitment_arn",
+    "savings_plan_offering_type": "terms.offering_type",
+    "savings_plan_instance_type_family": "terms.family",
+}
+
+
 def rejected_expr(src: QuerySource, period: str) -> str:
     """What the query says of each line: '' when it is sane, else the first problem ("column: what"); the
-    aggregate keeps the worst of a group, so one pass reads and checks every line."""
-    found = problems(src, period, columns_read(src.table, src.split))
+    aggregate keeps the worst of a group, so one pass reads and checks every line. Lengths the groups carry as
+    they are (:data:`CHECKED_PER_GROUP`) are left to :func:`group_rejected_expr`."""
+    found = [
+        (cond, label)
+        for cond, label in problems(src, period, columns_read(src.table, src.split))
+        if not (label.endswith(" characters") and label.split(":", 1)[0] in CHECKED_PER_GROUP)
+    ]
     return "CASE " + " ".join(f"WHEN {cond} THEN '{label}'" for cond, label in found) + " ELSE '' END"
+
+
+def group_rejected_expr(src: QuerySource) -> str:
+    """The checks made once per aggregated group: ``WHEN <condition> THEN '<column: what>'`` clauses over the
+    query's output: the lengths the groups carry (``sums.account_id``, ``terms.family`` ...; a commitment's ARN
+    named by its columns), and each sum within ±1e12 (the store's NUMERIC(18, 6))."""
+    by_output: dict[str, tuple[list[str], int]] = {}
+    for column in columns_read(src.table, src.split):
+        if column in CHECKED_PER_GROUP and column in LENGTHS and src.physical.get(column) is not None:
+            names, _ = by_output.get(CHECKED_PER_GROUP[column], ([], 0))
+            by_output[CHECKED_PER_GROUP[column]] = ([*names, column], LENGTHS[column])
+    lengths = [
+        f"WHEN length({output}) > {limit} THEN '{' or '.join(names)}: longer than {limit} characters'"
+        for output, (names, limit) in by_output.items()
+    ]
+    beyond = " OR ".join(f"ABS(sums.{name}) >= {int(LIMIT)}" for agg, name in SUMS if agg == "SUM")
+    label = f"{COST_COLUMN[family(src.table)]}: a sum of lines beyond what a bill can hold (±1e12)"
+    return " ".join([*lengths, f"WHEN {beyond} THEN '{label}'"])
+
+
+def checked_query(src: QuerySource, period: str) -> str:
+    """The logical query with every check: per line in the sums' pass, per group on what the groups carry."""
+    return logical_query(src, rejected_expr(src, period), group_rejected_expr(src))
 
 
 def value_check_sql(src: QuerySource, relation: str, period: str, read: dict[str, str]) -> str:

@@ -35,10 +35,12 @@ from chipwise.rules.base import (
     EvidenceValue,
     FindingDraft,
     Outcome,
+    Percent,
     Rule,
     RuleContext,
     RuleMeta,
     SavingParams,
+    Share,
     cost_evidence,
     money,
 )
@@ -46,8 +48,6 @@ from chipwise.rules.base import rounded as r
 from chipwise.rules.registry import register
 from chipwise.rules.sizing import rate_confidence
 from chipwise.rules.traffic import ANY_ACTIVITY, traffic_known
-
-KINDS = ("sagemaker_endpoint", "ec2_instance")
 
 
 class AcceleratorOffHoursParams(SavingParams):
@@ -58,36 +58,29 @@ class AcceleratorOffHoursParams(SavingParams):
         0.8, gt=0, le=1, description="Share of on-hour observations that must be busy (the pattern holds)."
     )
     high_confidence_regularity: float = Field(0.95, gt=0, le=1, description="Regularity that makes it high.")
-    max_idle_utilization_pct: float = Field(
-        5.0, gt=0, le=100, description="Busiest NeuronCore/GPU utilisation below which an instance's hour is idle."
+    max_idle_utilization_pct: Percent = Field(
+        5.0, description="Busiest NeuronCore/GPU utilisation below which an instance's hour is idle."
     )
-    min_telemetry_share: float = Field(
-        0.9, ge=0, le=1, description="Share of an instance's run hours that must have utilisation datapoints."
+    min_telemetry_share: Share = Field(
+        0.9, description="Share of an instance's run hours that must have utilisation datapoints."
     )
 
 
 @register
 class AcceleratorOffHours(Rule[AcceleratorOffHoursParams]):
+    """An endpoint or instance that serves office hours bills nights and weekends too; a schedule (or SageMaker
+    scale-to-zero) stops paying for the hours it never works."""
+
     meta = RuleMeta(
-        id="accelerator_off_hours",
         title="Accelerator capacity running through its off hours",
         severity="medium",
-        rationale="An endpoint or instance that serves office hours bills nights and weekends too; a schedule "
-        "(or SageMaker scale-to-zero) stops paying for the hours it never works.",
         applies_to="Live accelerated SageMaker endpoints (requests) and EC2 instances (NeuronCore or GPU "
         "utilisation) with a regular weekly pattern",
         supersedes=("spiky_inference_bedrock",),
     )
-    params_model = AcceleratorOffHoursParams
 
     def evaluate(self, profile: ResourceProfile, ctx: RuleContext) -> FindingDraft | None:
-        if (
-            profile.kind not in KINDS
-            or profile.platform == "cpu"
-            or not profile.live
-            or profile.serverless
-            or profile.shares_instances
-        ):
+        if profile.platform == "cpu" or not self.dedicated(profile):
             return None
         monthly = profile.monthly_cost
         rate = profile.cost.hourly_rate

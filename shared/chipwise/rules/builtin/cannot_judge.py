@@ -25,10 +25,10 @@ from pydantic import Field
 from chipwise.analyse.profiles import ResourceProfile
 from chipwise.models.common import Action
 from chipwise.presentation import plural
-from chipwise.rules.base import FindingDraft, Outcome, Rule, RuleContext, RuleMeta, RuleParams, capacity, cost_evidence
+from chipwise.rules.base import FindingDraft, Outcome, Rule, RuleContext, RuleMeta, capacity, cost_evidence
 from chipwise.rules.base import rounded as r
 from chipwise.rules.registry import register
-from chipwise.rules.signals import read_gpu_idle
+from chipwise.rules.signals import GpuIdleThresholds, read_gpu_idle
 
 NEURON_SHARE_UNDOCUMENTED = (
     "its share of the variant is unknown: the SageMaker API reference (InferenceComponentComputeResourceRequirements) "
@@ -40,11 +40,9 @@ NEURON_SHARE_FIX = (
 )
 
 
-class CannotJudgeParams(RuleParams):
-    min_idle_days: float = Field(7, ge=1, le=63, description="Days the GPU must read idle (as gpu_idle).")
-    max_gpu_utilization_pct: float = Field(5.0, gt=0, le=100, description="As gpu_idle's threshold.")
-    min_telemetry_share: float = Field(0.5, ge=0, le=1, description="As gpu_idle's telemetry share.")
-    max_gpu_memory_used_pct: float = Field(10.0, gt=0, le=100, description="As gpu_idle's GPU memory threshold.")
+class CannotJudgeParams(GpuIdleThresholds):
+    """gpu_idle's thresholds: a GPU this rule finds contradicted is one gpu_idle would have called idle."""
+
     min_run_days: float = Field(
         0, ge=0, le=63, description="Days a resource without activity data must have run before it is reported."
     )
@@ -52,15 +50,14 @@ class CannotJudgeParams(RuleParams):
 
 @register
 class CannotJudge(Rule[CannotJudgeParams]):
+    """An idle verdict resting on one metric can be wrong (DCGM can read 0 % under load), and some resources publish no
+    activity at all; the spend is named with the reason and the fix, never guessed."""
+
     meta = RuleMeta(
-        id="cannot_judge",
         title="Spend that cannot be judged",
         severity="medium",
-        rationale="An idle verdict resting on one metric can be wrong (DCGM can read 0 % under load), and some "
-        "resources publish no activity at all; the spend is named with the reason and the fix, never guessed.",
         applies_to="Live NVIDIA resources whose signals disagree; resources whose kind exposes no activity",
     )
-    params_model = CannotJudgeParams
 
     def evaluate(self, profile: ResourceProfile, ctx: RuleContext) -> FindingDraft | None:
         monthly = profile.monthly_cost or Decimal(0)
@@ -76,14 +73,7 @@ class CannotJudge(Rule[CannotJudgeParams]):
             and profile.billed_count is None
         ):
             return self._outcome(profile, monthly, NEURON_SHARE_UNDOCUMENTED, NEURON_SHARE_FIX, "enable_telemetry", ())
-        p = self.params
-        reading = read_gpu_idle(
-            profile,
-            max_gpu_pct=p.max_gpu_utilization_pct,
-            min_hours=p.min_idle_days * 24,
-            min_telemetry_share=p.min_telemetry_share,
-            max_memory_used_pct=p.max_gpu_memory_used_pct,
-        )
+        reading = read_gpu_idle(profile, self.params)
         if reading is None or reading.disagreement is None:
             return None
         fix = "check the GPU metrics exporter (DCGM) and the workload before stopping anything"

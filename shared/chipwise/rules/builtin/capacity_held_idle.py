@@ -57,16 +57,15 @@ class CapacityHeldIdleParams(RuleParams):
 
 @register
 class CapacityHeldIdle(Rule[CapacityHeldIdleParams]):
+    """Unused capacity reservations bill at the on-demand rate, Capacity Blocks are paid up front, and a Batch minimum
+    vCPU count keeps instances running without jobs: capacity paid for with nothing on it."""
+
     meta = RuleMeta(
-        id="capacity_held_idle",
         title="Reserved or held accelerator capacity nothing uses",
         severity="high",
-        rationale="Unused capacity reservations bill at the on-demand rate, Capacity Blocks are paid up front, and "
-        "a Batch minimum vCPU count keeps instances running without jobs: capacity paid for with nothing on it.",
         applies_to="Active capacity reservations and Capacity Blocks; enabled Batch compute environments on "
         "accelerator types",
     )
-    params_model = CapacityHeldIdleParams
 
     def evaluate(self, profile: ResourceProfile, ctx: RuleContext) -> FindingDraft | None:
         if profile.kind == "bedrock_provisioned_throughput" and profile.state == "InService":

@@ -15,111 +15,72 @@ from __future__ import annotations
 from pydantic import Field
 
 from chipwise.analyse.profiles import ResourceProfile
-from chipwise.models.common import SERVING_KINDS, Action, Confidence
+from chipwise.models.common import Confidence
 from chipwise.rules.base import (
+    EvidenceValue,
     FindingDraft,
-    Outcome,
     Rule,
     RuleContext,
-    RuleMeta,
-    RuleParams,
+    Share,
     capacity,
     cost_evidence,
-    idle_step,
-    money,
+    idle_meta,
 )
 from chipwise.rules.base import rounded as r
 from chipwise.rules.registry import register
-from chipwise.rules.signals import read_gpu_idle
+from chipwise.rules.signals import GpuIdleThresholds, read_gpu_idle
 from chipwise.rules.traffic import requests
 
 
-class GpuIdleParams(RuleParams):
-    min_idle_days: float = Field(7, ge=1, le=63, description="Days under the threshold before a GPU is idle.")
-    max_gpu_utilization_pct: float = Field(
-        5.0, gt=0, le=100, description="Busiest-GPU utilisation below which an hour counts as idle."
-    )
-    min_telemetry_share: float = Field(
-        0.5, ge=0, le=1, description="Share of the idle period that must have GPU datapoints."
-    )
-    high_confidence_telemetry_share: float = Field(
-        0.9, ge=0, le=1, description="Telemetry share of the idle period that makes the idleness certain."
-    )
-    max_gpu_memory_used_pct: float = Field(
-        10.0,
-        gt=0,
-        le=100,
-        description="GPU memory used (EKS nodes, Container Insights) at or above which the GPU counts as held.",
+class GpuIdleParams(GpuIdleThresholds):
+    high_confidence_telemetry_share: Share = Field(
+        0.9, description="Telemetry share of the idle period that makes the idleness certain."
     )
 
 
 @register
 class GpuIdle(Rule[GpuIdleParams]):
-    meta = RuleMeta(
-        id="gpu_idle",
+    """GPU capacity is the most expensive line of an AI bill; a week with every GPU under 5 % is an instance or endpoint
+    left running after its work ended."""
+
+    meta = idle_meta(
         title="Idle GPU instance or endpoint",
-        severity="high",
-        rationale="GPU capacity is the most expensive line of an AI bill; a week with every GPU under 5 % "
-        "is an instance or endpoint left running after its work ended.",
         applies_to="Live NVIDIA GPU EC2 instances and SageMaker endpoints",
-        supersedes=(
-            "gpu_inference_portable",
-            "gpu_training_portable",
-            "spiky_inference_bedrock",
-            "accelerator_off_hours",
-        ),
+        supersedes=("gpu_inference_portable", "gpu_training_portable"),
     )
-    params_model = GpuIdleParams
 
     def evaluate(self, profile: ResourceProfile, ctx: RuleContext) -> FindingDraft | None:
         monthly = profile.monthly_cost
         if monthly is None or monthly <= 0:
             return None
         p = self.params
-        reading = read_gpu_idle(
-            profile,
-            max_gpu_pct=p.max_gpu_utilization_pct,
-            min_hours=p.min_idle_days * 24,
-            min_telemetry_share=p.min_telemetry_share,
-            max_memory_used_pct=p.max_gpu_memory_used_pct,
-        )
+        reading = read_gpu_idle(profile, p)
         if reading is None or reading.disagreement is not None:
             return None
         gpu = profile.signals.gpu_util
         assert gpu is not None
         idle = reading.idle_hours
         confidence: Confidence = "high" if gpu.hours >= p.high_confidence_telemetry_share * idle else "medium"
-        action: Action = "delete" if profile.kind in SERVING_KINDS else "stop"
         traffic = requests(profile)
-        return self.draft(
-            profile,
-            Outcome(
-                monthly_cost=monthly,
-                saving=monthly,
-                action=action,
-                confidence=confidence,
-                summary=f"{profile.name} ({capacity(profile)}) kept every GPU under "
-                f"{p.max_gpu_utilization_pct:g} % for {idle / 24:.0f} days (peak {gpu.maximum:.1f} %): "
-                f"{idle_step(profile, action)} to save {money(monthly)}/month.",
-                evidence={
-                    "idle_days": r(idle / 24, 1),
-                    "gpu_max_pct": r(gpu.maximum),
-                    "gpu_p95_pct": r(gpu.p95),
-                    "gpu_hours_with_data": gpu.hours,
-                    "gpu_source": profile.signals.gpu_source,
-                    "invocations_in_window": int(traffic.total) if traffic else None,
-                    "cpu_p95_pct": r(profile.signals.cpu_util.p95) if profile.signals.cpu_util else None,
-                    "gpu_memory_max_pct": r(profile.signals.gpu_memory_util.maximum)
-                    if profile.signals.gpu_memory_util and "gpu_memory_used" in reading.second_signals
-                    else None,
-                    "gpus_requested_max": r(profile.signals.gpus_requested.maximum)
-                    if profile.signals.gpus_requested
-                    else None,
-                    "gpu_power_max_watts": r(profile.signals.gpu_power_watts.maximum)
-                    if profile.signals.gpu_power_watts
-                    else None,
-                    **cost_evidence(profile),
-                },
-                signals_used=("gpu_utilization", *reading.second_signals),
-            ),
+        evidence: dict[str, EvidenceValue] = {
+            "idle_days": r(idle / 24, 1),
+            "gpu_max_pct": r(gpu.maximum),
+            "gpu_p95_pct": r(gpu.p95),
+            "gpu_hours_with_data": gpu.hours,
+            "gpu_source": profile.signals.gpu_source,
+            "invocations_in_window": int(traffic.total) if traffic else None,
+            "cpu_p95_pct": r(profile.signals.cpu_util.p95) if profile.signals.cpu_util else None,
+            "gpu_memory_max_pct": r(profile.signals.gpu_memory_util.maximum)
+            if profile.signals.gpu_memory_util and "gpu_memory_used" in reading.second_signals
+            else None,
+            "gpus_requested_max": r(profile.signals.gpus_requested.maximum) if profile.signals.gpus_requested else None,
+            "gpu_power_max_watts": r(profile.signals.gpu_power_watts.maximum)
+            if profile.signals.gpu_power_watts
+            else None,
+            **cost_evidence(profile),
+        }
+        said = (
+            f"{profile.name} ({capacity(profile)}) kept every GPU under {p.max_gpu_utilization_pct:g} % for "
+            f"{idle / 24:.0f} days (peak {gpu.maximum:.1f} %)"
         )
+        return self.idle(profile, monthly, confidence, said, evidence, ("gpu_utilization", *reading.second_signals))

@@ -27,9 +27,9 @@ from chipwise.models.common import Confidence, Effort
 from chipwise.rules.base import (
     EvidenceValue,
     FindingDraft,
-    Outcome,
     RuleContext,
     SavingParams,
+    Share,
     cost_evidence,
     money,
 )
@@ -40,7 +40,6 @@ from chipwise.rules.sizing import HUNDRED, ModelSize, family_guessed, model_fami
 from chipwise.rules.tokens import token_evidence
 from chipwise.rules.traffic import requests
 
-KINDS = ("sagemaker_endpoint", "ec2_instance")
 SUMMED_GPU_SOURCES = ("/aws/sagemaker/Endpoints",)  # published as the sum across the instance's GPUs
 
 
@@ -51,8 +50,8 @@ class GpuInferencePortableParams(SavingParams):
     support_levels: tuple[SupportLevel, ...] = Field(
         ("drop_in", "supported"), min_length=1, description="Neuron inference support levels worth a port."
     )
-    min_active_hour_share: float = Field(
-        0.8, ge=0, le=1, description="Endpoints: share of hours with requests that makes serving steady."
+    min_active_hour_share: Share = Field(
+        0.8, description="Endpoints: share of hours with requests that makes serving steady."
     )
     max_peak_to_mean: float = Field(5, gt=1, description="Endpoints: peak hour ÷ mean hour above which it is spiky.")
     min_gpu_p10_pct: float = Field(
@@ -75,15 +74,14 @@ class _Sizing:
 
 @register
 class GpuInferencePortable(MigrationRule[GpuInferencePortableParams]):
+    """At steady utilisation Inferentia serves supported models at a lower cost per request than GPUs (batched
+    throughput 2-3x a g5 per instance); small models belong on Inferentia1."""
+
     meta = resizing_meta(
-        id="gpu_inference_portable",
         title="GPU inference portable to Inferentia",
         severity="medium",
-        rationale="At steady utilisation Inferentia serves supported models at a lower cost per request than "
-        "GPUs (batched throughput 2-3x a g5 per instance); small models belong on Inferentia1.",
         applies_to="Live g5/g6/g6e/p4d/p5 SageMaker endpoints and EC2 instances serving inference",
     )
-    params_model = GpuInferencePortableParams
 
     def evaluate(self, profile: ResourceProfile, ctx: RuleContext) -> FindingDraft | None:
         family = self._eligible(profile, ctx)
@@ -123,37 +121,31 @@ class GpuInferencePortable(MigrationRule[GpuInferencePortableParams]):
                 "price to compare: inf2 is chosen for cost per token on a supported model; ask for a trn2 quote "
                 "if the model needs newer serving features."
             )
-        return self.draft(
-            profile,
-            Outcome(
-                monthly_cost=monthly,
-                saving=saving,
-                action="migrate",
-                target_platform="inferentia",
-                target_instance_type=fit.instance.name,
-                target_count=fit.count,
-                confidence=self._confidence(profile, family),
-                summary=f"{profile.name} steadily serves {family.name} on {profile.instance_count} × "
-                f"{profile.instance_type} ({money(monthly)}/month): {fit.count} × {fit.instance.name} carries the "
-                f"same load for {money(fit.monthly_usd)}/month, saving {money(saving)}/month"
-                f"{f' (range {span} if Inferentia2 reaches the high end of its throughput range)' if span else ''}; "
-                f"porting takes {effort}.{unpriced_note}{stack}",
-                software_path=path,
-                evidence={
-                    **self._evidence(profile, family, sizing, target.need.memory_gib, chips, fit, monthly),
-                    "savings_low_usd": r(saving),
-                    "savings_high_usd": r(monthly - best.monthly_usd),
-                    "best_case_target_count": best.count,
-                    "throughput_ratio_low": r(economics.inferentia2_inference_throughput_ratio.low, 3),
-                    "throughput_ratio_high": r(economics.inferentia2_inference_throughput_ratio.high, 3),
-                    "porting_cost_usd": r(one_time),
-                    **cost_evidence(profile),
-                },
-                signals_used=_signals_used(profile),
-                effort=effort,
-                one_time_cost=one_time,
-            ),
+        outcome = target.outcome(
+            monthly,
+            "migrate",
+            confidence=self._confidence(profile, family),
+            summary=f"{profile.name} steadily serves {family.name} on {profile.instance_count} × "
+            f"{profile.instance_type} ({money(monthly)}/month): {fit.count} × {fit.instance.name} carries the "
+            f"same load for {money(fit.monthly_usd)}/month, saving {money(saving)}/month"
+            f"{f' (range {span} if Inferentia2 reaches the high end of its throughput range)' if span else ''}; "
+            f"porting takes {effort}.{unpriced_note}{stack}",
+            software_path=path,
+            evidence={
+                **self._evidence(profile, family, sizing, target.need.memory_gib, chips, fit, monthly),
+                "savings_low_usd": r(saving),
+                "savings_high_usd": r(monthly - best.monthly_usd),
+                "best_case_target_count": best.count,
+                "throughput_ratio_low": r(economics.inferentia2_inference_throughput_ratio.low, 3),
+                "throughput_ratio_high": r(economics.inferentia2_inference_throughput_ratio.high, 3),
+                "porting_cost_usd": r(one_time),
+                **cost_evidence(profile),
+            },
+            signals_used=_signals_used(profile),
+            effort=effort,
+            one_time_cost=one_time,
         )
+        return self.draft(profile, outcome)
 
     def _best_case(self, sizing: _Sizing, target: SizedTarget, profile: ResourceProfile, ctx: RuleContext) -> Fit:
         """The same target family sized at the high end of the throughput ratio (the saving's upper bound). The
@@ -167,13 +159,7 @@ class GpuInferencePortable(MigrationRule[GpuInferencePortableParams]):
         return best.fit if best is not None and best.fit.monthly_usd <= fit.monthly_usd else fit
 
     def _eligible(self, profile: ResourceProfile, ctx: RuleContext) -> ModelFamily | None:
-        if (
-            profile.platform != "nvidia"
-            or profile.kind not in KINDS
-            or not profile.live
-            or profile.serverless
-            or profile.shares_instances
-        ):
+        if profile.platform != "nvidia" or not self.dedicated(profile):
             return None
         if profile.family not in self.params.gpu_families or profile.hints.custom_cuda:
             return None

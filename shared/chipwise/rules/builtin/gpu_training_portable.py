@@ -55,15 +55,14 @@ class GpuTrainingPortableParams(SavingParams):
 
 @register
 class GpuTrainingPortable(MigrationRule[GpuTrainingPortableParams]):
+    """Trainium trains mainstream transformer families at a representative 30-50 % better price-performance than
+    comparable GPUs; a supported model without custom CUDA ports in days to weeks."""
+
     meta = RuleMeta(
-        id="gpu_training_portable",
         title="GPU training portable to Trainium",
         severity="medium",
-        rationale="Trainium trains mainstream transformer families at a representative 30-50 % better "
-        "price-performance than comparable GPUs; a supported model without custom CUDA ports in days to weeks.",
         applies_to="SageMaker training jobs and EC2 instances tagged or recognised as training, on NVIDIA GPUs",
     )
-    params_model = GpuTrainingPortableParams
 
     def evaluate(self, profile: ResourceProfile, ctx: RuleContext) -> FindingDraft | None:
         if profile.platform != "nvidia" or profile.kind not in TRAINING_KINDS or profile.hints.custom_cuda:

@@ -11,65 +11,53 @@ from __future__ import annotations
 from pydantic import Field
 
 from chipwise.analyse.profiles import ResourceProfile
-from chipwise.models.common import Action, Confidence
+from chipwise.models.common import Confidence
 from chipwise.rules.base import (
+    EvidenceValue,
     FindingDraft,
-    Outcome,
+    IdleParams,
+    Percent,
     Rule,
     RuleContext,
-    RuleMeta,
-    RuleParams,
+    Share,
     cost_evidence,
-    idle_step,
-    money,
+    idle_meta,
 )
 from chipwise.rules.base import rounded as r
 from chipwise.rules.registry import register
 from chipwise.rules.traffic import hours_without_traffic, idle_hours, requests
 
 FAMILIES = ("inf1", "inf2")
-KINDS = ("sagemaker_endpoint", "ec2_instance")
 
 
-class InferentiaIdleParams(RuleParams):
-    min_idle_days: float = Field(7, ge=1, le=63, description="Days without work before a resource is idle.")
-    max_neuroncore_utilization_pct: float = Field(
-        1.0, gt=0, le=100, description="Busiest-NeuronCore utilisation below which an hour counts as idle."
+class InferentiaIdleParams(IdleParams):
+    max_neuroncore_utilization_pct: Percent = Field(
+        1.0, description="Busiest-NeuronCore utilisation below which an hour counts as idle."
     )
-    min_telemetry_share: float = Field(
-        0.5, ge=0, le=1, description="Share of the idle period that must have Neuron datapoints."
-    )
-    high_confidence_telemetry_share: float = Field(
-        0.9, ge=0, le=1, description="Telemetry share of the idle period that makes an instance's idleness certain."
+    high_confidence_telemetry_share: Share = Field(
+        0.9, description="Telemetry share of the idle period that makes an instance's idleness certain."
     )
 
 
 @register
 class InferentiaIdle(Rule[InferentiaIdleParams]):
-    meta = RuleMeta(
-        id="inferentia_idle",
+    """An inf1/inf2 endpoint or instance bills every hour whether or not it serves a request; a week without invocations
+    or NeuronCore activity is capacity nobody uses."""
+
+    meta = idle_meta(
         title="Idle Inferentia endpoint or instance",
-        severity="high",
-        rationale="An inf1/inf2 endpoint or instance bills every hour whether or not it serves a request; a week "
-        "without invocations or NeuronCore activity is capacity nobody uses.",
         applies_to="Live inf1/inf2 SageMaker endpoints and EC2 instances",
-        supersedes=(
-            "inferentia_underutilized",
-            "neuron_telemetry_missing",
-            "spiky_inference_bedrock",
-            "accelerator_off_hours",
-        ),
+        supersedes=("inferentia_underutilized", "neuron_telemetry_missing"),
     )
-    params_model = InferentiaIdleParams
 
     def evaluate(self, profile: ResourceProfile, ctx: RuleContext) -> FindingDraft | None:
-        if profile.family not in FAMILIES or profile.kind not in KINDS or not profile.live or profile.serverless:
+        if profile.family not in FAMILIES or not self.running(profile):
             return None
         monthly = profile.monthly_cost
         if monthly is None:
             return None
         p = self.params
-        min_hours = p.min_idle_days * 24
+        min_hours = p.min_idle_hours
         neuron = profile.signals.neuron_util
         usable = neuron is not None and neuron.hours >= p.min_telemetry_share * min_hours
         neuron_idle = idle_hours(profile, neuron, p.max_neuroncore_utilization_pct) if usable else None
@@ -83,9 +71,8 @@ class InferentiaIdle(Rule[InferentiaIdleParams]):
         used = tuple(
             s for s, present in (("invocations", quiet is not None), ("neuroncore_utilization", neuron)) if present
         )
-        action: Action = "delete" if profile.kind == "sagemaker_endpoint" else "stop"
         traffic = requests(profile)
-        evidence = {
+        evidence: dict[str, EvidenceValue] = {
             "idle_days": r(idle / 24, 1),
             "invocations_in_window": int(traffic.total) if traffic else None,
             "neuroncore_max_pct": r(neuron.maximum) if neuron else None,
@@ -95,20 +82,9 @@ class InferentiaIdle(Rule[InferentiaIdleParams]):
             **cost_evidence(profile),
         }
         what = "served no request" if quiet is not None and quiet >= min_hours else "kept its NeuronCores idle"
-        return self.draft(
-            profile,
-            Outcome(
-                monthly_cost=monthly,
-                saving=monthly,
-                action=action,
-                confidence=confidence,
-                summary=f"{profile.name} ({profile.instance_count} × {profile.instance_type}) {what} for "
-                f"{idle / 24:.0f} days: {idle_step(profile, action)} to save {money(monthly)}/month.",
-                evidence=evidence,
-                signals_used=used,
-                signals_missing=() if neuron is not None else ("neuroncore_utilization",),
-            ),
-        )
+        said = f"{profile.name} ({profile.instance_count} × {profile.instance_type}) {what} for {idle / 24:.0f} days"
+        missing = () if neuron is not None else ("neuroncore_utilization",)
+        return self.idle(profile, monthly, confidence, said, evidence, used, missing)
 
 
 def _idle_period(quiet: float | None, neuron_idle: float | None, has_neuron: bool, min_hours: float) -> float | None:

@@ -19,7 +19,15 @@ from pydantic import Field
 
 from chipwise.analyse.profiles import ResourceProfile
 from chipwise.models.common import Confidence
-from chipwise.rules.base import FindingDraft, Outcome, RuleContext, SavingParams, cost_evidence, money
+from chipwise.rules.base import (
+    FindingDraft,
+    Percent,
+    RuleContext,
+    SavingParams,
+    Share,
+    cost_evidence,
+    money,
+)
 from chipwise.rules.base import rounded as r
 from chipwise.rules.migration import MigrationRule, resizing_meta
 from chipwise.rules.registry import register
@@ -27,24 +35,19 @@ from chipwise.rules.sizing import HUNDRED, ModelSize, busy_neuron_cores, model_s
 from chipwise.rules.traffic import requests
 
 FAMILIES = ("inf1", "inf2")
-KINDS = ("sagemaker_endpoint", "ec2_instance")
 MICROSECONDS = Decimal(1_000_000)
 SECONDS_PER_HOUR = Decimal(3600)
 
 
 class InferentiaUnderutilizedParams(SavingParams):
-    max_p95_utilization_pct: float = Field(
-        30, gt=0, le=100, description="p95 of the busiest NeuronCore's utilisation under which capacity is idle."
+    max_p95_utilization_pct: Percent = Field(
+        30, description="p95 of the busiest NeuronCore's utilisation under which capacity is idle."
     )
-    fallback_max_busy_pct: float = Field(
+    fallback_max_busy_pct: Percent = Field(
         10,
-        gt=0,
-        le=100,
         description="Without Neuron telemetry: estimated busy share (requests/s x latency) under which it fires.",
     )
-    min_telemetry_share: float = Field(
-        0.5, ge=0, le=1, description="Share of the run that must have NeuronCore datapoints."
-    )
+    min_telemetry_share: Share = Field(0.5, description="Share of the run that must have NeuronCore datapoints.")
     bytes_per_parameter: Decimal = Field(
         Decimal(2), gt=0, description="Model bytes per parameter when memory is not observed (2 = BF16)."
     )
@@ -62,24 +65,17 @@ class _Demand:
 
 @register
 class InferentiaUnderutilized(MigrationRule[InferentiaUnderutilizedParams]):
+    """An inf2.48xlarge serving an 8B model at 10 % NeuronCore utilisation pays for 24 cores and 384 GiB to use a few; a
+    smaller size (or fewer instances) holds the same model and traffic."""
+
     meta = resizing_meta(
-        id="inferentia_underutilized",
         title="Underutilised Inferentia capacity",
         severity="medium",
-        rationale="An inf2.48xlarge serving an 8B model at 10 % NeuronCore utilisation pays for 24 cores and "
-        "384 GiB to use a few; a smaller size (or fewer instances) holds the same model and traffic.",
         applies_to="Live inf1/inf2 SageMaker endpoints and EC2 instances",
     )
-    params_model = InferentiaUnderutilizedParams
 
     def evaluate(self, profile: ResourceProfile, ctx: RuleContext) -> FindingDraft | None:
-        if (
-            profile.family not in FAMILIES
-            or profile.kind not in KINDS
-            or not profile.live
-            or profile.serverless
-            or profile.shares_instances
-        ):
+        if profile.family not in FAMILIES or not self.dedicated(profile):
             return None
         monthly = profile.monthly_cost
         demand = self._demand(profile, ctx)
@@ -94,38 +90,32 @@ class InferentiaUnderutilized(MigrationRule[InferentiaUnderutilizedParams]):
         if fit.instance.name == profile.instance_type and fit.count >= profile.instance_count:
             return None
         target = f"{fit.count} × {fit.instance.name}"
-        return self.draft(
-            profile,
-            Outcome(
-                monthly_cost=monthly,
-                saving=saving,
-                action="rightsize",
-                target_platform="inferentia",
-                target_instance_type=fit.instance.name,
-                target_count=fit.count,
-                confidence=demand.confidence,
-                summary=f"{profile.name} ({profile.instance_count} × {profile.instance_type}) peaks at "
-                f"{demand.p95_pct:.0f} % NeuronCore utilisation (p95) with {demand.size.memory_gib:.0f} GiB of model: "
-                f"{target} holds it with headroom for {money(fit.monthly_usd)}/month, saving {money(saving)}/month.",
-                evidence={
-                    "neuroncore_p95_pct": r(demand.p95_pct),
-                    "busy_cores_p95": r(demand.busy_cores),
-                    "busy_cores_basis": demand.busy_basis,
-                    "required_cores": r(sized.need.cores),
-                    "model_memory_gib": r(demand.size.memory_gib),
-                    "model_memory_basis": demand.size.basis,
-                    "required_memory_gib": r(sized.need.memory_gib),
-                    "target_hourly_usd": r(fit.hourly_usd, 6),
-                    "target_monthly_usd": r(fit.monthly_usd),
-                    **_traffic_evidence(profile),
-                    **cost_evidence(profile),
-                },
-                signals_used=demand.signals,
-                signals_missing=() if "neuroncore_utilization" in demand.signals else ("neuroncore_utilization",),
-                effort="days",
-                one_time_cost=ctx.assumptions.porting_cost_usd("days"),
-            ),
+        outcome = sized.outcome(
+            monthly,
+            "rightsize",
+            confidence=demand.confidence,
+            summary=f"{profile.name} ({profile.instance_count} × {profile.instance_type}) peaks at "
+            f"{demand.p95_pct:.0f} % NeuronCore utilisation (p95) with {demand.size.memory_gib:.0f} GiB of model: "
+            f"{target} holds it with headroom for {money(fit.monthly_usd)}/month, saving {money(saving)}/month.",
+            evidence={
+                "neuroncore_p95_pct": r(demand.p95_pct),
+                "busy_cores_p95": r(demand.busy_cores),
+                "busy_cores_basis": demand.busy_basis,
+                "required_cores": r(sized.need.cores),
+                "model_memory_gib": r(demand.size.memory_gib),
+                "model_memory_basis": demand.size.basis,
+                "required_memory_gib": r(sized.need.memory_gib),
+                "target_hourly_usd": r(fit.hourly_usd, 6),
+                "target_monthly_usd": r(fit.monthly_usd),
+                **_traffic_evidence(profile),
+                **cost_evidence(profile),
+            },
+            signals_used=demand.signals,
+            signals_missing=() if "neuroncore_utilization" in demand.signals else ("neuroncore_utilization",),
+            effort="days",
+            one_time_cost=ctx.assumptions.porting_cost_usd("days"),
         )
+        return self.draft(profile, outcome)
 
     def _demand(self, profile: ResourceProfile, ctx: RuleContext) -> _Demand | None:
         neuron = profile.signals.neuron_util

@@ -19,8 +19,6 @@ from chipwise.rules.base import rounded as r
 from chipwise.rules.registry import register
 from chipwise.rules.traffic import requests
 
-KINDS = ("sagemaker_endpoint", "ec2_instance")
-
 
 class NeuronTelemetryMissingParams(RuleParams):
     min_run_days: float = Field(
@@ -30,20 +28,19 @@ class NeuronTelemetryMissingParams(RuleParams):
 
 @register
 class NeuronTelemetryMissing(Rule[NeuronTelemetryMissingParams]):
+    """Inferentia and Trainium publish no accelerator utilisation to CloudWatch by themselves; without neuron-monitor
+    their spend cannot be judged, and low CPU says nothing about NeuronCores."""
+
     meta = RuleMeta(
-        id="neuron_telemetry_missing",
         title="Neuron telemetry missing",
         severity="medium",
-        rationale="Inferentia and Trainium publish no accelerator utilisation to CloudWatch by themselves; "
-        "without neuron-monitor their spend cannot be judged, and low CPU says nothing about NeuronCores.",
         applies_to="Live inf1/inf2/trn1/trn2 SageMaker endpoints and EC2 instances",
         # A resource that cannot be judged gets only this finding: no size or saving is claimed without evidence.
         supersedes=("trainium_serving_inference", "inferentia_underutilized"),
     )
-    params_model = NeuronTelemetryMissingParams
 
     def evaluate(self, profile: ResourceProfile, ctx: RuleContext) -> FindingDraft | None:
-        if not profile.neuron or profile.kind not in KINDS or not profile.live or profile.serverless:
+        if not profile.neuron or not self.running(profile):
             return None
         if profile.neuron_telemetry != "missing" or profile.run_hours < self.params.min_run_days * 24:
             return None

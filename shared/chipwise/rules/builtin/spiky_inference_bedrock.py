@@ -18,7 +18,7 @@ from chipwise.analyse.profiles import ResourceProfile
 from chipwise.catalog import BedrockPrice, ModelFamily
 from chipwise.economics import HOURS_PER_MONTH, MILLION
 from chipwise.models.common import Confidence
-from chipwise.rules.base import FindingDraft, Outcome, RuleContext, RuleMeta, SavingParams, cost_evidence, money
+from chipwise.rules.base import FindingDraft, Outcome, RuleContext, RuleMeta, SavingParams, Share, cost_evidence, money
 from chipwise.rules.base import rounded as r
 from chipwise.rules.migration import MigrationRule
 from chipwise.rules.registry import register
@@ -27,7 +27,7 @@ from chipwise.rules.traffic import requests
 
 
 class SpikyInferenceBedrockParams(SavingParams):
-    min_idle_hour_share: float = Field(0.75, ge=0, le=1, description="Share of hours without a request.")
+    min_idle_hour_share: Share = Field(0.75, description="Share of hours without a request.")
     min_peak_to_mean: float = Field(5, gt=1, description="Peak hour ÷ mean hour above which traffic is spiky.")
     input_tokens_per_request: int = Field(1000, ge=0, description="Assumed prompt tokens per request.")
     output_tokens_per_request: int = Field(250, ge=0, description="Assumed generated tokens per request.")
@@ -35,15 +35,14 @@ class SpikyInferenceBedrockParams(SavingParams):
 
 @register
 class SpikyInferenceBedrock(MigrationRule[SpikyInferenceBedrockParams]):
+    """A self-managed accelerator endpoint that idles most hours pays for capacity it rarely uses; for a foundation
+    model Bedrock offers, pay-per-token on-demand costs a fraction."""
+
     meta = RuleMeta(
-        id="spiky_inference_bedrock",
         title="Spiky inference better on Bedrock",
         severity="medium",
-        rationale="A self-managed accelerator endpoint that idles most hours pays for capacity it rarely uses; "
-        "for a foundation model Bedrock offers, pay-per-token on-demand costs a fraction.",
         applies_to="Live SageMaker endpoints on accelerators, serving a family Amazon Bedrock offers",
     )
-    params_model = SpikyInferenceBedrockParams
 
     def evaluate(self, profile: ResourceProfile, ctx: RuleContext) -> FindingDraft | None:
         if profile.kind != "sagemaker_endpoint" or profile.platform == "cpu" or not profile.live:

@@ -28,9 +28,9 @@ from chipwise.models.common import Confidence
 from chipwise.rules.base import (
     EvidenceValue,
     FindingDraft,
-    Outcome,
     RuleContext,
     SavingParams,
+    Share,
     cost_evidence,
     lower,
     money,
@@ -44,12 +44,11 @@ from chipwise.rules.traffic import Activity, activity, requests
 
 FAMILIES = ("trn1", "trn1n")
 GO_FORWARD_FAMILIES = ("trn2", "trn3")
-KINDS = ("sagemaker_endpoint", "ec2_instance")
 
 
 class TrainiumServingInferenceParams(SavingParams):
-    min_active_hour_share: float = Field(
-        0.8, ge=0, le=1, description="Untagged instances: share of hours with executions that says 'serving'."
+    min_active_hour_share: Share = Field(
+        0.8, description="Untagged instances: share of hours with executions that says 'serving'."
     )
     max_inference_memory_share: float = Field(
         0.75,
@@ -68,25 +67,18 @@ class TrainiumServingInferenceParams(SavingParams):
 
 @register
 class TrainiumServingInference(MigrationRule[TrainiumServingInferenceParams]):
+    """A training chip used as a permanent inference server pays for a backward pass that never runs; Inferentia2 serves
+    the same Neuron-compiled model for less per token."""
+
     meta = resizing_meta(
-        id="trainium_serving_inference",
         title="Trainium serving inference",
         severity="high",
-        rationale="A training chip used as a permanent inference server pays for a backward pass that never runs; "
-        "Inferentia2 serves the same Neuron-compiled model for less per token.",
         applies_to="Live trn1/trn1n/trn2 SageMaker endpoints and EC2 instances",
     )
-    params_model = TrainiumServingInferenceParams
 
     def evaluate(self, profile: ResourceProfile, ctx: RuleContext) -> FindingDraft | None:
         families = FAMILIES + (GO_FORWARD_FAMILIES if self.params.include_go_forward else ())
-        if (
-            profile.family not in families
-            or profile.kind not in KINDS
-            or not profile.live
-            or profile.serverless
-            or profile.shares_instances
-        ):
+        if profile.family not in families or not self.dedicated(profile):
             return None
         monthly = profile.monthly_cost
         basis = self._serving_basis(profile, ctx)
@@ -118,41 +110,35 @@ class TrainiumServingInference(MigrationRule[TrainiumServingInferenceParams]):
                 f"saving {money(saving)}/month."
             )
         stack = f" Software: {path}, the same stack trn1 serving uses." if path else ""
-        return self.draft(
-            profile,
-            Outcome(
-                monthly_cost=monthly,
-                saving=saving,
-                action="migrate",
-                target_platform="inferentia",
-                target_instance_type=fit.instance.name,
-                target_count=fit.count,
-                confidence=confidence,
-                summary=f"{profile.name} ({profile.instance_count} × {profile.instance_type}) serves inference on "
-                f"Trainium: {outcome_words}{stack}",
-                excluded_from_totals="committed" if committed else None,
-                software_path=path,
-                evidence={
-                    "workload_basis": basis,
-                    **self._activity_evidence(profile),
-                    "neuroncore_p95_pct": r(profile.signals.neuron_util.p95) if profile.signals.neuron_util else None,
-                    "busy_cores_p95": r(busy[0]) if busy else None,
-                    "required_cores": r(target.need.cores),
-                    "model_memory_gib": r(size.memory_gib),
-                    "model_memory_basis": size.basis,
-                    "required_memory_gib": r(target.need.memory_gib),
-                    "commitment_covered": profile.cost.commitment_covered,
-                    "target_hourly_usd": r(fit.hourly_usd, 6),
-                    "target_monthly_usd": r(fit.monthly_usd),
-                    **token_evidence(profile, fit.monthly_usd),
-                    **cost_evidence(profile),
-                },
-                signals_used=_signals_used(profile, basis),
-                signals_missing=(),
-                effort="days",
-                one_time_cost=ctx.assumptions.porting_cost_usd("days"),
-            ),
+        outcome = target.outcome(
+            monthly,
+            "migrate",
+            confidence=confidence,
+            summary=f"{profile.name} ({profile.instance_count} × {profile.instance_type}) serves inference on "
+            f"Trainium: {outcome_words}{stack}",
+            excluded_from_totals="committed" if committed else None,
+            software_path=path,
+            evidence={
+                "workload_basis": basis,
+                **self._activity_evidence(profile),
+                "neuroncore_p95_pct": r(profile.signals.neuron_util.p95) if profile.signals.neuron_util else None,
+                "busy_cores_p95": r(busy[0]) if busy else None,
+                "required_cores": r(target.need.cores),
+                "model_memory_gib": r(size.memory_gib),
+                "model_memory_basis": size.basis,
+                "required_memory_gib": r(target.need.memory_gib),
+                "commitment_covered": profile.cost.commitment_covered,
+                "target_hourly_usd": r(fit.hourly_usd, 6),
+                "target_monthly_usd": r(fit.monthly_usd),
+                **token_evidence(profile, fit.monthly_usd),
+                **cost_evidence(profile),
+            },
+            signals_used=_signals_used(profile, basis),
+            signals_missing=(),
+            effort="days",
+            one_time_cost=ctx.assumptions.porting_cost_usd("days"),
         )
+        return self.draft(profile, outcome)
 
     def _serving_basis(self, profile: ResourceProfile, ctx: RuleContext) -> str | None:
         """Why the resource is taken for an inference server (None: it is not, or it cannot be told)."""

@@ -378,7 +378,9 @@ class BillRepository:
         :func:`iter_spend` to stream it)."""
         return list(self.iter_spend(account_id, team_keys))
 
-    def iter_spend(self, account_id: str | None = None, team_keys: Sequence[str] = ()) -> Iterator[SpendLine]:
+    def iter_spend(
+        self, account_id: str | None = None, team_keys: Sequence[str] = (), region: str | None = None
+    ) -> Iterator[SpendLine]:
         """Effective spend by account, service and resource over every stored period (pods are shares of their nodes:
         left out so that nothing is counted twice), largest first, fetched a few thousand rows at a time."""
         effective = func.sum(BillResourceCost.effective_cost)
@@ -393,6 +395,8 @@ class BillRepository:
         ).where(BillResourceCost.parent_resource_id.is_(None))
         if account_id is not None:
             stmt = stmt.where(BillResourceCost.account_id == account_id)
+        if region is not None:
+            stmt = stmt.where(BillResourceCost.region == region)
         stmt = stmt.group_by(BillResourceCost.account_id, BillResourceCost.service, BillResourceCost.resource_id)
         stmt = stmt.order_by(effective.desc(), BillResourceCost.account_id, BillResourceCost.resource_id)
         teams = self._first_tag(account_id, team_keys)

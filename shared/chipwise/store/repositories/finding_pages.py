@@ -102,6 +102,10 @@ class FindingPages:
     def __init__(self, session: Session) -> None:
         self.session = session
 
+    def ids(self, f: FindingFilter) -> set[str]:
+        """The ids of the findings the filter selects (for lists keyed by finding: realised savings, benchmarks)."""
+        return {str(i) for i in self.session.scalars(_where(select(Finding.id), f))}
+
     def totals(self, f: FindingFilter) -> FindingTotals:
         stmt = _where(select(func.count(), func.coalesce(func.sum(Finding.estimated_monthly_savings_usd), 0)), f)
         count, total = self.session.execute(stmt).one()

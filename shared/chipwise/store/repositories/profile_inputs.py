@@ -1,6 +1,7 @@
 """The store side of profiling: one account and region's resources, metric coverage, cost totals and telemetry
-rows, read with a fixed number of statements whatever the number of resources (six: CloudWatch series take two,
-the packed series and the rows of resources not packed, see :mod:`chipwise.store.repositories.metric_series`).
+rows, read a batch of resources at a time with a fixed number of statements per batch (five: the resources, their
+coverage, neuron-monitor rows, and CloudWatch series in two, the packed series and the rows of resources not packed,
+see :mod:`chipwise.store.repositories.metric_series`), and the costs once.
 The rows are handed to :func:`chipwise.analyse.profile_builder.build_profiles`, which turns them into profiles
 without touching the database."""
 
@@ -68,21 +69,32 @@ class ProfileInputRepository:
             Resource.state.is_distinct_from(GONE),
         )
 
-    def _resource_ids(self) -> Any:
-        return select(Resource.id).where(self._live_accelerated()).scalar_subquery()
+    def _resource_ids(self, ids: tuple[int, int] | None) -> Any:
+        """The live accelerated resources whose ids ``ids`` spans (first and last included; every one when None), as
+        a subquery."""
+        stmt = select(Resource.id).where(self._live_accelerated())
+        if ids is not None:
+            stmt = stmt.where(Resource.id.between(*ids))
+        return stmt.scalar_subquery()
 
-    def resources(self) -> list[dict[str, Any]]:
-        stmt = select(*_RESOURCE_COLUMNS).where(self._live_accelerated()).order_by(Resource.id)
+    def resources(self, after: int, limit: int) -> list[dict[str, Any]]:
+        """Up to ``limit`` live accelerated resources with an id above ``after``, in id order (one batch)."""
+        stmt = (
+            select(*_RESOURCE_COLUMNS)
+            .where(self._live_accelerated(), Resource.id > after)
+            .order_by(Resource.id)
+            .limit(limit)
+        )
         return [dict(row._mapping) for row in self._session.execute(stmt)]
 
-    def coverage(self) -> Iterator[tuple[int, str, str, bool, int]]:
+    def coverage(self, ids: tuple[int, int]) -> Iterator[tuple[int, str, str, bool, int]]:
         stmt = select(
             MetricCoverage.resource_id,
             MetricCoverage.namespace,
             MetricCoverage.metric,
             MetricCoverage.exists,
             MetricCoverage.hours_with_data,
-        ).where(MetricCoverage.resource_id.in_(self._resource_ids()))
+        ).where(MetricCoverage.resource_id.in_(self._resource_ids(ids)))
         for resource_id, namespace, metric, exists, hours in self._session.execute(stmt):
             yield int(resource_id), str(namespace), str(metric), bool(exists), int(hours or 0)
 
@@ -132,15 +144,17 @@ class ProfileInputRepository:
         names: Sequence[str],
         sum_metrics: Sequence[str],
         average_metrics: Sequence[str],
+        ids: tuple[int, int] | None = None,
     ) -> Iterator[tuple[int, str, str, Sequence[Any], list[float]]]:
-        """Each series with a value in ``[start, end)``: (resource id, namespace, metric, hours oldest first,
-        values). The hour's value is the sum for counters, the average for latency, else the maximum (falling back
-        to the other of the two where one is missing). Packed series (``metric_series``) give their hours as epoch
-        hours in one row each; the resources not packed over the window are read from ``metric_rollups``, hours
-        as text."""
+        """Each series of the resources ``ids`` spans (all when None) with a value in ``[start, end)``: (resource
+        id, namespace, metric, hours oldest first, values). The hour's value is the sum for counters, the average for
+        latency, else the maximum (falling back to the other of the two where one is missing). Packed series
+        (``metric_series``) give their hours as epoch hours in one row each; the resources not packed over the window
+        are read from ``metric_rollups``, hours as text."""
         first_hour, end_hour = window_hours(start, end)
         sums, averages = frozenset(sum_metrics), frozenset(average_metrics)
-        packed_in_window = MetricSeriesRepository(self._session).packed_series(self._resource_ids(), start, names)
+        resource_ids = self._resource_ids(ids)
+        packed_in_window = MetricSeriesRepository(self._session).packed_series(resource_ids, start, names)
         for (resource_id, namespace, metric), packed in packed_in_window:
             if metric in sums:
                 hours, values = packed.values(first_hour, end_hour, SUM, None)
@@ -150,10 +164,11 @@ class ProfileInputRepository:
                 hours, values = packed.values(first_hour, end_hour, MAXIMUM, AVERAGE)
             if values:
                 yield resource_id, namespace, metric, hours, values
-        yield from _series(self._metric_rows(start, end, names, sum_metrics, average_metrics))
+        yield from _series(self._metric_rows(resource_ids, start, end, names, sum_metrics, average_metrics))
 
     def _metric_rows(
         self,
+        resource_ids: Any,
         start: datetime,
         end: datetime,
         names: Sequence[str],
@@ -179,7 +194,7 @@ class ProfileInputRepository:
                 value,
             )
             .where(
-                MetricRollup.resource_id.in_(unpacked_resources(self._resource_ids(), start, names)),
+                MetricRollup.resource_id.in_(unpacked_resources(resource_ids, start, names)),
                 MetricRollup.metric.in_(list(names)),
                 MetricRollup.hour >= start,
                 MetricRollup.hour < end,
@@ -188,9 +203,9 @@ class ProfileInputRepository:
         )
         yield from self._session.connection().execute(stmt.execution_options(yield_per=STREAM_ROWS))
 
-    def neuron_rows(self, start: datetime, end: datetime) -> Iterator[tuple[Any, ...]]:
-        """neuron-monitor rollups per instance and hour (the instance rows: the runtimes of each report already
-        combined, by the same rules as the agent's)."""
+    def neuron_rows(self, start: datetime, end: datetime, instance_ids: Sequence[str]) -> Iterator[tuple[Any, ...]]:
+        """neuron-monitor rollups of ``instance_ids`` (one batch's instances) per instance and hour (the instance
+        rows: the runtimes of each report already combined, by the same rules as the agent's)."""
         stmt = (
             select(
                 NeuronRollup.instance_id,
@@ -203,6 +218,7 @@ class ProfileInputRepository:
             )
             .where(
                 NeuronRollup.account_id == self._account_id,
+                NeuronRollup.instance_id.in_(list(instance_ids)),
                 NeuronRollup.runtime_tag == INSTANCE_RUNTIME_TAG,
                 NeuronRollup.hour >= start,
                 NeuronRollup.hour < end,

@@ -117,13 +117,18 @@ class RealisedSavingRepository:
 
     def by_rule(self, account_id: str | None = None) -> list[RuleAccuracy]:
         """Per rule: measured fixes, pending ones, and their estimated and realised monthly savings."""
-        totals: dict[str, list[Any]] = {}
-        for row in self.listed(account_id):
-            entry = totals.setdefault(row.rule_id, [0, 0, Decimal(0), Decimal(0)])
-            if row.status == "measured" and row.realised_monthly_savings_usd is not None:
-                entry[0] += 1
-                entry[2] += row.estimated_monthly_savings_usd
-                entry[3] += row.realised_monthly_savings_usd
-            else:
-                entry[1] += 1
-        return [RuleAccuracy(rule, m, p, e, r) for rule, (m, p, e, r) in sorted(totals.items())]
+        return accuracy_by_rule(self.listed(account_id))
+
+
+def accuracy_by_rule(rows: Iterable[RealisedRecord]) -> list[RuleAccuracy]:
+    """Per rule of ``rows``: measured fixes, pending ones, and their estimated and realised monthly savings."""
+    totals: dict[str, list[Any]] = {}
+    for row in rows:
+        entry = totals.setdefault(row.rule_id, [0, 0, Decimal(0), Decimal(0)])
+        if row.status == "measured" and row.realised_monthly_savings_usd is not None:
+            entry[0] += 1
+            entry[2] += row.estimated_monthly_savings_usd
+            entry[3] += row.realised_monthly_savings_usd
+        else:
+            entry[1] += 1
+    return [RuleAccuracy(rule, m, p, e, r) for rule, (m, p, e, r) in sorted(totals.items())]
