@@ -271,6 +271,12 @@ class Settings(BaseSettings):
         "tagged chipwise:notify=yes. chipwise:notify=off always opts a resource out.",
     )
     digest_schedule: Literal["daily", "weekly"] = Field("daily", description="How often the digest goes out.")
+    digest_scope: Literal["auto", "account", "team"] = Field(
+        "auto",
+        description="One digest per account, or per team (each team's top findings and total under the "
+        "organisation's summary, teams from the resources' team tags); auto: per team when more than 10 accounts "
+        "have findings and notify runs for every account.",
+    )
     digest_weekday: Literal["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"] = Field(
         "monday", description="The day of a weekly digest (UTC)."
     )

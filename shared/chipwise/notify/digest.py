@@ -63,6 +63,13 @@ CHANGES_SHOWN = 15
 # --- view-models -------------------------------------------------------------------------------------------
 
 
+# The fields a FindingLine takes from its FindingDocument as they are (same name, same value).
+_DOCUMENT_FIELDS = (
+    "finding_id", "rule_id", "account_id", "region", "resource_id", "resource_name", "resource_kind",
+    "instance_type", "instance_count", "monthly_cost_usd", "confidence", "effort", "summary", "status", "first_seen",
+)  # fmt: skip
+
+
 @dataclass(frozen=True)
 class FindingLine:
     """One finding as messages show it: the money first, then what to do."""
@@ -95,29 +102,13 @@ class FindingLine:
 
     @classmethod
     def from_document(cls, doc: FindingDocument, owners: tuple[str, ...] = (), team: str | None = None) -> FindingLine:
-        measured = doc.measured_monthly_savings_usd is not None
-        savings = best_saving(doc)
         return cls(
-            finding_id=doc.finding_id,
-            rule_id=doc.rule_id,
+            **{name: getattr(doc, name) for name in _DOCUMENT_FIELDS},
             rule_label=_rule_title(doc.rule_id),
-            account_id=doc.account_id,
-            region=doc.region,
-            resource_id=doc.resource_id,
-            resource_name=doc.resource_name,
-            resource_kind=doc.resource_kind,
-            instance_type=doc.instance_type,
-            instance_count=doc.instance_count,
-            monthly_cost_usd=doc.monthly_cost_usd,
-            monthly_savings_usd=savings,
-            measured=measured,
+            monthly_savings_usd=best_saving(doc),
+            measured=doc.measured_monthly_savings_usd is not None,
             action=doc.recommendation.action,
             target=target_label(doc.recommendation),
-            confidence=doc.confidence,
-            effort=doc.effort,
-            summary=doc.summary,
-            status=doc.status,
-            first_seen=doc.first_seen,
             owners=owners,
             team=team,
             excluded_from_totals=exclusion(doc),

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -395,17 +395,7 @@ def action_lines(session: Session, account_id: str, since: datetime) -> tuple[Ac
 def enqueue_planned(session: Session, planned: Iterable[PlannedMessage], *, now: datetime) -> int:
     """Write planned messages to the outbox; returns how many were new."""
     count = 0
-    for p in planned:
-        row = enqueue(
-            session,
-            channel=p.channel,
-            kind=p.kind,
-            recipient=p.recipient,
-            dedupe_key=p.dedupe_key,
-            subject=p.subject,
-            payload=p.payload,
-            account_id=p.account_id,
-            now=now,
-        )
+    for p in planned:  # a planned message's fields are enqueue's arguments, name for name
+        row = enqueue(session, **{f.name: getattr(p, f.name) for f in fields(p)}, now=now)
         count += row is not None
     return count

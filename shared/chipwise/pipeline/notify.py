@@ -2,7 +2,8 @@
 
 The ``notify`` Lambda (its daily schedule, or a ``ScanCompleted`` event for that account's alerts) and
 ``chipwise notify`` both call :func:`send_notifications`; :func:`run_notify` holds the transaction (plan and
-enqueue together, then drain), :mod:`chipwise.notify.runner` what is planned. ``chipwise notify status`` and
+enqueue together, then drain), :mod:`chipwise.notify.runner` what is planned (one digest per account), or
+:mod:`chipwise.notify.teams` for an organisation (one digest per team, ``digest_scope``). ``chipwise notify status`` and
 ``retry`` read and requeue the outbox through :func:`outbox_view` and :func:`retry_failed`.
 """
 
@@ -16,6 +17,7 @@ from chipwise.models.events import NotifyTrigger, ScanCompletedEvent
 from chipwise.models.results import NotifyOutcome
 from chipwise.notify.outbox import OutboxStatus, Sender, drain, due_ids, outbox_status, requeue_failed, undelivered
 from chipwise.notify.runner import UNDELIVERED_AFTER, NotifyReport, enqueue_planned, plan_notifications
+from chipwise.notify.teams import plan_team_notifications, team_scope
 from chipwise.observability import logger
 from chipwise.pipeline._store import store_scope
 from chipwise.settings import Settings, get_settings
@@ -105,16 +107,21 @@ def run_notify(
             report.replay = True
             logger().info("scan already notified: a replayed ScanCompleted plans nothing", extra={"scan_id": scan[0]})
             accounts, digests, alerts = [], False, False
-        report.planned = plan_notifications(
-            session,
-            now=when,
-            settings=settings,
-            slack_enabled=slack_enabled,
-            accounts=accounts,
-            digests=digests,
-            alerts=alerts,
-            new_finding_ids=new_finding_ids,
-        )
+        if team_scope(session, settings, accounts):  # an organisation: one digest per team, not per account
+            report.planned = plan_team_notifications(
+                session, now=when, settings=settings, slack_enabled=slack_enabled, digests=digests, alerts=alerts
+            )
+        else:
+            report.planned = plan_notifications(
+                session,
+                now=when,
+                settings=settings,
+                slack_enabled=slack_enabled,
+                accounts=accounts,
+                digests=digests,
+                alerts=alerts,
+                new_finding_ids=new_finding_ids,
+            )
         if dry_run:  # also list what is already waiting in the outbox, then write nothing
             channels = ["email", "slack"] if slack_enabled else ["email"]
             due = due_ids(session, now=when, channels=channels, limit=500)

@@ -472,15 +472,8 @@ def build_report(session: Session, scan: ScanRecord, *, now: datetime, team_tag_
     )
     trend_rows = _trend_rows(session, scan, figures)
     chart = trend([(r.label, r.spend_per_month, r.savings) for r in trend_rows], lambda v: usd(v, 0))
-    return ReportView(
-        account_id=scan.account_id,
-        region=scan.region,
-        scan_id=scan.id,
-        scan_status=scan.status,
-        started_at=_utc(scan.started_at),
-        generated_at=now,
-        window_start=window_start,
-        window_end=window_end,
+    return ReportView(  # the scan's identity and window first, in the view's field order
+        *(scan.account_id, scan.region, scan.id, scan.status, _utc(scan.started_at), now, window_start, window_end),
         headline=figures.headline,
         ledger=figures,
         spend=figures.spend,

@@ -20,7 +20,9 @@ from chipwise.notify.digest import (
     build_alert,
     build_digest,
 )
+from chipwise.notify.teams import OrgSummary, TeamDigest
 from chipwise.render import render, templates_dir
+from chipwise.store.repositories.finding_pages import Group
 
 TEMPLATES = sorted(
     str(p.relative_to(templates_dir()))
@@ -85,6 +87,21 @@ def figures(hostile: bool = False) -> AccountFigures:
     )
 
 
+def team_digest(snap: AccountSnapshot, team: str) -> TeamDigest:
+    """A team's digest of the snapshot's open findings, under an organisation of 14 accounts and 12 teams."""
+    lines = tuple(snap.open)
+    total = sum((line.monthly_savings_usd for line in lines), Decimal(0))
+    organisation = OrgSummary(
+        open_count=len(lines) + 40,
+        monthly_savings_usd=total + Decimal("9125.00"),
+        accounts=14,
+        teams=12,
+        by_account=(Group(snap.account_id, len(lines), total),),
+        by_team=(Group(team, len(lines), total),),
+    )
+    return TeamDigest(team, NOW, NOW - timedelta(days=1), organisation, len(lines) + 12, total, lines)
+
+
 def context_for(template: str, hostile: bool = False) -> dict[str, Any]:
     """The context each template is rendered with in production."""
     snap = snapshot(hostile)
@@ -108,6 +125,8 @@ def context_for(template: str, hostile: bool = False) -> dict[str, Any]:
         }
     if name.startswith("alert"):
         return {"alert": alert}
+    if name.startswith("team_digest"):
+        return {"digest": team_digest(snap, HOSTILE if hostile else "search")}
     if name.startswith("drafts_review"):
         return {"drafts": drafts, "figures": drafts.figures, "generated_at": NOW}
     if name.startswith("credits_application"):

@@ -12,13 +12,14 @@ from pathlib import Path
 from sqlalchemy.orm import Session, sessionmaker
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "notify"))
-from notify_factories import add_account, add_finding
+from notify_factories import add_account, add_finding, add_resource
 
 from chipwise.report.build import TOP_FINDINGS, build_report, render_report, write_report
 from chipwise.store.tables import Scan
 
 NOW = datetime(2026, 11, 20, 6, tzinfo=UTC)
 HTML_BOUND = 2 * 2**20  # the 2 MB for an organisation of 50,000 resources
+TEAMS = 7
 
 
 def _account_with(session_factory: sessionmaker[Session], findings: int, first: int = 0) -> None:
@@ -39,12 +40,15 @@ def _account_with(session_factory: sessionmaker[Session], findings: int, first: 
             )
         for index in range(first, first + findings):
             # each saves more than its porting (days: $4,000) over 12 months: every one counts
-            add_finding(session, f"endpoint-{index:05d}", savings=str(400 + index % 900), first_seen=NOW)
+            name = f"endpoint-{index:05d}"
+            add_resource(session, name, tags={"team": f"team-{index % TEAMS}"})
+            add_finding(session, name, savings=str(400 + index % 900), first_seen=NOW)
 
 
 def _html(session_factory: sessionmaker[Session]) -> tuple[str, int, int]:
     with session_factory() as session:
-        view = build_report(session, session.get(Scan, "scan-1"), now=NOW)  # type: ignore[arg-type]
+        scan = session.get(Scan, "scan-1")
+        view = build_report(session, scan, now=NOW, team_tag_keys=["team"])  # type: ignore[arg-type]
         return render_report(view), len(view.findings), view.more_findings
 
 
@@ -64,6 +68,10 @@ def test_the_html_shows_the_top_findings_and_the_csv_every_one(
     # Then the HTML keeps its size (the "n more" line aside) and stays under the bound
     assert shown == TOP_FINDINGS and more == 10 * TOP_FINDINGS - TOP_FINDINGS + 50
     assert abs(len(html.encode()) - size_at_top) < 2_000 and len(html.encode()) < HTML_BOUND
+    # with the saving of every finding summed per team (one row a team, whatever the number of findings)
+    assert '<section id="by-team">' in html and html.count("data-team=") == TEAMS
+    team_0 = sum(1 for index in range(10 * TOP_FINDINGS + 50) if index % TEAMS == 0)
+    assert f"<tr><td>team-0</td><td>{team_0} findings</td>" in html
     # And the CSV beside the file has every finding
     with session_factory() as session:
         view = build_report(session, session.get(Scan, "scan-1"), now=NOW)  # type: ignore[arg-type]

@@ -62,8 +62,9 @@ class DigestRepository(Repository):
         ).all()
         return [(recommendation_record(rec), finding_record(finding)) for rec, finding in rows]
 
-    def last_queued_at(self, kind: str, account_id: str) -> datetime | None:
-        """When the newest outbox row of ``kind`` for the account was queued."""
+    def last_queued_at(self, kind: str, account_id: str | None) -> datetime | None:
+        """When the newest outbox row of ``kind`` for the account (None: of no account, e.g. a team digest) was
+        queued."""
         stmt = select(func.max(OutboxMessage.created_at)).where(
             OutboxMessage.kind == kind, OutboxMessage.account_id == account_id
         )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
@@ -35,6 +36,10 @@ class FindingFilter:
     team_tag_keys: tuple[str, ...] = ()
     min_savings: Decimal | None = None
     rule_ids: tuple[str, ...] | None = None
+    first_seen_after: datetime | None = None
+
+
+NO_TEAM = "(no team tag)"  # the team of a finding whose resource carries none of the team tag keys
 
 
 @dataclass(frozen=True)
@@ -58,6 +63,14 @@ def _groups(rows: Iterable[Any]) -> list[Group]:
 
 
 def _team_matches(team: str, keys: Sequence[str]) -> Any:
+    if team == NO_TEAM:  # none of the keys names a team (or no resource row): what by_team groups under NO_TEAM
+        named = [Resource.tags[key].as_string().is_not(None) for key in keys]
+        return ~exists().where(
+            Resource.account_id == Finding.account_id,
+            Resource.arn == Finding.resource_arn,
+            Resource.variant == Finding.resource_variant,
+            or_(*named) if named else false(),
+        )
     tagged = [Resource.tags[key].as_string() == team for key in keys]
     return exists().where(
         Resource.account_id == Finding.account_id,
@@ -78,6 +91,8 @@ def _where(stmt: Any, f: FindingFilter) -> Any:
         stmt = stmt.where(Finding.rule_id.in_(list(f.rule_ids)))
     if f.team is not None:
         stmt = stmt.where(_team_matches(f.team, f.team_tag_keys))
+    if f.first_seen_after is not None:
+        stmt = stmt.where(Finding.first_seen > f.first_seen_after)
     return stmt
 
 
@@ -130,10 +145,10 @@ class FindingPages(Repository):
         findings of untagged resources under "(no team tag)"."""
         if not f.team_tag_keys:
             total = self.totals(f)
-            return _groups([("(no team tag)", total.count, total.estimated_monthly_usd)] if total.count else [])
-        team = func.coalesce(*(Resource.tags[k].as_string() for k in f.team_tag_keys), "(no team tag)")
+            return _groups([(NO_TEAM, total.count, total.estimated_monthly_usd)] if total.count else [])
+        team = func.coalesce(*(Resource.tags[k].as_string() for k in f.team_tag_keys), NO_TEAM)
         if len(f.team_tag_keys) == 1:
-            team = func.coalesce(Resource.tags[f.team_tag_keys[0]].as_string(), "(no team tag)")
+            team = func.coalesce(Resource.tags[f.team_tag_keys[0]].as_string(), NO_TEAM)
         saving = func.coalesce(func.sum(Finding.estimated_monthly_savings_usd), 0)
         joined = (
             select(team.label("team"), func.count(), saving)

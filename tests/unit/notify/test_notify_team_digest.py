@@ -1,0 +1,134 @@
+"""Issue 37: an organisation's digest goes per team. Each team's digest opens with the organisation's summary
+(total, largest accounts and teams, each list cut), then the team's total and its top findings with how many more;
+its length does not grow with the organisation. The store here exceeds every list's bound."""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+from decimal import Decimal
+from typing import Any
+
+from notify_factories import NOW, RecordingSender, add_account, add_finding, add_resource
+from sqlalchemy.orm import Session, sessionmaker
+
+from chipwise.notify.teams import ACCOUNTS_SHOWN, TEAMS_SHOWN, TOP_PER_TEAM
+from chipwise.pipeline.notify import run_notify
+from chipwise.settings import Settings
+from chipwise.store.repositories.finding_pages import NO_TEAM
+
+ACCOUNTS = ACCOUNTS_SHOWN + 2  # more than the summary lists, and more than "auto" needs for team digests
+TEAMS = TEAMS_SHOWN + 2
+PER_ACCOUNT = 2 * TEAMS  # every team has more findings than its digest lists
+LINES = 200  # the issue's bound on a team's digest
+
+
+def _settings(db_url: str, **overrides: Any) -> Settings:
+    values: dict[str, Any] = {
+        "database_url": db_url,
+        "email_recipients": ["finops@example.com"],
+        "alert_threshold_usd": Decimal("500"),
+        **overrides,
+    }
+    return Settings(**values)
+
+
+def _organisation(
+    session: Session, *, first: int = 0, accounts: int = ACCOUNTS, untagged: int = 2
+) -> dict[str, Decimal]:
+    """Accounts whose resources are spread over the teams, plus ``untagged`` resources; returns each team's
+    estimated saving."""
+    totals: dict[str, Decimal] = {}
+    for a in range(first, first + accounts):
+        account = f"{100000000000 + a:012d}"
+        add_account(session, account, name=f"Account {a}")
+        for r in range(PER_ACCOUNT + (untagged if a == first else 0)):
+            name = f"ep-{a:03d}-{r:03d}"
+            team = f"team-{(a + r) % TEAMS:02d}" if r < PER_ACCOUNT else None
+            add_resource(session, name, account_id=account, tags={"team": team} if team else {})
+            savings = Decimal(100 + (a * 37 + r * 11) % 900)
+            add_finding(session, name, account_id=account, savings=str(savings), first_seen=NOW - timedelta(days=2))
+            totals[team or NO_TEAM] = totals.get(team or NO_TEAM, Decimal(0)) + savings
+    return totals
+
+
+def _team_digests(db_url: str, factory: sessionmaker[Session]) -> dict[str, str]:
+    report = run_notify(_settings(db_url), now=NOW, dry_run=True, senders={}, session_factory=factory)
+    assert {p.kind for p in report.planned} == {"team_digest"}  # no digest per account
+    found = {}
+    for p in report.planned:
+        assert p.recipient == "finops@example.com" and p.account_id is None
+        found[p.dedupe_key.split(":")[2]] = str(p.payload["text"])
+    return found
+
+
+def test_each_team_gets_its_own_bounded_digest_under_the_organisation_s_summary(
+    db_url: str, session_factory: sessionmaker[Session]
+) -> None:
+    # Given an organisation of 12 accounts and 12 teams (and untagged resources), 24 findings per team
+    with session_factory.begin() as session:
+        totals = _organisation(session)
+    # When notify plans the day (a dry run)
+    digests = _team_digests(db_url, session_factory)
+    # Then one digest per team, the untagged resources' findings as their own team
+    assert set(digests) == set(totals) and NO_TEAM in digests
+    organisation = sum(totals.values(), Decimal(0))
+    for team, text in digests.items():
+        lines = text.splitlines()
+        assert len(lines) <= LINES
+        # the organisation's summary on top: its total, its largest accounts and teams, each list cut
+        summary, section = text.index("The organisation"), text.index(f"Team {team}\n")
+        assert summary < section
+        assert f"${organisation:,.0f} a month to save" in text[summary:section]
+        assert "...and 2 more accounts" in text and f"...and {len(totals) - TEAMS_SHOWN} more teams" in text
+        # then the team's own total and its top findings, with how many more
+        count = len(re.findall(r"^\d+\. ", text[section:], flags=re.MULTILINE))
+        team_count = ACCOUNTS * PER_ACCOUNT // TEAMS if team != NO_TEAM else 2
+        assert count == min(TOP_PER_TEAM, team_count)
+        assert f"{team_count} open findings: ${totals[team]:,.0f} a month to save" in text[section:]
+        if team_count > TOP_PER_TEAM:
+            assert f"...and {team_count - TOP_PER_TEAM} more open findings" in text
+
+
+def test_a_team_digest_does_not_grow_with_the_organisation(db_url: str, session_factory: sessionmaker[Session]) -> None:
+    # Given the organisation, then three times as many accounts
+    with session_factory.begin() as session:
+        _organisation(session)
+    before = {team: len(text.splitlines()) for team, text in _team_digests(db_url, session_factory).items()}
+    with session_factory.begin() as session:
+        _organisation(session, first=ACCOUNTS, accounts=2 * ACCOUNTS, untagged=0)
+    after = {team: len(text.splitlines()) for team, text in _team_digests(db_url, session_factory).items()}
+    # Then every team's digest has as many lines as before
+    assert after == before and max(after.values()) <= LINES
+
+
+def test_team_digests_go_once_a_day_and_alerts_follow_the_baseline(
+    db_url: str, session_factory: sessionmaker[Session]
+) -> None:
+    # Given the organisation's first team digests sent (the baseline: no alerts)
+    with session_factory.begin() as session:
+        _organisation(session)
+    settings = _settings(db_url)
+    first = run_notify(settings, now=NOW, senders={"email": RecordingSender()}, session_factory=session_factory)
+    assert {p.kind for p in first.planned} == {"team_digest"} and first.enqueued == TEAMS + 1
+    # When a new $2,000 finding appears and notify runs again the same day
+    with session_factory.begin() as session:
+        add_resource(session, "ep-new", account_id=f"{100000000000:012d}", tags={"team": "team-00"})
+        found = NOW + timedelta(minutes=30)  # after the digest
+        add_finding(session, "ep-new", account_id=f"{100000000000:012d}", savings="2000", first_seen=found)
+    later = NOW + timedelta(hours=1)
+    second = run_notify(settings, now=later, senders={"email": RecordingSender()}, session_factory=session_factory)
+    # Then it is alerted, and no team digest goes twice on one day
+    assert [(p.kind, p.recipient) for p in second.planned] == [("alert", "finops@example.com")]
+    assert "ep-new" in str(second.planned[0].subject)
+
+
+def test_a_few_accounts_keep_their_account_digest(db_url: str, session_factory: sessionmaker[Session]) -> None:
+    with session_factory.begin() as session:
+        _organisation(session, accounts=3)
+    report = run_notify(_settings(db_url), now=NOW, dry_run=True, senders={}, session_factory=session_factory)
+    assert {p.kind for p in report.planned} == {"digest"}
+    forced = run_notify(
+        _settings(db_url, digest_scope="team"), now=NOW, dry_run=True, senders={}, session_factory=session_factory
+    )
+    assert {p.kind for p in forced.planned} == {"team_digest"}
