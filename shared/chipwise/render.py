@@ -7,7 +7,9 @@ so their callers escape with the filters registered here (``slack`` for mrkdwn, 
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import re
 from functools import lru_cache
 from pathlib import Path
@@ -16,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from chipwise.economics import usd
 
 if TYPE_CHECKING:
-    from jinja2 import Environment
+    from jinja2 import BytecodeCache, Environment
 
 _SLACK_ESCAPES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
 _SLACK_FORMATTING = re.compile(r"([*_~`])")
@@ -57,6 +59,36 @@ def inert(value: object) -> str:
     return str(value).translate(_INERT)
 
 
+_AUTOESCAPED = ("html", "htm", "html.j2")
+# What the compiled code of a template depends on beyond its source: part of each cached entry's name.
+_TRIM_BLOCKS = _LSTRIP_BLOCKS = _KEEP_TRAILING_NEWLINE = True
+
+
+def bytecode_cache() -> BytecodeCache | None:
+    """The templates compiled once, not at every start of the CLI: Jinja's bytecode on disk, in the user's cache
+    directory (``$XDG_CACHE_HOME/chipwise/jinja``, else ``~/.cache/chipwise/jinja``) or, where that cannot be made
+    (a read-only home, as in Lambda), Jinja's own per-user directory under the temporary directory; none when
+    neither can be used. Jinja uses an entry only while its template's source is unchanged (it checks the source's
+    checksum); the entry's name also holds Jinja's version and the options the code was compiled with (autoescape
+    among them), so a change to either compiles afresh."""
+    import jinja2
+
+    key = f"{jinja2.__version__}|{_AUTOESCAPED}|{(_TRIM_BLOCKS, _LSTRIP_BLOCKS, _KEEP_TRAILING_NEWLINE)}"
+    pattern = f"chipwise-{hashlib.sha256(key.encode()).hexdigest()[:16]}-%s.cache"
+    base = os.environ.get("XDG_CACHE_HOME") or Path("~/.cache").expanduser()
+    directory = Path(base) / "chipwise" / "jinja"
+    try:
+        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if os.access(directory, os.W_OK):
+            return jinja2.FileSystemBytecodeCache(str(directory), pattern)
+        return jinja2.FileSystemBytecodeCache(None, pattern)
+    except (OSError, RuntimeError):  # no home and an unsafe temporary directory: compile at each start
+        try:
+            return jinja2.FileSystemBytecodeCache(None, pattern)
+        except (OSError, RuntimeError):
+            return None
+
+
 @lru_cache(maxsize=1)
 def environment() -> Environment:
     """Built on first use: importing this module (for :func:`money` and the escapes) loads no Jinja."""
@@ -64,11 +96,12 @@ def environment() -> Environment:
 
     env = Environment(
         loader=FileSystemLoader(str(templates_dir())),
+        bytecode_cache=bytecode_cache(),
         undefined=StrictUndefined,
-        autoescape=select_autoescape(enabled_extensions=("html", "htm", "html.j2"), default_for_string=False),
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
+        autoescape=select_autoescape(enabled_extensions=_AUTOESCAPED, default_for_string=False),
+        trim_blocks=_TRIM_BLOCKS,
+        lstrip_blocks=_LSTRIP_BLOCKS,
+        keep_trailing_newline=_KEEP_TRAILING_NEWLINE,
     )
     env.filters["money"] = money
     env.filters["slack"] = slack_escape
