@@ -23,6 +23,17 @@ def _preview(subject: str | None, payload: dict[str, object]) -> str:
     return text if len(text) <= 90 else text[:89] + "…"
 
 
+def _check_team(team: str | None, *, dry_run: bool, account: list[str] | None) -> None:
+    from chipwise.errors import InvalidInput
+
+    if team is None:
+        return
+    if not dry_run:  # the team digests go out together, once a day, from one "since"
+        raise InvalidInput("--team previews one team's digest: add --dry-run (a run sends every team's digest)")
+    if account:
+        raise InvalidInput("--team and --account do not go together: a team's digest spans its accounts")
+
+
 @notify_app.callback(invoke_without_command=True)
 def notify_command(
     ctx: typer.Context,
@@ -30,6 +41,13 @@ def notify_command(
         bool, typer.Option("--dry-run", help="Print what would be sent; write and send nothing.")
     ] = False,
     account: AccountOption = None,
+    team: Annotated[
+        str | None,
+        typer.Option(
+            "--team",
+            help="With --dry-run: only this team's digest and alerts (the organisation's summary on top stays whole).",
+        ),
+    ] = None,
     limit: LimitOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -39,13 +57,15 @@ def notify_command(
     from rich.table import Table
 
     from chipwise.errors import UpstreamError
+
+    _check_team(team, dry_run=dry_run, account=account)
     from chipwise.pipeline._store import prepare_store
     from chipwise.pipeline.notify import send_notifications
     from chipwise.presentation import plural
 
     prepare_store()
     with err.status("deciding what to send…"):
-        report = send_notifications(settings(), dry_run=dry_run, accounts=account or None)
+        report = send_notifications(settings(), dry_run=dry_run, accounts=account or None, team=team)
     if as_json:
         print_json(report.as_dict())
         return

@@ -121,12 +121,16 @@ def _lines(session: Session, documents: list[Any], settings: Settings, team: str
     return [FindingLine.from_document(d, owners.get(d.resource_id, ()), team) for d in documents]
 
 
-def team_digests(session: Session, *, now: datetime, since: datetime, settings: Settings) -> list[TeamDigest]:
-    """Every team's digest (teams with open findings, largest saving first)."""
+def team_digests(
+    session: Session, *, now: datetime, since: datetime, settings: Settings, team: str | None = None
+) -> list[TeamDigest]:
+    """Every team's digest (teams with open findings, largest saving first); only ``team``'s when given."""
     pages = FindingPages(session)
     summary, teams = org_summary(pages, settings)
     digests = []
     for group in teams:
+        if team is not None and group.key != team:
+            continue
         top = pages.page(_open(settings, team=group.key), limit=TOP_PER_TEAM)
         lines = tuple(_lines(session, top, settings, group.key))
         digests.append(TeamDigest(group.key, now, since, summary, group.count, group.estimated_monthly_usd, lines))
@@ -145,7 +149,13 @@ def team_digest_email(digest: TeamDigest) -> tuple[str, dict[str, Any]]:
 
 
 def _alerts(
-    session: Session, *, now: datetime, since: datetime, settings: Settings, slack_enabled: bool
+    session: Session,
+    *,
+    now: datetime,
+    since: datetime,
+    settings: Settings,
+    slack_enabled: bool,
+    team: str | None = None,
 ) -> tuple[list[PlannedMessage], int]:
     """Alerts for new findings above the threshold (first seen after ``since``), largest first, at most
     ``alert_max_per_run`` alerted; returns the messages and how many more new findings are left to the digests
@@ -154,7 +164,8 @@ def _alerts(
 
     pages = FindingPages(session)
     threshold = settings.alert_threshold_usd
-    candidates = _open(settings, min_savings=threshold, first_seen_after=since)
+    narrowed: dict[str, Any] = {"team": team} if team is not None else {}
+    candidates = _open(settings, min_savings=threshold, first_seen_after=since, **narrowed)
     digest_only = {p.rule_id for p in precision_lines(session, now=now, settings=settings) if p.digest_only}
     names: dict[str, str | None] = {}
     planned: list[PlannedMessage] = []
@@ -188,9 +199,11 @@ def plan_team_notifications(
     slack_enabled: bool,
     digests: bool = True,
     alerts: bool = True,
+    team: str | None = None,
 ) -> list[PlannedMessage]:
     """The organisation's run: alerts for new findings (none on the first run: the baseline), and today's team
-    digests to the configured recipients, once a day. Nothing is written."""
+    digests to the configured recipients, once a day; ``team``: that team's alerts and digest only (the
+    organisation's summary on top stays whole). Nothing is written."""
     from chipwise.notify.outbox import existing_keys
 
     repository = DigestRepository(session)
@@ -201,10 +214,12 @@ def plan_team_notifications(
     planned: list[PlannedMessage] = []
     held = 0
     if alerts and not baseline:
-        planned, held = _alerts(session, now=now, since=since, settings=settings, slack_enabled=slack_enabled)
+        planned, held = _alerts(
+            session, now=now, since=since, settings=settings, slack_enabled=slack_enabled, team=team
+        )
     due = (digests or baseline) and digest_due(now, settings, baseline=baseline)
     if due and not repository.outbox_key_with_prefix(f"{KIND}:{day}:"):
-        for digest in team_digests(session, now=now, since=since, settings=settings):
+        for digest in team_digests(session, now=now, since=since, settings=settings, team=team):
             subject, body = team_digest_email(replace(digest, baseline=baseline, alerts_held=held))
             for recipient in settings.email_recipients:
                 key = dedupe_key(KIND, day, digest.team, "email", recipient.lower())

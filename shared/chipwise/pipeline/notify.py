@@ -35,11 +35,14 @@ def send_notifications(
     dry_run: bool = False,
     now: datetime | None = None,
     scan: tuple[str, str] | None = None,
+    team: str | None = None,
 ) -> NotifyReport:
     """Plan, enqueue (in one transaction) and drain; ``dry_run`` plans and lists what is due, writing nothing.
-    ``scan``: the (scan id, account id) of the ``ScanCompleted`` that started the run: a replay of it sends nothing."""
+    ``scan``: the (scan id, account id) of the ``ScanCompleted`` that started the run: a replay of it sends nothing.
+    ``team``: that team's digest and alerts (the organisation's team scope, whatever ``digest_scope`` says)."""
     return run_notify(
         settings,
+        team=team,
         accounts=accounts,
         digests=digests,
         new_finding_ids=new_finding_ids,
@@ -91,6 +94,7 @@ def run_notify(
     alerts: bool = True,
     new_finding_ids: Iterable[str] = (),
     scan: tuple[str, str] | None = None,
+    team: str | None = None,
 ) -> NotifyReport:
     """Plan, enqueue (in one transaction) and drain. ``dry_run`` plans and lists what is due, writing nothing.
 
@@ -107,9 +111,15 @@ def run_notify(
             report.replay = True
             logger().info("scan already notified: a replayed ScanCompleted plans nothing", extra={"scan_id": scan[0]})
             accounts, digests, alerts = [], False, False
-        if team_scope(session, settings, accounts):  # an organisation: one digest per team, not per account
+        if team is not None or team_scope(session, settings, accounts):  # an organisation: a digest per team
             report.planned = plan_team_notifications(
-                session, now=when, settings=settings, slack_enabled=slack_enabled, digests=digests, alerts=alerts
+                session,
+                now=when,
+                settings=settings,
+                slack_enabled=slack_enabled,
+                digests=digests,
+                alerts=alerts,
+                team=team,
             )
         else:
             report.planned = plan_notifications(

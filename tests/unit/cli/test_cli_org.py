@@ -119,3 +119,18 @@ def test_a_cut_list_sums_the_findings_per_team_in_sql(
     table = capsys.readouterr().out
     line = next(x for x in table.splitlines() if x.startswith("by team"))
     assert f"chat {len(chat):,} · " in line and "nlp 1 · " in line
+
+
+def test_notify_dry_run_for_one_team(
+    stored: dict[str, Finding], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("CHIPWISE_EMAIL_RECIPIENTS", "finops@example.com")
+    assert main(["notify", "--dry-run", "--team", "nlp", "--json"]) == 0
+    planned = json.loads(capsys.readouterr().out)["planned"]
+    assert [(p["kind"], p["dedupe_key"].split(":")[2]) for p in planned if p["kind"] != "alert"] == [
+        ("team_digest", "nlp")
+    ]
+    # a real run sends every team's digest together: --team only previews, and not with --account
+    assert main(["notify", "--team", "nlp"]) != 0
+    assert "--dry-run" in capsys.readouterr().err
+    assert main(["notify", "--dry-run", "--team", "nlp", "--account", "123456789012"]) != 0

@@ -132,3 +132,44 @@ def test_a_few_accounts_keep_their_account_digest(db_url: str, session_factory: 
         _settings(db_url, digest_scope="team"), now=NOW, dry_run=True, senders={}, session_factory=session_factory
     )
     assert {p.kind for p in forced.planned} == {"team_digest"}
+
+
+def test_one_team_s_digest_and_alerts_only(db_url: str, session_factory: sessionmaker[Session]) -> None:
+    # Given an organisation whose team digests went out (the baseline), then new large findings in two teams
+    with session_factory.begin() as session:
+        _organisation(session)
+    settings = _settings(db_url)
+    whole = _team_digests(db_url, session_factory)
+    run_notify(settings, now=NOW, senders={"email": RecordingSender()}, session_factory=session_factory)
+    with session_factory.begin() as session:
+        for name, team in (("ep-new-0", "team-00"), ("ep-new-1", "team-01")):
+            add_resource(session, name, account_id=f"{100000000000:012d}", tags={"team": team})
+            add_finding(
+                session, name, account_id=f"{100000000000:012d}", savings="2000", first_seen=NOW + timedelta(minutes=30)
+            )
+    later = NOW + timedelta(days=1)
+    # When notify plans team-01 alone (a dry run, the next day)
+    report = run_notify(settings, now=later, dry_run=True, senders={}, session_factory=session_factory, team="team-01")
+    # Then team-01's alert and its digest, no other team's
+    alerts = [p for p in report.planned if p.kind == "alert"]
+    assert [str(p.subject).count("ep-new-1") for p in alerts] == [1]
+    digests = [p for p in report.planned if p.kind == "team_digest"]
+    assert [p.dedupe_key.split(":")[2] for p in digests] == ["team-01"]
+    text = str(digests[0].payload["text"])
+    assert "Team team-01\n" in text and "Team team-00\n" not in text
+    assert text.count("The organisation") == whole["team-01"].count("The organisation") == 1
+
+
+def test_one_team_s_digest_whatever_the_scope(db_url: str, session_factory: sessionmaker[Session]) -> None:
+    # Given three accounts: "auto" gives account digests
+    with session_factory.begin() as session:
+        _organisation(session, accounts=3)
+    report = run_notify(
+        _settings(db_url), now=NOW, dry_run=True, senders={}, session_factory=session_factory, team="team-02"
+    )
+    # Then --team asks for the team's digest all the same
+    assert [(p.kind, p.dedupe_key.split(":")[2]) for p in report.planned] == [("team_digest", "team-02")]
+    nobody = run_notify(
+        _settings(db_url), now=NOW, dry_run=True, senders={}, session_factory=session_factory, team="no-such-team"
+    )
+    assert nobody.planned == []
