@@ -75,14 +75,14 @@ def bytecode_cache() -> BytecodeCache | None:
 
     key = f"{jinja2.__version__}|{_AUTOESCAPED}|{(_TRIM_BLOCKS, _LSTRIP_BLOCKS, _KEEP_TRAILING_NEWLINE)}"
     pattern = f"chipwise-{hashlib.sha256(key.encode()).hexdigest()[:16]}-%s.cache"
-    base = os.environ.get("XDG_CACHE_HOME") or Path("~/.cache").expanduser()
-    directory = Path(base) / "chipwise" / "jinja"
     try:
+        base = os.environ.get("XDG_CACHE_HOME") or Path("~/.cache").expanduser()  # RuntimeError: no home
+        directory = Path(base) / "chipwise" / "jinja"
         directory.mkdir(mode=0o700, parents=True, exist_ok=True)
         if os.access(directory, os.W_OK):
             return jinja2.FileSystemBytecodeCache(str(directory), pattern)
         return jinja2.FileSystemBytecodeCache(None, pattern)
-    except (OSError, RuntimeError):  # no home and an unsafe temporary directory: compile at each start
+    except (OSError, RuntimeError):  # no usable cache directory: Jinja's own; neither: compile at each start
         try:
             return jinja2.FileSystemBytecodeCache(None, pattern)
         except (OSError, RuntimeError):
