@@ -34,7 +34,6 @@ from chipwise.store.tables import Finding, Recommendation
 
 OPEN, RESOLVED, SUPPRESSED, WITHDRAWN = "open", "resolved", "suppressed", "withdrawn"
 ESTIMATE_SOURCE = "estimate"
-_ARNS_PER_STATEMENT = 500  # resource ARNs in one IN list (SQLite's bound parameters stay well under its limit)
 BENCHMARK_EVIDENCE_KEY = "benchmark"
 MIN_ID_PREFIX = 6
 _DRAFT_FIELDS = (
@@ -190,7 +189,7 @@ class FindingRepository(Repository):
         strays = {(d.account_id, d.region) for d in drafts} - {(account_id, region)}
         if strays:
             raise ValueError(f"drafts for {sorted(strays)} applied to {account_id} {region}")
-        existing = self._existing(account_id, region, {d.resource_arn for d in drafts})
+        existing = self._existing(account_id, region)
         inserts: list[dict[str, Any]] = []
         updates: list[dict[str, Any]] = []
         seen_only: list[str] = []  # the same figures, status and evidence: last_seen and last_scan_id only
@@ -226,27 +225,13 @@ class FindingRepository(Repository):
             new=len(inserts), updated=len(updates) + len(seen_only), reopened=reopened, resolved=len(resolved)
         )
 
-    def _existing(self, account_id: str, region: str, arns: set[str]) -> dict[tuple[str, str], _Existing]:
-        """The findings the lifecycle compares with: every unresolved one of the account and region (they may
-        resolve now) and the resolved ones of the resources the drafts name (they may reopen); the other resolved
-        findings, which grow with the history, are not read."""
+    def _existing(self, account_id: str, region: str) -> dict[tuple[str, str], _Existing]:
         columns = ("rule_id", "resource_arn", "resource_variant", "id", *_COMPARED)
-        where = (Finding.account_id == account_id, Finding.region == region)
-        statements = [select(*(getattr(Finding, c) for c in columns)).where(*where, Finding.status != RESOLVED)]
-        wanted = sorted(arns)
-        for start in range(0, len(wanted), _ARNS_PER_STATEMENT):
-            chunk = wanted[start : start + _ARNS_PER_STATEMENT]
-            statements.append(
-                select(*(getattr(Finding, c) for c in columns)).where(
-                    *where, Finding.status == RESOLVED, Finding.resource_arn.in_(chunk)
-                )
-            )
-        return self._read_existing(statements)
-
-    def _read_existing(self, statements: Sequence[Any]) -> dict[tuple[str, str], _Existing]:
+        stmt = select(*(getattr(Finding, c) for c in columns)).where(
+            Finding.account_id == account_id, Finding.region == region
+        )
         found: dict[tuple[str, str], _Existing] = {}
-        rows = (row for stmt in statements for row in self.session.execute(stmt))
-        for row in rows:
+        for row in self.session.execute(stmt):
             m = row._mapping
             found[(m["rule_id"], resource_key(m["resource_arn"], m["resource_variant"]))] = _Existing(
                 id=m["id"],
