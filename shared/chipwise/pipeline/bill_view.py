@@ -1,5 +1,6 @@
 """``chipwise bill show``: what the stored bill says, read through the bill's repository in one read transaction
-(:func:`reading`); resources stream from the store (``iter_spend``), never held all at once."""
+(:func:`reading`); resources stream from the store (``iter_spend``), never held all at once, or the database sums
+them and cuts the largest (``spend_totals``, ``top_spend``) for a table."""
 
 from __future__ import annotations
 
@@ -12,18 +13,22 @@ from chipwise.store.repositories.bill import (
     BillRepository,
     CommitmentRecord,
     SpendLine,
+    SpendTotal,
     StoredServiceCost,
     UnattributedRecord,
 )
 
 __all__ = [
     "SpendLine",
+    "SpendTotal",
     "StoredServiceCost",
     "commitments",
     "iter_spend",
     "reading",
     "service_costs",
+    "spend_totals",
     "stored_periods",
+    "top_spend",
     "unattributed",
 ]
 
@@ -62,3 +67,28 @@ def iter_spend(
     ``team_keys`` tag each resource's bill lines carry, as they stream)."""
     lines = BillRepository(session).iter_spend(account_id, team_keys, region=region)
     return lines if team is None else (x for x in lines if x.team == team)
+
+
+def top_spend(
+    session: Session,
+    account_id: str | None = None,
+    team_keys: Sequence[str] = (),
+    *,
+    region: str | None = None,
+    team: str | None = None,
+    limit: int,
+) -> list[SpendLine]:
+    """The first ``limit`` lines of :func:`iter_spend`, cut by the database."""
+    return BillRepository(session).top_spend(account_id, team_keys, region=region, team=team, limit=limit)
+
+
+def spend_totals(
+    session: Session,
+    account_id: str | None = None,
+    team_keys: Sequence[str] = (),
+    *,
+    region: str | None = None,
+    team: str | None = None,
+) -> list[SpendTotal]:
+    """:func:`iter_spend`'s lines summed by the database per account, service and team."""
+    return BillRepository(session).spend_totals(account_id, team_keys, region=region, team=team)

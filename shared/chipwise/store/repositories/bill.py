@@ -11,7 +11,7 @@ from datetime import date, datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, cast
 
-from sqlalchemy import Table, delete, func, insert, or_, select
+from sqlalchemy import ColumnElement, Table, delete, func, insert, null, or_, select
 from sqlalchemy.orm import Session
 
 from chipwise.models.bill import ResourceBill, Unattributed
@@ -159,6 +159,17 @@ class SpendLine:
     public_on_demand_cost: Decimal
     usage_hours: Decimal
     team: str | None
+
+
+@dataclass(frozen=True)
+class SpendTotal:
+    """The effective spend of an account's resources of one service and team (None: no team tag), and how many."""
+
+    account_id: str
+    service: str
+    team: str | None
+    effective_cost: Decimal
+    resources: int
 
 
 STREAM_ROWS = 2_000  # rows fetched at a time when a listing is streamed
@@ -399,6 +410,99 @@ class BillRepository(Repository):
         teams = self._first_tag(account_id, team_keys)
         for a, svc, r, t, e, o, h in self.session.execute(stmt.execution_options(yield_per=STREAM_ROWS)):
             yield SpendLine(str(a), str(svc), str(r), t, _dec(e), _dec(o), _dec(h), teams.get(str(r)))
+
+    def top_spend(
+        self,
+        account_id: str | None = None,
+        team_keys: Sequence[str] = (),
+        *,
+        region: str | None = None,
+        team: str | None = None,
+        limit: int,
+    ) -> list[SpendLine]:
+        """The ``limit`` largest lines of :meth:`iter_spend` (of ``team`` when given), cut by the database (ORDER BY
+        ... LIMIT): the other resources never reach Python."""
+        per = self._spend_by_resource(account_id, team_keys, region)
+        stmt = select(per)
+        if team is not None:
+            stmt = stmt.where(per.c.team == team)
+        stmt = stmt.order_by(per.c.effective.desc(), per.c.account_id, per.c.resource_id).limit(limit)
+        return [
+            SpendLine(str(a), str(svc), str(r), t, _dec(e), _dec(o), _dec(h), None if tm is None else str(tm))
+            for a, svc, r, t, e, o, h, tm in self.session.execute(stmt)
+        ]
+
+    def spend_totals(
+        self,
+        account_id: str | None = None,
+        team_keys: Sequence[str] = (),
+        *,
+        region: str | None = None,
+        team: str | None = None,
+    ) -> list[SpendTotal]:
+        """:meth:`iter_spend`'s lines summed by the database per account, service and team (each with how many
+        resources it sums), in the order their first line comes in :meth:`iter_spend`: the totals of ``chipwise
+        bill show`` without reading every resource's line."""
+        per = self._spend_by_resource(account_id, team_keys, region)
+        if team is not None:
+            per = select(per).where(per.c.team == team).subquery("of_team")
+        # each line's place in iter_spend's order: a group's first place says where its team first appears
+        place = func.row_number().over(order_by=(per.c.effective.desc(), per.c.account_id, per.c.resource_id))
+        placed = select(per, place.label("place")).subquery("placed")
+        stmt = (
+            select(
+                placed.c.account_id,
+                placed.c.service,
+                placed.c.team,
+                func.sum(placed.c.effective),
+                func.count(),
+                func.min(placed.c.place),
+            )
+            .group_by(placed.c.account_id, placed.c.service, placed.c.team)
+            .order_by(func.min(placed.c.place))
+        )
+        return [
+            SpendTotal(str(a), str(svc), None if tm is None else str(tm), _dec(e), int(n))
+            for a, svc, tm, e, n, _ in self.session.execute(stmt)
+        ]
+
+    def _spend_by_resource(self, account_id: str | None, team_keys: Sequence[str], region: str | None) -> Any:
+        """:meth:`iter_spend`'s lines as a subquery (account_id, service, resource_id, instance_type, effective,
+        public, hours, team), the team found by the database as :meth:`_first_tag` finds it: per key, the least
+        non-empty value over the resource's days (every region's), the first key that has one."""
+        keys = list(dict.fromkeys(team_keys))
+        rows = BillResourceCost
+        where: list[ColumnElement[bool]] = [rows.parent_resource_id.is_(None)]
+        if account_id is not None:
+            where.append(rows.account_id == account_id)
+        tags: list[ColumnElement[Any]] = [
+            func.min(func.nullif(rows.tags[key].as_string(), "")).label(f"tag{i}") for i, key in enumerate(keys)
+        ]
+        columns: list[ColumnElement[Any]] = [
+            rows.account_id.label("account_id"),
+            rows.service.label("service"),
+            rows.resource_id.label("resource_id"),
+            func.max(rows.instance_type).label("instance_type"),
+            func.sum(rows.effective_cost).label("effective"),
+            func.sum(rows.public_on_demand_cost).label("public"),
+            func.sum(rows.usage_hours).label("hours"),
+        ]
+        group = (rows.account_id, rows.service, rows.resource_id)
+        if region is None:  # the lines read every region's days: the tags come with them, one pass over the rows
+            per = select(*columns, *tags).where(*where).group_by(*group).subquery("per")
+            found: list[ColumnElement[Any]] = [
+                func.min(per.c[f"tag{i}"]).over(partition_by=per.c.resource_id) for i in range(len(keys))
+            ]
+            source: Any = per
+        else:  # the lines of one region, the tags of every region's days (a resource's team is not regional)
+            per = select(*columns).where(*where, rows.region == region).group_by(*group).subquery("per")
+            tagged = select(rows.resource_id.label("resource_id"), *tags).where(*where).group_by(rows.resource_id)
+            by_resource = tagged.subquery("tags")
+            found = [by_resource.c[f"tag{i}"] for i in range(len(keys))]
+            source = per.outerjoin(by_resource, by_resource.c.resource_id == per.c.resource_id)
+        team = (func.coalesce(*found) if len(found) > 1 else found[0]) if found else null()
+        names = ("account_id", "service", "resource_id", "instance_type", "effective", "public", "hours")
+        return select(*(per.c[name] for name in names), team.label("team")).select_from(source).subquery("spend")
 
     def service_costs(self, account_id: str | None = None) -> list[StoredServiceCost]:
         """The usage of resources Chipwise does not inventory, per period, account, region and service."""
