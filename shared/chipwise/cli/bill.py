@@ -118,13 +118,10 @@ def show_command(
             _stream_json((totals.add(x) for x in spend), most, totals, periods, commitments, apart, as_lines=json_lines)
             return
         # a table: the database sums every line and cuts the largest; the other lines never reach Python
-        for group in bill_store.spend_totals(session, account, keys, region=region, team=team):
-            totals.add_group(group)
         most = row_limit(limit if limit is not None else top)
-        if most is None:
-            shown = list(bill_store.iter_spend(session, account, keys, region=region, team=team))
-        else:
-            shown = bill_store.top_spend(session, account, keys, region=region, team=team, limit=most)
+        shown, groups = bill_store.spend_table(session, account, keys, region=region, team=team, limit=most)
+        for group in groups:
+            totals.add_group(group)
     if not periods:
         out.print("no bill stored: run `chipwise bill ingest`")
         return

@@ -1,6 +1,6 @@
 """``chipwise bill show``: what the stored bill says, read through the bill's repository in one read transaction
 (:func:`reading`); resources stream from the store (``iter_spend``), never held all at once, or the database sums
-them and cuts the largest (``spend_totals``, ``top_spend``) for a table."""
+them and cuts the largest (``spend_table``) for a table."""
 
 from __future__ import annotations
 
@@ -26,9 +26,8 @@ __all__ = [
     "iter_spend",
     "reading",
     "service_costs",
-    "spend_totals",
+    "spend_table",
     "stored_periods",
-    "top_spend",
     "unattributed",
 ]
 
@@ -69,26 +68,15 @@ def iter_spend(
     return lines if team is None else (x for x in lines if x.team == team)
 
 
-def top_spend(
+def spend_table(
     session: Session,
     account_id: str | None = None,
     team_keys: Sequence[str] = (),
     *,
     region: str | None = None,
     team: str | None = None,
-    limit: int,
-) -> list[SpendLine]:
-    """The first ``limit`` lines of :func:`iter_spend`, cut by the database."""
-    return BillRepository(session).top_spend(account_id, team_keys, region=region, team=team, limit=limit)
-
-
-def spend_totals(
-    session: Session,
-    account_id: str | None = None,
-    team_keys: Sequence[str] = (),
-    *,
-    region: str | None = None,
-    team: str | None = None,
-) -> list[SpendTotal]:
-    """:func:`iter_spend`'s lines summed by the database per account, service and team."""
-    return BillRepository(session).spend_totals(account_id, team_keys, region=region, team=team)
+    limit: int | None,
+) -> tuple[list[SpendLine], list[SpendTotal]]:
+    """The first ``limit`` lines of :func:`iter_spend` and every line summed per account, service and team, by the
+    database in one statement."""
+    return BillRepository(session).spend_table(account_id, team_keys, region=region, team=team, limit=limit)

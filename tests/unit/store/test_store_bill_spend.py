@@ -93,14 +93,13 @@ def test_the_databases_totals_and_top_lines_are_the_streamed_lines_summed_and_cu
             (None, "111111111111"), (None, "us-east-1", "us-west-2"), (None, "ml", "search", "infra", "nobody")
         ):
             lines = [x for x in bills.iter_spend(account, KEYS, region=region) if team is None or x.team == team]
-            totals = bills.spend_totals(account, KEYS, region=region, team=team)
-            # Then the database's totals are the lines' sums, in the order their groups first come
-            assert totals == _summed(lines), (account, region, team)
-            # And its top lines are the first of the stream
-            for limit in (1, 2, 100):
-                top = bills.top_spend(account, KEYS, region=region, team=team, limit=limit)
+            # Then the database's totals are the lines' sums, in the order their groups first come, and its lines
+            # the first of the stream
+            for limit in (1, 2, 100, None):
+                top, totals = bills.spend_table(account, KEYS, region=region, team=team, limit=limit)
+                assert totals == _summed(lines), (account, region, team, limit)
                 assert top == lines[:limit], (account, region, team, limit)
     # And the teams are the ones the tags say: the least non-empty value of the first key that has one
     with session_factory() as session:
-        teams = {x.resource_id: x.team for x in BillRepository(session).top_spend(None, KEYS, limit=100)}
+        teams = {x.resource_id: x.team for x in BillRepository(session).spend_table(None, KEYS, limit=None)[0]}
     assert teams == {"i-a1": "ml", "i-a2": "ml", "i-a3": "infra", "i-a4": None, "ep-b1": "search", "i-b2": "ml"}

@@ -11,7 +11,7 @@ from datetime import date, datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, cast
 
-from sqlalchemy import ColumnElement, Table, delete, func, insert, null, or_, select
+from sqlalchemy import ColumnElement, Table, delete, func, insert, literal, null, or_, select, union_all
 from sqlalchemy.orm import Session
 
 from chipwise.models.bill import ResourceBill, Unattributed
@@ -411,60 +411,48 @@ class BillRepository(Repository):
         for a, svc, r, t, e, o, h in self.session.execute(stmt.execution_options(yield_per=STREAM_ROWS)):
             yield SpendLine(str(a), str(svc), str(r), t, _dec(e), _dec(o), _dec(h), teams.get(str(r)))
 
-    def top_spend(
+    def spend_table(
         self,
         account_id: str | None = None,
         team_keys: Sequence[str] = (),
         *,
         region: str | None = None,
         team: str | None = None,
-        limit: int,
-    ) -> list[SpendLine]:
-        """The ``limit`` largest lines of :meth:`iter_spend` (of ``team`` when given), cut by the database (ORDER BY
-        ... LIMIT): the other resources never reach Python."""
-        per = self._spend_by_resource(account_id, team_keys, region)
-        stmt = select(per)
-        if team is not None:
-            stmt = stmt.where(per.c.team == team)
-        stmt = stmt.order_by(per.c.effective.desc(), per.c.account_id, per.c.resource_id).limit(limit)
-        return [
-            SpendLine(str(a), str(svc), str(r), t, _dec(e), _dec(o), _dec(h), None if tm is None else str(tm))
-            for a, svc, r, t, e, o, h, tm in self.session.execute(stmt)
-        ]
-
-    def spend_totals(
-        self,
-        account_id: str | None = None,
-        team_keys: Sequence[str] = (),
-        *,
-        region: str | None = None,
-        team: str | None = None,
-    ) -> list[SpendTotal]:
-        """:meth:`iter_spend`'s lines summed by the database per account, service and team (each with how many
-        resources it sums), in the order their first line comes in :meth:`iter_spend`: the totals of ``chipwise
-        bill show`` without reading every resource's line."""
+        limit: int | None,
+    ) -> tuple[list[SpendLine], list[SpendTotal]]:
+        """``chipwise bill show``'s table in one statement (one pass over the resource-days): the first ``limit``
+        lines of :meth:`iter_spend` (of ``team`` when given; every line when ``limit`` is None), and every line summed
+        per account, service and team with how many resources each sum holds, in the order their first line comes.
+        The database sums and cuts: the other lines never reach Python."""
         per = self._spend_by_resource(account_id, team_keys, region)
         if team is not None:
             per = select(per).where(per.c.team == team).subquery("of_team")
-        # each line's place in iter_spend's order: a group's first place says where its team first appears
+        # each line's place in iter_spend's order: the top lines are the first places, and a group's first place
+        # says where its team first appears
         place = func.row_number().over(order_by=(per.c.effective.desc(), per.c.account_id, per.c.resource_id))
-        placed = select(per, place.label("place")).subquery("placed")
-        stmt = (
-            select(
-                placed.c.account_id,
-                placed.c.service,
-                placed.c.team,
-                func.sum(placed.c.effective),
-                func.count(),
-                func.min(placed.c.place),
-            )
-            .group_by(placed.c.account_id, placed.c.service, placed.c.team)
-            .order_by(func.min(placed.c.place))
-        )
-        return [
-            SpendTotal(str(a), str(svc), None if tm is None else str(tm), _dec(e), int(n))
-            for a, svc, tm, e, n, _ in self.session.execute(stmt)
-        ]
+        placed = select(per, place.label("place")).cte("placed")
+        c = placed.c
+        top = select(
+            literal("line").label("kind"), c.account_id, c.service, c.resource_id, c.instance_type, c.effective,
+            c.public, c.hours, c.team, literal(1).label("resources"), c.place,
+        )  # fmt: skip
+        if limit is not None:
+            top = top.where(c.place <= limit)
+        totals = select(
+            literal("total"), c.account_id, c.service, null(), null(), func.sum(c.effective), null(), null(), c.team,
+            func.count(), func.min(c.place),
+        ).group_by(c.account_id, c.service, c.team)  # fmt: skip
+        lines: list[tuple[int, SpendLine]] = []
+        groups: list[tuple[int, SpendTotal]] = []
+        for kind, a, svc, r, t, e, o, h, tm, n, at in self.session.execute(union_all(top, totals)):
+            team_of = None if tm is None else str(tm)
+            if kind == "line":
+                lines.append((int(at), SpendLine(str(a), str(svc), str(r), t, _dec(e), _dec(o), _dec(h), team_of)))
+            else:
+                groups.append((int(at), SpendTotal(str(a), str(svc), team_of, _dec(e), int(n))))
+        lines.sort(key=lambda item: item[0])
+        groups.sort(key=lambda item: item[0])
+        return [line for _, line in lines], [group for _, group in groups]
 
     def _spend_by_resource(self, account_id: str | None, team_keys: Sequence[str], region: str | None) -> Any:
         """:meth:`iter_spend`'s lines as a subquery (account_id, service, resource_id, instance_type, effective,
@@ -489,7 +477,26 @@ class BillRepository(Repository):
         ]
         group = (rows.account_id, rows.service, rows.resource_id)
         if region is None:  # the lines read every region's days: the tags come with them, one pass over the rows
-            per = select(*columns, *tags).where(*where).group_by(*group).subquery("per")
+            # the days summed per tag set first: a resource's days mostly carry the same tags, so each tag set is
+            # read (its JSON parsed) once per resource, not once per day
+            days = select(*columns, rows.tags.label("tags")).where(*where).group_by(*group, rows.tags).subquery("days")
+            day_tags = [
+                func.min(func.nullif(days.c.tags[key].as_string(), "")).label(f"tag{i}") for i, key in enumerate(keys)
+            ]
+            per = (
+                select(
+                    days.c.account_id,
+                    days.c.service,
+                    days.c.resource_id,
+                    func.max(days.c.instance_type).label("instance_type"),
+                    func.sum(days.c.effective).label("effective"),
+                    func.sum(days.c.public).label("public"),
+                    func.sum(days.c.hours).label("hours"),
+                    *day_tags,
+                )
+                .group_by(days.c.account_id, days.c.service, days.c.resource_id)
+                .subquery("per")
+            )
             found: list[ColumnElement[Any]] = [
                 func.min(per.c[f"tag{i}"]).over(partition_by=per.c.resource_id) for i in range(len(keys))
             ]
