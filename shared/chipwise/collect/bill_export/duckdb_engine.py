@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,10 +28,13 @@ from chipwise.collect.bill_export.query import (
     legacy_tags,
     required_columns,
 )
+from chipwise.collect.bill_export.formats import NUMERIC
+from chipwise.collect.bill_export.grouped import grouped_relation
+from chipwise.collect.bill_export.query import COST_COLUMN, logical_query
 from chipwise.collect.bill_export.validation import (
     check_described,
     check_payers,
-    checked_query,
+    group_rejected_expr,
     rejected,
     row_sql,
     value_check_sql,
@@ -175,12 +178,50 @@ def run_duckdb(
             src = source_of(table, data_format, union, reader(paths, data_format))
             try:
                 payer, others = _census(con, src, files[0][1])
-                _stream(con, files, src, period, sink)
+                proven = _proven(con, paths, src) if data_format == "parquet" else frozenset()
+                _stream(con, files, src, period, sink, union, proven)
             except duckdb.Error as exc:
+                _validate(con, files, src, period)  # a line a check would reject (a NaN amount ...): named
                 raise BillError(f"{files[0][1]}: the bill query failed ({str(exc).splitlines()[0]})") from exc
             return DuckRead(sum(p.stat().st_size for p in paths), payer, others)
         finally:
             con.close()
+
+
+def _proven(con: duckdb.DuckDBPyConnection, paths: Sequence[Path], src: QuerySource) -> frozenset[str]:
+    """The numeric columns read whose Parquet footer statistics prove every value within ±1e12 (each row group's
+    minimum and maximum, or all NULL; no NaN), and the cost column when they also prove it never NULL (a NULL
+    count of 0 in every row group of every file): their checks need no line read. A column without statistics,
+    or whose statistics do not prove it, is checked on every line (:mod:`.grouped`)."""
+    numeric = {src.physical[name]: name for name, kind in columns_read(src.table, src.split).items()
+               if kind == NUMERIC and src.physical.get(name) is not None}  # fmt: skip
+    if not numeric:
+        return frozenset()
+    listed = ", ".join(f"'{_quote(p)}'" for p in paths)
+    names = ", ".join("'" + str(n).replace("'", "''") + "'" for n in numeric)
+    rows = con.execute(
+        "SELECT path_in_schema, bool_and(COALESCE(COALESCE(stats_nan_count, 0) = 0 AND"
+        " (stats_null_count = row_group_num_rows OR (TRY_CAST(COALESCE(stats_min_value, stats_min) AS DOUBLE)"
+        " >= -1e12 AND TRY_CAST(COALESCE(stats_max_value, stats_max) AS DOUBLE) <= 1e12)), false)),"
+        " bool_and(COALESCE(stats_null_count = 0, false)), count(DISTINCT file_name)"
+        f" FROM parquet_metadata([{listed}]) WHERE path_in_schema IN ({names}) GROUP BY path_in_schema"
+    ).fetchall()
+    cost = COST_COLUMN[family(src.table)]
+    found: set[str] = set()
+    for path, within, no_nulls, files in rows:
+        name = numeric[str(path)]
+        if within and (name != cost or (no_nulls and files == len(set(paths)))):
+            found.add(name)
+    return frozenset(found)
+
+
+def fast_query(
+    src: QuerySource, period: str, types: Mapping[str, str], proven: frozenset[str], exact: bool
+) -> str:
+    """The checked query over the groups of raw lines (:mod:`.grouped`); ``exact``: only the flagged groups, every
+    amount cast per line."""
+    grouped = grouped_relation(src, period, types, proven, exact=exact)
+    return logical_query(src, "rejected__", group_rejected_expr(src), grouped=grouped)
 
 
 def _stream(
@@ -189,10 +230,15 @@ def _stream(
     src: QuerySource,
     period: str,
     sink: Callable[[Sequence[Any]], None],
+    types: dict[str, str] | None = None,
+    proven: frozenset[str] = frozenset(),
 ) -> None:
     """Run the query and pass each row to ``sink`` as it is fetched. DuckDB's aggregates and joins spill to the
     scratch directory beyond the memory limit; what cannot spill (each thread's scan buffers) grows with the
-    threads: should the limit still be hit before any row has left, the query runs once more on one thread."""
+    threads: should the limit still be hit before any row has left, the query runs once more on one thread.
+    A row whose sums the fast read cannot show exact is held back; those rows come from a second, exact query.
+    ``types`` (each physical column's DuckDB type; unknown: every amount cast per line) and ``proven`` (the checks
+    the Parquet statistics prove) choose how the groups are read (:mod:`.grouped`)."""
     import duckdb
 
     sunk = False
@@ -200,16 +246,23 @@ def _stream(
         if attempt == "on one thread":
             con.execute("SET threads = 1")
         try:
-            cursor = con.execute(checked_query(src, period))
-            returned = tuple(str(d[0]) for d in cursor.description or [])
-            if returned != RESULT_COLUMNS:
-                raise BillError(f"{files[0][1]}: the bill query returned {', '.join(returned)}")
-            while batch := cursor.fetchmany(FETCH_BATCH):
-                for record in batch:
-                    if record[-1]:  # a rejected line: name its file and row (nothing is stored)
-                        _validate(con, files, src, period)
-                    sunk = True
-                    sink(record)
+            held = False
+            for exact in (False, True):
+                if exact and not held:
+                    return
+                cursor = con.execute(fast_query(src, period, types or {}, proven, exact))
+                returned = tuple(str(d[0]) for d in cursor.description or [])
+                if returned != (*RESULT_COLUMNS, "inexact"):
+                    raise BillError(f"{files[0][1]}: the bill query returned {', '.join(returned)}")
+                while batch := cursor.fetchmany(FETCH_BATCH):
+                    for record in batch:
+                        if record[-1] and not exact:  # not shown exact: from the exact query
+                            held = True
+                            continue
+                        if record[-2]:  # a rejected line: name its file and row (nothing is stored)
+                            _validate(con, files, src, period)
+                        sunk = True
+                        sink(record[:-1])
             return
         except duckdb.OutOfMemoryException:
             if sunk or attempt == "on one thread":

@@ -84,7 +84,7 @@ def check_described(
             raise BillError(f"{shown}: column {column} is {described[column]}, expected {kind}")
 
 
-def _next_month(start: date) -> date:
+def month_after(start: date) -> date:
     return date(start.year + start.month // 12, start.month % 12 + 1, 1)
 
 
@@ -101,7 +101,7 @@ def problems(src: QuerySource, period: str, read: dict[str, str]) -> list[tuple[
     day = f"CAST({when} AS DATE)" if src.dialect == "athena" else f"CAST(CAST({when} AS TIMESTAMPTZ) AS DATE)"
     found.append(
         (
-            f"{day} < DATE '{start}' OR {day} >= DATE '{_next_month(start)}'",
+            f"{day} < DATE '{start}' OR {day} >= DATE '{month_after(start)}'",
             f"{DATE_COLUMN[fam]}: a day outside the billing period {period}",
         )
     )
