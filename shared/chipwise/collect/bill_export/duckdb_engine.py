@@ -28,8 +28,8 @@ from chipwise.collect.bill_export.query import (
     legacy_tags,
     required_columns,
 )
-from chipwise.collect.bill_export.formats import NUMERIC
-from chipwise.collect.bill_export.grouped import grouped_relation
+from chipwise.collect.bill_export.formats import NUMERIC, TEXT
+from chipwise.collect.bill_export.grouped import Footer, grouped_relation
 from chipwise.collect.bill_export.query import COST_COLUMN, logical_query
 from chipwise.collect.bill_export.validation import (
     check_described,
@@ -178,8 +178,8 @@ def run_duckdb(
             src = source_of(table, data_format, union, reader(paths, data_format))
             try:
                 payer, others = _census(con, src, files[0][1])
-                proven = _proven(con, paths, src) if data_format == "parquet" else frozenset()
-                _stream(con, files, src, period, sink, union, proven)
+                footer = _footer(con, paths, src) if data_format == "parquet" else Footer()
+                _stream(con, files, src, period, sink, union, footer)
             except duckdb.Error as exc:
                 _validate(con, files, src, period)  # a line a check would reject (a NaN amount ...): named
                 raise BillError(f"{files[0][1]}: the bill query failed ({str(exc).splitlines()[0]})") from exc
@@ -188,39 +188,48 @@ def run_duckdb(
             con.close()
 
 
-def _proven(con: duckdb.DuckDBPyConnection, paths: Sequence[Path], src: QuerySource) -> frozenset[str]:
-    """The numeric columns read whose Parquet footer statistics prove every value within ±1e12 (each row group's
-    minimum and maximum, or all NULL; no NaN), and the cost column when they also prove it never NULL (a NULL
-    count of 0 in every row group of every file): their checks need no line read. A column without statistics,
-    or whose statistics do not prove it, is checked on every line (:mod:`.grouped`)."""
-    numeric = {src.physical[name]: name for name, kind in columns_read(src.table, src.split).items()
-               if kind == NUMERIC and src.physical.get(name) is not None}  # fmt: skip
-    if not numeric:
-        return frozenset()
+def _footer(con: duckdb.DuckDBPyConnection, paths: Sequence[Path], src: QuerySource) -> Footer:
+    """What the Parquet footers' statistics (per row group and column: minimum, maximum, NULL and NaN counts)
+    prove of the columns read, without a line read (:class:`.grouped.Footer`). A column without statistics, or
+    whose statistics do not prove a check, is checked on every line."""
+    read = columns_read(src.table, src.split)
+    wanted = {src.physical[name]: name for name in read if src.physical.get(name) is not None}
     listed = ", ".join(f"'{_quote(p)}'" for p in paths)
-    names = ", ".join("'" + str(n).replace("'", "''") + "'" for n in numeric)
+    names = ", ".join("'" + str(n).replace("'", "''") + "'" for n in wanted)
+    low, high = "COALESCE(stats_min_value, stats_min)", "COALESCE(stats_max_value, stats_max)"
+    all_null = "stats_null_count = row_group_num_rows"
+    no_nan = "COALESCE(stats_nan_count, 0) = 0"
     rows = con.execute(
-        "SELECT path_in_schema, bool_and(COALESCE(COALESCE(stats_nan_count, 0) = 0 AND"
-        " (stats_null_count = row_group_num_rows OR (TRY_CAST(COALESCE(stats_min_value, stats_min) AS DOUBLE)"
-        " >= -1e12 AND TRY_CAST(COALESCE(stats_max_value, stats_max) AS DOUBLE) <= 1e12)), false)),"
-        " bool_and(COALESCE(stats_null_count = 0, false)), count(DISTINCT file_name)"
+        f"SELECT path_in_schema, bool_and(COALESCE({no_nan} AND ({all_null} OR (TRY_CAST({low} AS DOUBLE)"
+        f" >= -1e12 AND TRY_CAST({high} AS DOUBLE) <= 1e12)), false)),"
+        " bool_and(COALESCE(stats_null_count = 0, false)), count(DISTINCT file_name),"
+        f" bool_and(COALESCE({no_nan} AND ({all_null} OR (TRY_CAST({low} AS DOUBLE) = 0"
+        f" AND TRY_CAST({high} AS DOUBLE) = 0)), false)),"
+        f" bool_and(COALESCE(stats_null_count = 0 AND {low} = {high} AND min_is_exact AND max_is_exact, false)),"
+        f" min({low}), max({high})"
         f" FROM parquet_metadata([{listed}]) WHERE path_in_schema IN ({names}) GROUP BY path_in_schema"
     ).fetchall()
     cost = COST_COLUMN[family(src.table)]
-    found: set[str] = set()
-    for path, within, no_nulls, files in rows:
-        name = numeric[str(path)]
-        if within and (name != cost or (no_nulls and files == len(set(paths)))):
-            found.add(name)
-    return frozenset(found)
+    every_file = len(set(paths))
+    proven: set[str] = set()
+    zero: set[str] = set()
+    constant: dict[str, str] = {}
+    for path, within, no_nulls, files, zeros, same, low_value, high_value in rows:
+        name = wanted[str(path)]
+        if read[name] == NUMERIC:
+            if within and (name != cost or (no_nulls and files == every_file)):
+                proven.add(name)
+            if zeros and name != cost:  # 0 or NULL on every line (a file without it: NULL)
+                zero.add(name)
+        elif read[name] == TEXT and same and files == every_file and low_value == high_value is not None:
+            constant[name] = str(low_value)
+    return Footer(frozenset(proven), frozenset(zero), constant)
 
 
-def fast_query(
-    src: QuerySource, period: str, types: Mapping[str, str], proven: frozenset[str], exact: bool
-) -> str:
+def fast_query(src: QuerySource, period: str, types: Mapping[str, str], footer: Footer, exact: bool) -> str:
     """The checked query over the groups of raw lines (:mod:`.grouped`); ``exact``: only the flagged groups, every
     amount cast per line."""
-    grouped = grouped_relation(src, period, types, proven, exact=exact)
+    grouped = grouped_relation(src, period, types, footer, exact=exact)
     return logical_query(src, "rejected__", group_rejected_expr(src), grouped=grouped)
 
 
@@ -231,14 +240,14 @@ def _stream(
     period: str,
     sink: Callable[[Sequence[Any]], None],
     types: dict[str, str] | None = None,
-    proven: frozenset[str] = frozenset(),
+    footer: Footer | None = None,
 ) -> None:
     """Run the query and pass each row to ``sink`` as it is fetched. DuckDB's aggregates and joins spill to the
     scratch directory beyond the memory limit; what cannot spill (each thread's scan buffers) grows with the
     threads: should the limit still be hit before any row has left, the query runs once more on one thread.
     A row whose sums the fast read cannot show exact is held back; those rows come from a second, exact query.
-    ``types`` (each physical column's DuckDB type; unknown: every amount cast per line) and ``proven`` (the checks
-    the Parquet statistics prove) choose how the groups are read (:mod:`.grouped`)."""
+    ``types`` (each physical column's DuckDB type; unknown: every amount cast per line) and ``footer`` (what the
+    Parquet statistics prove) choose how the groups are read (:mod:`.grouped`)."""
     import duckdb
 
     sunk = False
@@ -250,7 +259,7 @@ def _stream(
             for exact in (False, True):
                 if exact and not held:
                     return
-                cursor = con.execute(fast_query(src, period, types or {}, proven, exact))
+                cursor = con.execute(fast_query(src, period, types or {}, footer or Footer(), exact))
                 returned = tuple(str(d[0]) for d in cursor.description or [])
                 if returned != (*RESULT_COLUMNS, "inexact"):
                     raise BillError(f"{files[0][1]}: the bill query returned {', '.join(returned)}")

@@ -24,7 +24,7 @@ whose statistics do not prove it)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from datetime import date
 
 from chipwise.collect.bill_export.formats import NUMERIC
@@ -53,13 +53,30 @@ def _fast(duck_type: str) -> bool:
     return duck_type.upper() in FAST_TYPES
 
 
+@dataclass(frozen=True)
+class Footer:
+    """What the Parquet footers' statistics prove of the columns read, for every row group of every file:
+    ``proven``, the numeric columns within ±1e12 (the cost column: also never NULL); ``zero``, the amounts 0 or
+    NULL on every line (not summed: 0); ``constant``, the text columns with one value on every line (not a key:
+    that value)."""
+
+    proven: frozenset[str] = frozenset()
+    zero: frozenset[str] = frozenset()
+    constant: Mapping[str, str] = field(default_factory=dict)
+
+
+def _literal(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
+
+
 def grouped_relation(
-    src: QuerySource, period: str, types: Mapping[str, str], proven: frozenset[str], *, exact: bool = False
+    src: QuerySource, period: str, types: Mapping[str, str], footer: Footer, *, exact: bool = False
 ) -> QuerySource:
     """The source as groups of raw lines (a subquery over the files), to read as ``grouped`` by
     :func:`~chipwise.collect.bill_export.query.logical_query`. ``types``: each physical column's DuckDB type;
-    ``proven``: the columns whose checks the Parquet statistics prove (a numeric column: within ±1e12; the cost
-    column: also never NULL). ``exact``: every amount cast per line, only the groups a fast read flags."""
+    ``footer``: what the Parquet statistics prove. ``exact``: every amount cast per line, only the groups a fast
+    read flags."""
+    proven = footer.proven
     fam = family(src.table)
     lines = canonical_lines(src)
     used = " ".join(expr for name, expr in lines.items() if name not in TERMS)
@@ -86,6 +103,8 @@ def grouped_relation(
         elif kind == NUMERIC and quoted in rate_only and quoted not in others:  # FOCUS's ListUnitPrice: a MAX
             aggregates.append(f"MAX(CAST({quoted} AS {MONEY})) AS {quoted}")
             converted.append(quoted)
+        elif kind == NUMERIC and name in footer.zero:
+            converted.append(f"CAST(0 AS {MONEY}) AS {quoted}")
         elif kind == NUMERIC and _fast(types.get(physical, "")):
             fast.append(quoted)
             aggregates.append(f"SUM({'CAST(' + quoted + f' AS {MONEY})' if exact else f'round({quoted} * {SCALE})'})"
@@ -99,6 +118,9 @@ def grouped_relation(
         elif kind == NUMERIC:
             aggregates.append(f"SUM(CAST({quoted} AS {MONEY})) AS {quoted}")
             converted.append(quoted)
+        elif name in footer.constant:
+            converted.append(f"{_literal(footer.constant[name])} AS {quoted}")
+            key_columns.add(name)  # checked as the groups' keys are (its one value)
         else:
             keys.append((quoted, quoted))
             converted.append(quoted)
@@ -111,8 +133,10 @@ def grouped_relation(
         (f"{when} < DATE '{start}' OR {when} >= DATE '{month_after(start)}'",
          f"{date_column}: a day outside the billing period {period}"),
     ]  # fmt: skip
+    value = {column: _literal(footer.constant[column]) if column in footer.constant else src.col(column)
+             for column in key_columns}  # fmt: skip
     group_checks += [
-        (f"length(CAST({src.col(column)} AS VARCHAR)) > {LENGTHS[column]}",
+        (f"length(CAST({value[column]} AS VARCHAR)) > {LENGTHS[column]}",
          f"{column}: longer than {LENGTHS[column]} characters")
         for column in read if column in key_columns and column in LENGTHS
     ]  # fmt: skip
