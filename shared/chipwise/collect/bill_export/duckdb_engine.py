@@ -230,7 +230,7 @@ def fast_query(src: QuerySource, period: str, types: Mapping[str, str], footer: 
     """The checked query over the groups of raw lines (:mod:`.grouped`); ``exact``: only the flagged groups, every
     amount cast per line."""
     grouped = grouped_relation(src, period, types, footer, exact=exact)
-    return logical_query(src, "rejected__", group_rejected_expr(src), grouped=grouped)
+    return logical_query(src, "rejected__", group_rejected_expr(src, grouped.scaled), grouped=grouped)
 
 
 def _stream(
@@ -265,7 +265,7 @@ def _stream(
                     raise BillError(f"{files[0][1]}: the bill query returned {', '.join(returned)}")
                 while batch := cursor.fetchmany(FETCH_BATCH):
                     for record in batch:
-                        if record[-1] and not exact:  # not shown exact: from the exact query
+                        if bool(record[-1]) != exact:  # the fast query's rows not shown exact: the exact one's
                             held = True
                             continue
                         if record[-2]:  # a rejected line: name its file and row (nothing is stored)

@@ -89,6 +89,14 @@ def grouped_relation(
     converted: list[str] = []
     key_columns: set[str] = set()
     fast: list[str] = []
+    # scaled: every summed amount a DOUBLE (or 0): the groups hand their integer sums on as they are, summed again
+    # as DOUBLE and made decimals once, at the end (query.TO_MONEY); else each group's sums become decimals here
+    scalable = all(
+        _fast(types.get(str(src.physical.get(name)), "")) or name in footer.zero
+        for name, kind in read.items()
+        if kind == NUMERIC and src.physical.get(name) is not None and src.col(name) in others
+    )
+    scaled = scalable and not exact
     for name, kind in read.items():
         physical = src.physical.get(name)
         quoted = src.col(name)
@@ -104,14 +112,14 @@ def grouped_relation(
             aggregates.append(f"MAX(CAST({quoted} AS {MONEY})) AS {quoted}")
             converted.append(quoted)
         elif kind == NUMERIC and name in footer.zero:
-            converted.append(f"CAST(0 AS {MONEY}) AS {quoted}")
+            converted.append(f"CAST(0 AS {'DOUBLE' if scaled else MONEY}) AS {quoted}")
         elif kind == NUMERIC and _fast(types.get(physical, "")):
             fast.append(quoted)
             aggregates.append(f"SUM({'CAST(' + quoted + f' AS {MONEY})' if exact else f'round({quoted} * {SCALE})'})"
                               f" AS {quoted}")  # fmt: skip
             converted.append(
                 quoted
-                if exact
+                if exact or scaled
                 else f"CASE WHEN NOT inexact__ THEN CAST(TRY_CAST({quoted} AS HUGEINT) AS DECIMAL(38,0))"
                 f" * CAST('0.0000000001' AS DECIMAL(11,10)) END AS {quoted}"
             )
@@ -169,7 +177,7 @@ def grouped_relation(
     checks = " ".join(f"WHEN {condition} THEN '{label}'" for condition, label in group_checks)
     verdict = f"CASE WHEN {line_verdict} <> '' THEN {line_verdict} {checks} ELSE '' END"
     second = (
-        f"SELECT {', '.join(converted)}, line_items__, {verdict} AS rejected__, inexact__"
-        f" FROM (SELECT *, {flag} AS inexact__ FROM ({first}))" + (" WHERE inexact__" if exact else "")
+        f"SELECT {', '.join(converted)}, line_items__, largest__, {verdict} AS rejected__, inexact__"
+        f" FROM (SELECT *, {flag} AS inexact__ FROM ({first}))"
     )
-    return replace(src, relation=f"({second})", filter="")
+    return replace(src, relation=f"({second})", filter="", scaled=scaled, flag_sums=scalable)

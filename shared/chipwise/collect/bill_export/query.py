@@ -170,6 +170,8 @@ class QuerySource:
     data_format: DataFormat
     split: bool
     filter: str = ""  # Athena's partition filter
+    scaled: bool = False  # the amounts are DOUBLE integers of 1e-10 (groups of raw lines summed exactly: .grouped)
+    flag_sums: bool = False  # groups: a sum of scaled sums not shown exact is flagged (whether or not scaled)
 
     def col(self, name: str) -> str:
         found = self.physical.get(name)
@@ -181,7 +183,13 @@ def _ident(name: str) -> str:
 
 
 def _n(src: QuerySource, column: str) -> str:
+    if src.scaled:
+        return f"COALESCE({src.col(column)}, 0)"
     return f"COALESCE(CAST({src.col(column)} AS {MONEY}), 0)"
+
+
+SCALED_EXACT_BELOW = 2**52  # a DOUBLE sum of integers whose absolute sum stays below it is exact
+TO_MONEY = "CAST(CAST(TRY_CAST({0} AS HUGEINT) AS DECIMAL(38,0)) * CAST('0.0000000001' AS DECIMAL(11,10)) AS {1})"
 
 
 def _s(src: QuerySource, column: str) -> str:
@@ -410,8 +418,10 @@ def logical_query(
     counted, flag, flagged = "COUNT(*)", "", ""
     if grouped is not None:
         lines_from, counted = grouped.relation, "SUM(line_items__)"
-        canonical += ",\n  inexact__, line_items__"
+        canonical += ",\n  inexact__, line_items__, largest__"
         flag, flagged = ", bool_or(inexact__) AS inexact", ",\n  sums.inexact"
+        if grouped.flag_sums:  # each sum of the groups' exact integer sums: exact below 2^53 (see .grouped)
+            flag = f", bool_or(inexact__) OR SUM(line_items__) * MAX(largest__) >= {SCALED_EXACT_BELOW} AS inexact"
     keep = f"lines.kind IN {USAGE_KINDS_SQL} AND ({COMPUTE})"
     scoped = {
         "day": f"CASE WHEN {keep} THEN lines.day END",
@@ -422,7 +432,7 @@ def logical_query(
     }
     regrouped = ", ".join(
         f"{scoped[name]} AS {name}" if name in scoped else f"lines.{name}"
-        for name in (*lines, "scope", "rejected", *(("inexact__", "line_items__") if grouped is not None else ()))
+        for name in (*lines, "scope", "rejected", *(("inexact__", "line_items__", "largest__") if grouped is not None else ()))
     )
     group = ", ".join(GROUP_COLUMNS)
     sums = ", ".join(f"{agg}({name}) AS {name}" for agg, name in SUMS)
@@ -432,7 +442,12 @@ def logical_query(
     # grouped (DuckDB): the sums leave as their exact text (Python makes a Decimal of a string 4 times as fast as
     # DuckDB hands one over), as Athena's do
     as_text = "CAST(sums.{0} AS VARCHAR) AS {0}" if grouped is not None else "sums.{0}"
-    from_sums = [f"sums.{name}" for name in GROUP_COLUMNS] + [as_text.format(name) for _, name in SUMS]
+    from_sums = [f"sums.{name}" for name in GROUP_COLUMNS] + [
+        TO_MONEY.format(f"sums.{name}", "VARCHAR") + f" AS {name}"
+        if grouped is not None and grouped.scaled and agg == "SUM"
+        else as_text.format(name)
+        for agg, name in SUMS
+    ]
     selected = ", ".join([*from_sums, *(f"terms.{name}" for name in TERMS), "tags.tags", "sums.line_items"])
     return (
         f"WITH lines AS (\n  SELECT\n  {canonical},\n  {rejected} AS rejected\n  FROM {lines_from}\n),\n"

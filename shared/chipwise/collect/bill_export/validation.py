@@ -157,10 +157,11 @@ def rejected_expr(src: QuerySource, period: str) -> str:
     return "CASE " + " ".join(f"WHEN {cond} THEN '{label}'" for cond, label in found) + " ELSE '' END"
 
 
-def group_rejected_expr(src: QuerySource) -> str:
+def group_rejected_expr(src: QuerySource, scaled: bool = False) -> str:
     """The checks made once per aggregated group: ``WHEN <condition> THEN '<column: what>'`` clauses over the
     query's output: the lengths the groups carry (``sums.account_id``, ``terms.family`` ...; a commitment's ARN
-    named by its columns), and each sum within ±1e12 (the store's NUMERIC(18, 6))."""
+    named by its columns), and each sum within ±1e12 (the store's NUMERIC(18, 6)); ``scaled``: the sums are
+    DOUBLE integers of 1e-10 (:mod:`.grouped`)."""
     by_output: dict[str, tuple[list[str], int]] = {}
     for column in columns_read(src.table, src.split):
         if column in CHECKED_PER_GROUP and column in LENGTHS and src.physical.get(column) is not None:
@@ -170,7 +171,8 @@ def group_rejected_expr(src: QuerySource) -> str:
         f"WHEN length({output}) > {limit} THEN '{' or '.join(names)}: longer than {limit} characters'"
         for output, (names, limit) in by_output.items()
     ]
-    beyond = " OR ".join(f"ABS(sums.{name}) >= {int(LIMIT)}" for agg, name in SUMS if agg == "SUM")
+    limit = "1e22" if scaled else str(int(LIMIT))  # scaled: the sums are integers of 1e-10 (1e22 is exact)
+    beyond = " OR ".join(f"ABS(sums.{name}) >= {limit}" for agg, name in SUMS if agg == "SUM")
     label = f"{COST_COLUMN[family(src.table)]}: a sum of lines beyond what a bill can hold (±1e12)"
     return " ".join([*lengths, f"WHEN {beyond} THEN '{label}'"])
 
