@@ -16,8 +16,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from chipwise.collect.bill_export.errors import BillError
-from chipwise.collect.bill_export.formats import legacy_parquet_name
+from chipwise.collect.bill_export.formats import NUMERIC, TEXT, legacy_parquet_name
+from chipwise.collect.bill_export.grouped import Footer, grouped_relation
 from chipwise.collect.bill_export.query import (
+    COST_COLUMN,
     CUR_SPLIT_COLUMNS,
     PAYER_COLUMN,
     RESULT_COLUMNS,
@@ -26,11 +28,9 @@ from chipwise.collect.bill_export.query import (
     columns_read,
     family,
     legacy_tags,
+    logical_query,
     required_columns,
 )
-from chipwise.collect.bill_export.formats import NUMERIC, TEXT
-from chipwise.collect.bill_export.grouped import Footer, grouped_relation
-from chipwise.collect.bill_export.query import COST_COLUMN, logical_query
 from chipwise.collect.bill_export.validation import (
     check_described,
     check_payers,

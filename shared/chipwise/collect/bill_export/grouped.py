@@ -29,10 +29,12 @@ from datetime import date
 
 from chipwise.collect.bill_export.formats import NUMERIC
 from chipwise.collect.bill_export.query import (
+    AWS_PROVIDER,
     COST_COLUMN,
     DATE_COLUMN,
     MONEY,
     TERMS,
+    TO_MONEY,
     QuerySource,
     canonical_lines,
     columns_read,
@@ -69,71 +71,71 @@ def _literal(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
 
-def grouped_relation(
-    src: QuerySource, period: str, types: Mapping[str, str], footer: Footer, *, exact: bool = False
-) -> QuerySource:
-    """The source as groups of raw lines (a subquery over the files), to read as ``grouped`` by
-    :func:`~chipwise.collect.bill_export.query.logical_query`. ``types``: each physical column's DuckDB type;
-    ``footer``: what the Parquet statistics prove. ``exact``: every amount cast per line, only the groups a fast
-    read flags."""
-    proven = footer.proven
-    fam = family(src.table)
+@dataclass
+class _Columns:
+    """The first step's columns: its keys (expression, name), its aggregates, and what the groups hand on."""
+
+    keys: list[tuple[str, str]] = field(default_factory=list)
+    aggregates: list[str] = field(default_factory=list)
+    converted: list[str] = field(default_factory=list)
+    key_columns: set[str] = field(default_factory=set)
+    fast: list[str] = field(default_factory=list)
+
+
+def _amount(columns: _Columns, quoted: str, *, exact: bool, scaled: bool) -> None:
+    """A DOUBLE amount: summed as integers of 1e-10 (or, ``exact``, as decimals, line by line)."""
+    columns.fast.append(quoted)
+    summed = f"CAST({quoted} AS {MONEY})" if exact else f"round({quoted} * {SCALE})"
+    columns.aggregates.append(f"SUM({summed}) AS {quoted}")
+    columns.converted.append(
+        quoted if exact or scaled else f"CASE WHEN NOT inexact__ THEN {TO_MONEY.format(quoted, MONEY)} END AS {quoted}"
+    )
+
+
+def _columns(src: QuerySource, types: Mapping[str, str], footer: Footer, *, exact: bool, scaled: bool) -> _Columns:
     lines = canonical_lines(src)
     used = " ".join(expr for name, expr in lines.items() if name not in TERMS)
-    rate_only = lines["list_rate"]
     others = " ".join(expr for name, expr in lines.items() if name not in (*TERMS, "list_rate"))
-    read = columns_read(src.table, src.split)
-    date_column, cost_column = DATE_COLUMN[fam], COST_COLUMN[fam]
-    keys: list[tuple[str, str]] = []
-    aggregates: list[str] = []
-    converted: list[str] = []
-    key_columns: set[str] = set()
-    fast: list[str] = []
-    # scaled: every summed amount a DOUBLE (or 0): the groups hand their integer sums on as they are, summed again
-    # as DOUBLE and made decimals once, at the end (query.TO_MONEY); else each group's sums become decimals here
-    scalable = all(
-        _fast(types.get(str(src.physical.get(name)), "")) or name in footer.zero
-        for name, kind in read.items()
-        if kind == NUMERIC and src.physical.get(name) is not None and src.col(name) in others
-    )
-    scaled = scalable and not exact
-    for name, kind in read.items():
-        physical = src.physical.get(name)
-        quoted = src.col(name)
+    date_column = DATE_COLUMN[family(src.table)]
+    columns = _Columns()
+    for name, kind in columns_read(src.table, src.split).items():
+        physical, quoted = src.physical.get(name), src.col(name)
         if physical is None or quoted not in used:
             continue
-        if name == date_column:
+        if name == date_column:  # the UTC day (a naive TIMESTAMP is UTC already)
             naive = types.get(physical, "").upper() == "TIMESTAMP"
             day = f"CAST({quoted} AS DATE)" if naive else f"CAST(CAST({quoted} AS TIMESTAMPTZ) AS DATE)"
-            keys.append((day, quoted))
-            converted.append(quoted)
-            key_columns.add(name)
-        elif kind == NUMERIC and quoted in rate_only and quoted not in others:  # FOCUS's ListUnitPrice: a MAX
-            aggregates.append(f"MAX(CAST({quoted} AS {MONEY})) AS {quoted}")
-            converted.append(quoted)
+            columns.keys.append((day, quoted))
+            columns.key_columns.add(name)
+            columns.converted.append(quoted)
+        elif kind == NUMERIC and quoted not in others:  # FOCUS's ListUnitPrice: the list rate, a MAX
+            columns.aggregates.append(f"MAX(CAST({quoted} AS {MONEY})) AS {quoted}")
+            columns.converted.append(quoted)
         elif kind == NUMERIC and name in footer.zero:
-            converted.append(f"CAST(0 AS {'DOUBLE' if scaled else MONEY}) AS {quoted}")
+            columns.converted.append(f"CAST(0 AS {'DOUBLE' if scaled else MONEY}) AS {quoted}")
         elif kind == NUMERIC and _fast(types.get(physical, "")):
-            fast.append(quoted)
-            aggregates.append(f"SUM({'CAST(' + quoted + f' AS {MONEY})' if exact else f'round({quoted} * {SCALE})'})"
-                              f" AS {quoted}")  # fmt: skip
-            converted.append(
-                quoted
-                if exact or scaled
-                else f"CASE WHEN NOT inexact__ THEN CAST(TRY_CAST({quoted} AS HUGEINT) AS DECIMAL(38,0))"
-                f" * CAST('0.0000000001' AS DECIMAL(11,10)) END AS {quoted}"
-            )
+            _amount(columns, quoted, exact=exact, scaled=scaled)
         elif kind == NUMERIC:
-            aggregates.append(f"SUM(CAST({quoted} AS {MONEY})) AS {quoted}")
-            converted.append(quoted)
-        elif name in footer.constant:
-            converted.append(f"{_literal(footer.constant[name])} AS {quoted}")
-            key_columns.add(name)  # checked as the groups' keys are (its one value)
+            columns.aggregates.append(f"SUM(CAST({quoted} AS {MONEY})) AS {quoted}")
+            columns.converted.append(quoted)
+        elif name in footer.constant:  # checked as the groups' keys are (its one value)
+            columns.converted.append(f"{_literal(footer.constant[name])} AS {quoted}")
+            columns.key_columns.add(name)
         else:
-            keys.append((quoted, quoted))
-            converted.append(quoted)
-            key_columns.add(name)
-    # what each group's keys prove wrong (the day, a key's length), and what is left to check on every line
+            columns.keys.append((quoted, quoted))
+            columns.key_columns.add(name)
+            columns.converted.append(quoted)
+    return columns
+
+
+def _checks(
+    src: QuerySource, period: str, footer: Footer, key_columns: set[str]
+) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """What each group's keys prove wrong (a NULL or out-of-period day, a key too long), and what is left to
+    check on every line (what the Parquet statistics do not prove)."""
+    fam = family(src.table)
+    date_column, cost_column = DATE_COLUMN[fam], COST_COLUMN[fam]
+    read = columns_read(src.table, src.split)
     start = date.fromisoformat(f"{period}-01")
     when = src.col(date_column)
     group_checks = [
@@ -154,30 +156,52 @@ def grouped_relation(
         for condition, label in problems(src, period, read)
         if label not in by_group
         and not (label.endswith(" characters") and label.split(":", 1)[0] in CHECKED_PER_GROUP)
-        and not (label.endswith("beyond ±1e12") and label.split(":", 1)[0] in proven)
-        and not (label == f"{cost_column}: NULL cost" and cost_column in proven)
+        and not (label.endswith("beyond ±1e12") and label.split(":", 1)[0] in footer.proven)
+        and not (label == f"{cost_column}: NULL cost" and cost_column in footer.proven)
     ]  # fmt: skip
+    return group_checks, per_line
+
+
+def grouped_relation(
+    src: QuerySource, period: str, types: Mapping[str, str], footer: Footer, *, exact: bool = False
+) -> QuerySource:
+    """The source as groups of raw lines (a subquery over the files), to read as ``grouped`` by
+    :func:`~chipwise.collect.bill_export.query.logical_query`. ``types``: each physical column's DuckDB type;
+    ``footer``: what the Parquet statistics prove. ``exact``: every amount cast per line (the caller keeps the
+    rows the fast read flagged)."""
+    lines = canonical_lines(src)
+    others = " ".join(expr for name, expr in lines.items() if name not in (*TERMS, "list_rate"))
+    read = columns_read(src.table, src.split)
+    # scalable: every summed amount a DOUBLE (or 0): the groups hand their integer sums on as they are, summed
+    # again as DOUBLE and made decimals once, at the end (query.TO_MONEY); else each group's sums become decimals
+    scalable = all(
+        _fast(types.get(str(src.physical.get(name)), "")) or name in footer.zero
+        for name, kind in read.items()
+        if kind == NUMERIC and src.physical.get(name) is not None and src.col(name) in others
+    )
+    scaled = scalable and not exact
+    columns = _columns(src, types, footer, exact=exact, scaled=scaled)
+    group_checks, per_line = _checks(src, period, footer, columns.key_columns)
+    aggregates = list(columns.aggregates)
     if per_line:
         case = " ".join(f"WHEN {condition} THEN '{label}'" for condition, label in per_line)
         aggregates.append(f"MAX(CASE {case} ELSE '' END) AS rejected__")
     line_verdict = "rejected__" if per_line else "''"
-    largest = "0"
-    if fast:
-        largest = f"MAX(GREATEST({', '.join(f'abs({q})' for q in fast)})) * {SCALE}"
+    largest = f"MAX(GREATEST({', '.join(f'abs({q})' for q in columns.fast)})) * {SCALE}" if columns.fast else "0"
     aggregates += ["COUNT(*) AS line_items__", f"{largest} AS largest__"]
     conditions = [src.filter] if src.filter else []
-    if fam == "focus":
-        conditions.append(f"{src.col('ProviderName')} = 'AWS'")
+    if family(src.table) == "focus":
+        conditions.append(f"{src.col('ProviderName')} = '{AWS_PROVIDER}'")
     where = f" WHERE {' AND '.join(conditions)}" if conditions else ""
     first = (
-        f"SELECT {', '.join([*(f'{expr} AS {alias}' for expr, alias in keys), *aggregates])}"
-        f" FROM {src.relation}{where} GROUP BY {', '.join(expr for expr, _ in keys)}"
+        f"SELECT {', '.join([*(f'{expr} AS {alias}' for expr, alias in columns.keys), *aggregates])}"
+        f" FROM {src.relation}{where} GROUP BY {', '.join(expr for expr, _ in columns.keys)}"
     )
     flag = f"COALESCE(line_items__ > 1 AND line_items__ * largest__ >= {EXACT_BELOW}, false)"
     checks = " ".join(f"WHEN {condition} THEN '{label}'" for condition, label in group_checks)
     verdict = f"CASE WHEN {line_verdict} <> '' THEN {line_verdict} {checks} ELSE '' END"
     second = (
-        f"SELECT {', '.join(converted)}, line_items__, largest__, {verdict} AS rejected__, inexact__"
+        f"SELECT {', '.join(columns.converted)}, line_items__, largest__, {verdict} AS rejected__, inexact__"
         f" FROM (SELECT *, {flag} AS inexact__ FROM ({first}))"
     )
     return replace(src, relation=f"({second})", filter="", scaled=scaled, flag_sums=scalable)

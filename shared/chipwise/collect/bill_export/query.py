@@ -188,7 +188,8 @@ def _n(src: QuerySource, column: str) -> str:
     return f"COALESCE(CAST({src.col(column)} AS {MONEY}), 0)"
 
 
-SCALED_EXACT_BELOW = 2**52  # a DOUBLE sum of integers whose absolute sum stays below it is exact
+SCALED_EXACT_BELOW = 2**51  # a DOUBLE sum of integers (or of differences of two) below it in absolute sum is exact
+GROUPED_EXTRA = ("inexact__", "line_items__", "largest__")  # what the groups carry besides their columns
 TO_MONEY = "CAST(CAST(TRY_CAST({0} AS HUGEINT) AS DECIMAL(38,0)) * CAST('0.0000000001' AS DECIMAL(11,10)) AS {1})"
 
 
@@ -432,7 +433,7 @@ def logical_query(
     }
     regrouped = ", ".join(
         f"{scoped[name]} AS {name}" if name in scoped else f"lines.{name}"
-        for name in (*lines, "scope", "rejected", *(("inexact__", "line_items__", "largest__") if grouped is not None else ()))
+        for name in (*lines, "scope", "rejected", *(GROUPED_EXTRA if grouped is not None else ()))
     )
     group = ", ".join(GROUP_COLUMNS)
     sums = ", ".join(f"{agg}({name}) AS {name}" for agg, name in SUMS)
