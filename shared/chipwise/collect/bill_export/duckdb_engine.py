@@ -8,6 +8,7 @@ is looked for once more to name its file and row."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
@@ -181,7 +182,8 @@ def run_duckdb(
                 footer = _footer(con, paths, src) if data_format == "parquet" else Footer()
                 _stream(con, files, src, period, sink, union, footer)
             except duckdb.Error as exc:
-                _validate(con, files, src, period)  # a line a check would reject (a NaN amount ...): named
+                with contextlib.suppress(duckdb.Error):  # a line a check rejects (a NaN amount ...): named
+                    _validate(con, files, src, period)
                 raise BillError(f"{files[0][1]}: the bill query failed ({str(exc).splitlines()[0]})") from exc
             return DuckRead(sum(p.stat().st_size for p in paths), payer, others)
         finally:
@@ -227,8 +229,8 @@ def _footer(con: duckdb.DuckDBPyConnection, paths: Sequence[Path], src: QuerySou
 
 
 def fast_query(src: QuerySource, period: str, types: Mapping[str, str], footer: Footer, exact: bool) -> str:
-    """The checked query over the groups of raw lines (:mod:`.grouped`); ``exact``: only the flagged groups, every
-    amount cast per line."""
+    """The checked query over the groups of raw lines (:mod:`.grouped`), each row with its ``inexact`` flag;
+    ``exact``: every amount cast per line (the caller keeps the rows the fast query flagged)."""
     grouped = grouped_relation(src, period, types, footer, exact=exact)
     return logical_query(src, "rejected__", group_rejected_expr(src, grouped.scaled), grouped=grouped)
 
