@@ -11,9 +11,13 @@ Exact cents without a decimal cast of every amount: a DOUBLE amount ``x`` become
 (exactly the integer that ``CAST(x AS DECIMAL(38,10))`` holds: DuckDB's cast multiplies by 1e10 and rounds the
 same way), summed as DOUBLE, which is exact while every partial sum stays below 2^53; a group of ``n`` lines
 whose largest such integer is ``m`` is exact when ``n * m < 2^52`` (``n = 1`` always is). A group that cannot be
-shown exact this way is flagged ``inexact__``: its row is not used, and the query runs once more for the flagged
-groups only, with every amount cast to ``DECIMAL(38,10)`` per line (:func:`grouped_relation` with ``exact``).
-Amounts of other types (a CSV's text, a DECIMAL column) are always cast per line.
+shown exact this way is flagged ``inexact__``: its result rows are not used, and the query runs once more with
+every amount cast to ``DECIMAL(38,10)`` per line (:func:`grouped_relation` with ``exact``), of which only the
+flagged rows are kept. When every summed amount is a DOUBLE (or 0), the groups' integer sums are summed again as
+DOUBLE by the per-resource-day step and made decimals once, at the end (``scaled``: a result row is flagged when
+its lines' count times the largest integer reaches 2^51). Amounts of other types (a CSV's text, a DECIMAL
+column) are always cast per line. Amounts that are 0 or NULL on every line and text columns with one value are
+neither summed nor keyed (:class:`Footer`).
 
 The checks of :mod:`.validation` move to where they cost least: a NULL or out-of-period day and an over-long key
 are checked once per group (the key is the group's); an amount beyond ±1e12 and a NULL cost are proven from the
