@@ -21,11 +21,10 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import Decimal
 
-from chipwise.analyse.profiles import LIVE_STATES
 from chipwise.catalog import Catalog
 from chipwise.economics import cents, monthly_cost
 from chipwise.models.bill import ResourceBill, Unattributed
-from chipwise.models.common import first_tag
+from chipwise.models.common import LIVE_STATES, first_tag
 from chipwise.models.findings import FindingDocument
 from chipwise.models.records import CollectedResource
 from chipwise.models.resources import BatchEnvironmentDetails, CapacityReservationDetails, InstanceDetails
