@@ -85,7 +85,7 @@ LAYER_PLATFORM       := manylinux2014_$(if $(filter arm64,$(LAYER_ARCH)),aarch64
 LAYER_BUILD_PYTHON   ?= $(shell command -v python$(LAYER_PYTHON_VERSION) || command -v $(PYTHON))
 # Every service a client is made for (chipwise.aws.AwsContext.client, boto3.client), and X-Ray (Powertools' Tracer
 # makes its own client): tests/iac keeps this in step.
-BOTOCORE_SERVICES    := application-autoscaling athena autoscaling batch bedrock ce cloudwatch ec2 eks events glue iam organizations pricing s3 sagemaker savingsplans scheduler secretsmanager sesv2 sqs ssm sts xray
+BOTOCORE_SERVICES    := application-autoscaling athena autoscaling batch bedrock ce cloudwatch ec2 ecs eks events glue iam organizations pricing s3 sagemaker savingsplans scheduler secretsmanager sesv2 sqs ssm sts xray
 # $(call chipwise_wheel,DIR): the chipwise wheel into DIR, built from a clean copy of the sources (no stale build/)
 chipwise_wheel = mkdir -p "$(1)/.src" \
 	&& tar -cf - --exclude=__pycache__ --exclude='*.egg-info' pyproject.toml README.md shared | tar -xf - -C "$(1)/.src" \

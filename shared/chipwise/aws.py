@@ -118,7 +118,7 @@ class AwsContext:
         self, service: Literal["application-autoscaling"], region: str | None = None
     ) -> ApplicationAutoScalingClient: ...
     @overload
-    def client(self, service: Literal["autoscaling", "eks"], region: str | None = None) -> Any: ...  # no stubs
+    def client(self, service: Literal["autoscaling", "ecs", "eks"], region: str | None = None) -> Any: ...  # no stubs
     @overload
     def client(self, service: Literal["batch"], region: str | None = None) -> BatchClient: ...
     @overload

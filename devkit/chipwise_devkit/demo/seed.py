@@ -189,7 +189,18 @@ def _create_one(aws: AwsContext, res: DemoResource, seeded: SeededAccount, netwo
     known = _instance_ids(aws)
     seeded.arns[res.name] = _create_compute_environment(aws, res, network)
     seeded.launched[res.name] = sorted(_instance_ids(aws) - known)  # what its minvCpus keeps running
+    register_container_instances(aws, seeded.arns[res.name], seeded.launched[res.name])
     return []
+
+
+def register_container_instances(aws: AwsContext, environment_arn: str, instance_ids: list[str]) -> None:
+    """What the ECS agent on each instance a managed compute environment launches does when it boots: register it
+    as a container instance of the environment's ECS cluster (the emulator launches the instances, not the agent)."""
+    batch, ecs = aws.client("batch"), aws.client("ecs")
+    env = batch.describe_compute_environments(computeEnvironments=[environment_arn])["computeEnvironments"][0]
+    for instance_id in instance_ids:
+        document = {"instanceId": instance_id, "region": aws.region, "accountId": DEMO_ACCOUNT_ID}
+        ecs.register_container_instance(cluster=env["ecsClusterArn"], instanceIdentityDocument=json.dumps(document))
 
 
 def _instance_ids(aws: AwsContext) -> set[str]:

@@ -56,8 +56,10 @@ def bill_rates(
         return {}
     found: dict[int, dict[str, CostFacts]] = {}
     for row in resources:
-        key = bill_key(row)
-        item = usage.get(key) if key is not None else None
+        item = _environment_usage(row, usage) if row.get("kind") == "batch_compute_environment" else None
+        if item is None:
+            key = bill_key(row)
+            item = usage.get(key) if key is not None else None
         instance_type = row.get("instance_type") or ""  # none (a Bedrock provisioned throughput): its bill alone
         if item is None:
             continue
@@ -77,6 +79,24 @@ def bill_rates(
             )
         }
     return found
+
+
+def _environment_usage(
+    row: Mapping[str, Any], usage: Mapping[str, tuple[Decimal, Decimal, Decimal, bool]]
+) -> tuple[Decimal, Decimal, Decimal, bool] | None:
+    """A Batch compute environment's bill: its instances' lines summed (the instance ids its inventory read from its
+    ECS cluster); None when it has none the bill names."""
+    details = row.get("details") or {}
+    ids = details.get("instance_ids") if isinstance(details, Mapping) else None
+    lines = [usage[i.lower()] for i in ids or [] if i.lower() in usage]
+    if not lines:
+        return None
+    return (
+        sum((line[0] for line in lines), Decimal(0)),
+        sum((line[1] for line in lines), Decimal(0)),
+        sum((line[2] for line in lines), Decimal(0)),
+        any(line[3] for line in lines),
+    )
 
 
 def cost_facts(instance_type: str | None, region: str, rates: Mapping[str, CostFacts], catalog: Catalog) -> CostFacts:

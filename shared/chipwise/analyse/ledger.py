@@ -7,6 +7,10 @@ and :func:`chipwise.presentation.spend_of` turns the result into the one spend f
 - **Spend** over a window is the bill's: every resource line in the window (EKS pods are shares of their nodes,
   not added again) plus what no resource carries (a commitment's unused part, tax, credits, usage with no resource
   id), that part of a billing period shared over the days the export covers, the window's days its share.
+- **A Batch compute environment** is billed on the EC2 instances it launched (by their instance ids, never its own
+  ARN): when the inventory read its instances (its ECS cluster's container instances), the environment owns their
+  lines (it is priced from them, in the bill and in "% of spend") and each instance, also listed as an
+  ``ec2_instance``, names the environment (``billed_on``) and carries no cost of its own: every line counted once.
 - **Not in the bill**: a resource that ran in a covered period and that no line names by ARN or instance id. It
   is priced at list, labelled so, with the likely reasons, and kept out of spend (and of "% of spend")."""
 
@@ -17,14 +21,13 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import Decimal
 
-from chipwise.analyse.profiles import LIVE_STATES
 from chipwise.catalog import Catalog
 from chipwise.economics import cents, monthly_cost
 from chipwise.models.bill import ResourceBill, Unattributed
-from chipwise.models.common import first_tag
+from chipwise.models.common import LIVE_STATES, first_tag
 from chipwise.models.findings import FindingDocument
 from chipwise.models.records import CollectedResource
-from chipwise.models.resources import CapacityReservationDetails, InstanceDetails
+from chipwise.models.resources import BatchEnvironmentDetails, CapacityReservationDetails, InstanceDetails
 from chipwise.models.scan import ScanCosts, ScanNotAttributed, ScanNotInBill, ScanResource
 
 # Billed on other resources' lines: a component's or a variant's cost is its endpoint's instance hours.
@@ -102,6 +105,33 @@ def bill_key(resource: CollectedResource) -> str | None:
     return (instance_id or resource.arn).lower()
 
 
+def environment_instances(resource: CollectedResource) -> list[str] | None:
+    """The instance ids (lower case) a Batch compute environment launched, as its inventory read them; None for any
+    other resource, or an environment whose instances could not be read."""
+    details = resource.details
+    if resource.kind != "batch_compute_environment" or not isinstance(details, BatchEnvironmentDetails):
+        return None
+    return None if details.instance_ids is None else [i.lower() for i in details.instance_ids]
+
+
+def environment_bill(resource: CollectedResource, by_key: Mapping[str, ResourceBill]) -> ResourceBill | None:
+    """A Batch compute environment's bill: the lines of the instances it launched, summed (None when it has no
+    instances the bill names)."""
+    lines = [by_key[i] for i in environment_instances(resource) or [] if i in by_key]
+    if not lines:
+        return None
+    total = ResourceBill(resource_id=resource.arn.lower(), instance_type=resource.instance_type, service="AmazonEC2")
+    for line in lines:
+        total.effective_cost += line.effective_cost
+        total.billed_cost += line.billed_cost
+        total.public_on_demand_cost += line.public_on_demand_cost
+        total.usage_hours += line.usage_hours
+        total.pricings |= line.pricings
+        total.periods |= line.periods
+        total.tags = {**line.tags, **total.tags}
+    return total
+
+
 def price_from_bill(
     resources: Sequence[ScanResource],
     collected: Mapping[str, CollectedResource],
@@ -111,15 +141,26 @@ def price_from_bill(
     owner_keys: Sequence[str],
 ) -> None:
     """Each resource the bill names gets its effective cost, its rates, hours and pricings; every resource its team
-    and owner (live tags first, then the bill's cost allocation tags). Fills ``resources`` in place."""
+    and owner (live tags first, then the bill's cost allocation tags). A Batch compute environment is priced from
+    its instances' lines; an instance it launched names it (``billed_on``) and is not priced again. Fills
+    ``resources`` in place."""
     by_key = {key.lower(): bill for key, bill in bills.items()}
+    owned: dict[str, str] = {}  # instance id -> the compute environment that launched it (and owns its lines)
+    for source in collected.values():
+        owned.update((i, source.key) for i in environment_instances(source) or [] if i in by_key)
     for resource in resources:
         source = collected[resource.id]
         key = bill_key(source)
-        found = by_key.get(key) if key is not None else None
+        if resource.kind == "batch_compute_environment":
+            found = environment_bill(source, by_key)
+        else:
+            found = by_key.get(key) if key is not None else None
         tags = {**(found.tags if found else {}), **{k: str(v) for k, v in (source.tags or {}).items()}}
         resource.team = first_tag(tags, team_keys)
         resource.owner = first_tag(tags, owner_keys)
+        if key is not None and key in owned and resource.kind == "ec2_instance":
+            resource.billed_on = owned[key]
+            continue
         if found is None:
             continue
         resource.cost_usd = found.effective_cost
@@ -147,7 +188,7 @@ def not_in_bill(
             costed[finding.resource_id] = max(costed.get(finding.resource_id, Decimal(0)), finding.monthly_cost_usd)
     missing = []
     for r in resources:
-        if r.cost_usd is not None or r.variant is not None or r.kind in BILLED_ON_THEIR_ENDPOINT:
+        if r.cost_usd is not None or r.variant is not None or r.kind in BILLED_ON_THEIR_ENDPOINT or r.billed_on:
             continue
         if r.kind not in RAN_IN_THE_WINDOW and r.state not in LIVE_STATES:
             continue
@@ -172,8 +213,22 @@ def not_in_bill(
 # What the bill names instead of the resource's own id, by kind: the likeliest reason of all when it applies.
 BILLED_ELSEWHERE = {
     "batch_compute_environment": "a Batch compute environment is billed on the EC2 instances it launches (their "
-    "instance ids), never on its own ARN: its instances' lines carry its cost",
+    "instance ids), never on its own ARN",
 }
+
+
+def _environment_reason(resource: CollectedResource) -> str:
+    """Why a Batch compute environment's instances did not price it: which of them the scan read, if any."""
+    ids = environment_instances(resource)
+    if ids is None:
+        why = "its instances were not read (no ECS cluster, or the ECS calls were refused)"
+    elif not ids:
+        why = "no instance of it was registered in its ECS cluster when scanned"
+    else:
+        why = f"the bill names none of its instances ({', '.join(ids)})"
+    return f"{BILLED_ELSEWHERE['batch_compute_environment']}: {why}"
+
+
 CAPACITY_BLOCK_FEE = (
     "a Capacity Block is paid up front when it is bought (one fee for its whole term, in the billing period of the "
     "purchase), with no hourly line naming the reservation"
@@ -189,7 +244,7 @@ def _reasons(resource: CollectedResource, last_day: date | None) -> list[str]:
         "its resource id is missing from the export (Data Exports: include resource IDs)",
         "billed to another payer (the export covers its own payer's accounts only)",
     ]
-    first = [BILLED_ELSEWHERE[resource.kind]] if resource.kind in BILLED_ELSEWHERE else []
+    first = [_environment_reason(resource)] if resource.kind == "batch_compute_environment" else []
     if isinstance(resource.details, CapacityReservationDetails) and resource.details.capacity_block:
         first = [CAPACITY_BLOCK_FEE]
     if launched_at is not None and last_day is not None:

@@ -24,6 +24,7 @@ from typing import Literal
 from chipwise.analyse.metric_keys import NEURON_COVERAGE, MetricKey
 from chipwise.analyse.series import HOUR, SeriesStats
 from chipwise.economics import monthly_cost
+from chipwise.models.common import LIVE_STATES as LIVE_STATES
 from chipwise.models.common import Action
 from chipwise.models.resources import WorkloadHints, resource_key
 
@@ -32,9 +33,6 @@ COMMITMENT_MIN_SHARE = Decimal("0.01")
 
 NeuronTelemetry = Literal["present", "missing", "unknown"]
 RateSource = Literal["bill", "cost_explorer", "catalog"]
-LIVE_STATES = frozenset(
-    {"running", "InService", "Updating", "SystemUpdating", "UpdateRollbackFailed", "InProgress", "ENABLED", "active"}
-)
 NEURON_PLATFORMS = frozenset({"inferentia", "trainium"})
 
 

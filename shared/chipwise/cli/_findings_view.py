@@ -23,7 +23,7 @@ from chipwise.presentation import (
     short_id,
 )
 from chipwise.presentation import suppress_command as suppress_hint
-from chipwise.rules.registry import rule_title
+from chipwise.rules.titles import rule_title
 
 CONFIDENCE_COLOUR = {"high": "green", "medium": "yellow", "low": "red"}
 

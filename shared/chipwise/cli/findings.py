@@ -244,7 +244,7 @@ def suppress_command(
 ) -> None:
     """Hide a finding until a date; after it, the next scan reopens it if the condition still holds."""
     from chipwise.pipeline.findings import suppress_finding
-    from chipwise.rules.registry import rule_title
+    from chipwise.rules.titles import rule_title
 
     done = suppress_finding(finding_id, until=parse_until(until), reason=reason)
     label = f"{rule_title(done.rule_id)} on {done.resource_name}"

@@ -24,7 +24,7 @@ def realised_command(
     from chipwise.economics import usd
     from chipwise.pipeline.findings import measured_total, realised_savings
     from chipwise.presentation import short_id
-    from chipwise.rules.registry import rule_title
+    from chipwise.rules.titles import rule_title
 
     check_account_id(account)
     check_region(region)

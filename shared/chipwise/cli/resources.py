@@ -111,7 +111,7 @@ def explain_command(
 
     from chipwise.models.verdicts import OUTCOME_WORDS, VERDICT_WORDS
     from chipwise.pipeline.resources import latest_scan
-    from chipwise.rules.registry import rule_title
+    from chipwise.rules.titles import rule_title
 
     verdict = find_verdict(latest_scan(account, region), resource)
     if json_output:

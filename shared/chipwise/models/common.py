@@ -36,6 +36,11 @@ Confidence = Literal["high", "medium", "low"]
 Effort = Literal["none", "days", "weeks", "months"]
 Action = Literal["delete", "stop", "rightsize", "migrate", "enable_telemetry", "schedule"]
 FindingStatus = Literal["open", "resolved", "suppressed", "withdrawn"]
+# The states in which a resource runs (and costs): EC2's, SageMaker's, Batch's, Bedrock's and a capacity
+# reservation's. Here, not with the profiles that judge them, so the ledger reads them without loading the profiles.
+LIVE_STATES = frozenset(
+    {"running", "InService", "Updating", "SystemUpdating", "UpdateRollbackFailed", "InProgress", "ENABLED", "active"}
+)
 # Why a finding's saving is left out of the totals: its target has no usable price (ask for a quote), or the hours
 # it would free are under a Savings Plan or reservation that is paid until it ends.
 TotalsExclusion = Literal["quote_needed", "committed"]

@@ -162,7 +162,10 @@ class BatchJobQueue(_StoredJson):
 
 
 class BatchEnvironmentDetails(_StoredJson):
-    """An AWS Batch compute environment."""
+    """An AWS Batch compute environment. A managed EC2 environment runs its instances as the container instances of
+    its Amazon ECS cluster (``ecs_cluster_arn``): ``instance_ids`` are their EC2 instance ids (ECS
+    ListContainerInstances + DescribeContainerInstances), the ids the bill names its cost by; None when they could
+    not be read (or the environment has no ECS cluster), never a guess."""
 
     instance_types: list[str] = Field(default_factory=list)
     type: str | None = None
@@ -173,6 +176,8 @@ class BatchEnvironmentDetails(_StoredJson):
     status: str | None = None
     job_queues: list[BatchJobQueue] = Field(default_factory=list)
     catalog: dict[str, Any] = Field(default_factory=dict)
+    ecs_cluster_arn: str | None = None
+    instance_ids: list[str] | None = None
 
 
 class NotebookInstanceDetails(_StoredJson):

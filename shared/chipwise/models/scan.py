@@ -95,6 +95,9 @@ class ScanResource(BaseModel):
     pricing: list[str] = []
     team: str | None = None
     owner: str | None = None
+    # The resource whose cost carries this one's bill lines (the Batch compute environment that launched this
+    # instance): its cost is counted there, once, and this resource is not missing from the bill.
+    billed_on: str | None = None
 
 
 class ScanCostKind(BaseModel):

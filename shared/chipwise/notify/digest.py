@@ -41,6 +41,7 @@ from chipwise.presentation import (
     target_label,
 )
 from chipwise.report.commitments import ending_soon
+from chipwise.rules.titles import rule_title
 from chipwise.spend import billed_costs, resources_costing
 from chipwise.store import Session
 from chipwise.store.repositories.accounts import AccountRepository, ScanRepository
@@ -48,15 +49,6 @@ from chipwise.store.repositories.bill import BillRepository
 from chipwise.store.repositories.digests import DigestRepository
 from chipwise.store.repositories.findings import FindingRecord, RecommendationRecord, finding_document
 from chipwise.store.repositories.realised import RealisedSavingRepository
-
-
-def _rule_title(rule_id: str) -> str:
-    """A rule's title (:func:`chipwise.rules.registry.rule_title`). The registry loads every rule module: imported
-    here, by the digest or alert that names a rule, not by every function that imports this module."""
-    from chipwise.rules.registry import rule_title
-
-    return rule_title(rule_id)
-
 
 TOP_FINDINGS = 10
 CHANGES_SHOWN = 15
@@ -104,7 +96,7 @@ class FindingLine:
     def from_document(cls, doc: FindingDocument, owners: tuple[str, ...] = (), team: str | None = None) -> FindingLine:
         return cls(
             **{name: getattr(doc, name) for name in _DOCUMENT_FIELDS},
-            rule_label=_rule_title(doc.rule_id),
+            rule_label=rule_title(doc.rule_id),
             monthly_savings_usd=best_saving(doc),
             measured=doc.measured_monthly_savings_usd is not None,
             action=doc.recommendation.action,
@@ -231,7 +223,7 @@ def realised_by_rule(lines: Iterable[RealisedLine]) -> list[RuleAccuracyLine]:
         accuracy = (realised / estimated).quantize(Decimal("0.001")) if measured and estimated > 0 else None
         found.append(
             RuleAccuracyLine(
-                rule_id, _rule_title(rule_id), len(measured), len(items) - len(measured), estimated, realised, accuracy
+                rule_id, rule_title(rule_id), len(measured), len(items) - len(measured), estimated, realised, accuracy
             )
         )
     return found
@@ -464,7 +456,7 @@ def _realised(session: Session, account_id: str) -> tuple[RealisedLine, ...]:
     return tuple(
         RealisedLine(
             rule_id=r.rule_id,
-            rule_label=_rule_title(r.rule_id),
+            rule_label=rule_title(r.rule_id),
             resource_name=r.resource_name,
             cause=r.cause,
             estimated_savings_usd=r.estimated_monthly_savings_usd,
@@ -517,7 +509,7 @@ def waste_by_rule(lines: Sequence[FindingLine]) -> list[RuleBar]:
         return []
     largest = ranked[0][1]
     return [
-        RuleBar(rule, _rule_title(rule), counts[rule], total, max(1, int((total * 100 / largest).to_integral_value())))
+        RuleBar(rule, rule_title(rule), counts[rule], total, max(1, int((total * 100 / largest).to_integral_value())))
         for rule, total in ranked
     ]
 

@@ -18,9 +18,6 @@ from collections.abc import Callable, Sequence
 from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
 
-from aws_lambda_powertools.utilities.parameters import SecretsProvider, SSMProvider
-
-from chipwise.aws import aws_context
 from chipwise.clock import utcnow
 from chipwise.errors import ConfigError
 from chipwise.notify.digest import Alert, Digest, FindingLine
@@ -216,7 +213,12 @@ def alert_message(alert: Alert, approvals: bool = False) -> dict[str, Any]:
 
 def resolve_webhook_url(name: str, settings: Settings) -> str:
     """The webhook URL stored under ``name``: an SSM parameter when it starts with "/" or "ssm:", otherwise a
-    Secrets Manager secret. The value is the URL itself or JSON with a ``url`` (or ``webhook_url``) key."""
+    Secrets Manager secret. The value is the URL itself or JSON with a ``url`` (or ``webhook_url``) key. The AWS SDK
+    is imported here, when a message is sent: building the blocks (``notify --dry-run``) never loads it."""
+    from aws_lambda_powertools.utilities.parameters import SecretsProvider, SSMProvider
+
+    from chipwise.aws import aws_context
+
     ctx = aws_context(settings.region)
     try:
         if name.startswith(("/", "ssm:")):

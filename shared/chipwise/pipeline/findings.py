@@ -16,7 +16,7 @@ from chipwise.errors import NotFound
 from chipwise.models.findings import FindingDocument
 from chipwise.pipeline._store import store_scope
 from chipwise.presentation import Ledger, ledger, ledger_row, owner_label
-from chipwise.rules.registry import rule_title
+from chipwise.rules.titles import rule_title
 from chipwise.settings import get_settings
 from chipwise.store import Session
 from chipwise.store.repositories.accounts import AccountRepository

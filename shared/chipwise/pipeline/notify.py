@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
 from chipwise.clock import utcnow
-from chipwise.models.events import NotifyTrigger, ScanCompletedEvent
 from chipwise.models.results import NotifyOutcome
 from chipwise.notify.outbox import OutboxStatus, Sender, drain, due_ids, outbox_status, requeue_failed, undelivered
 from chipwise.notify.runner import UNDELIVERED_AFTER, NotifyReport, enqueue_planned, plan_notifications
@@ -24,6 +24,9 @@ from chipwise.settings import Settings, get_settings
 from chipwise.store import SessionFactory, discard, get_session_factory, transaction
 from chipwise.store.repositories.messaging import OutboxRepository
 from chipwise.store.repositories.notified import NotifiedScanRepository
+
+if TYPE_CHECKING:
+    from chipwise.models.events import NotifyTrigger
 
 
 def send_notifications(
@@ -54,7 +57,9 @@ def send_notifications(
 
 def notify_on(trigger: NotifyTrigger, settings: Settings | None = None) -> NotifyOutcome:
     """The ``notify`` Lambda: a schedule sends digests and alerts for every account, a ``ScanCompleted`` event
-    that account's alerts."""
+    that account's alerts. (The event models are imported here: the command line's ``notify`` never parses one.)"""
+    from chipwise.models.events import ScanCompletedEvent
+
     settings = settings or get_settings()
     event = trigger.root
     if isinstance(event, ScanCompletedEvent):

@@ -12,7 +12,7 @@ from chipwise.errors import NotFound
 from chipwise.models.scan import ScanDocument
 from chipwise.models.verdicts import ResourceVerdict
 from chipwise.pipeline._store import store_scope
-from chipwise.rules.registry import rule_title
+from chipwise.rules.titles import rule_title
 from chipwise.store import Session
 from chipwise.store.repositories.accounts import ScanRepository
 from chipwise.store.repositories.findings import FindingRepository

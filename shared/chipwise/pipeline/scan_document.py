@@ -28,7 +28,7 @@ from chipwise.models.scan import (
     ScanWindow,
 )
 from chipwise.pipeline.scan_run import AWS_ERRORS, ScanRun, scan_error
-from chipwise.rules.registry import rule_title
+from chipwise.rules.titles import rule_title
 from chipwise.settings import get_settings
 from chipwise.store import Session, SessionFactory, transaction
 from chipwise.store.repositories.accounts import AccountRepository, ScanRepository

@@ -52,7 +52,7 @@ from chipwise.presentation import (
 from chipwise.render import render
 from chipwise.report.charts import Bar, HeatMap, Trend, bars, heat_map, trend
 from chipwise.report.naming import report_filename
-from chipwise.rules.registry import rule_title
+from chipwise.rules.titles import rule_title
 from chipwise.spend import DEFAULT_COST_SOURCE, Spend, reconciliation, spend_of
 from chipwise.store import Session
 from chipwise.store.repositories.accounts import ScanRecord, ScanRepository

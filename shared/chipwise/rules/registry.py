@@ -1,21 +1,25 @@
 """The rule registry: one module per rule in :mod:`chipwise.rules.builtin`, each registered by a decorator.
 
 Registration checks what a reviewer would: the rule id equals its module name, ids are unique, the params model
-rejects unknown keys and every supersedes target exists. Adding a rule means adding one module; nothing central
-is edited (``catalog/__init__.py`` imports every module in its folder).
+rejects unknown keys and every supersedes target exists. Adding a rule means adding one module and its title's line
+in :mod:`chipwise.rules.titles` (so that naming a rule never loads the registry; the registry tests hold the table
+to the rules' own titles); nothing else central is edited (``builtin/__init__.py`` imports every module in its
+folder).
 """
 
 from __future__ import annotations
 
 import importlib
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import ValidationError
 
-from chipwise.presentation import rule_label
-from chipwise.rules.base import Rule, RuleMeta
+from chipwise.rules.titles import rule_title as rule_title  # where it was first defined; callers use titles
 
-R = TypeVar("R", bound=type[Rule[Any]])
+if TYPE_CHECKING:  # the rules' base (profiles, catalog, models) is loaded with the rule modules, not with this one
+    from chipwise.rules.base import Rule, RuleMeta
+
+R = TypeVar("R", bound="type[Rule[Any]]")
 
 
 class RegistryError(Exception):
@@ -60,6 +64,8 @@ class Registry:
 def _stated_once(meta: RuleMeta, module: str, docstring: str | None) -> RuleMeta:
     """``meta`` with what a rule module states once filled in (the id: its module's name; the rationale: its class
     docstring, on one line), validated whole."""
+    from chipwise.rules.base import RuleMeta
+
     if meta.id and meta.rationale:
         return meta
     rationale = meta.rationale or " ".join((docstring or "").split())
@@ -78,10 +84,3 @@ def registry() -> Registry:
     importlib.import_module("chipwise.rules.builtin")
     REGISTRY.check()
     return REGISTRY
-
-
-def rule_title(rule_id: str) -> str:
-    """A rule's human title ("Idle Inferentia endpoint or instance"), for every surface that names a rule; an id
-    no rule has any more reads as words."""
-    found = registry().get(rule_id)
-    return found.meta.title if found is not None else rule_label(rule_id)

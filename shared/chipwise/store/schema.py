@@ -80,6 +80,18 @@ def _literal(tree: ast.Module, name: str) -> object:
     raise ValueError(f"no literal {name} =")
 
 
+def _identifiers(source: str, name: str) -> tuple[object, object]:
+    """A migration's ``revision`` and ``down_revision`` literals. Alembic's template states them at the top, before
+    the first function, so only that head is parsed (the whole file when the head does not hold them): every
+    command that opens the store checks the schema, and parsing each migration whole took most of that check."""
+    try:
+        head = ast.parse(source.split("\ndef ", 1)[0], name)
+        return _literal(head, "revision"), _literal(head, "down_revision")
+    except (SyntaxError, ValueError):
+        tree = ast.parse(source, name)
+        return _literal(tree, "revision"), _literal(tree, "down_revision")
+
+
 @lru_cache(maxsize=1)
 def code_revisions() -> CodeRevisions:
     """The revisions in ``chipwise/store/migrations/versions`` (``revision`` and ``down_revision`` literals)."""
@@ -88,9 +100,9 @@ def code_revisions() -> CodeRevisions:
     for entry in versions.iterdir():
         if not entry.name.endswith(".py") or entry.name.startswith("_"):
             continue
-        tree = ast.parse(entry.read_text(encoding="utf-8"), entry.name)
+        source = entry.read_text(encoding="utf-8")
         try:
-            revision, down = _literal(tree, "revision"), _literal(tree, "down_revision")
+            revision, down = _identifiers(source, entry.name)
         except ValueError as exc:
             raise StoreUnavailable(f"migration {entry.name} has {exc}") from exc
         parents[str(revision)] = tuple(str(d) for d in (down if isinstance(down, tuple | list) else [down]) if d)

@@ -137,6 +137,7 @@ def _batch() -> None:
     trust = json.dumps({"Version": "2012-10-17", "Statement": [principal]})
     role = iam.create_role(RoleName="batch", AssumeRolePolicyDocument=trust)["Role"]["Arn"]
     profile = iam.create_instance_profile(InstanceProfileName="ecs-batch")["InstanceProfile"]["Arn"]
+    known = _instance_ids(ec2)
     env = batch.create_compute_environment(
         computeEnvironmentName="gpu-ce",
         type="MANAGED",
@@ -158,6 +159,16 @@ def _batch() -> None:
         priority=1,
         computeEnvironmentOrder=[{"order": 1, "computeEnvironment": env}],
     )
+    # what the ECS agent on each instance minvCpus launched does when it boots (the emulator launches no agent):
+    # register it in the environment's ECS cluster, where the inventory finds the environment's instances
+    cluster = batch.describe_compute_environments(computeEnvironments=[env])["computeEnvironments"][0]["ecsClusterArn"]
+    for instance_id in sorted(_instance_ids(ec2) - known):
+        document = json.dumps({"instanceId": instance_id, "region": REGION, "accountId": ACCOUNT})
+        _client("ecs").register_container_instance(cluster=cluster, instanceIdentityDocument=document)
+
+
+def _instance_ids(ec2: Any) -> set[str]:
+    return {i["InstanceId"] for r in ec2.describe_instances()["Reservations"] for i in r["Instances"]}
 
 
 def _notebooks() -> None:

@@ -179,6 +179,8 @@ FAULTED = {
     "ec2.DescribeCapacityReservations": "inventory.ec2_capacity_reservations",
     "ec2.DescribeInstanceTypes": "inventory.ec2:describe_instance_types",
     "ec2.DescribeInstances": "inventory.ec2",
+    "ecs.ListContainerInstances": "inventory.batch:neuron-ce",  # its instances: kept without them (minvCpus 0: no
+    # container instance, so DescribeContainerInstances is not called here; tests/unit/collect covers it)
     "events.PutEvents": "events.chipwise",
     "sagemaker.DescribeEndpoint": "inventory.sagemaker_endpoints:chat-inf2",
     "sagemaker.DescribeEndpointConfig": "inventory.sagemaker_endpoints:chat-inf2",

@@ -282,9 +282,35 @@ def test_the_bill_lacks_only_the_deliberate_resources_each_with_its_likely_reaso
     assert not [m for m in missing.values() if m["kind"] == "ec2_instance"]
     # the deliberate ones, each with its likeliest reason first
     assert missing["p5-capacity-block"]["reasons"][0].startswith("a Capacity Block is paid up front")
-    assert missing["trn1-batch-warm-pool"]["reasons"][0].startswith("a Batch compute environment is billed on")
     assert missing["hyperpod-pretrain"]["reasons"][0].startswith("launched after the export's last day")
-    assert set(missing) == {"p5-capacity-block", "trn1-batch-warm-pool", "hyperpod-pretrain"}
+    assert set(missing) == {"p5-capacity-block", "hyperpod-pretrain"}
+
+
+def test_the_warm_pool_is_priced_from_its_instance_s_bill_lines_and_counted_once(demo: Path) -> None:
+    scan = json.loads((demo / "scan.json").read_text())
+    resources = {r["name"]: r for r in scan["resources"]}
+    pool = resources["trn1-batch-warm-pool"]
+    # the instance the warm pool launched (its ECS cluster's container instance) is billed on the environment
+    (instance,) = [r for r in scan["resources"] if r.get("billed_on") == pool["id"]]
+    assert instance["kind"] == "ec2_instance" and instance["instance_type"] == "trn1.32xlarge"
+    assert instance["cost_usd"] is None
+    # the environment carries its instance's BoxUsage lines: 14 days x 24 h at trn1.32xlarge's $21.50 on demand
+    assert Decimal(pool["cost_usd"]) == Decimal("7224.00") and Decimal(pool["usage_hours"]) == 336
+    assert Decimal(pool["effective_hourly_rate_usd"]) == Decimal("21.5") and pool["pricing"] == ["on_demand"]
+    # each line once: the resources' costs never add up to more than what the bill attributes over the window (the
+    # rest: lines of resources the scan no longer lists, such as the retired endpoint); counted twice, the
+    # instance's $7,224.00 would take them past it
+    priced = sum((Decimal(r["cost_usd"]) for r in scan["resources"] if r["cost_usd"] is not None), Decimal(0))
+    apart = sum((Decimal(n["usd"]) for n in scan["costs"]["not_attributed"]), Decimal(0))
+    attributed = Decimal(scan["costs"]["total_usd"]) - apart
+    assert priced <= attributed < priced + Decimal("7224.00")
+    # and its finding is priced from the bill and counted in "% of spend"
+    (finding,) = [f for f in scan["findings"] if f["resource_id"] == pool["id"]]
+    assert finding["evidence"]["rate_source"] == "bill"
+    assert Decimal(finding["estimated_monthly_savings_usd"]) == Decimal("15695.00")  # $21.50 x 730 h
+    summary = (demo / "summary.md").read_text()
+    assert "Addressable: $78,099.59 a month, 30.8 % of spend (quick wins + projects) ·" in summary
+    assert "of it on resources the bill lacks" not in summary
 
 
 def test_every_surface_words_its_counts_the_same(demo: Path, figures: Ledger) -> None:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import re
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
@@ -197,3 +200,48 @@ def test_the_report_shows_the_audit_and_the_alert_precision(two_scans: str) -> N
     assert "Actions and alert precision, last 30 days" in html and "ec2.StopInstances" in html
     assert {p.rule_id for p in view.precision} == rules
     assert sum(p.acted for p in view.precision) == 1 and sum(p.dismissed for p in view.precision) == 1
+
+
+RULE_MODULES = ("chipwise.rules.builtin", "chipwise.rules.engine", "chipwise.rules.base", "chipwise.analyse.profiles")
+
+
+def _modules_after(argv: list[str], prefixes: tuple[str, ...]) -> list[str]:
+    """The modules starting with one of ``prefixes`` that ``chipwise ARGV`` loaded, run in a fresh process (which
+    must succeed)."""
+    code = (
+        "import json, sys\n"
+        "from chipwise.cli import main\n"
+        f"code = main({argv!r})\n"
+        f"print(json.dumps(sorted(m for m in sys.modules if m.startswith({prefixes!r}))))\n"
+        "sys.exit(code)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False, timeout=120)
+    assert done.returncode == 0, (argv, done.stderr[-2000:])
+    loaded: list[str] = json.loads(done.stdout.strip().splitlines()[-1])
+    return loaded
+
+
+def test_read_commands_name_rules_without_loading_them_nor_the_aws_sdk(
+    two_scans: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 37, counted: a surface names a rule from chipwise.rules.titles, so no read command loads the rule
+    modules, their engine or the profiles they judge, and none loads the AWS SDK; none but the digest's preview
+    loads remediation code."""
+    monkeypatch.setenv("CHIPWISE_EMAIL_RECIPIENTS", "finops@example.com")
+    reads = {
+        "findings": ["findings"],
+        "resources": ["resources", "--limit", "1"],
+        "realised": ["findings", "realised"],
+        "report": ["report", "-o", str(tmp_path / "report")],
+        "drafts": ["drafts", "123456789012", "-o", str(tmp_path / "drafts")],
+        "notify": ["notify", "--dry-run"],
+    }
+    for name, argv in reads.items():
+        loaded = _modules_after(
+            argv, (*RULE_MODULES, "chipwise.rules.titles", "boto3", "botocore", "chipwise.remediate")
+        )
+        assert "chipwise.rules.titles" in loaded, name  # it named rules
+        assert not [m for m in loaded if m.startswith(RULE_MODULES)], (name, loaded)
+        assert not [m for m in loaded if m.split(".")[0] in ("boto3", "botocore")], (name, loaded)
+        if name != "notify":  # the digest's Slack blocks ask remediate.eligible whether a finding gets a button
+            assert not [m for m in loaded if m.startswith("chipwise.remediate")], (name, loaded)

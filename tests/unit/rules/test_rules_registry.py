@@ -102,3 +102,13 @@ def test_supersedes_must_name_known_rules() -> None:
     fresh.register(probe)
     with pytest.raises(RegistryError, match="missing_rule"):
         fresh.check()
+
+
+def test_the_titles_table_names_every_rule_as_the_rule_does() -> None:
+    """Surfaces name rules from chipwise.rules.titles (without loading the registry): it must hold every registered
+    rule's own title and no other id."""
+    from chipwise.rules.titles import RULE_TITLES, rule_title
+
+    assert {rule.meta.id: rule.meta.title for rule in RULES} == RULE_TITLES
+    assert rule_title("gpu_idle") == "Idle GPU instance or endpoint"
+    assert rule_title("a_retired_rule") == "A retired rule"

@@ -1,4 +1,8 @@
-"""AWS Batch compute environments, each with the job queues that feed it and their jobs created in the window."""
+"""AWS Batch compute environments, each with the job queues that feed it, their jobs created in the window and, for a
+managed EC2 environment, the EC2 instances it launched: as AWS documents it, DescribeComputeEnvironments names the
+environment's Amazon ECS cluster (``ecsClusterArn``) and every instance Batch launches registers in it as a container
+instance (ECS ListContainerInstances, then DescribeContainerInstances: ``ec2InstanceId``). The bill names the
+environment's cost by those instance ids, never by its own ARN."""
 
 from __future__ import annotations
 
@@ -22,7 +26,12 @@ MAX_RECENT_BATCH_JOBS = 50
     name="inventory.batch",
     kinds=("batch_compute_environment",),
     listing_calls=("batch.DescribeComputeEnvironments", "batch.DescribeJobQueues"),
-    detail_calls=("batch.ListJobs", "ec2.DescribeInstanceTypes"),
+    detail_calls=(
+        "batch.ListJobs",
+        "ec2.DescribeInstanceTypes",
+        "ecs.ListContainerInstances",
+        "ecs.DescribeContainerInstances",
+    ),
 )
 def collect_batch(aws: AwsContext, _account_id: str, window_start: datetime) -> Inventory:
     """Compute environments, each with the job queues that feed it and their jobs created in the window. A queue
@@ -54,9 +63,48 @@ def collect_batch(aws: AwsContext, _account_id: str, window_start: datetime) -> 
             result.problems.append(problem(arn, name, error, recorded=False, what="job queue jobs (ListJobs)"))
             continue
         attached = queues.get(arn, []) + queues.get(name, [])
-        result.resources.append(_batch_resource(env, attached, types))
+        instance_ids: list[str] | None = None
+        if _launches_ec2(env):
+            try:
+                instance_ids = environment_instances(aws, str(env["ecsClusterArn"]))
+            except CALL_ERRORS as exc:
+                kept = "recorded without its instances: its cost is not tied to the bill this scan"
+                result.problems.append(
+                    problem(arn, name, exc, recorded=True, what="its instances (ECS container instances)", note=kept)
+                )
+        result.resources.append(_batch_resource(env, attached, types, instance_ids))
     result.problems.extend(types.problems)
     return result
+
+
+def _launches_ec2(env: dict[str, Any]) -> bool:
+    """A managed environment on EC2 (On-Demand or Spot) with an ECS cluster: the instances it launched run in that
+    cluster. Fargate runs no instance of the account's; an EKS environment's nodes are in its EKS cluster."""
+    compute = env.get("computeResources") or {}
+    return (
+        env.get("type") == "MANAGED"
+        and compute.get("type") in ("EC2", "SPOT")
+        and bool(env.get("ecsClusterArn"))
+        and env.get("containerOrchestrationType", "ECS") == "ECS"
+    )
+
+
+ECS_DESCRIBE_LIMIT = 100  # DescribeContainerInstances takes up to 100 container instances a call
+
+
+def environment_instances(aws: AwsContext, cluster_arn: str) -> list[str]:
+    """The EC2 instance ids of the container instances registered in a compute environment's ECS cluster, sorted:
+    the instances Batch launched for it (ListContainerInstances, then DescribeContainerInstances by 100)."""
+    ecs = aws.client("ecs")
+    arns: list[str] = []
+    for page in ecs.get_paginator("list_container_instances").paginate(cluster=cluster_arn):
+        arns.extend(str(a) for a in page.get("containerInstanceArns", []))
+    ids: set[str] = set()
+    for i in range(0, len(arns), ECS_DESCRIBE_LIMIT):
+        chunk = arns[i : i + ECS_DESCRIBE_LIMIT]
+        described = ecs.describe_container_instances(cluster=cluster_arn, containerInstances=chunk)
+        ids.update(str(c["ec2InstanceId"]) for c in described.get("containerInstances", []) if c.get("ec2InstanceId"))
+    return sorted(ids)
 
 
 def _recent_jobs(aws: AwsContext, queue_arn: str, window_start: datetime) -> dict[str, Any]:
@@ -84,7 +132,10 @@ def _recent_jobs(aws: AwsContext, queue_arn: str, window_start: datetime) -> dic
 
 
 def _batch_resource(
-    env: dict[str, Any], queues: list[dict[str, Any]], reader: TypeFactsReader | None = None
+    env: dict[str, Any],
+    queues: list[dict[str, Any]],
+    reader: TypeFactsReader | None = None,
+    instance_ids: list[str] | None = None,
 ) -> CollectedResource:
     compute = env.get("computeResources") or {}
     types = [str(t) for t in compute.get("instanceTypes") or []]
@@ -105,6 +156,8 @@ def _batch_resource(
         status=env.get("status"),
         job_queues=[BatchJobQueue.model_validate(q) for q in queues],
         catalog=typ.facts,
+        ecs_cluster_arn=env.get("ecsClusterArn"),
+        instance_ids=instance_ids,
     )
     return typed_resource(
         typ,
