@@ -198,19 +198,28 @@ class UsageRepository(Repository):
         return [(str(instance_type), Decimal(str(total))) for instance_type, total in rows]
 
     def metric_averages(
-        self, resource_id: int, namespace: str, metric: str, start: datetime, end: datetime
-    ) -> list[tuple[datetime, float]]:
-        """(hour, average) of a resource's rollups of one metric in ``[start, end)``, hours without an average left
-        out."""
-        stmt = select(MetricRollup.hour, MetricRollup.average).where(
-            MetricRollup.resource_id == resource_id,
-            MetricRollup.namespace == namespace,
-            MetricRollup.metric == metric,
+        self, resource_ids: Iterable[int], metrics: Iterable[tuple[str, str]], start: datetime, end: datetime
+    ) -> dict[tuple[int, str, str], list[tuple[datetime, float]]]:
+        """(hour, average) of the resources' rollups of each (namespace, metric) in ``[start, end)``, by (resource,
+        namespace, metric), hours without an average left out: one statement for every resource and metric."""
+        ids = sorted(set(resource_ids))
+        wanted = set(metrics)
+        if not ids or not wanted:
+            return {}
+        rollup = MetricRollup
+        stmt = select(rollup.resource_id, rollup.namespace, rollup.metric, rollup.hour, rollup.average).where(
+            MetricRollup.resource_id.in_(ids),
+            MetricRollup.namespace.in_(sorted({namespace for namespace, _ in wanted})),
+            MetricRollup.metric.in_(sorted({metric for _, metric in wanted})),
             MetricRollup.hour >= start,
             MetricRollup.hour < end,
             MetricRollup.average.is_not(None),
         )
-        return [(hour, average) for hour, average in self.session.execute(stmt) if average is not None]
+        found: dict[tuple[int, str, str], list[tuple[datetime, float]]] = {}
+        for resource_id, namespace, metric, hour, average in self.session.execute(stmt):
+            if average is not None and (namespace, metric) in wanted:  # the IN lists cross: keep the pairs asked
+                found.setdefault((resource_id, namespace, metric), []).append((hour, average))
+        return found
 
     def cost_totals(
         self, account_id: str, start: date, end: date, region: str | None = None
