@@ -52,7 +52,6 @@ from typing import TYPE_CHECKING
 from sqlalchemy import String, cast, func, or_, select, update
 
 from chipwise.economics import parse_utc
-from chipwise.models.records import CostLine, HourlyRollup, SeriesCoverage
 from chipwise.store.repositories.metric_series import (
     MetricSeriesRepository,
     hour_rows,
@@ -63,8 +62,9 @@ from chipwise.store.repositories.records import Repository, record_of
 from chipwise.store.tables import CostRecord, MetricCoverage, MetricRollup, Resource
 from chipwise.store.upsert import upsert
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the records are what a scan writes: the read commands need not load them
     from chipwise.catalog.usage_types import Treatment
+    from chipwise.models.records import CostLine, HourlyRollup, SeriesCoverage
 
 RATE_PLACES = Decimal("0.000001")
 NEURON_MONITOR_NAMESPACE = "neuron-monitor"
