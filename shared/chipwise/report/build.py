@@ -337,12 +337,13 @@ def _heat_series(
     of those with no accelerator metric in one more (none when every one has one), whatever the number of maps."""
     if not wanted:
         return []
-    sources = [(namespace, metric) for namespace, metric, _ in UTILISATION_SOURCES]
+    accelerator = [(namespace, metric) for namespace, metric, _ in UTILISATION_SOURCES if metric != "CPUUtilization"]
+    cpu = [(namespace, metric) for namespace, metric, _ in UTILISATION_SOURCES if metric == "CPUUtilization"]
+    drawn_on_cpu = any(CPU_SIGNAL in signals for _, signals in wanted)  # else no CPU hour is read at all
+    sources = accelerator + cpu if drawn_on_cpu else accelerator
     rollups = UsageRepository(session).metric_averages([r.id for r, _ in wanted], sources, start, end)
     unmeasured = {
-        (r.account_id, _instance_id(r))
-        for r, _ in wanted
-        if not any((r.id, n, m) in rollups for n, m in sources if m != "CPUUtilization")
+        (r.account_id, _instance_id(r)) for r, _ in wanted if not any((r.id, n, m) in rollups for n, m in accelerator)
     }
     neuron = NeuronRepository(session).neuroncore_utilisation(unmeasured, start, end) if unmeasured else {}
     return [_hourly(r, rollups, neuron, signals) for r, signals in wanted]

@@ -27,7 +27,7 @@ def asked(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, Any]]:
 
     def metric_averages(self: Any, resource_ids: Iterable[int], metrics: Iterable[tuple[str, str]], *_: Any) -> Any:
         ids, pairs = sorted(resource_ids), set(metrics)
-        calls.append(("rollups", ids))
+        calls.append(("rollups", (ids, any(metric == "CPUUtilization" for _, metric in pairs))))
         found = {(rid, "AWS/EC2", "CPUUtilization"): [(h, 12.0) for h in HOURS] for rid in ids}
         if 3 in ids:
             found[(3, "CWAgent", "nvidia_smi_utilization_gpu")] = [(h, 40.0) for h in HOURS]
@@ -73,12 +73,13 @@ def test_every_map_is_read_in_two_statements_at_most(asked: list[tuple[str, Any]
         "CPU utilisation (EC2; no accelerator metric stored)",
         "GPU utilisation (CloudWatch agent)",
     ]
-    # one read of every resource's rollups; the neuron-monitor rollups only of those without an accelerator metric
-    assert asked == [("rollups", [1, 2, 3]), ("neuron", [(ACCOUNT, "i-0cpu"), (ACCOUNT, "i-0trn1")])]
+    # one read of every resource's rollups (CPU's too: one finding rests on it); the neuron-monitor rollups only of
+    # those without an accelerator metric
+    assert asked == [("rollups", ([1, 2, 3], True)), ("neuron", [(ACCOUNT, "i-0cpu"), (ACCOUNT, "i-0trn1")])]
 
 
 def test_no_neuron_read_when_every_map_has_an_accelerator_metric(asked: list[tuple[str, Any]]) -> None:
     [found] = build._heat_series(None, [(GPU, ["gpu_utilization"])], START, END)  # type: ignore[arg-type]
     assert found is not None and found[1] == "GPU utilisation (CloudWatch agent)"
-    assert asked == [("rollups", [3])]
+    assert asked == [("rollups", ([3], False))]  # no finding rests on CPU: no CPU hour read
     assert build._heat_series(None, [], START, END) == [] and len(asked) == 1  # type: ignore[arg-type]
