@@ -8,16 +8,19 @@ is looked for once more to name its file and row."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from chipwise.collect.bill_export.errors import BillError
-from chipwise.collect.bill_export.formats import legacy_parquet_name
+from chipwise.collect.bill_export.formats import NUMERIC, TEXT, legacy_parquet_name
+from chipwise.collect.bill_export.grouped import Footer, grouped_relation
 from chipwise.collect.bill_export.query import (
+    COST_COLUMN,
     CUR_SPLIT_COLUMNS,
     PAYER_COLUMN,
     RESULT_COLUMNS,
@@ -26,12 +29,13 @@ from chipwise.collect.bill_export.query import (
     columns_read,
     family,
     legacy_tags,
+    logical_query,
     required_columns,
 )
 from chipwise.collect.bill_export.validation import (
     check_described,
     check_payers,
-    checked_query,
+    group_rejected_expr,
     rejected,
     row_sql,
     value_check_sql,
@@ -175,12 +179,60 @@ def run_duckdb(
             src = source_of(table, data_format, union, reader(paths, data_format))
             try:
                 payer, others = _census(con, src, files[0][1])
-                _stream(con, files, src, period, sink)
+                footer = _footer(con, paths, src) if data_format == "parquet" else Footer()
+                _stream(con, files, src, period, sink, union, footer)
             except duckdb.Error as exc:
+                with contextlib.suppress(duckdb.Error):  # a line a check rejects (a NaN amount ...): named
+                    _validate(con, files, src, period)
                 raise BillError(f"{files[0][1]}: the bill query failed ({str(exc).splitlines()[0]})") from exc
             return DuckRead(sum(p.stat().st_size for p in paths), payer, others)
         finally:
             con.close()
+
+
+def _footer(con: duckdb.DuckDBPyConnection, paths: Sequence[Path], src: QuerySource) -> Footer:
+    """What the Parquet footers' statistics (per row group and column: minimum, maximum, NULL and NaN counts)
+    prove of the columns read, without a line read (:class:`.grouped.Footer`). A column without statistics, or
+    whose statistics do not prove a check, is checked on every line."""
+    read = columns_read(src.table, src.split)
+    wanted = {src.physical[name]: name for name in read if src.physical.get(name) is not None}
+    listed = ", ".join(f"'{_quote(p)}'" for p in paths)
+    names = ", ".join("'" + str(n).replace("'", "''") + "'" for n in wanted)
+    low, high = "COALESCE(stats_min_value, stats_min)", "COALESCE(stats_max_value, stats_max)"
+    all_null = "stats_null_count = row_group_num_rows"
+    no_nan = "COALESCE(stats_nan_count, 0) = 0"
+    rows = con.execute(
+        f"SELECT path_in_schema, bool_and(COALESCE({no_nan} AND ({all_null} OR (TRY_CAST({low} AS DOUBLE)"
+        f" >= -1e12 AND TRY_CAST({high} AS DOUBLE) <= 1e12)), false)),"
+        " bool_and(COALESCE(stats_null_count = 0, false)), count(DISTINCT file_name),"
+        f" bool_and(COALESCE({no_nan} AND ({all_null} OR (TRY_CAST({low} AS DOUBLE) = 0"
+        f" AND TRY_CAST({high} AS DOUBLE) = 0)), false)),"
+        f" bool_and(COALESCE(stats_null_count = 0 AND {low} = {high} AND min_is_exact AND max_is_exact, false)),"
+        f" min({low}), max({high})"
+        f" FROM parquet_metadata([{listed}]) WHERE path_in_schema IN ({names}) GROUP BY path_in_schema"
+    ).fetchall()
+    cost = COST_COLUMN[family(src.table)]
+    every_file = len(set(paths))
+    proven: set[str] = set()
+    zero: set[str] = set()
+    constant: dict[str, str] = {}
+    for path, within, no_nulls, files, zeros, same, low_value, high_value in rows:
+        name = wanted[str(path)]
+        if read[name] == NUMERIC:
+            if within and (name != cost or (no_nulls and files == every_file)):
+                proven.add(name)
+            if zeros and name != cost:  # 0 or NULL on every line (a file without it: NULL)
+                zero.add(name)
+        elif read[name] == TEXT and same and files == every_file and low_value == high_value is not None:
+            constant[name] = str(low_value)
+    return Footer(frozenset(proven), frozenset(zero), constant)
+
+
+def fast_query(src: QuerySource, period: str, types: Mapping[str, str], footer: Footer, exact: bool) -> str:
+    """The checked query over the groups of raw lines (:mod:`.grouped`), each row with its ``inexact`` flag;
+    ``exact``: every amount cast per line (the caller keeps the rows the fast query flagged)."""
+    grouped = grouped_relation(src, period, types, footer, exact=exact)
+    return logical_query(src, "rejected__", group_rejected_expr(src, grouped.scaled), grouped=grouped)
 
 
 def _stream(
@@ -189,10 +241,15 @@ def _stream(
     src: QuerySource,
     period: str,
     sink: Callable[[Sequence[Any]], None],
+    types: dict[str, str] | None = None,
+    footer: Footer | None = None,
 ) -> None:
     """Run the query and pass each row to ``sink`` as it is fetched. DuckDB's aggregates and joins spill to the
     scratch directory beyond the memory limit; what cannot spill (each thread's scan buffers) grows with the
-    threads: should the limit still be hit before any row has left, the query runs once more on one thread."""
+    threads: should the limit still be hit before any row has left, the query runs once more on one thread.
+    A row whose sums the fast read cannot show exact is held back; those rows come from a second, exact query.
+    ``types`` (each physical column's DuckDB type; unknown: every amount cast per line) and ``footer`` (what the
+    Parquet statistics prove) choose how the groups are read (:mod:`.grouped`)."""
     import duckdb
 
     sunk = False
@@ -200,16 +257,23 @@ def _stream(
         if attempt == "on one thread":
             con.execute("SET threads = 1")
         try:
-            cursor = con.execute(checked_query(src, period))
-            returned = tuple(str(d[0]) for d in cursor.description or [])
-            if returned != RESULT_COLUMNS:
-                raise BillError(f"{files[0][1]}: the bill query returned {', '.join(returned)}")
-            while batch := cursor.fetchmany(FETCH_BATCH):
-                for record in batch:
-                    if record[-1]:  # a rejected line: name its file and row (nothing is stored)
-                        _validate(con, files, src, period)
-                    sunk = True
-                    sink(record)
+            held = False
+            for exact in (False, True):
+                if exact and not held:
+                    return
+                cursor = con.execute(fast_query(src, period, types or {}, footer or Footer(), exact))
+                returned = tuple(str(d[0]) for d in cursor.description or [])
+                if returned != (*RESULT_COLUMNS, "inexact"):
+                    raise BillError(f"{files[0][1]}: the bill query returned {', '.join(returned)}")
+                while batch := cursor.fetchmany(FETCH_BATCH):
+                    for record in batch:
+                        if bool(record[-1]) != exact:  # the fast query's rows not shown exact: the exact one's
+                            held = True
+                            continue
+                        if record[-2]:  # a rejected line: name its file and row (nothing is stored)
+                            _validate(con, files, src, period)
+                        sunk = True
+                        sink(record[:-1])
             return
         except duckdb.OutOfMemoryException:
             if sunk or attempt == "on one thread":

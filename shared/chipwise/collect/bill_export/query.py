@@ -170,6 +170,8 @@ class QuerySource:
     data_format: DataFormat
     split: bool
     filter: str = ""  # Athena's partition filter
+    scaled: bool = False  # the amounts are DOUBLE integers of 1e-10 (groups of raw lines summed exactly: .grouped)
+    flag_sums: bool = False  # groups: a sum of scaled sums not shown exact is flagged (whether or not scaled)
 
     def col(self, name: str) -> str:
         found = self.physical.get(name)
@@ -181,7 +183,14 @@ def _ident(name: str) -> str:
 
 
 def _n(src: QuerySource, column: str) -> str:
+    if src.scaled:
+        return f"COALESCE({src.col(column)}, 0)"
     return f"COALESCE(CAST({src.col(column)} AS {MONEY}), 0)"
+
+
+SCALED_EXACT_BELOW = 2**51  # a DOUBLE sum of integers (or of differences of two) below it in absolute sum is exact
+GROUPED_EXTRA = ("inexact__", "line_items__", "largest__")  # what the groups carry besides their columns
+TO_MONEY = "CAST(CAST(TRY_CAST({0} AS HUGEINT) AS DECIMAL(38,0)) * CAST('0.0000000001' AS DECIMAL(11,10)) AS {1})"
 
 
 def _s(src: QuerySource, column: str) -> str:
@@ -312,6 +321,11 @@ def _focus_lines(src: QuerySource) -> dict[str, str]:
     }
 
 
+def canonical_lines(src: QuerySource) -> dict[str, str]:
+    """The canonical line of the source's format: one expression per canonical column."""
+    return _focus_lines(src) if family(src.table) == "focus" else _cur_lines(src)
+
+
 # The compute Chipwise inventories, as the bill names it: EC2 instances (an id, or an instance ARN), SageMaker
 # resources (endpoints, training, processing and transform jobs, notebook instances: ARNs) and Bedrock provisioned
 # throughputs (their provisioned-model ARN: a model unit has no public price, its bill is its price); an EKS pod's
@@ -367,7 +381,9 @@ SUMS: Sequence[tuple[str, str]] = (
 TERMS = ("offering_type", "family", "end_time", "start_time", "commitment_region", "reserved_count")
 
 
-def logical_query(src: QuerySource, rejected: str = "''", group_rejected: str = "") -> str:
+def logical_query(
+    src: QuerySource, rejected: str = "''", group_rejected: str = "", grouped: QuerySource | None = None
+) -> str:
     """The one query: the source's lines in canonical form (AWS rows only), then summed per account, region, day,
     resource, pricing and commitment for the compute Chipwise inventories, per account, region and service for
     every other resource (``scope``); negations stay as their own rows, at 0, so that every line item read is
@@ -383,14 +399,30 @@ def logical_query(src: QuerySource, rejected: str = "''", group_rejected: str = 
     rejected_expr`): the largest of a group leaves with it, so that the lines are checked in the same pass that
     sums them; ``group_rejected`` (``WHEN <condition> THEN '<column: what>'`` clauses) checks what the sums' groups
     carry once per group (the length of an account id, a region, a commitment's ARN ..., each sum within ±1e12:
-    one check per group, not per line)."""
-    lines = _focus_lines(src) if family(src.table) == "focus" else _cur_lines(src)
-    terms = {name: lines.pop(name) for name in TERMS}
+    one check per group, not per line).
+
+    ``grouped`` (DuckDB): the lines are read already summed per raw key (:mod:`.grouped`: the columns every
+    canonical expression reads, with the UTC day, their amounts summed, ``line_items__`` lines each, a
+    ``rejected__`` verdict and an ``inexact__`` flag), so that the canonical expressions run once per group of
+    raw lines instead of once per line; the result then carries ``inexact`` after ``rejected``."""
+    raw = canonical_lines(src)
+    terms = {name: raw.pop(name) for name in TERMS}
+    lines = raw
+    if grouped is not None:
+        lines = {name: expr for name, expr in canonical_lines(grouped).items() if name not in TERMS}
     canonical = ",\n  ".join(f"{expr} AS {name}" for name, expr in lines.items())
     conditions = [src.filter] if src.filter else []
     if family(src.table) == "focus":
         conditions.append(f"{src.col('ProviderName')} = '{AWS_PROVIDER}'")
     where = f" WHERE {' AND '.join(conditions)}" if conditions else ""
+    lines_from = f"{src.relation}{where}"
+    counted, flag, flagged = "COUNT(*)", "", ""
+    if grouped is not None:
+        lines_from, counted = grouped.relation, "SUM(line_items__)"
+        canonical += ",\n  inexact__, line_items__, largest__"
+        flag, flagged = ", bool_or(inexact__) AS inexact", ",\n  sums.inexact"
+        if grouped.flag_sums:  # each sum of the groups' exact integer sums: exact below 2^53 (see .grouped)
+            flag = f", bool_or(inexact__) OR SUM(line_items__) * MAX(largest__) >= {SCALED_EXACT_BELOW} AS inexact"
     keep = f"lines.kind IN {USAGE_KINDS_SQL} AND ({COMPUTE})"
     scoped = {
         "day": f"CASE WHEN {keep} THEN lines.day END",
@@ -400,27 +432,36 @@ def logical_query(src: QuerySource, rejected: str = "''", group_rejected: str = 
         " AND lines.resource_id <> '' THEN 'service' ELSE '' END",
     }
     regrouped = ", ".join(
-        f"{scoped[name]} AS {name}" if name in scoped else f"lines.{name}" for name in (*lines, "scope", "rejected")
+        f"{scoped[name]} AS {name}" if name in scoped else f"lines.{name}"
+        for name in (*lines, "scope", "rejected", *(GROUPED_EXTRA if grouped is not None else ()))
     )
     group = ", ".join(GROUP_COLUMNS)
     sums = ", ".join(f"{agg}({name}) AS {name}" for agg, name in SUMS)
     tags_out = "to_json(arbitrary(tags))" if src.tags_are_map and src.dialect == "duckdb" else "arbitrary(tags)"
     term_columns = ", ".join(f"{expr} AS {name}" for name, expr in terms.items())
     term_maxes = ", ".join(f"MAX({name}) AS {name}" for name in TERMS)
-    from_sums = [f"sums.{name}" for name in (*GROUP_COLUMNS, *(name for _, name in SUMS))]
+    # grouped (DuckDB): the sums leave as their exact text (Python makes a Decimal of a string 4 times as fast as
+    # DuckDB hands one over), as Athena's do
+    as_text = "CAST(sums.{0} AS VARCHAR) AS {0}" if grouped is not None else "sums.{0}"
+    from_sums = [f"sums.{name}" for name in GROUP_COLUMNS] + [
+        TO_MONEY.format(f"sums.{name}", "VARCHAR") + f" AS {name}"
+        if grouped is not None and grouped.scaled and agg == "SUM"
+        else as_text.format(name)
+        for agg, name in SUMS
+    ]
     selected = ", ".join([*from_sums, *(f"terms.{name}" for name in TERMS), "tags.tags", "sums.line_items"])
     return (
-        f"WITH lines AS (\n  SELECT\n  {canonical},\n  {rejected} AS rejected\n  FROM {src.relation}{where}\n),\n"
+        f"WITH lines AS (\n  SELECT\n  {canonical},\n  {rejected} AS rejected\n  FROM {lines_from}\n),\n"
         f"scoped AS (SELECT {regrouped} FROM lines),\n"
-        f"sums AS (SELECT {group},\n  {sums},\n  COUNT(*) AS line_items, MAX(rejected) AS rejected\n"
+        f"sums AS (SELECT {group},\n  {sums},\n  {counted} AS line_items, MAX(rejected) AS rejected{flag}\n"
         f"  FROM scoped GROUP BY {group}),\n"
-        f"tags AS (SELECT resource_id, {tags_out} AS tags FROM (SELECT {lines['resource_id']} AS resource_id,"
-        f" {lines['parent_resource_id']} AS parent_resource_id, {src.tags} AS tags FROM {src.relation}{where}) lines"
+        f"tags AS (SELECT resource_id, {tags_out} AS tags FROM (SELECT {raw['resource_id']} AS resource_id,"
+        f" {raw['parent_resource_id']} AS parent_resource_id, {src.tags} AS tags FROM {src.relation}{where}) lines"
         f" WHERE {COMPUTE} GROUP BY resource_id),\n"
-        f"terms AS (SELECT commitment_arn, {term_maxes} FROM (SELECT {lines['commitment_arn']} AS commitment_arn,"
+        f"terms AS (SELECT commitment_arn, {term_maxes} FROM (SELECT {raw['commitment_arn']} AS commitment_arn,"
         f" {term_columns} FROM {src.relation}{where}) lines WHERE commitment_arn <> '' GROUP BY commitment_arn)\n"
         f"SELECT {selected},\n"
-        f"  CASE WHEN sums.rejected <> '' THEN sums.rejected {group_rejected} ELSE '' END AS rejected\n"
+        f"  CASE WHEN sums.rejected <> '' THEN sums.rejected {group_rejected} ELSE '' END AS rejected{flagged}\n"
         "FROM sums LEFT JOIN terms ON sums.commitment_arn = terms.commitment_arn\n"
         "  LEFT JOIN tags ON sums.scope = 'resource' AND sums.resource_id = tags.resource_id"
     )

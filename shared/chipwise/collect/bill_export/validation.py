@@ -84,7 +84,7 @@ def check_described(
             raise BillError(f"{shown}: column {column} is {described[column]}, expected {kind}")
 
 
-def _next_month(start: date) -> date:
+def month_after(start: date) -> date:
     return date(start.year + start.month // 12, start.month % 12 + 1, 1)
 
 
@@ -101,7 +101,7 @@ def problems(src: QuerySource, period: str, read: dict[str, str]) -> list[tuple[
     day = f"CAST({when} AS DATE)" if src.dialect == "athena" else f"CAST(CAST({when} AS TIMESTAMPTZ) AS DATE)"
     found.append(
         (
-            f"{day} < DATE '{start}' OR {day} >= DATE '{_next_month(start)}'",
+            f"{day} < DATE '{start}' OR {day} >= DATE '{month_after(start)}'",
             f"{DATE_COLUMN[fam]}: a day outside the billing period {period}",
         )
     )
@@ -157,10 +157,11 @@ def rejected_expr(src: QuerySource, period: str) -> str:
     return "CASE " + " ".join(f"WHEN {cond} THEN '{label}'" for cond, label in found) + " ELSE '' END"
 
 
-def group_rejected_expr(src: QuerySource) -> str:
+def group_rejected_expr(src: QuerySource, scaled: bool = False) -> str:
     """The checks made once per aggregated group: ``WHEN <condition> THEN '<column: what>'`` clauses over the
     query's output: the lengths the groups carry (``sums.account_id``, ``terms.family`` ...; a commitment's ARN
-    named by its columns), and each sum within ±1e12 (the store's NUMERIC(18, 6))."""
+    named by its columns), and each sum within ±1e12 (the store's NUMERIC(18, 6)); ``scaled``: the sums are
+    DOUBLE integers of 1e-10 (:mod:`.grouped`)."""
     by_output: dict[str, tuple[list[str], int]] = {}
     for column in columns_read(src.table, src.split):
         if column in CHECKED_PER_GROUP and column in LENGTHS and src.physical.get(column) is not None:
@@ -170,7 +171,8 @@ def group_rejected_expr(src: QuerySource) -> str:
         f"WHEN length({output}) > {limit} THEN '{' or '.join(names)}: longer than {limit} characters'"
         for output, (names, limit) in by_output.items()
     ]
-    beyond = " OR ".join(f"ABS(sums.{name}) >= {int(LIMIT)}" for agg, name in SUMS if agg == "SUM")
+    limit = "1e22" if scaled else str(int(LIMIT))  # scaled: the sums are integers of 1e-10 (1e22 is exact)
+    beyond = " OR ".join(f"ABS(sums.{name}) >= {limit}" for agg, name in SUMS if agg == "SUM")
     label = f"{COST_COLUMN[family(src.table)]}: a sum of lines beyond what a bill can hold (±1e12)"
     return " ".join([*lengths, f"WHEN {beyond} THEN '{label}'"])
 

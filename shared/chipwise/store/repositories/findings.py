@@ -11,12 +11,14 @@
 - A benchmark's measurement on a finding (``measured_monthly_savings_usd``, ``evidence["benchmark"]`` and the
   confidence it earned) survives re-evaluation while the recommended target stays the same.
 
-Writes are bulk statements (one read of the existing findings, one INSERT, one UPDATE, one history INSERT), so the
-statement count does not grow with the number of findings.
+Writes are bulk statements (one read of the unresolved findings and of the resolved ones the drafts reopen, one
+INSERT, one UPDATE, one history INSERT), so the statement count does not grow with the number of findings, and the
+resolved findings that accumulate with the history are not read.
 """
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -24,7 +26,8 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import Row, Table, bindparam, func, insert, select, update
+from sqlalchemy import Row, Table, Text, and_, bindparam, cast, column, func, insert, select, union_all, update
+from sqlalchemy.dialects.postgresql import JSONB
 
 from chipwise.errors import InvalidInput, NotFound
 from chipwise.models.findings import FindingDocument, FindingDraft, RecommendationDoc
@@ -189,7 +192,7 @@ class FindingRepository(Repository):
         strays = {(d.account_id, d.region) for d in drafts} - {(account_id, region)}
         if strays:
             raise ValueError(f"drafts for {sorted(strays)} applied to {account_id} {region}")
-        existing = self._existing(account_id, region)
+        existing = self._existing(account_id, region, {_draft_key(d) for d in drafts})
         inserts: list[dict[str, Any]] = []
         updates: list[dict[str, Any]] = []
         seen_only: list[str] = []  # the same figures, status and evidence: last_seen and last_scan_id only
@@ -225,11 +228,38 @@ class FindingRepository(Repository):
             new=len(inserts), updated=len(updates) + len(seen_only), reopened=reopened, resolved=len(resolved)
         )
 
-    def _existing(self, account_id: str, region: str) -> dict[tuple[str, str], _Existing]:
-        columns = ("rule_id", "resource_arn", "resource_variant", "id", *_COMPARED)
-        stmt = select(*(getattr(Finding, c) for c in columns)).where(
-            Finding.account_id == account_id, Finding.region == region
-        )
+    def _existing(
+        self, account_id: str, region: str, keys: set[tuple[str, str, str]]
+    ) -> dict[tuple[str, str], _Existing]:
+        """The findings the lifecycle compares with, in one statement whatever the number of drafts: every
+        unresolved finding of the account and region (it may be updated or resolved now) and the resolved ones of
+        the drafts' (rule, resource, variant) keys (they reopen). The other resolved findings, which accumulate
+        with the history, are not read: the keys are one bound parameter (a JSON list the database unpacks), joined
+        on the findings' unique (rule_id, resource_arn, resource_variant) index."""
+        columns = [getattr(Finding, c) for c in ("rule_id", "resource_arn", "resource_variant", "id", *_COMPARED)]
+        where = (Finding.account_id == account_id, Finding.region == region)
+        stmt: Any = select(*columns).where(*where, Finding.status != RESOLVED)
+        if keys:
+            sqlite = self.session.get_bind().dialect.name == "sqlite"
+            wanted = self._keys(sorted(keys), sqlite)
+            # SQLite plans without statistics: the account and status compared as expressions (`|| ''`) leave the
+            # unique index as the only one it can use, so it walks the keys and looks each one up (not every
+            # resolved finding of the account against every key)
+            account = Finding.account_id + "" if sqlite else Finding.account_id
+            status = Finding.status + "" if sqlite else Finding.status
+            reopenable = (
+                select(*columns)
+                .join(
+                    wanted,
+                    and_(
+                        Finding.rule_id == wanted.c.r,
+                        Finding.resource_arn == wanted.c.a,
+                        Finding.resource_variant == wanted.c.v,
+                    ),
+                )
+                .where(account == account_id, Finding.region == region, status == RESOLVED)
+            )
+            stmt = union_all(stmt, reopenable)
         found: dict[tuple[str, str], _Existing] = {}
         for row in self.session.execute(stmt):
             m = row._mapping
@@ -247,6 +277,23 @@ class FindingRepository(Repository):
                 stored={c: m[c] for c in _COMPARED},
             )
         return found
+
+    def _keys(self, keys: Sequence[tuple[str, str, str]], sqlite: bool) -> Any:
+        """``keys`` as a table of columns ``r``, ``a``, ``v`` from one bound JSON parameter (SQLite's ``json_each``,
+        PostgreSQL's ``jsonb_to_recordset``), so the statement is the same whatever their number."""
+        document = json.dumps([{"r": r, "a": a, "v": v} for r, a, v in keys])
+        if not sqlite:
+            return (
+                func.jsonb_to_recordset(cast(bindparam("lifecycle_keys", document, type_=Text), JSONB))
+                .table_valued(column("r", Text), column("a", Text), column("v", Text))
+                .render_derived(name="wanted", with_types=True)
+            )
+        each = func.json_each(bindparam("lifecycle_keys", document, type_=Text)).table_valued("value").alias("each")
+        return select(
+            func.json_extract(each.c.value, "$.r").label("r"),
+            func.json_extract(each.c.value, "$.a").label("a"),
+            func.json_extract(each.c.value, "$.v").label("v"),
+        ).subquery("wanted")
 
     def _mark_seen(self, ids: list[str], now: datetime, scan_id: str | None) -> None:
         """``last_seen`` (and ``last_scan_id`` when given) of findings the evaluation left as they were."""
@@ -440,6 +487,11 @@ class FindingRepository(Repository):
 
 
 # --- rows -----------------------------------------------------------------------------------------------------
+
+
+def _draft_key(draft: FindingDraft) -> tuple[str, str, str]:
+    """The (rule_id, resource_arn, resource_variant) a draft's finding is stored under."""
+    return (draft.rule_id, draft.resource_arn, draft.resource_variant or "")
 
 
 def _draft_values(draft: FindingDraft) -> dict[str, Any]:
