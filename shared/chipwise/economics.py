@@ -29,6 +29,7 @@ SECONDS_PER_HOUR = Decimal(3600)
 MILLION = Decimal(1_000_000)
 CENT = Decimal("0.01")
 BREAK_EVEN_STEP = Decimal("0.1")
+LAPSE_WINDOW_DAYS = 90  # a commitment ending within this many days "ends soon" (the commitments analysis, the digest)
 
 N = TypeVar("N", float, Decimal)
 

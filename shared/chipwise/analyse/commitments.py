@@ -24,6 +24,7 @@ from typing import Literal
 
 from chipwise.economics import (
     HOURS_PER_MONTH,
+    LAPSE_WINDOW_DAYS,
     cents,
     hours_left,
     months_left,
@@ -44,7 +45,6 @@ CommitmentKind = Literal[
 FOLLOWING: frozenset[CommitmentKind] = frozenset({"compute_savings_plan", "sagemaker_savings_plan"})
 HELD_CAPACITY: frozenset[CommitmentKind] = frozenset({"capacity_reservation", "capacity_block"})
 COMPUTE_SERVICES = frozenset({"ec2", "fargate", "lambda"})
-LAPSE_WINDOW_DAYS = 90
 VALUE_MONTHS = 12
 
 

@@ -20,15 +20,18 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import Decimal
+from typing import TYPE_CHECKING
 
 from chipwise.catalog import Catalog
 from chipwise.economics import cents, monthly_cost
 from chipwise.models.bill import ResourceBill, Unattributed
 from chipwise.models.common import LIVE_STATES, first_tag
 from chipwise.models.findings import FindingDocument
-from chipwise.models.records import CollectedResource
 from chipwise.models.resources import BatchEnvironmentDetails, CapacityReservationDetails, InstanceDetails
 from chipwise.models.scan import ScanCosts, ScanNotAttributed, ScanNotInBill, ScanResource
+
+if TYPE_CHECKING:  # what a scan collects: the read commands need not load it
+    from chipwise.models.records import CollectedResource
 
 # Billed on other resources' lines: a component's or a variant's cost is its endpoint's instance hours.
 BILLED_ON_THEIR_ENDPOINT = frozenset({"sagemaker_inference_component"})

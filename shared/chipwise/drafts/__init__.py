@@ -40,7 +40,6 @@ from chipwise.store import Session
 from chipwise.store.repositories.accounts import AccountRepository
 from chipwise.store.repositories.inventory import ResourceRecord, ResourceRepository
 from chipwise.store.repositories.messaging import DraftRecord, DraftRepository, OutboxRecord
-from chipwise.store.repositories.usage import UsageRepository
 
 ACCELERATORS = ("inferentia", "trainium", "nvidia")
 CREDITS_KIND = "credits_application"
@@ -134,6 +133,8 @@ class AccountFigures:
 def _cost_explorer_costs(session: Session, account_id: str, lookback_days: int) -> tuple[ScanWindow, ScanCosts] | None:
     """Without a scan document: Cost Explorer's records over the last ``lookback_days`` days that have any (complete
     days only), shaped as a scan's costs so that :func:`chipwise.spend.spend_of` prices them like every surface."""
+    from chipwise.store.repositories.usage import UsageRepository  # only without a scan: drafts read no rollups
+
     _, last = UsageRepository(session).cost_day_range(account_id)
     if last is None:
         return None

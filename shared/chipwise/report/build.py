@@ -15,7 +15,7 @@ A figure the store does not hold is said to be unknown, never guessed.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
@@ -328,43 +328,63 @@ def _basis(spend: Spend | None) -> str:
 CPU_SIGNAL = "cpu_utilization"  # a finding resting on CPU (its signals_used) may draw a CPU heat-map; no other may
 
 
+def _heat_series(
+    session: Session, wanted: Sequence[tuple[ResourceRecord, Sequence[str]]], start: datetime, end: datetime
+) -> list[tuple[dict[datetime, float], str] | None]:
+    """For each (resource, the finding's signals) of ``wanted``, in order, the series its heat-map draws
+    (:func:`_hourly`): every resource's rollups of every source in one statement, then the neuron-monitor rollups
+    of those with no accelerator metric in one more (none when every one has one), whatever the number of maps."""
+    if not wanted:
+        return []
+    accelerator = [(namespace, metric) for namespace, metric, _ in UTILISATION_SOURCES if metric != "CPUUtilization"]
+    cpu = [(namespace, metric) for namespace, metric, _ in UTILISATION_SOURCES if metric == "CPUUtilization"]
+    drawn_on_cpu = any(CPU_SIGNAL in signals for _, signals in wanted)  # else no CPU hour is read at all
+    sources = accelerator + cpu if drawn_on_cpu else accelerator
+    rollups = UsageRepository(session).metric_averages([r.id for r, _ in wanted], sources, start, end)
+    unmeasured = {
+        (r.account_id, _instance_id(r)) for r, _ in wanted if not any((r.id, n, m) in rollups for n, m in accelerator)
+    }
+    neuron = NeuronRepository(session).neuroncore_utilisation(unmeasured, start, end) if unmeasured else {}
+    return [_hourly(r, rollups, neuron, signals) for r, signals in wanted]
+
+
+def _instance_id(resource: ResourceRecord) -> str:
+    return resource.arn.rsplit("/", 1)[-1]
+
+
 def _hourly(
-    session: Session, resource: ResourceRecord | None, start: datetime, end: datetime, signals: Sequence[str] = ()
+    resource: ResourceRecord,
+    rollups: Mapping[tuple[int, str, str], Sequence[tuple[datetime, float]]],
+    neuron: Mapping[tuple[str, str], Sequence[tuple[datetime, float]]],
+    signals: Sequence[str] = (),
 ) -> tuple[dict[datetime, float], str] | None:
-    """The utilisation series the finding rests on, stored for ``resource`` in ``[start, end)``: hour → average,
-    and its label. Accelerator metrics first (neuron-monitor reports included); CPU only for a finding whose
-    signals name CPU: a Neuron or GPU finding never draws a CPU map in place of the metric it was judged on."""
-    if resource is None:
-        return None
+    """The utilisation series the finding rests on, from the rollups stored for ``resource`` (by resource,
+    namespace, metric) and the neuron-monitor rollups (by account, instance): hour → average, and its label.
+    Accelerator metrics first (neuron-monitor reports included); CPU only for a finding whose signals name CPU: a
+    Neuron or GPU finding never draws a CPU map in place of the metric it was judged on."""
     for namespace, metric, label in UTILISATION_SOURCES:
         if metric == "CPUUtilization":
             continue
-        found = _series(session, resource, namespace, metric, start, end)
+        found = _series(rollups.get((resource.id, namespace, metric), ()))
         if found:
             return found, label
-    instance = resource.arn.rsplit("/", 1)[-1]
-    neuron = NeuronRepository(session).neuroncore_utilisation(resource.account_id, instance, start, end)
-    if neuron:
-        merged: dict[datetime, list[float]] = defaultdict(list)
-        for hour, value in neuron:
-            merged[_utc(hour)].append(float(value))
-        series = {hour: sum(v) / len(v) for hour, v in merged.items()}
-        return series, "NeuronCore utilisation (neuron-monitor reports)"
+    reports = neuron.get((resource.account_id, _instance_id(resource)), ())
+    if reports:
+        return _series(reports), "NeuronCore utilisation (neuron-monitor reports)"
     if CPU_SIGNAL not in signals:
         return None
     for namespace, metric, label in UTILISATION_SOURCES:
-        cpu = _series(session, resource, namespace, metric, start, end) if metric == "CPUUtilization" else None
+        cpu = _series(rollups.get((resource.id, namespace, metric), ())) if metric == "CPUUtilization" else None
         if cpu:
             return cpu, label
     return None
 
 
-def _series(
-    session: Session, resource: ResourceRecord, namespace: str, metric: str, start: datetime, end: datetime
-) -> dict[datetime, float]:
+def _series(rows: Iterable[tuple[datetime, float]]) -> dict[datetime, float]:
+    """Hour → the mean of its values (in row order)."""
     values: dict[datetime, list[float]] = defaultdict(list)
-    for hour, average in UsageRepository(session).metric_averages(resource.id, namespace, metric, start, end):
-        values[_utc(hour)].append(float(average))
+    for hour, value in rows:
+        values[_utc(hour)].append(float(value))
     return {hour: sum(v) / len(v) for hour, v in values.items()}
 
 
@@ -445,16 +465,22 @@ def build_report(session: Session, scan: ScanRecord, *, now: datetime, team_tag_
     start = datetime.combine(window_start, time(0), tzinfo=UTC)
     end = datetime.combine(window_end, time(0), tzinfo=UTC)
     resources = ResourceRepository(session).by_keys(d.resource_id for d in documents)
+    mapped = [  # the heat-maps' findings: the first HEAT_MAPS of the top, if counted and their resource stored
+        (index, resource, view.document.signals_used)
+        for index, view in enumerate(views[:HEAT_MAPS])
+        if view.counted and (resource := resources.get(view.document.resource_id)) is not None
+    ]
+    drawn_series = _heat_series(session, [(r, s) for _, r, s in mapped], start, end)
+    series = dict(zip((i for i, _, _ in mapped), drawn_series, strict=True))
+    missing = "no hourly utilisation of the metric this finding rests on stored in the scan window"
     drawn: list[FindingView] = []
     for index, view in enumerate(views):
         if index < HEAT_MAPS and view.counted:
-            resource = resources.get(view.document.resource_id)
-            series = _hourly(session, resource, start, end, view.document.signals_used)
-            if series is None:
-                missing = "no hourly utilisation of the metric this finding rests on stored in the scan window"
+            found = series.get(index)
+            if found is None:
                 view = _with(view, heat_missing=missing)
             else:
-                values, label = series
+                values, label = found
                 view = _with(view, heat=heat_map(values, start=window_start, end=window_end, source=label))
         drawn.append(view)
     counted = [d for d in documents if counts_in_totals(d)]

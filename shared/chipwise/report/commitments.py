@@ -7,14 +7,16 @@ from __future__ import annotations
 
 from datetime import date
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from chipwise.analyse.commitments import LAPSE_WINDOW_DAYS, CommitmentsResult, HeldCommitment
-from chipwise.economics import parse_utc, usd, usd_per_hour
+from chipwise.economics import LAPSE_WINDOW_DAYS, parse_utc, usd, usd_per_hour
 from chipwise.render import render
 from chipwise.store import Session
 from chipwise.store.repositories.bill import BillRepository
 from chipwise.store.repositories.findings import FindingRepository
+
+if TYPE_CHECKING:  # the digest's "ending soon" lines need no analysis: the drafts and the digest do not load it
+    from chipwise.analyse.commitments import CommitmentsResult, HeldCommitment
 
 KIND_WORDS = {
     "compute_savings_plan": "Compute Savings Plan",

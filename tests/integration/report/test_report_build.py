@@ -202,6 +202,8 @@ def test_the_report_shows_the_audit_and_the_alert_precision(two_scans: str) -> N
     assert sum(p.acted for p in view.precision) == 1 and sum(p.dismissed for p in view.precision) == 1
 
 
+# Loaded by a scan or the report only (issue 37: the drafts, the digest and the listings do without them).
+SCAN_OR_REPORT_ONLY = ("chipwise.models.records", "chipwise.analyse.commitments", "chipwise.store.repositories.usage")
 RULE_MODULES = ("chipwise.rules.builtin", "chipwise.rules.engine", "chipwise.rules.base", "chipwise.analyse.profiles")
 
 
@@ -238,10 +240,46 @@ def test_read_commands_name_rules_without_loading_them_nor_the_aws_sdk(
     }
     for name, argv in reads.items():
         loaded = _modules_after(
-            argv, (*RULE_MODULES, "chipwise.rules.titles", "boto3", "botocore", "chipwise.remediate")
+            argv,
+            (*RULE_MODULES, "chipwise.rules.titles", "boto3", "botocore", "chipwise.remediate", *SCAN_OR_REPORT_ONLY),
         )
         assert "chipwise.rules.titles" in loaded, name  # it named rules
         assert not [m for m in loaded if m.startswith(RULE_MODULES)], (name, loaded)
         assert not [m for m in loaded if m.split(".")[0] in ("boto3", "botocore")], (name, loaded)
         if name != "notify":  # the digest's Slack blocks ask remediate.eligible whether a finding gets a button
             assert not [m for m in loaded if m.startswith("chipwise.remediate")], (name, loaded)
+        assert "chipwise.models.records" not in loaded, name  # what a scan collects and writes
+        if name != "report":  # the commitments analysis and the metric rollups are the report's
+            assert not [m for m in loaded if m in SCAN_OR_REPORT_ONLY], (name, loaded)
+
+
+def test_the_heat_maps_are_read_in_two_statements_whatever_their_number(
+    two_scans: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 37, counted: every heat-map's rollups come from one statement (and the neuron-monitor rollups from one
+    more), not one per map and metric: drawing one map or every top finding's reads the same number of times."""
+    from sqlalchemy import event
+
+    from chipwise.report import build
+
+    factory = get_session_factory(two_scans)
+
+    def rollup_reads(maps: int) -> tuple[int, int]:
+        monkeypatch.setattr(build, "HEAT_MAPS", maps)
+        statements: list[str] = []
+        with factory() as session:
+            scan = find_scan(session)
+            engine = session.get_bind()
+            record = lambda *args: statements.append(args[2])  # noqa: E731  (conn, cursor, statement, ...)
+            event.listen(engine, "before_cursor_execute", record)
+            try:
+                view = build_report(session, scan, now=NOW + timedelta(days=1, hours=1))
+            finally:
+                event.remove(engine, "before_cursor_execute", record)
+        reads = [s for s in statements if re.search(r"FROM (metric_rollups|neuron_rollups)\b", s)]
+        return len(reads), sum(1 for f in view.findings if f.heat is not None)
+
+    one, drawn_one = rollup_reads(1)
+    every, drawn_every = rollup_reads(build.TOP_FINDINGS)
+    assert drawn_every > drawn_one >= 1  # more maps drawn...
+    assert 1 <= one <= 2 and 1 <= every <= 2  # ...from at most two reads either way

@@ -20,16 +20,18 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import or_, select, update
 
-from chipwise.models.records import CollectedResource
 from chipwise.models.resources import resource_key, split_key
 from chipwise.store.base import SerializedJson
 from chipwise.store.repositories.records import Repository, record_of
 from chipwise.store.tables import Resource
 from chipwise.store.upsert import upsert
+
+if TYPE_CHECKING:  # what a scan collects: the read commands need not load it
+    from chipwise.models.records import CollectedResource
 
 GONE = "gone"
 # Kinds that are "live" capacity: when a scan no longer finds one, it was deleted. Training jobs simply age

@@ -84,17 +84,35 @@ class NeuronRepository(Repository):
         return found
 
     def neuroncore_utilisation(
-        self, account_id: str, instance_id: str, start: datetime, end: datetime
-    ) -> list[tuple[datetime, float]]:
-        """(hour, NeuronCore utilisation average) of an instance's neuron-monitor rollups in ``[start, end)``."""
-        stmt = select(NeuronRollup.hour, NeuronRollup.neuroncore_utilization_avg).where(
-            NeuronRollup.account_id == account_id,
-            NeuronRollup.instance_id == instance_id,
-            NeuronRollup.hour >= start,
-            NeuronRollup.hour < end,
-            NeuronRollup.neuroncore_utilization_avg.is_not(None),
+        self, instances: Iterable[tuple[str, str]], start: datetime, end: datetime
+    ) -> dict[tuple[str, str], list[tuple[datetime, float]]]:
+        """(hour, NeuronCore utilisation average) of each (account, instance id)'s neuron-monitor rollups in
+        ``[start, end)``, by (account, instance id): one statement for every instance, each instance's rows in
+        (runtime tag, hour) order."""
+        wanted = set(instances)
+        if not wanted:
+            return {}
+        stmt = (
+            select(
+                NeuronRollup.account_id,
+                NeuronRollup.instance_id,
+                NeuronRollup.hour,
+                NeuronRollup.neuroncore_utilization_avg,
+            )
+            .where(
+                NeuronRollup.account_id.in_(sorted({account for account, _ in wanted})),
+                NeuronRollup.instance_id.in_(sorted({instance for _, instance in wanted})),
+                NeuronRollup.hour >= start,
+                NeuronRollup.hour < end,
+                NeuronRollup.neuroncore_utilization_avg.is_not(None),
+            )
+            .order_by(NeuronRollup.account_id, NeuronRollup.instance_id, NeuronRollup.runtime_tag, NeuronRollup.hour)
         )
-        return [(hour, value) for hour, value in self.session.execute(stmt) if value is not None]
+        found: dict[tuple[str, str], list[tuple[datetime, float]]] = {}
+        for account_id, instance_id, hour, value in self.session.execute(stmt):
+            if value is not None and (account_id, instance_id) in wanted:
+                found.setdefault((account_id, instance_id), []).append((hour, value))
+        return found
 
     def rollups(self, instance_id: str, start: datetime, end: datetime) -> list[NeuronRollupRecord]:
         stmt = (

@@ -52,7 +52,6 @@ from typing import TYPE_CHECKING
 from sqlalchemy import String, cast, func, or_, select, update
 
 from chipwise.economics import parse_utc
-from chipwise.models.records import CostLine, HourlyRollup, SeriesCoverage
 from chipwise.store.repositories.metric_series import (
     MetricSeriesRepository,
     hour_rows,
@@ -63,8 +62,9 @@ from chipwise.store.repositories.records import Repository, record_of
 from chipwise.store.tables import CostRecord, MetricCoverage, MetricRollup, Resource
 from chipwise.store.upsert import upsert
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the records are what a scan writes: the read commands need not load them
     from chipwise.catalog.usage_types import Treatment
+    from chipwise.models.records import CostLine, HourlyRollup, SeriesCoverage
 
 RATE_PLACES = Decimal("0.000001")
 NEURON_MONITOR_NAMESPACE = "neuron-monitor"
@@ -198,19 +198,28 @@ class UsageRepository(Repository):
         return [(str(instance_type), Decimal(str(total))) for instance_type, total in rows]
 
     def metric_averages(
-        self, resource_id: int, namespace: str, metric: str, start: datetime, end: datetime
-    ) -> list[tuple[datetime, float]]:
-        """(hour, average) of a resource's rollups of one metric in ``[start, end)``, hours without an average left
-        out."""
-        stmt = select(MetricRollup.hour, MetricRollup.average).where(
-            MetricRollup.resource_id == resource_id,
-            MetricRollup.namespace == namespace,
-            MetricRollup.metric == metric,
+        self, resource_ids: Iterable[int], metrics: Iterable[tuple[str, str]], start: datetime, end: datetime
+    ) -> dict[tuple[int, str, str], list[tuple[datetime, float]]]:
+        """(hour, average) of the resources' rollups of each (namespace, metric) in ``[start, end)``, by (resource,
+        namespace, metric), hours without an average left out: one statement for every resource and metric."""
+        ids = sorted(set(resource_ids))
+        wanted = set(metrics)
+        if not ids or not wanted:
+            return {}
+        rollup = MetricRollup
+        stmt = select(rollup.resource_id, rollup.namespace, rollup.metric, rollup.hour, rollup.average).where(
+            MetricRollup.resource_id.in_(ids),
+            MetricRollup.namespace.in_(sorted({namespace for namespace, _ in wanted})),
+            MetricRollup.metric.in_(sorted({metric for _, metric in wanted})),
             MetricRollup.hour >= start,
             MetricRollup.hour < end,
             MetricRollup.average.is_not(None),
         )
-        return [(hour, average) for hour, average in self.session.execute(stmt) if average is not None]
+        found: dict[tuple[int, str, str], list[tuple[datetime, float]]] = {}
+        for resource_id, namespace, metric, hour, average in self.session.execute(stmt):
+            if average is not None and (namespace, metric) in wanted:  # the IN lists cross: keep the pairs asked
+                found.setdefault((resource_id, namespace, metric), []).append((hour, average))
+        return found
 
     def cost_totals(
         self, account_id: str, start: date, end: date, region: str | None = None
