@@ -8,6 +8,7 @@ import os
 import shutil
 import uuid
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -185,6 +186,26 @@ class BuiltStores:
                 conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
             admin.dispose()
         self._databases.clear()
+
+
+TWO_SCANS_NOW = datetime(2026, 11, 20, 6, tzinfo=UTC)  # the first of the two scans; the second is a day later
+
+
+@pytest.fixture
+def scan_demo_twice(aws: Any) -> Callable[[str], None]:
+    """How ``built_stores``' "two_scans" store is built (the report's integration and browser tests share it): the
+    demo account seeded in the emulator and scanned twice, a day apart, from ``TWO_SCANS_NOW``."""
+    from chipwise.aws import aws_context
+    from chipwise.pipeline.scan import run_scan
+    from chipwise_devkit.demo.seed import seed_demo_account
+
+    def build(url: str) -> None:
+        seed_demo_account(aws, now=TWO_SCANS_NOW + timedelta(days=1))
+        factory = get_session_factory(url)
+        for day in range(2):
+            run_scan(aws_context("us-east-1"), factory, region="us-east-1", now=TWO_SCANS_NOW + timedelta(days=day))
+
+    return build
 
 
 @pytest.fixture(scope="session")

@@ -3,52 +3,31 @@ no script, nothing fetched (the page makes no request besides itself)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from chipwise.aws import aws_context
-from chipwise.pipeline.scan import run_scan
 from chipwise.report.build import build_report, find_scan, write_report
+from chipwise.store.engine import get_engine
 from chipwise.store.session import get_session_factory
-from chipwise_devkit.demo.seed import seed_demo_account
 
 pytestmark = pytest.mark.browser
 
-NOW = datetime(2026, 11, 20, 6, tzinfo=UTC)
+NOW = datetime(2026, 11, 20, 6, tzinfo=UTC)  # TWO_SCANS_NOW in tests/conftest.py: the scans the store holds
 
 
-@pytest.fixture(scope="module")
-def report_file(tmp_path_factory: pytest.TempPathFactory, emulator: Any) -> Path:
-    """The report of two scans of the demo account (written once for every width)."""
-    folder = tmp_path_factory.mktemp("report")
-    url = f"sqlite:///{folder / 'chipwise.db'}"
-    monkeypatch = pytest.MonkeyPatch()
-    try:
-        emulator.reset()
-        for key, value in emulator.env().items():
-            monkeypatch.setenv(key, value)
-        monkeypatch.setenv("CHIPWISE_DATABASE_URL", url)
-        from chipwise.aws import base_session
-        from chipwise.settings import get_settings
-        from chipwise.store.session import upgrade
-
-        base_session.cache_clear()
-        get_settings.cache_clear()
-        upgrade(url)
-        seed_demo_account(emulator, now=NOW + timedelta(days=1))
-        factory = get_session_factory(url)
-        for day in range(2):
-            run_scan(aws_context("us-east-1"), factory, region="us-east-1", now=NOW + timedelta(days=day))
-        with factory() as session:
-            view = build_report(session, find_scan(session), now=NOW + timedelta(days=1, hours=1))
-        return write_report(view, folder)
-    finally:
-        monkeypatch.undo()
-        base_session.cache_clear()
-        get_settings.cache_clear()
+@pytest.fixture
+def report_file(scan_demo_twice: Callable[[str], None], built_stores: Any, tmp_path: Path) -> Iterator[Path]:
+    """The report of two scans of the demo account, a day apart: the store is the one the report's integration
+    tests use (``built_stores``' "two_scans", built once per test process), each width's test given its own copy."""
+    url = built_stores.copy("two_scans", "sqlite", scan_demo_twice, into=tmp_path)
+    with get_session_factory(url)() as session:
+        view = build_report(session, find_scan(session), now=NOW + timedelta(days=1, hours=1))
+    yield write_report(view, tmp_path)
+    get_engine(url).dispose()
 
 
 @pytest.mark.parametrize("width", [1280, 390])

@@ -42,8 +42,14 @@ class Emulator:
         self._config: dict[str, Any] = dict(_BATCH_CONFIG)
         self._lock = threading.Lock()
         self._opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # never via a proxy
+        self._resets = 0
 
     # --- lifecycle ---------------------------------------------------------------------------
+
+    @property
+    def resets(self) -> int:
+        """How many times ``reset`` has run (a fixture that seeds once can tell whether its seeding is still there)."""
+        return self._resets
 
     @property
     def url(self) -> str:
@@ -102,6 +108,7 @@ class Emulator:
     def reset(self) -> None:
         """Empty every backend (CE queue and mail included), clear faults, re-apply the moto config."""
         self._post("/moto-api/reset", None)
+        self._resets += 1
         from chipwise_devkit.emulator.faults import REGISTRY
 
         REGISTRY.clear()

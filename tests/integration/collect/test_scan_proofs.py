@@ -16,7 +16,8 @@ import pytest
 from scan_account_fixture import LOOKBACK_DAYS, NOW, REGION, ROLE, seed_account
 from sqlalchemy import select
 
-from chipwise.aws import aws_context
+from chipwise import neuron_agent
+from chipwise.aws import aws_context, base_session
 from chipwise.models.scan import ScanDocument
 from chipwise.pipeline.scan import run_scan
 from chipwise.settings import get_settings
@@ -33,11 +34,8 @@ class Killed(BaseException):
     """The process dying at a stage (a BaseException: nothing in the scan catches it, as nothing survives a kill)."""
 
 
-@pytest.fixture
-def seeded(aws: Emulator, monkeypatch: pytest.MonkeyPatch) -> None:
+def _seed(aws: Emulator) -> None:
     """The scan fixture's account, the Chipwise bus, and an endpoint hosting an inference component."""
-    monkeypatch.setenv("CHIPWISE_EVENT_BUS_NAME", "chipwise")
-    get_settings.cache_clear()
     boto3.client("events", region_name=REGION).create_event_bus(Name="chipwise")
     seed_account(aws)
     sm = boto3.client("sagemaker", region_name=REGION)
@@ -56,6 +54,40 @@ def seeded(aws: Emulator, monkeypatch: pytest.MonkeyPatch) -> None:
         },
         RuntimeConfig={"CopyCount": 1},
     )
+
+
+@pytest.fixture
+def seeded(aws: Emulator, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The account seeded afresh (the emulator reset by ``aws``), the settings naming the Chipwise bus."""
+    monkeypatch.setenv("CHIPWISE_EVENT_BUS_NAME", "chipwise")
+    get_settings.cache_clear()
+    _seed(aws)
+
+
+_SEEDED_AT: dict[int, int] = {}  # id(emulator) -> its reset count when this module last seeded it
+
+
+@pytest.fixture
+def seeded_read_only(emulator: Emulator, monkeypatch: pytest.MonkeyPatch) -> Iterator[Emulator]:
+    """The same account, seeded once and kept for the tests that only read it (a scan only reads the account; its
+    one write, PutEvents, adds nothing a later scan reads; Cost Explorer answers a repeated request as before): seeded
+    again only when something reset the emulator since. No fault is left over from another test, nor left after."""
+    from chipwise_devkit.emulator.faults import REGISTRY
+
+    for key, value in emulator.env().items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setenv("CHIPWISE_EVENT_BUS_NAME", "chipwise")
+    get_settings.cache_clear()
+    base_session.cache_clear()
+    neuron_agent.aws_client.cache_clear()
+    if _SEEDED_AT.get(id(emulator)) != emulator.resets:
+        emulator.reset()
+        _seed(emulator)
+        _SEEDED_AT[id(emulator)] = emulator.resets
+    REGISTRY.clear()
+    yield emulator
+    REGISTRY.clear()
+    base_session.cache_clear()
 
 
 @pytest.fixture
@@ -199,11 +231,11 @@ FAULTED = {
 
 @pytest.mark.parametrize("operation", sorted(FAULTED))
 def test_a_fault_on_any_operation_ends_the_scan_partial_with_the_reason(
-    aws: Emulator, seeded: None, db_url: str, operation: str
+    seeded_read_only: Emulator, db_url: str, operation: str
 ) -> None:
     # Given the operation refusing its next call (the first endpoint, job or page it is called for)
     service, name = operation.split(".")
-    aws.inject_fault(service, name, "AccessDeniedException", f"injected: not authorized to {operation}")
+    seeded_read_only.inject_fault(service, name, "AccessDeniedException", f"injected: not authorized to {operation}")
     # When the account is scanned
     document = _scan(db_url)
     # Then the scan ends partial, stored so, with the reason

@@ -1,15 +1,16 @@
-"""``chipwise findings apply`` / ``rollback`` as a user runs them (the installed console script, the emulator, a
-SQLite store): what a dry run and an unapproved apply print, the audit in ``findings show``, and one-line errors."""
+"""``chipwise findings apply`` / ``rollback`` as a user runs them (the command line's entry point in this process,
+the emulator, a SQLite store): what a dry run and an unapproved apply print, the audit in ``findings show``, and
+one-line errors. ``chipwise.cli.main`` is what the console script runs; the script as its own process (start-up,
+exit codes, one-line errors) is tested in ``tests/integration/test_cli_errors.py``."""
 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import boto3
+import pytest
 from remediate_factories import (
     REGION,
     add_finding,
@@ -20,76 +21,103 @@ from remediate_factories import (
     instance_state,
 )
 
+from chipwise.aws import base_session
+from chipwise.cli import main
+from chipwise.settings import get_settings
 from chipwise.store.session import get_session_factory
 from chipwise_devkit.emulator import Emulator
 
-CHIPWISE = Path(sys.executable).with_name("chipwise")
+
+@dataclass(frozen=True)
+class Ran:
+    returncode: int
+    stdout: str
+    stderr: str
 
 
-def chipwise(tmp_path: Path, url: str, aws: Emulator, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "CHIPWISE_"))}
-    env.update(aws.env(), CHIPWISE_DATABASE_URL=url, AWS_MAX_ATTEMPTS="1", COLUMNS="200", USER="carol")
-    return subprocess.run(
-        [str(CHIPWISE), *args], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120, check=False
-    )
+@pytest.fixture
+def chipwise(
+    sqlite_url: str, aws: Emulator, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> Callable[..., Ran]:
+    """``chipwise ARGS`` run through the command line's entry point with the environment a user's shell would give
+    it (the emulator's AWS settings, the store, one attempt per AWS call, a 200-column page, USER=carol), its exit
+    code and what it printed on stdout and stderr kept apart."""
+    monkeypatch.setenv("CHIPWISE_DATABASE_URL", sqlite_url)
+    monkeypatch.setenv("AWS_MAX_ATTEMPTS", "1")
+    monkeypatch.setenv("COLUMNS", "200")
+    monkeypatch.setenv("USER", "carol")
+    get_settings.cache_clear()
+    base_session.cache_clear()
+
+    def run(*args: str) -> Ran:
+        capsys.readouterr()  # what the test printed before is not the command's
+        code = main(list(args))
+        captured = capsys.readouterr()
+        return Ran(code, captured.out, captured.err)
+
+    return run
 
 
-def test_apply_show_and_rollback_from_the_cli(tmp_path: Path, sqlite_url: str, aws: Emulator) -> None:
+def test_apply_show_and_rollback_from_the_cli(sqlite_url: str, aws: Emulator, chipwise: Callable[..., Ran]) -> None:
     instance = gpu_instance()
     with get_session_factory(sqlite_url).begin() as session:
         finding = idle_instance_finding(session, instance)
     short = finding[:8]
     gpu_utilisation(aws, instance, 0.5)  # fresh and idle since the scan
 
-    dry = chipwise(tmp_path, sqlite_url, aws, "findings", "apply", short, "--dry-run")
+    dry = chipwise("findings", "apply", short, "--dry-run")
     assert dry.returncode == 0, dry.stderr
     assert dry.stdout.startswith(f"dry run: instance {instance} ({short}) would get these calls:")
     assert f"  ec2.StopInstances(InstanceIds=['{instance}'])" in dry.stdout.splitlines()
-    unapproved = chipwise(tmp_path, sqlite_url, aws, "findings", "apply", short)
+    unapproved = chipwise("findings", "apply", short)
     assert unapproved.returncode == 0 and "add --yes to make the change" in unapproved.stdout
     assert instance_state(instance)[0] == "running"
 
-    applied = chipwise(tmp_path, sqlite_url, aws, "findings", "apply", short, "--yes")
+    applied = chipwise("findings", "apply", short, "--yes")
     assert applied.returncode == 0, applied.stderr
     assert applied.stdout.splitlines()[0] == f"applied: instance {instance} ({short})"
     assert instance_state(instance)[0] == "stopped"
 
-    again = chipwise(tmp_path, sqlite_url, aws, "findings", "apply", short, "--yes")
+    again = chipwise("findings", "apply", short, "--yes")
     assert again.returncode == 1 and len(again.stderr.strip().splitlines()) <= 2 and "already applied" in again.stderr
 
-    back = chipwise(tmp_path, sqlite_url, aws, "findings", "rollback", short)
+    back = chipwise("findings", "rollback", short)
     assert back.returncode == 0, back.stderr
     assert instance_state(instance)[0] == "running"
 
-    shown = json.loads(chipwise(tmp_path, sqlite_url, aws, "findings", "show", short, "--json").stdout)
+    shown = json.loads(chipwise("findings", "show", short, "--json").stdout)
     operator = boto3.client("sts", region_name=REGION).get_caller_identity()["Arn"]  # the AWS caller, not $USER
     assert [(a["event"], a["status"], a["who"]) for a in shown["audit"]] == [
         ("apply", "applied", f"{operator} (cli)"),
         ("rollback", "rolled_back", f"{operator} (cli)"),
     ]
     assert shown["audit"][0]["calls"] == ["ec2.CreateTags", "ec2.StopInstances"]
-    table = chipwise(tmp_path, sqlite_url, aws, "findings", "show", short).stdout
+    table = chipwise("findings", "show", short).stdout
     assert "audit" in table and "rolled_back" in table
 
 
-def test_refusal_and_bad_ids_are_one_line_and_exit_1(tmp_path: Path, sqlite_url: str, aws: Emulator) -> None:
+def test_refusal_and_bad_ids_are_one_line_and_exit_1(
+    sqlite_url: str, aws: Emulator, chipwise: Callable[..., Ran]
+) -> None:
     instance = gpu_instance()
     with get_session_factory(sqlite_url).begin() as session:
         finding = idle_instance_finding(session, instance)
     gpu_utilisation(aws, instance, 71.0)
-    refused = chipwise(tmp_path, sqlite_url, aws, "findings", "apply", finding[:8], "--yes")
+    refused = chipwise("findings", "apply", finding[:8], "--yes")
     assert refused.returncode == 1
     assert len(refused.stderr.strip().splitlines()) <= 2 and "became busy since the scan" in refused.stderr
     assert "Traceback" not in refused.stderr
-    shown = json.loads(chipwise(tmp_path, sqlite_url, aws, "findings", "show", finding[:8], "--json").stdout)
+    shown = json.loads(chipwise("findings", "show", finding[:8], "--json").stdout)
     assert [a["status"] for a in shown["audit"]] == ["refused"]  # the refusal is kept although the command failed
     for args in (("apply", "0badf00d", "--yes"), ("rollback", finding[:8])):
-        done = chipwise(tmp_path, sqlite_url, aws, "findings", *args)
+        done = chipwise("findings", *args)
         assert done.returncode == 1 and len(done.stderr.strip().splitlines()) <= 2, done.stderr
         assert "Traceback" not in done.stderr
 
 
-def test_variant_off_hours_dry_run_prints_the_scaling_calls(tmp_path: Path, sqlite_url: str, aws: Emulator) -> None:
+def test_variant_off_hours_dry_run_prints_the_scaling_calls(
+    sqlite_url: str, aws: Emulator, chipwise: Callable[..., Ran]
+) -> None:
 
     arn = endpoint("chat-ep", count=2)
     with get_session_factory(sqlite_url).begin() as session:
@@ -105,7 +133,7 @@ def test_variant_off_hours_dry_run_prints_the_scaling_calls(tmp_path: Path, sqli
             evidence={"off_stretches": "Sat 00:00 → Mon 06:00", "variant_name": "AllTraffic"},
         )
     short = finding[:8]
-    dry = chipwise(tmp_path, sqlite_url, aws, "findings", "apply", short, "--dry-run")
+    dry = chipwise("findings", "apply", short, "--dry-run")
     assert dry.returncode == 0, dry.stderr
     lines = dry.stdout.splitlines()
     assert lines[0].startswith(f"dry run: variant chat-ep/AllTraffic ({short}) would get these calls:")
