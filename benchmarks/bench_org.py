@@ -55,7 +55,7 @@ from chipwise.settings import Settings
 from chipwise.store import session_scope
 from chipwise.store.engine import get_engine
 from chipwise.store.repositories.accounts import ScanRepository
-from chipwise.store.repositories.bill import PeriodWriter
+from chipwise.store.repositories.bill_writer import PeriodWriter
 from chipwise.store.repositories.findings import FindingRepository
 from chipwise.store.repositories.usage import UsageRepository
 from chipwise.store.session import upgrade

@@ -25,7 +25,7 @@ from chipwise.models.results import BillIngestOutcome, StoredBillPeriod
 from chipwise.observability import logger
 from chipwise.settings import Settings, get_settings
 from chipwise.store import SessionFactory, get_session_factory, transaction
-from chipwise.store.repositories.bill import PeriodWriter, StoredPeriod
+from chipwise.store.repositories.bill_writer import PeriodWriter, StoredPeriod
 from chipwise.store.schema import require_current_schema
 
 

@@ -126,6 +126,6 @@ def test_the_store_writes_every_field_of_a_resource_day() -> None:
     from dataclasses import fields
 
     from chipwise.models.bill import ResourceCost
-    from chipwise.store.repositories.bill import RESOURCE_FIELDS
+    from chipwise.store.repositories.bill_writer import RESOURCE_FIELDS
 
     assert tuple(f.name for f in fields(ResourceCost)) == RESOURCE_FIELDS
