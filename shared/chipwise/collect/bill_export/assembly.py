@@ -17,7 +17,7 @@ from typing import Any
 
 from chipwise.catalog import platform_of
 from chipwise.collect.bill_export.errors import BillError
-from chipwise.collect.bill_export.query import RESULT_COLUMNS
+from chipwise.collect.bill_export.query import ROW_COLUMNS, TERMS
 from chipwise.collect.bill_export.validation import check_amount, check_payers
 from chipwise.collect.costs import describe_usage_type
 from chipwise.models.bill import BillPeriod, Commitment, PeriodSink, Pricing, ResourceCost, ServiceCost, Unattributed
@@ -38,9 +38,10 @@ SINK_BATCH = 5_000  # resource-days handed to the sink at a time
 # Positions of the result columns in a record (the query's SELECT order).
 (
     _PAYER, _ACCOUNT, _REGION, _DAY, _RESOURCE, _PARENT, _SERVICE, _USAGE_TYPE, _KIND, _ARN, _SCOPE, _EFFECTIVE,
-    _BILLED, _LIST_COST, _LIST_RATE, _HOURS, _COMMITMENT_TOTAL, _OFFERING, _FAMILY, _END, _START,
-    _COMMITMENT_REGION, _RESERVED, _TAGS, _LINE_ITEMS, _REJECTED,
-) = range(len(RESULT_COLUMNS))  # fmt: skip
+    _BILLED, _LIST_COST, _LIST_RATE, _HOURS, _COMMITMENT_TOTAL, _TAGS, _LINE_ITEMS, _REJECTED,
+) = range(len(ROW_COLUMNS))  # fmt: skip
+_TERMS_AT = len(ROW_COLUMNS)  # a RESULT_COLUMNS record's commitment terms (TERMS' order) start here
+_NO_TERMS: tuple[None, ...] = (None,) * len(TERMS)
 
 
 def _decimal(value: Any) -> Decimal:
@@ -134,6 +135,12 @@ class Assembler:
         self.shared_tags: dict[tuple[tuple[str, str], ...], dict[str, str]] = {}  # one dict per distinct tag set
         self.tags_seen: dict[Any, dict[str, str]] = {}  # the raw value (JSON or Athena's text) → that dict
         self.instance_types: dict[str, tuple[str | None, bool]] = {}
+        self.terms: Mapping[str, Sequence[Any]] | None = None  # set: rows carry no terms (ROW_COLUMNS)
+
+    def set_terms(self, terms: Mapping[str, Sequence[Any]]) -> None:
+        """Each commitment's terms (ARN → the values of ``TERMS``), given once before the rows: the rows that
+        follow are ``ROW_COLUMNS`` (DuckDB's); without, each row carries its commitment's terms (Athena's)."""
+        self.terms = terms
 
     def begin(self) -> None:
         """Hand the period's header to the sink (once the export is validated: nothing is stored before)."""
@@ -176,10 +183,9 @@ class Assembler:
 
     def _commitment_terms(self, r: Sequence[Any], arn: str, account: str) -> None:
         entry = self.commitments[arn] = _commitment_entry(account)
-        terms = (("offering", _OFFERING), ("family", _FAMILY), ("end", _END), ("start", _START),
-                 ("region", _COMMITMENT_REGION), ("reserved", _RESERVED))  # fmt: skip
-        for key, at in terms:
-            entry[key] = entry.get(key) or _text(r[at])
+        values = r[_TERMS_AT : _TERMS_AT + len(TERMS)] if self.terms is None else self.terms.get(arn, _NO_TERMS)
+        for key, value in zip(("offering", "family", "end", "start", "region", "reserved"), values, strict=True):
+            entry[key] = _text(value)
 
     def _service(self, r: Sequence[Any], account: str, effective: Decimal, arn: str) -> None:
         """A resource Chipwise does not inventory: into its account, region and service's total."""
