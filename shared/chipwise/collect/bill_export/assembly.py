@@ -152,17 +152,20 @@ class Assembler:
         if r[_REJECTED]:
             raise BillError(f"{self.where}: column {r[_REJECTED]} (export rejected, nothing stored)")
         kind = r[_KIND] or ""
-        self.result.line_items += int(r[_LINE_ITEMS] or 0)
-        if r[_PAYER]:
-            self.payers.add(str(r[_PAYER]))
+        counted = r[_LINE_ITEMS]
+        self.result.line_items += counted if type(counted) is int else int(counted or 0)
+        payer = r[_PAYER]
+        if payer and payer not in self.payers:
+            self.payers.add(str(payer))
         if kind == "negation":  # cancels the covered usage's unblended cost: nobody's effective cost
             return
         account = r[_ACCOUNT] or ""
         if len(account) > 12:
             raise BillError(f"{self.where}: account id {account[:20]}... longer than 12 characters (export rejected)")
-        effective = _decimal(r[_EFFECTIVE])  # each sum is within ±1e12: the query's group check
+        effective = r[_EFFECTIVE]  # each sum is within ±1e12: the query's group check
+        effective = Decimal(effective) if type(effective) is str and effective else _decimal(effective)
         arn = r[_ARN] or ""
-        if arn and arn not in self.commitments:  # its terms: the same on each of its rows (joined per commitment)
+        if arn and arn not in self.commitments:  # its terms: once per commitment
             self._commitment_terms(r, arn, account)
         scope = r[_SCOPE] or ""
         if kind in USAGE_KINDS and scope == "resource":
@@ -219,19 +222,27 @@ class Assembler:
     def _resource(self, r: Sequence[Any], kind: str, account: str, effective: Decimal, arn: str) -> None:
         usage_type = r[_USAGE_TYPE] or ""
         rate = r[_LIST_RATE]
-        day = _day(r[_DAY])
+        day = r[_DAY]
+        if type(day) is not date:  # DuckDB's is
+            day = _day(day)
         if not self.period_bounds[0] <= day < self.period_bounds[1]:
             raise BillError(f"{self.where}: usage on {day}, outside the billing period (export rejected)")
-        instance_type, accelerator = self._instance_type(usage_type)
+        instance_type, accelerator = self.instance_types.get(usage_type) or self._instance_type(usage_type)
         billed, list_cost, hours = r[_BILLED], r[_LIST_COST], r[_HOURS]
-        if type(billed) is not Decimal or type(list_cost) is not Decimal or type(hours) is not Decimal:  # Athena's
+        if type(billed) is str and type(list_cost) is str and type(hours) is str and billed and list_cost and hours:
+            billed, list_cost, hours = Decimal(billed), Decimal(list_cost), Decimal(hours)  # exact text: DuckDB's
+        else:
             billed, list_cost, hours = _decimal(billed), _decimal(list_cost), _decimal(hours)
-        if type(rate) is not Decimal:
+        if type(rate) is str and rate:
+            rate = Decimal(rate)
+        elif type(rate) is not Decimal:
             rate = None if rate is None or rate == "" else _decimal(rate)
+        raw_tags = r[_TAGS]
+        tags = self.tags_seen.get(raw_tags) if raw_tags is None or type(raw_tags) is str else None
         # positional, in ResourceCost's field order (with keywords its construction took 2.6 times as long)
         cost = ResourceCost(account, r[_REGION] or "", day, r[_RESOURCE], r[_SERVICE] or "", usage_type,
                             instance_type, _PRICING[kind], effective, billed, list_cost, rate, hours, arn or None,
-                            r[_PARENT] or None, self._tags(r[_TAGS]))  # fmt: skip
+                            r[_PARENT] or None, tags if tags is not None else self._tags(raw_tags))  # fmt: skip
         if cost.parent_resource_id is None and accelerator:
             self.hours_by_account[account] += cost.usage_hours
             if arn:
