@@ -247,37 +247,38 @@ def _bill(url: str, per_account: list[list[dict[str, Any]]], days: int) -> None:
             writer = PeriodWriter(session, NOW + timedelta(days=days))
             writer.begin(bill)
             for index, resources in enumerate(per_account):
+                bases = [_cost_base(r, index) for r in resources]
                 batch = []
                 for day in range(days):
                     when = first + timedelta(days=day)
                     if f"{when:%Y-%m}" != period:
                         continue
-                    batch += [_cost_day(r, index, when) for r in resources]
+                    batch += [ResourceCost(day=when, **base) for base in bases]
                 writer.resources(batch)
                 bill.line_items += len(batch)
             writer.finish(bill)
 
 
-def _cost_day(r: dict[str, Any], index: int, day: Any) -> ResourceCost:
+def _cost_base(r: dict[str, Any], index: int) -> dict[str, Any]:
+    """A resource's day in the bill but the day (the same every day: priced once, not once per resource-day)."""
     rate = (get_catalog().price(r["instance_type"]) or Decimal(1)) * r["instance_count"]
     cost = rate * 24
     ec2 = r["kind"] == EC2
-    return ResourceCost(
-        account_id=r["account_id"],
-        region=REGION,
-        day=day,
-        resource_id=r["details"]["instance_id"] if ec2 else r["arn"],
-        service="AmazonEC2" if ec2 else "AmazonSageMaker",
-        usage_type=("BoxUsage:" if ec2 else "USE1-Host:") + r["instance_type"],
-        instance_type=r["instance_type"],
-        pricing="on_demand",
-        effective_cost=cost,
-        billed_cost=cost,
-        public_on_demand_cost=cost,
-        public_on_demand_rate=rate,
-        usage_hours=Decimal(24 * r["instance_count"]),
-        tags={"user:team": _team(index)},
-    )
+    return {
+        "account_id": r["account_id"],
+        "region": REGION,
+        "resource_id": r["details"]["instance_id"] if ec2 else r["arn"],
+        "service": "AmazonEC2" if ec2 else "AmazonSageMaker",
+        "usage_type": ("BoxUsage:" if ec2 else "USE1-Host:") + r["instance_type"],
+        "instance_type": r["instance_type"],
+        "pricing": "on_demand",
+        "effective_cost": cost,
+        "billed_cost": cost,
+        "public_on_demand_cost": cost,
+        "public_on_demand_rate": rate,
+        "usage_hours": Decimal(24 * r["instance_count"]),
+        "tags": {"user:team": _team(index)},
+    }
 
 
 def build(
@@ -304,9 +305,12 @@ def build(
         if history_days is not None:
             settings = Settings(database_url=url, history_retention_days=history_days)
             prune_store(now=NOW + timedelta(days=day, hours=1), settings=settings)
+        cpu = time.process_time() - started
+        _say(f"{url.split('/')[-1]}: day {day}/{days} of {accounts} accounts written ({cpu:.2f} s CPU)")
         if on_day is not None:
-            on_day(day, time.process_time() - started)
+            on_day(day, cpu)
     if bill:
+        _say(f"{url.split('/')[-1]}: writing the bill of {accounts * PER_ACCOUNT * days:,} resource-days")
         _bill(url, per_account, days)
 
 

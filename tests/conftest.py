@@ -119,6 +119,84 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path, _sqlite_template: Pat
     yield url
 
 
+class BuiltStores:
+    """Stores built once per test process (and backend) and handed to each test as a copy: a SQLite file copied,
+    or a PostgreSQL database created from the built one as its template. For tests that only read, or change in
+    their own copy, a store whose building (seeding the emulator, scanning) costs far more than the copy."""
+
+    def __init__(self, root: Path, sqlite_template: Path, worker: str) -> None:
+        self._root = root
+        self._sqlite_template = sqlite_template
+        self._worker = worker
+        self._built: dict[tuple[str, str], str] = {}  # (key, backend) -> the built store's url
+        self._databases: list[str] = []  # PostgreSQL databases to drop at the end
+
+    def _admin(self) -> Any:
+        admin_url = make_url(os.environ[PG_ENV]).set(drivername="postgresql+psycopg")
+        return admin_url, create_engine(admin_url, isolation_level="AUTOCOMMIT")
+
+    def _create(self, name: str, template: str | None = None) -> str:
+        admin_url, admin = self._admin()
+        with admin.connect() as conn:
+            conn.execute(text(f'CREATE DATABASE "{name}"' + (f' TEMPLATE "{template}"' if template else "")))
+        admin.dispose()
+        self._databases.append(name)
+        return str(admin_url.set(database=name).render_as_string(hide_password=False))
+
+    def drop(self, url: str) -> None:
+        get_engine(url).dispose()
+        name = make_url(url).database
+        _, admin = self._admin()
+        with admin.connect() as conn:
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
+        if name in self._databases:
+            self._databases.remove(name)
+
+    def _build(self, key: str, backend: str, build: Callable[[str], None]) -> str:
+        if backend == "sqlite":
+            path = self._root / f"{key}.db"
+            shutil.copy(self._sqlite_template, path)
+            url = f"sqlite:///{path}"
+        else:
+            url = self._create(f"chipwise_built_{key}_{self._worker}_{uuid.uuid4().hex[:8]}".lower())
+            upgrade(url)
+        build(url)
+        get_engine(url).dispose()  # SQLite: the WAL checkpointed into the file; PostgreSQL: no session left on it
+        return url
+
+    def copy(self, key: str, backend: str, build: Callable[[str], None], into: Path) -> str:
+        """A copy of store ``key`` on ``backend`` (built by ``build(url)`` the first time it is asked for): a file
+        under ``into`` for SQLite, a new database for PostgreSQL (dropped by ``drop`` or at the session's end)."""
+        if (key, backend) not in self._built:
+            self._built[key, backend] = self._build(key, backend, build)
+        source = self._built[key, backend]
+        if backend == "sqlite":
+            path = into / f"{key}-copy.db"
+            shutil.copy(make_url(source).database or "", path)
+            return f"sqlite:///{path}"
+        template = make_url(source).database or ""
+        return self._create(f"{template[:40]}_{uuid.uuid4().hex[:8]}", template=template)
+
+    def close(self) -> None:
+        for name in list(self._databases):
+            _, admin = self._admin()
+            with admin.connect() as conn:
+                conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+            admin.dispose()
+        self._databases.clear()
+
+
+@pytest.fixture(scope="session")
+def built_stores(
+    tmp_path_factory: pytest.TempPathFactory, _sqlite_template: Path, worker_id: str
+) -> Iterator[BuiltStores]:
+    """Stores built once per test process: see ``BuiltStores``."""
+    stores = BuiltStores(tmp_path_factory.mktemp("built"), _sqlite_template, worker_id)
+    yield stores
+    stores.close()
+
+
 @pytest.fixture
 def sqlite_url(tmp_path: Path, _sqlite_template: Path) -> Iterator[str]:
     """A migrated SQLite store only (for tests whose subject is not the database)."""

@@ -67,7 +67,8 @@ from chipwise.observability import logger
 from chipwise.settings import Settings
 from chipwise.store import Session
 from chipwise.store.repositories.benchmarks import BenchmarkRepository, BenchmarkRunRecord, NewRecommendation
-from chipwise.store.repositories.findings import BENCHMARK_EVIDENCE_KEY, FindingRecord, FindingRepository
+from chipwise.store.repositories.finding_rows import BENCHMARK_EVIDENCE_KEY
+from chipwise.store.repositories.findings import FindingRecord, FindingRepository
 
 if TYPE_CHECKING:
     from mypy_boto3_batch import BatchClient

@@ -6,7 +6,6 @@ import json
 import sys
 from collections.abc import Iterator
 from decimal import Decimal
-from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 import typer
@@ -112,15 +111,17 @@ def show_command(
         apart = [_unattributed(u) for u in unattributed]
         services = [] if team is not None else bill_store.service_costs(session, account, region)
         totals = _Totals(services)
-        spend = bill_store.iter_spend(session, account, cfg.team_tag_keys, region=region, team=team)
-        lines = (totals.add(x) for x in spend)
-        if json_output or json_lines:
+        keys = cfg.team_tag_keys
+        if json_output or json_lines:  # every line streamed, summed as it passes
+            spend = bill_store.iter_spend(session, account, keys, region=region, team=team)
             most = row_limit(limit if limit is not None else top, None)
-            _stream_json(lines, most, totals, periods, commitments, apart, as_lines=json_lines)
+            _stream_json((totals.add(x) for x in spend), most, totals, periods, commitments, apart, as_lines=json_lines)
             return
-        shown = list(islice(lines, row_limit(limit if limit is not None else top)))
-        for _ in lines:  # the rest: into the totals only
-            pass
+        # a table: the database sums every line and cuts the largest; the other lines never reach Python
+        most = row_limit(limit if limit is not None else top)
+        shown, groups = bill_store.spend_table(session, account, keys, region=region, team=team, limit=most)
+        for group in groups:
+            totals.add_group(group)
     if not periods:
         out.print("no bill stored: run `chipwise bill ingest`")
         return
@@ -203,6 +204,13 @@ class _Totals:
     def _count(self, account: str, service: str, amount: Decimal) -> None:
         self.by_account[account] = self.by_account.get(account, Decimal(0)) + amount
         self.by_service[(account, service)] = self.by_service.get((account, service), Decimal(0)) + amount
+
+    def add_group(self, group: bill_store.SpendTotal) -> None:
+        """The database's sum of a group of lines (account, service, team), as :meth:`add` of each would count it."""
+        self.resources += group.resources
+        self._count(group.account_id, group.service, group.effective_cost)
+        team = group.team or "(no team tag)"
+        self.by_team[team] = self.by_team.get(team, Decimal(0)) + group.effective_cost
 
     def add(self, line: bill_store.SpendLine) -> bill_store.SpendLine:
         self.resources += 1

@@ -116,7 +116,7 @@ def _stream(selected: FindingFilter, form: str, limit: int | None, cursor: str |
 
     written = 0
     documents = []
-    for figures, owners, verdicts in stream_findings(selected, limit=limit, cursor=cursor):
+    for figures, owners, verdicts in stream_findings(selected, limit=limit, cursor=cursor, verdicts=form == "csv"):
         if form == "csv":
             write_csv(figures, sys.stdout, owners, start=written + 1, header=written == 0, verdicts=verdicts)
         else:

@@ -1,5 +1,6 @@
 """``chipwise bill show``: what the stored bill says, read through the bill's repository in one read transaction
-(:func:`reading`); resources stream from the store (``iter_spend``), never held all at once."""
+(:func:`reading`); resources stream from the store (``iter_spend``), never held all at once, or the database sums
+them and cuts the largest (``spend_table``) for a table."""
 
 from __future__ import annotations
 
@@ -12,17 +13,20 @@ from chipwise.store.repositories.bill import (
     BillRepository,
     CommitmentRecord,
     SpendLine,
+    SpendTotal,
     StoredServiceCost,
     UnattributedRecord,
 )
 
 __all__ = [
     "SpendLine",
+    "SpendTotal",
     "StoredServiceCost",
     "commitments",
     "iter_spend",
     "reading",
     "service_costs",
+    "spend_table",
     "stored_periods",
     "unattributed",
 ]
@@ -62,3 +66,17 @@ def iter_spend(
     ``team_keys`` tag each resource's bill lines carry, as they stream)."""
     lines = BillRepository(session).iter_spend(account_id, team_keys, region=region)
     return lines if team is None else (x for x in lines if x.team == team)
+
+
+def spend_table(
+    session: Session,
+    account_id: str | None = None,
+    team_keys: Sequence[str] = (),
+    *,
+    region: str | None = None,
+    team: str | None = None,
+    limit: int | None,
+) -> tuple[list[SpendLine], list[SpendTotal]]:
+    """The first ``limit`` lines of :func:`iter_spend` and every line summed per account, service and team, by the
+    database in one statement."""
+    return BillRepository(session).spend_table(account_id, team_keys, region=region, team=team, limit=limit)

@@ -21,7 +21,8 @@ from chipwise.settings import get_settings
 from chipwise.store import Session
 from chipwise.store.repositories.accounts import ScanRepository
 from chipwise.store.repositories.bill import BillRepository
-from chipwise.store.repositories.findings import OPEN, FindingRepository
+from chipwise.store.repositories.finding_rows import OPEN
+from chipwise.store.repositories.findings import FindingRepository
 from chipwise.store.repositories.profile_inputs import ProfileInputRepository
 
 

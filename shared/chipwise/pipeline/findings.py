@@ -115,11 +115,12 @@ def resource_verdicts(session: Session, documents: Sequence[FindingDocument]) ->
 
 
 def stream_findings(
-    f: FindingFilter, *, limit: int | None = None, cursor: str | None = None
+    f: FindingFilter, *, limit: int | None = None, cursor: str | None = None, verdicts: bool = True
 ) -> Iterator[tuple[Ledger, dict[str, str], ResourceVerdicts]]:
     """Every selected finding (or the first ``limit``), a batch at a time, each batch ranked as the ledger ranks,
     with its resources' owners and verdicts (a store of any size in flat memory: CSV and JSON lines). A batch's
-    verdicts come from all of its resources' findings, read for that batch: memory stays bounded by the batch."""
+    verdicts come from all of its resources' findings, read for that batch: memory stays bounded by the batch.
+    ``verdicts=False`` (JSON, which carries no resource verdict) leaves them empty and reads no finding twice."""
     f = with_team_keys(f)
     with store_scope() as session:
         if f.account_id is not None:
@@ -130,10 +131,10 @@ def stream_findings(
                 break
             batch.append(document)
             if len(batch) >= STREAM_BATCH:
-                yield ledger(batch), _owners(session, batch), resource_verdicts(session, batch)
+                yield ledger(batch), _owners(session, batch), resource_verdicts(session, batch) if verdicts else {}
                 batch = []
         if batch:
-            yield ledger(batch), _owners(session, batch), resource_verdicts(session, batch)
+            yield ledger(batch), _owners(session, batch), resource_verdicts(session, batch) if verdicts else {}
 
 
 @dataclass(frozen=True)

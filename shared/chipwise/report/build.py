@@ -57,9 +57,8 @@ from chipwise.spend import DEFAULT_COST_SOURCE, Spend, reconciliation, spend_of
 from chipwise.store import Session
 from chipwise.store.repositories.accounts import ScanRecord, ScanRepository
 from chipwise.store.repositories.bill import BillRepository
+from chipwise.store.repositories.finding_rows import OPEN, WITHDRAWN
 from chipwise.store.repositories.findings import (
-    OPEN,
-    WITHDRAWN,
     FindingRepository,
     Prediction,
     RecommendationRecord,

@@ -6,6 +6,7 @@ import json
 import re
 import subprocess
 import sys
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
@@ -19,6 +20,8 @@ from chipwise.economics import usd
 from chipwise.pipeline.scan import run_scan
 from chipwise.presentation import headline, rank, saving_facts
 from chipwise.report.build import build_report, find_scan, render_report
+from chipwise.settings import get_settings
+from chipwise.store.engine import get_engine
 from chipwise.store.session import get_session_factory
 from chipwise.store.tables import Scan
 from chipwise_devkit.demo.seed import seed_demo_account
@@ -26,14 +29,31 @@ from chipwise_devkit.demo.seed import seed_demo_account
 NOW = datetime(2026, 11, 20, 6, tzinfo=UTC)
 
 
+def _scan_twice(aws: Any) -> Callable[[str], None]:
+    def build(url: str) -> None:
+        seed_demo_account(aws, now=NOW + timedelta(days=1))
+        factory = get_session_factory(url)
+        for day in range(2):
+            run_scan(aws_context("us-east-1"), factory, region="us-east-1", now=NOW + timedelta(days=day))
+
+    return build
+
+
 @pytest.fixture
-def two_scans(aws: Any, use_db: str) -> str:
-    """The demo account scanned twice, a day apart."""
-    seed_demo_account(aws, now=NOW + timedelta(days=1))
-    factory = get_session_factory(use_db)
-    for day in range(2):
-        run_scan(aws_context("us-east-1"), factory, region="us-east-1", now=NOW + timedelta(days=day))
-    return use_db
+def two_scans(
+    aws: Any, db_url: str, built_stores: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[str]:
+    """The demo account scanned twice, a day apart: built once per test process and backend, each test given its
+    own copy of that store (the report only reads the store; a test that writes does so in its copy)."""
+    backend = "sqlite" if db_url.startswith("sqlite") else "postgresql"
+    url = built_stores.copy("two_scans", backend, _scan_twice(aws), into=tmp_path)
+    monkeypatch.setenv("CHIPWISE_DATABASE_URL", url)
+    get_settings.cache_clear()
+    yield url
+    if backend == "postgresql":
+        built_stores.drop(url)
+    else:
+        get_engine(url).dispose()
 
 
 def test_the_report_of_the_latest_scan(two_scans: str) -> None:

@@ -9,7 +9,7 @@ from datetime import timedelta
 from decimal import Decimal
 from typing import Any
 
-from notify_factories import NOW, RecordingSender, add_account, add_finding, add_resource
+from notify_factories import NOW, RecordingSender, add_account, add_finding, add_resource, arn_for
 from sqlalchemy.orm import Session, sessionmaker
 
 from chipwise.notify.teams import ACCOUNTS_SHOWN, TEAMS_SHOWN, TOP_PER_TEAM
@@ -173,3 +173,25 @@ def test_one_team_s_digest_whatever_the_scope(db_url: str, session_factory: sess
         _settings(db_url), now=NOW, dry_run=True, senders={}, session_factory=session_factory, team="no-such-team"
     )
     assert nobody.planned == []
+
+
+def test_a_team_s_findings_are_those_of_its_resource_variant(session_factory: sessionmaker[Session]) -> None:
+    """A finding's team is its own resource row's (account, ARN and variant): the team filter of a page agrees
+    with the per-team totals, and another variant of the same ARN tagged for another team does not pull it in."""
+    from chipwise.store.repositories.finding_pages import FindingFilter, FindingPages
+
+    with session_factory.begin() as session:
+        add_account(session, "100000000000", name="Account 0")
+        add_resource(session, "ep-variants", account_id="100000000000", tags={"team": "team-a"})
+        other = add_resource(session, "ep-variants-b", account_id="100000000000", tags={"team": "team-b"})
+        other.arn, other.variant = arn_for("ep-variants", "100000000000"), "blue"
+        finding = add_finding(session, "ep-variants", account_id="100000000000", savings="700")
+        finding.resource_variant = "blue"
+    with session_factory() as session:
+        pages = FindingPages(session)
+        keys = ("team",)
+        assert [(g.key, g.count) for g in pages.by_team(FindingFilter(team_tag_keys=keys))] == [("team-b", 1)]
+        assert [d.finding_id for d in pages.page(FindingFilter(team="team-b", team_tag_keys=keys), limit=5)] == [
+            finding.id
+        ]
+        assert pages.page(FindingFilter(team="team-a", team_tag_keys=keys), limit=5) == []

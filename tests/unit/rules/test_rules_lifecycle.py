@@ -265,3 +265,24 @@ def test_an_unchanged_finding_gets_only_its_last_seen_written(store: sessionmake
     assert found["same"].estimated_monthly_savings_usd == Decimal("100.00")
     assert found["moved"].estimated_monthly_savings_usd == Decimal("250.00")
     assert [h.monthly_savings_usd for h in history(store)] == [Decimal("100.00"), Decimal("100.00"), Decimal("250.00")]
+
+
+def test_the_lifecycle_reads_the_resolved_findings_of_the_drafted_keys_only(store: sessionmaker[Session]) -> None:
+    # Given resolved findings of ten resources, one of them a production variant of an endpoint, and an open one
+    variant = draft("endpoint").model_copy(update={"resource_variant": "blue"})
+    apply(store, [draft(f"old{i}") for i in range(9)] + [variant, draft("live")])
+    apply(store, [draft("live")], now=LATER)
+    # When the lifecycle reads what it compares with for drafts of one resolved resource, the variant and a new one
+    wanted = {("gpu_idle", d.resource_arn, d.resource_variant or "") for d in (draft("old3"), variant, draft("new"))}
+    with store() as session:
+        existing = FindingRepository(session)._existing(ACCOUNT, "us-east-1", wanted)
+    # Then it holds the open finding and the two resolved ones drafted again, not the other resolved ones
+    statuses = {key[1]: item.status for key, item in existing.items()}
+    assert statuses == {
+        draft("live").resource_arn: "open",
+        draft("old3").resource_arn: "resolved",
+        variant.resource_key: "resolved",
+    }
+    # And applying them reopens both under their ids
+    result = apply(store, [draft("live"), draft("old3"), variant, draft("new")], now=LATER + timedelta(days=1))
+    assert (result.new, result.reopened, result.resolved) == (1, 2, 0)

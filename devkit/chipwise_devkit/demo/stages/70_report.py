@@ -19,7 +19,8 @@ from chipwise.rules.registry import rule_title
 from chipwise.spend import reconciliation
 from chipwise.store import session_scope
 from chipwise.store.repositories.accounts import ScanRepository
-from chipwise.store.repositories.findings import OPEN, WITHDRAWN, FindingRepository, finding_document
+from chipwise.store.repositories.finding_rows import OPEN, WITHDRAWN
+from chipwise.store.repositories.findings import FindingRepository, finding_document
 from chipwise.store.repositories.realised import RealisedRecord, RealisedSavingRepository
 from chipwise_devkit.demo.runner import DemoContext, Stage
 

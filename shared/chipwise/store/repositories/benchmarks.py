@@ -13,8 +13,8 @@ from typing import Any
 
 from sqlalchemy import select
 
+from chipwise.store.repositories.finding_rows import BENCHMARK_EVIDENCE_KEY
 from chipwise.store.repositories.findings import (
-    BENCHMARK_EVIDENCE_KEY,
     FindingRecord,
     RecommendationRecord,
     finding_record,

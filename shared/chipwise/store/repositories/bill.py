@@ -11,7 +11,7 @@ from datetime import date, datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, cast
 
-from sqlalchemy import Table, delete, func, insert, or_, select
+from sqlalchemy import ColumnElement, Table, delete, func, insert, literal, null, or_, select, union_all
 from sqlalchemy.orm import Session
 
 from chipwise.models.bill import ResourceBill, Unattributed
@@ -159,6 +159,17 @@ class SpendLine:
     public_on_demand_cost: Decimal
     usage_hours: Decimal
     team: str | None
+
+
+@dataclass(frozen=True)
+class SpendTotal:
+    """The effective spend of an account's resources of one service and team (None: no team tag), and how many."""
+
+    account_id: str
+    service: str
+    team: str | None
+    effective_cost: Decimal
+    resources: int
 
 
 STREAM_ROWS = 2_000  # rows fetched at a time when a listing is streamed
@@ -399,6 +410,106 @@ class BillRepository(Repository):
         teams = self._first_tag(account_id, team_keys)
         for a, svc, r, t, e, o, h in self.session.execute(stmt.execution_options(yield_per=STREAM_ROWS)):
             yield SpendLine(str(a), str(svc), str(r), t, _dec(e), _dec(o), _dec(h), teams.get(str(r)))
+
+    def spend_table(
+        self,
+        account_id: str | None = None,
+        team_keys: Sequence[str] = (),
+        *,
+        region: str | None = None,
+        team: str | None = None,
+        limit: int | None,
+    ) -> tuple[list[SpendLine], list[SpendTotal]]:
+        """``chipwise bill show``'s table in one statement (one pass over the resource-days): the first ``limit``
+        lines of :meth:`iter_spend` (of ``team`` when given; every line when ``limit`` is None), and every line summed
+        per account, service and team with how many resources each sum holds, in the order their first line comes.
+        The database sums and cuts: the other lines never reach Python."""
+        per = self._spend_by_resource(account_id, team_keys, region)
+        if team is not None:
+            per = select(per).where(per.c.team == team).subquery("of_team")
+        # each line's place in iter_spend's order: the top lines are the first places, and a group's first place
+        # says where its team first appears
+        place = func.row_number().over(order_by=(per.c.effective.desc(), per.c.account_id, per.c.resource_id))
+        placed = select(per, place.label("place")).cte("placed")
+        c = placed.c
+        top = select(
+            literal("line").label("kind"), c.account_id, c.service, c.resource_id, c.instance_type, c.effective,
+            c.public, c.hours, c.team, literal(1).label("resources"), c.place,
+        )  # fmt: skip
+        if limit is not None:
+            top = top.where(c.place <= limit)
+        totals = select(
+            literal("total"), c.account_id, c.service, null(), null(), func.sum(c.effective), null(), null(), c.team,
+            func.count(), func.min(c.place),
+        ).group_by(c.account_id, c.service, c.team)  # fmt: skip
+        lines: list[tuple[int, SpendLine]] = []
+        groups: list[tuple[int, SpendTotal]] = []
+        for kind, a, svc, r, t, e, o, h, tm, n, at in self.session.execute(union_all(top, totals)):
+            team_of = None if tm is None else str(tm)
+            if kind == "line":
+                lines.append((int(at), SpendLine(str(a), str(svc), str(r), t, _dec(e), _dec(o), _dec(h), team_of)))
+            else:
+                groups.append((int(at), SpendTotal(str(a), str(svc), team_of, _dec(e), int(n))))
+        lines.sort(key=lambda item: item[0])
+        groups.sort(key=lambda item: item[0])
+        return [line for _, line in lines], [group for _, group in groups]
+
+    def _spend_by_resource(self, account_id: str | None, team_keys: Sequence[str], region: str | None) -> Any:
+        """:meth:`iter_spend`'s lines as a subquery (account_id, service, resource_id, instance_type, effective,
+        public, hours, team), the team found by the database as :meth:`_first_tag` finds it: per key, the least
+        non-empty value over the resource's days (every region's), the first key that has one."""
+        keys = list(dict.fromkeys(team_keys))
+        rows = BillResourceCost
+        where: list[ColumnElement[bool]] = [rows.parent_resource_id.is_(None)]
+        if account_id is not None:
+            where.append(rows.account_id == account_id)
+        tags: list[ColumnElement[Any]] = [
+            func.min(func.nullif(rows.tags[key].as_string(), "")).label(f"tag{i}") for i, key in enumerate(keys)
+        ]
+        columns: list[ColumnElement[Any]] = [
+            rows.account_id.label("account_id"),
+            rows.service.label("service"),
+            rows.resource_id.label("resource_id"),
+            func.max(rows.instance_type).label("instance_type"),
+            func.sum(rows.effective_cost).label("effective"),
+            func.sum(rows.public_on_demand_cost).label("public"),
+            func.sum(rows.usage_hours).label("hours"),
+        ]
+        group = (rows.account_id, rows.service, rows.resource_id)
+        if region is None:  # the lines read every region's days: the tags come with them, one pass over the rows
+            # the days summed per tag set first: a resource's days mostly carry the same tags, so each tag set is
+            # read (its JSON parsed) once per resource, not once per day
+            days = select(*columns, rows.tags.label("tags")).where(*where).group_by(*group, rows.tags).subquery("days")
+            day_tags = [
+                func.min(func.nullif(days.c.tags[key].as_string(), "")).label(f"tag{i}") for i, key in enumerate(keys)
+            ]
+            per = (
+                select(
+                    days.c.account_id,
+                    days.c.service,
+                    days.c.resource_id,
+                    func.max(days.c.instance_type).label("instance_type"),
+                    func.sum(days.c.effective).label("effective"),
+                    func.sum(days.c.public).label("public"),
+                    func.sum(days.c.hours).label("hours"),
+                    *day_tags,
+                )
+                .group_by(days.c.account_id, days.c.service, days.c.resource_id)
+                .subquery("per")
+            )
+            found: list[ColumnElement[Any]] = [
+                func.min(per.c[f"tag{i}"]).over(partition_by=per.c.resource_id) for i in range(len(keys))
+            ]
+            source: Any = per
+        else:  # the lines of one region, the tags of every region's days (a resource's team is not regional)
+            per = select(*columns).where(*where, rows.region == region).group_by(*group).subquery("per")
+            tagged = select(rows.resource_id.label("resource_id"), *tags).where(*where).group_by(rows.resource_id)
+            by_resource = tagged.subquery("tags")
+            found = [by_resource.c[f"tag{i}"] for i in range(len(keys))]
+            source = per.outerjoin(by_resource, by_resource.c.resource_id == per.c.resource_id)
+        team = (func.coalesce(*found) if len(found) > 1 else found[0]) if found else null()
+        names = ("account_id", "service", "resource_id", "instance_type", "effective", "public", "hours")
+        return select(*(per.c[name] for name in names), team.label("team")).select_from(source).subquery("spend")
 
     def service_costs(self, account_id: str | None = None) -> list[StoredServiceCost]:
         """The usage of resources Chipwise does not inventory, per period, account, region and service."""

@@ -72,9 +72,13 @@ def _team_matches(team: str, keys: Sequence[str]) -> Any:
             or_(*named) if named else false(),
         )
     tagged = [Resource.tags[key].as_string() == team for key in keys]
+    # The resource's own row (account, ARN and variant: what by_team joins on), found through the unique (arn,
+    # variant) index; matched on account and ARN alone, SQLite chose the account index and read every resource of
+    # the finding's account for each finding (notify's team digests: 7.07x the CPU at 10x the findings).
     return exists().where(
         Resource.account_id == Finding.account_id,
         Resource.arn == Finding.resource_arn,
+        Resource.variant == Finding.resource_variant,
         or_(*tagged) if tagged else false(),
     )
 

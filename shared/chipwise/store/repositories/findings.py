@@ -11,57 +11,43 @@
 - A benchmark's measurement on a finding (``measured_monthly_savings_usd``, ``evidence["benchmark"]`` and the
   confidence it earned) survives re-evaluation while the recommended target stays the same.
 
-Writes are bulk statements (one read of the existing findings, one INSERT, one UPDATE, one history INSERT), so the
-statement count does not grow with the number of findings.
+Writes are bulk statements (one read of the unresolved findings and of the resolved ones the drafts reopen, one
+INSERT, one UPDATE, one history INSERT), so the statement count does not grow with the number of findings, and the
+resolved findings that accumulate with the history are not read.
 """
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Iterable, Mapping, Sequence
+import json
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import Row, Table, bindparam, func, insert, select, update
+from sqlalchemy import Row, Table, Text, and_, bindparam, cast, column, func, insert, select, union_all, update
+from sqlalchemy.dialects.postgresql import JSONB
 
 from chipwise.errors import InvalidInput, NotFound
 from chipwise.models.findings import FindingDocument, FindingDraft, RecommendationDoc
 from chipwise.models.resources import resource_key, split_key
+from chipwise.store.repositories.finding_rows import (
+    COMPARED,
+    OPEN,
+    RESOLVED,
+    SUPPRESSED,
+    Existing,
+    draft_key,
+    history_row,
+    new_row,
+    repriced,
+    unchanged,
+    updated_row,
+)
 from chipwise.store.repositories.records import Repository, record_of
 from chipwise.store.tables import Finding, Recommendation
 
-OPEN, RESOLVED, SUPPRESSED, WITHDRAWN = "open", "resolved", "suppressed", "withdrawn"
-ESTIMATE_SOURCE = "estimate"
-BENCHMARK_EVIDENCE_KEY = "benchmark"
 MIN_ID_PREFIX = 6
-_DRAFT_FIELDS = (
-    "resource_kind",
-    "resource_name",
-    "instance_type",
-    "instance_count",
-    "monthly_cost_usd",
-    "estimated_monthly_savings_usd",
-    "confidence",
-    "effort",
-    "break_even_months",
-    "summary",
-)
-# What an UPDATE of an existing finding writes besides ``last_seen`` and ``last_scan_id``: when every one of these
-# is what the store holds already, only those two are written (one statement for all such findings).
-_COMPARED = (
-    *_DRAFT_FIELDS,
-    "recommendation",
-    "signals_used",
-    "signals_missing",
-    "evidence",
-    "measured_monthly_savings_usd",
-    "status",
-    "resolved_at",
-    "suppressed_until",
-    "suppress_reason",
-)
 
 
 @dataclass(frozen=True)
@@ -70,21 +56,6 @@ class LifecycleResult:
     updated: int
     reopened: int
     resolved: int
-
-
-@dataclass(frozen=True)
-class _Existing:
-    id: str
-    status: str
-    suppressed_until: datetime | None
-    suppress_reason: str | None
-    recommendation: Mapping[str, Any]
-    estimated_monthly_savings_usd: Decimal
-    measured_monthly_savings_usd: Decimal | None
-    confidence: str
-    evidence: Mapping[str, Any]
-    summary: str
-    stored: Mapping[str, Any]  # the columns of _COMPARED as the store holds them
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,7 +160,7 @@ class FindingRepository(Repository):
         strays = {(d.account_id, d.region) for d in drafts} - {(account_id, region)}
         if strays:
             raise ValueError(f"drafts for {sorted(strays)} applied to {account_id} {region}")
-        existing = self._existing(account_id, region)
+        existing = self._existing(account_id, region, {draft_key(d) for d in drafts})
         inserts: list[dict[str, Any]] = []
         updates: list[dict[str, Any]] = []
         seen_only: list[str] = []  # the same figures, status and evidence: last_seen and last_scan_id only
@@ -201,18 +172,18 @@ class FindingRepository(Repository):
             seen.add(key)
             before = existing.get(key)
             if before is None:
-                row = _new_row(draft, now, scan_id)
+                row = new_row(draft, now, scan_id)
                 inserts.append(row)
-                history.append(_history(row["id"], draft, now))
+                history.append(history_row(row["id"], draft, now))
                 continue
-            row = _updated_row(before, draft, now, scan_id)
+            row = updated_row(before, draft, now, scan_id)
             reopened += before.status == RESOLVED
-            if _unchanged(before, row):
+            if unchanged(before, row):
                 seen_only.append(before.id)
             else:
                 updates.append(row)
-            if _repriced(before, draft):
-                history.append(_history(before.id, draft, now))
+            if repriced(before, draft):
+                history.append(history_row(before.id, draft, now))
         evaluated = set(rule_ids)
         resolved = [
             {"id": item.id, "status": RESOLVED, "resolved_at": now}
@@ -225,15 +196,42 @@ class FindingRepository(Repository):
             new=len(inserts), updated=len(updates) + len(seen_only), reopened=reopened, resolved=len(resolved)
         )
 
-    def _existing(self, account_id: str, region: str) -> dict[tuple[str, str], _Existing]:
-        columns = ("rule_id", "resource_arn", "resource_variant", "id", *_COMPARED)
-        stmt = select(*(getattr(Finding, c) for c in columns)).where(
-            Finding.account_id == account_id, Finding.region == region
-        )
-        found: dict[tuple[str, str], _Existing] = {}
+    def _existing(
+        self, account_id: str, region: str, keys: set[tuple[str, str, str]]
+    ) -> dict[tuple[str, str], Existing]:
+        """The findings the lifecycle compares with, in one statement whatever the number of drafts: every
+        unresolved finding of the account and region (it may be updated or resolved now) and the resolved ones of
+        the drafts' (rule, resource, variant) keys (they reopen). The other resolved findings, which accumulate
+        with the history, are not read: the keys are one bound parameter (a JSON list the database unpacks), joined
+        on the findings' unique (rule_id, resource_arn, resource_variant) index."""
+        columns = [getattr(Finding, c) for c in ("rule_id", "resource_arn", "resource_variant", "id", *COMPARED)]
+        where = (Finding.account_id == account_id, Finding.region == region)
+        stmt: Any = select(*columns).where(*where, Finding.status != RESOLVED)
+        if keys:
+            sqlite = self.session.get_bind().dialect.name == "sqlite"
+            wanted = self._keys(sorted(keys), sqlite)
+            # SQLite plans without statistics: the account and status compared as expressions (`|| ''`) leave the
+            # unique index as the only one it can use, so it walks the keys and looks each one up (not every
+            # resolved finding of the account against every key)
+            account = Finding.account_id + "" if sqlite else Finding.account_id
+            status = Finding.status + "" if sqlite else Finding.status
+            reopenable = (
+                select(*columns)
+                .join(
+                    wanted,
+                    and_(
+                        Finding.rule_id == wanted.c.r,
+                        Finding.resource_arn == wanted.c.a,
+                        Finding.resource_variant == wanted.c.v,
+                    ),
+                )
+                .where(account == account_id, Finding.region == region, status == RESOLVED)
+            )
+            stmt = union_all(stmt, reopenable)
+        found: dict[tuple[str, str], Existing] = {}
         for row in self.session.execute(stmt):
             m = row._mapping
-            found[(m["rule_id"], resource_key(m["resource_arn"], m["resource_variant"]))] = _Existing(
+            found[(m["rule_id"], resource_key(m["resource_arn"], m["resource_variant"]))] = Existing(
                 id=m["id"],
                 status=m["status"],
                 suppressed_until=m["suppressed_until"],
@@ -244,9 +242,26 @@ class FindingRepository(Repository):
                 confidence=m["confidence"],
                 evidence=m["evidence"],
                 summary=m["summary"],
-                stored={c: m[c] for c in _COMPARED},
+                stored={c: m[c] for c in COMPARED},
             )
         return found
+
+    def _keys(self, keys: Sequence[tuple[str, str, str]], sqlite: bool) -> Any:
+        """``keys`` as a table of columns ``r``, ``a``, ``v`` from one bound JSON parameter (SQLite's ``json_each``,
+        PostgreSQL's ``jsonb_to_recordset``), so the statement is the same whatever their number."""
+        document = json.dumps([{"r": r, "a": a, "v": v} for r, a, v in keys])
+        if not sqlite:
+            return (
+                func.jsonb_to_recordset(cast(bindparam("lifecycle_keys", document, type_=Text), JSONB))
+                .table_valued(column("r", Text), column("a", Text), column("v", Text))
+                .render_derived(name="wanted", with_types=True)
+            )
+        each = func.json_each(bindparam("lifecycle_keys", document, type_=Text)).table_valued("value").alias("each")
+        return select(
+            func.json_extract(each.c.value, "$.r").label("r"),
+            func.json_extract(each.c.value, "$.a").label("a"),
+            func.json_extract(each.c.value, "$.v").label("v"),
+        ).subquery("wanted")
 
     def _mark_seen(self, ids: list[str], now: datetime, scan_id: str | None) -> None:
         """``last_seen`` (and ``last_scan_id`` when given) of findings the evaluation left as they were."""
@@ -440,109 +455,6 @@ class FindingRepository(Repository):
 
 
 # --- rows -----------------------------------------------------------------------------------------------------
-
-
-def _draft_values(draft: FindingDraft) -> dict[str, Any]:
-    values = {name: getattr(draft, name) for name in _DRAFT_FIELDS}
-    values["recommendation"] = draft.recommendation.model_dump(mode="json")
-    values["signals_used"] = list(draft.signals_used)
-    values["signals_missing"] = list(draft.signals_missing)
-    values["evidence"] = draft.evidence.as_json()
-    return values
-
-
-def _new_row(draft: FindingDraft, now: datetime, scan_id: str | None) -> dict[str, Any]:
-    return {
-        "id": str(uuid.uuid4()),
-        "account_id": draft.account_id,
-        "region": draft.region,
-        "rule_id": draft.rule_id,
-        "resource_arn": draft.resource_arn,
-        "resource_variant": draft.resource_variant or "",
-        **_draft_values(draft),
-        "measured_monthly_savings_usd": None,
-        "status": OPEN,
-        "first_seen": now,
-        "last_seen": now,
-        "resolved_at": None,
-        "suppressed_until": None,
-        "suppress_reason": None,
-        "last_scan_id": scan_id,
-    }
-
-
-def _updated_row(before: _Existing, draft: FindingDraft, now: datetime, scan_id: str | None) -> dict[str, Any]:
-    values = _draft_values(draft)
-    same_target = _target(before.recommendation) == draft.recommendation.target_instance_type
-    measured = before.measured_monthly_savings_usd if same_target else None
-    if same_target and BENCHMARK_EVIDENCE_KEY in before.evidence:
-        values["evidence"][BENCHMARK_EVIDENCE_KEY] = before.evidence[BENCHMARK_EVIDENCE_KEY]
-        if measured is not None:
-            values["confidence"] = before.confidence  # the measurement earned it
-    until = before.suppressed_until
-    still_suppressed = before.status == SUPPRESSED and until is not None and until > now
-    # A measurement that withdrew this very recommendation keeps it withdrawn (and its measured summary) while the
-    # rules still recommend the same target; a different target is a new recommendation, open again.
-    still_withdrawn = before.status == WITHDRAWN and same_target
-    benchmark = before.evidence.get(BENCHMARK_EVIDENCE_KEY) if same_target else None
-    held = isinstance(benchmark, dict) and benchmark.get("status") == "needs_review"
-    if benchmark is not None and (measured is not None or held):
-        values["summary"] = before.summary  # the measured sentence, or why the run is held for review
-    status = WITHDRAWN if still_withdrawn else SUPPRESSED if still_suppressed else OPEN
-    row = {
-        "id": before.id,
-        **values,
-        "measured_monthly_savings_usd": measured,
-        "status": status,
-        "last_seen": now,
-        "resolved_at": None,
-        "suppressed_until": before.suppressed_until if still_suppressed else None,
-        "suppress_reason": before.suppress_reason if still_suppressed else None,
-    }
-    if scan_id is not None:
-        row["last_scan_id"] = scan_id
-    return row
-
-
-def _target(recommendation: Mapping[str, Any]) -> str | None:
-    value = recommendation.get("target_instance_type")
-    return str(value) if value else None
-
-
-def _unchanged(before: _Existing, row: Mapping[str, Any]) -> bool:
-    """Whether the UPDATE ``row`` would leave every compared column as the store holds it."""
-    return all(before.stored[c] == row[c] for c in _COMPARED)
-
-
-def _repriced(before: _Existing, draft: FindingDraft) -> bool:
-    """Whether the estimate changed enough to record: another action or target, or another saving."""
-    old = before.recommendation
-    new = draft.recommendation
-    return (
-        old.get("action") != new.action
-        or _target(old) != new.target_instance_type
-        or old.get("target_count") != new.target_count
-        or before.estimated_monthly_savings_usd != draft.estimated_monthly_savings_usd
-    )
-
-
-def _history(finding_id: str, draft: FindingDraft, now: datetime) -> dict[str, Any]:
-    target_cost = draft.monthly_cost_usd - draft.estimated_monthly_savings_usd
-    return {
-        "finding_id": finding_id,
-        "source": ESTIMATE_SOURCE,
-        "action": draft.recommendation.action,
-        "target_platform": draft.recommendation.target_platform,
-        "target_instance_type": draft.recommendation.target_instance_type,
-        "target_count": draft.recommendation.target_count,
-        "monthly_cost_usd": max(Decimal(0), target_cost),
-        "monthly_savings_usd": draft.estimated_monthly_savings_usd,
-        "confidence": draft.confidence,
-        "withdrawn": False,
-        "reason": draft.summary,
-        "benchmark_run_id": None,
-        "created_at": now,
-    }
 
 
 def finding_document(row: Finding | FindingRecord | Row[Any]) -> FindingDocument:
