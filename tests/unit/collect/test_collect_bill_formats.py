@@ -175,6 +175,20 @@ def test_a_hostile_value_rejects_the_export_naming_file_row_and_column(
     assert "\n" not in str(caught.value) and "(export rejected, nothing stored)" in str(caught.value)
 
 
+def test_a_commitments_over_long_family_rejects_the_export(tmp_path: Path) -> None:
+    """A commitment's terms are read once per commitment, apart from the rows: their lengths are checked there."""
+    export = _export(tmp_path)
+    assert any(c.family for c in read_period(None, str(export), "2026-11").commitments)
+    _rewrite(
+        export,
+        "SELECT * REPLACE (CASE WHEN savings_plan_instance_type_family <> '' THEN repeat('x', 65)"
+        " ELSE savings_plan_instance_type_family END AS savings_plan_instance_type_family) FROM {src}",
+    )
+    message = r"column savings_plan_instance_type_family: longer than 64 characters \(export rejected, nothing stored\)"
+    with pytest.raises(BillError, match=rf"chipwise-cur-00001.snappy.parquet: {message}"):
+        read_period(None, str(export), "2026-11")
+
+
 def test_a_hostile_value_in_a_gzip_csv_names_its_row(tmp_path: Path) -> None:
     lines = line_item_type_bill()
     bad = Line(lines[0].account_id, "Usage", lines[0].start.replace(month=10), "USE1-BoxUsage:inf2.xlarge", "i-1")
@@ -270,7 +284,8 @@ def test_a_query_out_of_memory_runs_again_on_one_thread(tmp_path: Path) -> None:
     duckdb_engine._stream(Failing(), [(data, "f")], src, "2026-11", rows.append)  # type: ignore[arg-type]
     assert [s.split()[0] for s in statements] == ["WITH", "SET", "WITH"]
     assert statements[1] == "SET threads = 1"
-    assert sum(int(r[-2]) for r in rows) == 9  # every line item read once  # type: ignore[index]
+    counted = duckdb_engine.ROW_COLUMNS.index("line_items")
+    assert sum(int(r[counted]) for r in rows) == 9  # every line item read once  # type: ignore[index]
     con.close()
 
 

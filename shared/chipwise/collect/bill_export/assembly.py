@@ -17,7 +17,7 @@ from typing import Any
 
 from chipwise.catalog import platform_of
 from chipwise.collect.bill_export.errors import BillError
-from chipwise.collect.bill_export.query import RESULT_COLUMNS
+from chipwise.collect.bill_export.query import ROW_COLUMNS, TERMS
 from chipwise.collect.bill_export.validation import check_amount, check_payers
 from chipwise.collect.costs import describe_usage_type
 from chipwise.models.bill import BillPeriod, Commitment, PeriodSink, Pricing, ResourceCost, ServiceCost, Unattributed
@@ -38,9 +38,10 @@ SINK_BATCH = 5_000  # resource-days handed to the sink at a time
 # Positions of the result columns in a record (the query's SELECT order).
 (
     _PAYER, _ACCOUNT, _REGION, _DAY, _RESOURCE, _PARENT, _SERVICE, _USAGE_TYPE, _KIND, _ARN, _SCOPE, _EFFECTIVE,
-    _BILLED, _LIST_COST, _LIST_RATE, _HOURS, _COMMITMENT_TOTAL, _OFFERING, _FAMILY, _END, _START,
-    _COMMITMENT_REGION, _RESERVED, _TAGS, _LINE_ITEMS, _REJECTED,
-) = range(len(RESULT_COLUMNS))  # fmt: skip
+    _BILLED, _LIST_COST, _LIST_RATE, _HOURS, _COMMITMENT_TOTAL, _TAGS, _LINE_ITEMS, _REJECTED,
+) = range(len(ROW_COLUMNS))  # fmt: skip
+_TERMS_AT = len(ROW_COLUMNS)  # a RESULT_COLUMNS record's commitment terms (TERMS' order) start here
+_NO_TERMS: tuple[None, ...] = (None,) * len(TERMS)
 
 
 def _decimal(value: Any) -> Decimal:
@@ -134,6 +135,12 @@ class Assembler:
         self.shared_tags: dict[tuple[tuple[str, str], ...], dict[str, str]] = {}  # one dict per distinct tag set
         self.tags_seen: dict[Any, dict[str, str]] = {}  # the raw value (JSON or Athena's text) → that dict
         self.instance_types: dict[str, tuple[str | None, bool]] = {}
+        self.terms: Mapping[str, Sequence[Any]] | None = None  # set: rows carry no terms (ROW_COLUMNS)
+
+    def set_terms(self, terms: Mapping[str, Sequence[Any]]) -> None:
+        """Each commitment's terms (ARN → the values of ``TERMS``), given once before the rows: the rows that
+        follow are ``ROW_COLUMNS`` (DuckDB's); without, each row carries its commitment's terms (Athena's)."""
+        self.terms = terms
 
     def begin(self) -> None:
         """Hand the period's header to the sink (once the export is validated: nothing is stored before)."""
@@ -145,17 +152,20 @@ class Assembler:
         if r[_REJECTED]:
             raise BillError(f"{self.where}: column {r[_REJECTED]} (export rejected, nothing stored)")
         kind = r[_KIND] or ""
-        self.result.line_items += int(r[_LINE_ITEMS] or 0)
-        if r[_PAYER]:
-            self.payers.add(str(r[_PAYER]))
+        counted = r[_LINE_ITEMS]
+        self.result.line_items += counted if type(counted) is int else int(counted or 0)
+        payer = r[_PAYER]
+        if payer and payer not in self.payers:
+            self.payers.add(str(payer))
         if kind == "negation":  # cancels the covered usage's unblended cost: nobody's effective cost
             return
         account = r[_ACCOUNT] or ""
         if len(account) > 12:
             raise BillError(f"{self.where}: account id {account[:20]}... longer than 12 characters (export rejected)")
-        effective = _decimal(r[_EFFECTIVE])  # each sum is within ±1e12: the query's group check
+        effective = r[_EFFECTIVE]  # each sum is within ±1e12: the query's group check
+        effective = Decimal(effective) if type(effective) is str and effective else _decimal(effective)
         arn = r[_ARN] or ""
-        if arn and arn not in self.commitments:  # its terms: the same on each of its rows (joined per commitment)
+        if arn and arn not in self.commitments:  # its terms: once per commitment
             self._commitment_terms(r, arn, account)
         scope = r[_SCOPE] or ""
         if kind in USAGE_KINDS and scope == "resource":
@@ -176,10 +186,9 @@ class Assembler:
 
     def _commitment_terms(self, r: Sequence[Any], arn: str, account: str) -> None:
         entry = self.commitments[arn] = _commitment_entry(account)
-        terms = (("offering", _OFFERING), ("family", _FAMILY), ("end", _END), ("start", _START),
-                 ("region", _COMMITMENT_REGION), ("reserved", _RESERVED))  # fmt: skip
-        for key, at in terms:
-            entry[key] = entry.get(key) or _text(r[at])
+        values = r[_TERMS_AT : _TERMS_AT + len(TERMS)] if self.terms is None else self.terms.get(arn, _NO_TERMS)
+        for key, value in zip(("offering", "family", "end", "start", "region", "reserved"), values, strict=True):
+            entry[key] = _text(value)
 
     def _service(self, r: Sequence[Any], account: str, effective: Decimal, arn: str) -> None:
         """A resource Chipwise does not inventory: into its account, region and service's total."""
@@ -213,19 +222,27 @@ class Assembler:
     def _resource(self, r: Sequence[Any], kind: str, account: str, effective: Decimal, arn: str) -> None:
         usage_type = r[_USAGE_TYPE] or ""
         rate = r[_LIST_RATE]
-        day = _day(r[_DAY])
+        day = r[_DAY]
+        if type(day) is not date:  # DuckDB's is
+            day = _day(day)
         if not self.period_bounds[0] <= day < self.period_bounds[1]:
             raise BillError(f"{self.where}: usage on {day}, outside the billing period (export rejected)")
-        instance_type, accelerator = self._instance_type(usage_type)
+        instance_type, accelerator = self.instance_types.get(usage_type) or self._instance_type(usage_type)
         billed, list_cost, hours = r[_BILLED], r[_LIST_COST], r[_HOURS]
-        if type(billed) is not Decimal or type(list_cost) is not Decimal or type(hours) is not Decimal:  # Athena's
+        if type(billed) is str and type(list_cost) is str and type(hours) is str and billed and list_cost and hours:
+            billed, list_cost, hours = Decimal(billed), Decimal(list_cost), Decimal(hours)  # exact text: DuckDB's
+        else:
             billed, list_cost, hours = _decimal(billed), _decimal(list_cost), _decimal(hours)
-        if type(rate) is not Decimal:
+        if type(rate) is str and rate:
+            rate = Decimal(rate)
+        elif type(rate) is not Decimal:
             rate = None if rate is None or rate == "" else _decimal(rate)
+        raw_tags = r[_TAGS]
+        tags = self.tags_seen.get(raw_tags) if raw_tags is None or type(raw_tags) is str else None
         # positional, in ResourceCost's field order (with keywords its construction took 2.6 times as long)
         cost = ResourceCost(account, r[_REGION] or "", day, r[_RESOURCE], r[_SERVICE] or "", usage_type,
                             instance_type, _PRICING[kind], effective, billed, list_cost, rate, hours, arn or None,
-                            r[_PARENT] or None, self._tags(r[_TAGS]))  # fmt: skip
+                            r[_PARENT] or None, tags if tags is not None else self._tags(raw_tags))  # fmt: skip
         if cost.parent_resource_id is None and accelerator:
             self.hours_by_account[account] += cost.usage_hours
             if arn:

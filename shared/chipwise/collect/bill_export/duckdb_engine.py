@@ -23,14 +23,16 @@ from chipwise.collect.bill_export.query import (
     COST_COLUMN,
     CUR_SPLIT_COLUMNS,
     PAYER_COLUMN,
-    RESULT_COLUMNS,
+    ROW_COLUMNS,
     TAGS_COLUMN,
+    TERMS,
     QuerySource,
     columns_read,
     family,
     legacy_tags,
     logical_query,
     required_columns,
+    terms_query,
 )
 from chipwise.collect.bill_export.validation import (
     check_described,
@@ -38,6 +40,7 @@ from chipwise.collect.bill_export.validation import (
     group_rejected_expr,
     rejected,
     row_sql,
+    terms_rejected_expr,
     value_check_sql,
 )
 from chipwise.models.bill import BillTable, DataFormat
@@ -49,6 +52,7 @@ if TYPE_CHECKING:
 FETCH_BATCH = 20_000  # result rows fetched at a time
 MEMORY_SHARE = 0.4  # of the function's memory, for DuckDB (the rest: Python, the batches, the store's driver)
 DEFAULT_MEMORY_MB = 256  # off Lambda
+_ARN = ROW_COLUMNS.index("commitment_arn")
 CSV_BUFFER = 4 * 1024 * 1024  # bytes a CSV scan buffers (DuckDB: 32 MB per file scanned; a CUR line is a few KB)
 
 
@@ -155,8 +159,12 @@ def run_duckdb(
     data_format: DataFormat,
     period: str,
     sink: Callable[[Sequence[Any]], None],
+    terms: Callable[[Mapping[str, Sequence[Any]]], None] | None = None,
 ) -> DuckRead:
-    """Check, validate and query the period's files; each aggregated row goes to ``sink`` as it is fetched."""
+    """Check, validate and query the period's files; each aggregated row goes to ``sink`` as it is fetched.
+    With ``terms``, each commitment's terms (ARN → the values of :data:`TERMS`) go to it once, before any row,
+    and the rows are :data:`ROW_COLUMNS` (followed by a value to ignore); without, each row is
+    :data:`RESULT_COLUMNS`, its commitment's terms appended."""
     import duckdb
 
     with tempfile.TemporaryDirectory(prefix="chipwise-duckdb-") as scratch:
@@ -180,7 +188,17 @@ def run_duckdb(
             try:
                 payer, others = _census(con, src, files[0][1])
                 footer = _footer(con, paths, src) if data_format == "parquet" else Footer()
-                _stream(con, files, src, period, sink, union, footer)
+                found = _terms(con, src, files[0][1])
+                if terms is not None:
+                    terms(found)
+                    row_sink = sink
+                else:
+                    none = (None,) * len(TERMS)
+
+                    def row_sink(record: Sequence[Any]) -> None:
+                        sink((*record[: len(ROW_COLUMNS)], *found.get(str(record[_ARN] or ""), none)))
+
+                _stream(con, files, src, period, row_sink, union, footer)
             except duckdb.Error as exc:
                 with contextlib.suppress(duckdb.Error):  # a line a check rejects (a NaN amount ...): named
                     _validate(con, files, src, period)
@@ -188,6 +206,17 @@ def run_duckdb(
             return DuckRead(sum(p.stat().st_size for p in paths), payer, others)
         finally:
             con.close()
+
+
+def _terms(con: duckdb.DuckDBPyConnection, src: QuerySource, where: str) -> dict[str, tuple[Any, ...]]:
+    """Each commitment's terms (ARN → the values of ``TERMS``), checked (a family longer than the store keeps
+    rejects the export, as it would joined onto the rows)."""
+    found: dict[str, tuple[Any, ...]] = {}
+    for row in con.execute(terms_query(src, terms_rejected_expr(src))).fetchall():
+        if row[-1]:
+            raise BillError(f"{where}: column {row[-1]} (export rejected, nothing stored)")
+        found[str(row[0])] = tuple(row[1:-1])
+    return found
 
 
 def _footer(con: duckdb.DuckDBPyConnection, paths: Sequence[Path], src: QuerySource) -> Footer:
@@ -232,7 +261,9 @@ def fast_query(src: QuerySource, period: str, types: Mapping[str, str], footer: 
     """The checked query over the groups of raw lines (:mod:`.grouped`), each row with its ``inexact`` flag;
     ``exact``: every amount cast per line (the caller keeps the rows the fast query flagged)."""
     grouped = grouped_relation(src, period, types, footer, exact=exact)
-    return logical_query(src, "rejected__", group_rejected_expr(src, grouped.scaled), grouped=grouped)
+    return logical_query(
+        src, "rejected__", group_rejected_expr(src, grouped.scaled, terms=False), grouped=grouped, terms_apart=True
+    )
 
 
 def _stream(
@@ -263,7 +294,7 @@ def _stream(
                     return
                 cursor = con.execute(fast_query(src, period, types or {}, footer or Footer(), exact))
                 returned = tuple(str(d[0]) for d in cursor.description or [])
-                if returned != (*RESULT_COLUMNS, "inexact"):
+                if returned != (*ROW_COLUMNS, "inexact"):
                     raise BillError(f"{files[0][1]}: the bill query returned {', '.join(returned)}")
                 while batch := cursor.fetchmany(FETCH_BATCH):
                     for record in batch:
@@ -273,7 +304,7 @@ def _stream(
                         if record[-2]:  # a rejected line: name its file and row (nothing is stored)
                             _validate(con, files, src, period)
                         sunk = True
-                        sink(record[:-1])
+                        sink(record)  # its last value (the flag) is not one of ROW_COLUMNS: never read
             return
         except duckdb.OutOfMemoryException:
             if sunk or attempt == "on one thread":

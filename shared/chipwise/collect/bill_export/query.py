@@ -350,7 +350,9 @@ GROUP_COLUMNS = (
     "commitment_arn",
     "scope",
 )
-RESULT_COLUMNS = (
+TERMS = ("offering_type", "family", "end_time", "start_time", "commitment_region", "reserved_count")
+# A row of the query without its commitment's terms (DuckDB sends those once per commitment: :func:`terms_query`)
+ROW_COLUMNS = (
     *GROUP_COLUMNS,
     "effective",
     "billed",
@@ -358,16 +360,11 @@ RESULT_COLUMNS = (
     "list_rate",
     "hours",
     "commitment_total",
-    "offering_type",
-    "family",
-    "end_time",
-    "start_time",
-    "commitment_region",
-    "reserved_count",
     "tags",
     "line_items",
     "rejected",
 )
+RESULT_COLUMNS = (*ROW_COLUMNS, *TERMS)  # a row with its commitment's terms (Athena's)
 SUMS: Sequence[tuple[str, str]] = (
     ("SUM", "effective"),
     ("SUM", "billed"),
@@ -378,11 +375,12 @@ SUMS: Sequence[tuple[str, str]] = (
 )
 
 
-TERMS = ("offering_type", "family", "end_time", "start_time", "commitment_region", "reserved_count")
-
-
 def logical_query(
-    src: QuerySource, rejected: str = "''", group_rejected: str = "", grouped: QuerySource | None = None
+    src: QuerySource,
+    rejected: str = "''",
+    group_rejected: str = "",
+    grouped: QuerySource | None = None,
+    terms_apart: bool = False,
 ) -> str:
     """The one query: the source's lines in canonical form (AWS rows only), then summed per account, region, day,
     resource, pricing and commitment for the compute Chipwise inventories, per account, region and service for
@@ -404,7 +402,10 @@ def logical_query(
     ``grouped`` (DuckDB): the lines are read already summed per raw key (:mod:`.grouped`: the columns every
     canonical expression reads, with the UTC day, their amounts summed, ``line_items__`` lines each, a
     ``rejected__`` verdict and an ``inexact__`` flag), so that the canonical expressions run once per group of
-    raw lines instead of once per line; the result then carries ``inexact`` after ``rejected``."""
+    raw lines instead of once per line; the result then carries ``inexact`` last.
+
+    ``terms_apart``: the rows leave without their commitment's terms (:data:`ROW_COLUMNS`; the caller reads them
+    once per commitment with :func:`terms_query`) instead of with them, joined on every row (:data:`RESULT_COLUMNS`)."""
     raw = canonical_lines(src)
     terms = {name: raw.pop(name) for name in TERMS}
     lines = raw
@@ -438,8 +439,6 @@ def logical_query(
     group = ", ".join(GROUP_COLUMNS)
     sums = ", ".join(f"{agg}({name}) AS {name}" for agg, name in SUMS)
     tags_out = "to_json(arbitrary(tags))" if src.tags_are_map and src.dialect == "duckdb" else "arbitrary(tags)"
-    term_columns = ", ".join(f"{expr} AS {name}" for name, expr in terms.items())
-    term_maxes = ", ".join(f"MAX({name}) AS {name}" for name in TERMS)
     # grouped (DuckDB): the sums leave as their exact text (Python makes a Decimal of a string 4 times as fast as
     # DuckDB hands one over), as Athena's do
     as_text = "CAST(sums.{0} AS VARCHAR) AS {0}" if grouped is not None else "sums.{0}"
@@ -449,7 +448,10 @@ def logical_query(
         else as_text.format(name)
         for agg, name in SUMS
     ]
-    selected = ", ".join([*from_sums, *(f"terms.{name}" for name in TERMS), "tags.tags", "sums.line_items"])
+    selected = ", ".join([*from_sums, "tags.tags", "sums.line_items"])
+    joined_terms = "" if terms_apart else "".join(f", terms.{name}" for name in TERMS)
+    terms_cte = "" if terms_apart else f",\nterms AS ({_terms_select(src, raw['commitment_arn'], terms, where)})"
+    terms_join = "" if terms_apart else " LEFT JOIN terms ON sums.commitment_arn = terms.commitment_arn"
     return (
         f"WITH lines AS (\n  SELECT\n  {canonical},\n  {rejected} AS rejected\n  FROM {lines_from}\n),\n"
         f"scoped AS (SELECT {regrouped} FROM lines),\n"
@@ -457,14 +459,34 @@ def logical_query(
         f"  FROM scoped GROUP BY {group}),\n"
         f"tags AS (SELECT resource_id, {tags_out} AS tags FROM (SELECT {raw['resource_id']} AS resource_id,"
         f" {raw['parent_resource_id']} AS parent_resource_id, {src.tags} AS tags FROM {src.relation}{where}) lines"
-        f" WHERE {COMPUTE} GROUP BY resource_id),\n"
-        f"terms AS (SELECT commitment_arn, {term_maxes} FROM (SELECT {raw['commitment_arn']} AS commitment_arn,"
-        f" {term_columns} FROM {src.relation}{where}) lines WHERE commitment_arn <> '' GROUP BY commitment_arn)\n"
+        f" WHERE {COMPUTE} GROUP BY resource_id){terms_cte}\n"
         f"SELECT {selected},\n"
-        f"  CASE WHEN sums.rejected <> '' THEN sums.rejected {group_rejected} ELSE '' END AS rejected{flagged}\n"
-        "FROM sums LEFT JOIN terms ON sums.commitment_arn = terms.commitment_arn\n"
+        f"  CASE WHEN sums.rejected <> '' THEN sums.rejected {group_rejected} ELSE '' END AS rejected"
+        f"{joined_terms}{flagged}\n"
+        f"FROM sums{terms_join}\n"
         "  LEFT JOIN tags ON sums.scope = 'resource' AND sums.resource_id = tags.resource_id"
     )
+
+
+def _terms_select(src: QuerySource, arn: str, terms: Mapping[str, str], where: str) -> str:
+    term_columns = ", ".join(f"{expr} AS {name}" for name, expr in terms.items())
+    term_maxes = ", ".join(f"MAX({name}) AS {name}" for name in TERMS)
+    return (
+        f"SELECT commitment_arn, {term_maxes} FROM (SELECT {arn} AS commitment_arn,"
+        f" {term_columns} FROM {src.relation}{where}) lines WHERE commitment_arn <> '' GROUP BY commitment_arn"
+    )
+
+
+def terms_query(src: QuerySource, rejected: str = "''") -> str:
+    """Each commitment's terms (its ARN, then :data:`TERMS`, then ``rejected``: an expression over ``terms.*``),
+    once per commitment: what :func:`logical_query` joins onto every row unless ``terms_apart``."""
+    raw = canonical_lines(src)
+    terms = {name: raw[name] for name in TERMS}
+    conditions = [src.filter] if src.filter else []
+    if family(src.table) == "focus":
+        conditions.append(f"{src.col('ProviderName')} = '{AWS_PROVIDER}'")
+    where = f" WHERE {' AND '.join(conditions)}" if conditions else ""
+    return f"SELECT *, {rejected} AS rejected FROM ({_terms_select(src, raw['commitment_arn'], terms, where)}) terms"
 
 
 def legacy_tags(columns: Sequence[tuple[str, str]], dialect: Dialect) -> str:

@@ -86,7 +86,7 @@ def read_period(
                 raise BillError(f"{location.uri}: an s3:// export needs AWS access")
             scratch = Path(tempfile.mkdtemp(prefix="chipwise-bill-"))
             local = _download(aws, location, files, scratch)
-        found = run_duckdb(local, table, result.data_format, period, assembler.add)
+        found = run_duckdb(local, table, result.data_format, period, assembler.add, assembler.set_terms)
     finally:
         if scratch is not None:
             shutil.rmtree(scratch, ignore_errors=True)

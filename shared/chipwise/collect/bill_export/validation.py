@@ -157,20 +157,34 @@ def rejected_expr(src: QuerySource, period: str) -> str:
     return "CASE " + " ".join(f"WHEN {cond} THEN '{label}'" for cond, label in found) + " ELSE '' END"
 
 
-def group_rejected_expr(src: QuerySource, scaled: bool = False) -> str:
-    """The checks made once per aggregated group: ``WHEN <condition> THEN '<column: what>'`` clauses over the
-    query's output: the lengths the groups carry (``sums.account_id``, ``terms.family`` ...; a commitment's ARN
-    named by its columns), and each sum within ±1e12 (the store's NUMERIC(18, 6)); ``scaled``: the sums are
-    DOUBLE integers of 1e-10 (:mod:`.grouped`)."""
+def _length_checks(src: QuerySource, terms: bool) -> list[str]:
+    """``WHEN`` clauses on the lengths the output carries: the sums' columns, or (``terms``) a commitment's."""
     by_output: dict[str, tuple[list[str], int]] = {}
     for column in columns_read(src.table, src.split):
         if column in CHECKED_PER_GROUP and column in LENGTHS and src.physical.get(column) is not None:
             names, _ = by_output.get(CHECKED_PER_GROUP[column], ([], 0))
             by_output[CHECKED_PER_GROUP[column]] = ([*names, column], LENGTHS[column])
-    lengths = [
+    return [
         f"WHEN length({output}) > {limit} THEN '{' or '.join(names)}: longer than {limit} characters'"
         for output, (names, limit) in by_output.items()
+        if output.startswith("terms.") == terms
     ]
+
+
+def terms_rejected_expr(src: QuerySource) -> str:
+    """What is wrong with a commitment's terms (``terms.family`` longer than the store keeps ...), '' if nothing:
+    checked once per commitment when the terms are read apart (:func:`.query.terms_query`)."""
+    checks = _length_checks(src, terms=True)
+    return "CASE " + " ".join([*checks, "ELSE '' END"]) if checks else "''"
+
+
+def group_rejected_expr(src: QuerySource, scaled: bool = False, terms: bool = True) -> str:
+    """The checks made once per aggregated group: ``WHEN <condition> THEN '<column: what>'`` clauses over the
+    query's output: the lengths the groups carry (``sums.account_id``, ``terms.family`` ...; a commitment's ARN
+    named by its columns), and each sum within ±1e12 (the store's NUMERIC(18, 6)); ``scaled``: the sums are
+    DOUBLE integers of 1e-10 (:mod:`.grouped`); ``terms`` false: the commitment's terms are not joined (checked
+    apart: :func:`terms_rejected_expr`)."""
+    lengths = _length_checks(src, terms=False) + (_length_checks(src, terms=True) if terms else [])
     limit = "1e22" if scaled else str(int(LIMIT))  # scaled: the sums are integers of 1e-10 (1e22 is exact)
     beyond = " OR ".join(f"ABS(sums.{name}) >= {limit}" for agg, name in SUMS if agg == "SUM")
     label = f"{COST_COLUMN[family(src.table)]}: a sum of lines beyond what a bill can hold (±1e12)"
