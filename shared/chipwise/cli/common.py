@@ -138,6 +138,12 @@ def more_line(shown: int, total: int, noun: str, hint: str = "--limit N or --cur
     return f"… and {rest:,} more {noun} (of {total:,}): {hint} to see them"
 
 
+def no_match_line(noun: str, **filters: object) -> str:
+    """What an empty list says when filters left nothing (rather than an empty table): the filters, by option."""
+    given = [f"--{name.replace('_', '-')} {value}" for name, value in filters.items() if value not in (None, (), "")]
+    return f"no {noun} matches {', '.join(given)}" if given else f"no {noun}"
+
+
 # --- the options every list command shares ------------------------------------------------------------------------
 
 AccountFilter = Annotated[str | None, typer.Option("--account", help="Only this account (12 digits).")]

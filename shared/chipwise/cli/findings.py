@@ -21,6 +21,7 @@ from chipwise.cli.common import (
     check_region,
     err,
     more_line,
+    no_match_line,
     out,
     print_json,
     print_json_lines,
@@ -142,6 +143,11 @@ def _table(selected: FindingFilter, limit: int | None, cursor: str | None, statu
 
     page = list_findings(selected, limit=limit, cursor=cursor)
     documents = page.documents
+    if not documents and not page.store_empty and page.totals.count == 0:
+        filters: dict[str, object] = {"account": selected.account_id, "team": selected.team, "region": selected.region}
+        filters |= {"rule": ", ".join(selected.rule_ids or ()), "min_savings": selected.min_savings, "cursor": cursor}
+        out.print(no_match_line(f"{status} finding", **filters), highlight=False)
+        return
     shown = len(documents)
     title = plural(page.totals.count, f"{status} finding")
     if page.rest_count > 0:

@@ -52,6 +52,10 @@ def resources_command(
         )
         return
     page = verdict_page(account, region, team, limit=row_limit(limit), cursor=cursor)
+    if page.total == 0:
+        noun = "resource of the latest scans"
+        out.print(common.no_match_line(noun, account=account, team=team, region=region, cursor=cursor), highlight=False)
+        return
     summary = ", ".join(f"{page.counts[k]:,} {VERDICT_WORDS[k]}" for k in VERDICT_WORDS if page.counts[k])
     if len(page.scans) == 1:
         scan_id, account_id, scan_region = page.scans[0]

@@ -12,6 +12,7 @@ from chipwise.errors import NotFound
 from chipwise.models.scan import ScanDocument
 from chipwise.models.verdicts import ResourceVerdict
 from chipwise.pipeline._store import store_scope
+from chipwise.pipeline.findings import check_account
 from chipwise.rules.titles import rule_title
 from chipwise.store import Session
 from chipwise.store.repositories.accounts import ScanRepository
@@ -48,9 +49,11 @@ def stream_verdicts(
     """Every verdict of the latest scan of each account and region (filtered), a scan document at a time; after
     the resource id ``cursor`` when given."""
     with store_scope() as session:
+        if account is not None:
+            check_account(session, account)
         scans = ScanRepository(session)
         scan_ids = scans.latest_ids(account, region)
-        if not scan_ids:
+        if not scan_ids and account is None and region is None:
             raise NotFound("no finished scan in the store: run `chipwise scan` (or `make demo`) first")
         waiting = cursor is not None
         for scan_id in scan_ids:

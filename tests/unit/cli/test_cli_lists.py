@@ -183,3 +183,20 @@ def test_a_teams_bill_totals_count_its_resources_only(
     assert shown["by_team"] == {"ml-platform": "7.582000"}
     assert shown["by_account"] == {"111111111111": "7.582000"}
     assert shown["unattributed"] == [] and shown["services_not_inventoried"] == []
+
+
+def test_filters_that_leave_nothing_say_so_and_an_unknown_account_is_named(
+    store: dict[str, Finding], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A team or region nothing belongs to gives one line naming the filters (not an empty table); an account the
+    store does not hold is an error naming the ones it does (not "no finished scan in the store")."""
+    for path, noun in ((("findings",), "no open finding matches"), (("resources",), "no resource of the latest")):
+        capsys.readouterr()
+        assert main([*path, "--team", "nosuchteam", "--region", "us-west-2"]) == 0, path
+        shown = capsys.readouterr().out
+        assert noun in shown and "--team nosuchteam, --region us-west-2" in shown, (path, shown)
+        assert "┏" not in shown, path  # no empty table
+    capsys.readouterr()
+    assert main(["resources", "--account", "999999999999"]) != 0
+    said = capsys.readouterr().err
+    assert "no account 999999999999 in the store" in said and ACCOUNT in said, said
