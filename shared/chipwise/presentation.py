@@ -3,10 +3,10 @@ to show. The CLI, the demo report, the digest, alerts, Slack and the drafts all 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import cast
+from typing import Any, cast
 from urllib.parse import quote
 
 from chipwise.economics import break_even_months, cents, round_money, usd
@@ -81,9 +81,45 @@ def best_saving(document: FindingDocument) -> Decimal:
 
 def benchmark_verdict(document: FindingDocument) -> str | None:
     """The latest benchmark's status on the finding ("confirmed", "withdrawn", ...), if one ran."""
-    benchmark = FindingEvidence.read(document.evidence).benchmark
+    return benchmark_status(document.evidence)
+
+
+def benchmark_status(evidence: Mapping[str, Any]) -> str | None:
+    """:func:`benchmark_verdict` of a finding's stored evidence."""
+    benchmark = FindingEvidence.read(evidence).benchmark
     status = (benchmark or {}).get("status")
     return str(status) if status else None
+
+
+@dataclass(frozen=True, slots=True)
+class FindingFacts:
+    """What decides whether a finding counts and why not (:func:`exclusion_of`): a document's fields, or the same
+    columns of a stored finding read without making a document (``chipwise resources`` counts an organisation's)."""
+
+    status: str
+    excluded_from_totals: str | None  # the recommendation's
+    action: str  # the recommendation's
+    effort: str
+    evidence: Mapping[str, Any]
+    estimated_monthly_savings_usd: Decimal
+    measured_monthly_savings_usd: Decimal | None
+
+    @classmethod
+    def of(cls, document: FindingDocument) -> FindingFacts:
+        return cls(
+            status=document.status,
+            excluded_from_totals=document.recommendation.excluded_from_totals,
+            action=document.recommendation.action,
+            effort=document.effort,
+            evidence=document.evidence,
+            estimated_monthly_savings_usd=document.estimated_monthly_savings_usd,
+            measured_monthly_savings_usd=document.measured_monthly_savings_usd,
+        )
+
+    @property
+    def best_saving(self) -> Decimal:
+        measured = self.measured_monthly_savings_usd
+        return self.estimated_monthly_savings_usd if measured is None else measured
 
 
 NEEDS_REVIEW = "needs_review"
@@ -101,22 +137,30 @@ def exclusion(document: FindingDocument) -> str | None:
     finding that only says what is missing to judge the resource (``cannot_judge``: its action asks for the
     input, or its evidence says ``verdict: cannot_judge``, e.g. a notebook that publishes no activity), or a move
     whose 12-month net value (saving × 12 − porting) is negative (``not_worth_it``)."""
-    excluded = document.recommendation.excluded_from_totals
-    if excluded is not None:
-        return excluded
-    if benchmark_verdict(document) == NEEDS_REVIEW:
+    return exclusion_of(FindingFacts.of(document))
+
+
+def exclusion_of(facts: FindingFacts) -> str | None:
+    """:func:`exclusion` of a finding's facts."""
+    if facts.excluded_from_totals is not None:
+        return facts.excluded_from_totals
+    if benchmark_status(facts.evidence) == NEEDS_REVIEW:
         return NEEDS_REVIEW
-    if document.recommendation.action in _CANNOT_JUDGE_ACTIONS or cannot_judge(document):
+    if facts.action in _CANNOT_JUDGE_ACTIONS or cannot_judge(facts.evidence):
         return CANNOT_JUDGE
-    action, effort = document.recommendation.action, document.effort
-    if best_saving(document) * MONTHS_OF_VALUE < one_time_cost(action, effort):
+    if facts.best_saving * MONTHS_OF_VALUE < one_time_cost(facts.action, facts.effort):
         return NOT_WORTH_IT
     return None
 
 
-def cannot_judge(document: FindingDocument) -> bool:
+def is_counted(status: str, excluded: str | None) -> bool:
+    """A finding counted in the totals: open, its saving not set apart (:func:`exclusion`)."""
+    return status == "open" and excluded is None
+
+
+def cannot_judge(evidence: Mapping[str, Any]) -> bool:
     """A finding that says Chipwise cannot judge its resource (rule ``cannot_judge``'s evidence)."""
-    return document.evidence.get("verdict") == CANNOT_JUDGE
+    return evidence.get("verdict") == CANNOT_JUDGE
 
 
 # Why a row is not counted, in words (CSV, JSON, tables, the executive summary).
@@ -243,7 +287,7 @@ def ranked(documents: Iterable[FindingDocument]) -> list[FindingDocument]:
 
 def counts_in_totals(document: FindingDocument) -> bool:
     """An open finding whose saving is a real monthly saving (not a quote to ask for, nor committed hours)."""
-    return document.status == "open" and exclusion(document) is None
+    return is_counted(document.status, exclusion(document))
 
 
 def headline(items: Iterable[FindingDocument | SavingFacts]) -> Headline:
@@ -497,7 +541,7 @@ def ledger_row(document: FindingDocument) -> LedgerRow:
     """One finding as the ledger counts it: a quick win is a counted step `findings apply` can make; any other
     counted finding is a project (a person carries it out); the rest are blocked, with why."""
     facts = saving_facts(document)
-    counted = document.status == "open" and facts.excluded_from_totals is None
+    counted = is_counted(document.status, facts.excluded_from_totals)
     group: Group = "blocked" if not counted else ("quick_win" if applicable(document) else "project")
     if document.status == "withdrawn":
         reason: str | None = EXCLUSION_WORDS["withdrawn"]

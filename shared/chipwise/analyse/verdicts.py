@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
+from typing import Literal, cast
 
 from chipwise.economics import usd
 from chipwise.models.findings import FindingDocument
@@ -23,10 +24,12 @@ from chipwise.models.scan import ScanResource
 from chipwise.models.verdicts import VERDICT_WORDS, ResourceVerdict, VerdictKind
 from chipwise.presentation import (
     CANNOT_JUDGE,
-    EXCLUSION_WORDS,
+    FindingFacts,
     LedgerRow,
     action_words,
-    benchmark_verdict,
+    benchmark_status,
+    exclusion_of,
+    is_counted,
     ledger_row,
 )
 
@@ -93,24 +96,73 @@ def _fix(document: FindingDocument) -> str:
 Settled = tuple[VerdictKind, str, Sequence[LedgerRow]]
 
 
+SettlingClass = Literal["counted", "withdrawn", "unjudged", "other"]
+# The verdict a resource's findings decide: the first of these classes any of them is in (else "not counted").
+_DECIDING: tuple[tuple[SettlingClass, VerdictKind], ...] = (
+    ("counted", "waste"),
+    ("withdrawn", "efficient"),
+    ("unjudged", "cannot_judge"),
+)
+
+
+def settling_class(facts: FindingFacts) -> SettlingClass:
+    """What one finding says of its resource's verdict: counted (waste), withdrawn by a benchmark (efficient),
+    open but unable to judge (cannot judge), or set apart another way (not counted)."""
+    excluded = exclusion_of(facts)
+    if is_counted(facts.status, excluded):
+        return "counted"
+    if facts.status == "withdrawn" or benchmark_status(facts.evidence) == "withdrawn":
+        return "withdrawn"
+    if facts.status == "open" and excluded == CANNOT_JUDGE:  # the ledger's "cannot judge (an input is missing)"
+        return "unjudged"
+    return "other"
+
+
+def kind_of_classes(classes: Iterable[SettlingClass]) -> VerdictKind | None:
+    """The verdict findings of these classes decide (None without a finding)."""
+    present = set(classes)
+    for wanted, kind in _DECIDING:
+        if wanted in present:
+            return kind
+    return "not_counted" if present else None
+
+
+def deciding_findings(rows: Sequence[LedgerRow]) -> tuple[VerdictKind, Sequence[LedgerRow]] | None:
+    """The verdict a resource's findings (its ledger rows) decide and the rows that decide it; None without a
+    finding (the rules' outcomes decide). What :func:`verdict_of_findings` words."""
+    classes = [settling_class(FindingFacts.of(r.document)) for r in rows]
+    kind = kind_of_classes(classes)
+    if kind is None:
+        return None
+    wanted = next((c for c, k in _DECIDING if k == kind), None)
+    return kind, [r for r, c in zip(rows, classes, strict=True) if wanted is None or c == wanted]
+
+
 def verdict_of_findings(rows: Sequence[LedgerRow], title: Titles) -> Settled | None:
     """The verdict a resource's findings (its ledger rows) decide, the reason quoting them, and the rows that
     decided it; None without a finding (the rules' outcomes decide)."""
-    counted = [r for r in rows if r.counted]
-    if counted:
-        parts = [f"{title(r.document.rule_id)}: {_money(r)} ({r.basis}, {r.group_words})" for r in counted]
-        return "waste", _joined(parts), counted
-    withdrawn = [r for r in rows if r.document.status == "withdrawn" or benchmark_verdict(r.document) == "withdrawn"]
-    if withdrawn:
-        parts = [f"a benchmark withdrew {title(r.document.rule_id)}: {_measured(r.document)}" for r in withdrawn]
-        return "efficient", _joined(parts), withdrawn
-    unjudged = [r for r in rows if r.excluded_reason == EXCLUSION_WORDS[CANNOT_JUDGE]]
-    if unjudged:
-        return "cannot_judge", _joined([f"{title(r.document.rule_id)}: {_fix(r.document)}" for r in unjudged]), unjudged
-    if rows:
-        parts = [f"{title(r.document.rule_id)}: {_money(r)} not counted: {r.verdict}" for r in rows]
-        return "not_counted", _joined(parts), rows
-    return None
+    found = deciding_findings(rows)
+    if found is None:
+        return None
+    kind, chosen = found
+    if kind == "waste":
+        parts = [f"{title(r.document.rule_id)}: {_money(r)} ({r.basis}, {r.group_words})" for r in chosen]
+    elif kind == "efficient":
+        parts = [f"a benchmark withdrew {title(r.document.rule_id)}: {_measured(r.document)}" for r in chosen]
+    elif kind == "cannot_judge":
+        parts = [f"{title(r.document.rule_id)}: {_fix(r.document)}" for r in chosen]
+    else:
+        parts = [f"{title(r.document.rule_id)}: {_money(r)} not counted: {r.verdict}" for r in chosen]
+    return kind, _joined(parts), chosen
+
+
+def settled_kind(stored: str, classes: Iterable[SettlingClass]) -> VerdictKind:
+    """The kind :func:`settle` gives a verdict stored as ``stored`` whose resource's findings are of ``classes``
+    (the reason not worded)."""
+    kind = kind_of_classes(classes)
+    if kind is not None:
+        return kind
+    return "not_counted" if stored == "waste" else cast(VerdictKind, stored)
 
 
 def verdicts_by_resource(rows: Iterable[LedgerRow], title: Titles) -> dict[str, Settled]:

@@ -43,12 +43,12 @@ def resources_command(
     common.check_account_id(account)
     common.check_region(region)
     if json_output:
-        rows = stream_verdicts(account, region, team, cursor)
-        most = row_limit(limit, None)
+        from itertools import islice
+
+        rows = islice(stream_verdicts(account, region, team, cursor), row_limit(limit, None))
         print_json_lines(
             {**r.verdict.model_dump(mode="json"), "account_id": r.account_id, "region": r.region, "team": r.team}
-            for i, r in enumerate(rows)
-            if most is None or i < most
+            for r in rows
         )
         return
     page = verdict_page(account, region, team, limit=row_limit(limit), cursor=cursor)

@@ -7,16 +7,18 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from chipwise.analyse.verdicts import SETTLED_STATUSES, settle_verdicts
+from chipwise.analyse.verdicts import SETTLED_STATUSES, SettlingClass, settle_verdicts, settled_kind, settling_class
 from chipwise.errors import NotFound
 from chipwise.models.scan import ScanDocument
 from chipwise.models.verdicts import ResourceVerdict
 from chipwise.pipeline._store import store_scope
 from chipwise.pipeline.findings import check_account
+from chipwise.presentation import FindingFacts
 from chipwise.rules.titles import rule_title
 from chipwise.store import Session
 from chipwise.store.repositories.accounts import ScanRepository
 from chipwise.store.repositories.findings import FindingRepository
+from chipwise.store.repositories.scan_verdicts import PageRow, ScanVerdictRepository, Selection
 
 
 @dataclass(frozen=True)
@@ -77,17 +79,72 @@ def stream_verdicts(
 def verdict_page(
     account: str | None, region: str | None, team: str | None, *, limit: int | None, cursor: str | None = None
 ) -> VerdictPage:
-    """The first ``limit`` verdicts (every one when None) and the counts by verdict of all selected."""
-    page = VerdictPage()
-    seen: set[str] = set()
-    for row in stream_verdicts(account, region, team, cursor):
-        page.counts[row.verdict.verdict] += 1
-        if row.scan_id not in seen:
-            seen.add(row.scan_id)
-            page.scans.append((row.scan_id, row.account_id, row.region))
-        if limit is None or len(page.rows) < limit:
-            page.rows.append(row)
-    return page
+    """The first ``limit`` verdicts (every one when None) and the counts by verdict of all selected: the same as
+    reading :func:`stream_verdicts` to its end, at the cost of the page. The counts are the stored verdicts'
+    (``scan_verdicts``, one GROUP BY) moved, for each resource with a finding that settles it (open, withdrawn or
+    suppressed), to the kind those findings decide now; only the documents of the page's scans are read."""
+    with store_scope() as session:
+        if account is not None:
+            check_account(session, account)
+        scan_ids = ScanRepository(session).latest_ids(account, region)
+        if not scan_ids and account is None and region is None:
+            raise NotFound("no finished scan in the store: run `chipwise scan` (or `make demo`) first")
+        verdicts = ScanVerdictRepository(session)
+        if len(scan_ids) == 1 and not verdicts.has_verdicts(scan_ids[0]):
+            raise NotFound(f"scan {scan_ids[0][:8]} stored no verdicts (it predates them): scan again")
+        page = VerdictPage()
+        after = None
+        if cursor is not None:
+            after = verdicts.place_of(scan_ids, cursor)
+            if after is None:  # a cursor no selected scan lists: nothing after it
+                return page
+        if not scan_ids:
+            return page
+        selection = Selection(scan_ids, team, after)
+        seen: dict[str, tuple[str, str, str]] = {}
+        for c in verdicts.counts(selection):
+            page.counts[settled_kind(c.verdict, ())] += c.count
+            seen.setdefault(c.scan_id, (c.scan_id, c.account_id, c.region))
+        page.scans = sorted(seen.values(), key=lambda s: (s[1], s[2]))
+        for stored, classes in _settling(verdicts, selection):
+            page.counts[settled_kind(stored, ())] -= 1
+            page.counts[settled_kind(stored, classes)] += 1
+        page.counts = +page.counts  # no kind left at zero
+        page.rows = _page_rows(session, verdicts.page(selection, limit))
+        return page
+
+
+def _settling(verdicts: ScanVerdictRepository, selection: Selection) -> Iterator[tuple[str, list[SettlingClass]]]:
+    """Each selected verdict with a finding that settles it: its stored kind and its findings' classes."""
+    found: dict[tuple[str, int], tuple[str, list[SettlingClass]]] = {}
+    for f in verdicts.settling_findings(selection, SETTLED_STATUSES):
+        facts = FindingFacts(
+            status=f.status,
+            excluded_from_totals=f.recommendation.get("excluded_from_totals"),
+            action=f.recommendation["action"],
+            effort=f.effort,
+            evidence=f.evidence,
+            estimated_monthly_savings_usd=f.estimated_monthly_savings_usd,
+            measured_monthly_savings_usd=f.measured_monthly_savings_usd,
+        )
+        found.setdefault((f.scan_id, f.position), (f.stored, []))[1].append(settling_class(facts))
+    return iter(found.values())
+
+
+def _page_rows(session: Session, rows: list[PageRow]) -> list[VerdictRow]:
+    """The page's verdicts as :func:`stream_verdicts` gives them: each scan's document read once, settled."""
+    documents: dict[str, ScanDocument] = {}
+    scans = ScanRepository(session)
+    for row in rows:
+        if row.scan_id not in documents:
+            document = scans.document(row.scan_id)
+            if document is None:  # pragma: no cover - a verdict row is written with its document
+                raise NotFound(f"scan {row.scan_id[:8]} has no document")
+            wanted = {r.position for r in rows if r.scan_id == row.scan_id}
+            chosen = [v for i, v in enumerate(document.verdicts) if i in wanted]
+            documents[row.scan_id] = settled(session, document.model_copy(update={"verdicts": chosen}))
+    picked: dict[str, Iterator[ResourceVerdict]] = {k: iter(d.verdicts) for k, d in documents.items()}
+    return [VerdictRow(next(picked[r.scan_id]), r.account_id, r.region, r.team, r.scan_id) for r in rows]
 
 
 def latest_scan(account: str | None, region: str | None) -> ScanDocument:

@@ -16,6 +16,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from chipwise.models.scan import ScanDocument
 from chipwise.store.base import SerializedJson
 from chipwise.store.repositories.records import Repository, record_of
+from chipwise.store.repositories.scan_verdicts import ScanVerdictRepository
 from chipwise.store.tables import Account, Finding, Scan
 
 FINISHED = ("succeeded", "partial")  # a scan that wrote its document
@@ -169,9 +170,11 @@ class ScanRepository(Repository):
         return _scan(self.session.get(Scan, scan_id))
 
     def save_document(self, scan_id: str, document_json: str) -> None:
-        """Store a scan's document given as JSON text (written as it is: never parsed and serialised again)."""
+        """Store a scan's document given as JSON text (written as it is: never parsed and serialised again), and its
+        verdicts as rows (:class:`ScanVerdictRepository`: what ``chipwise resources`` counts)."""
         stmt = update(Scan).where(Scan.id == scan_id).values(document=SerializedJson(document_json))
         self.session.execute(stmt.execution_options(synchronize_session=False))
+        ScanVerdictRepository(self.session).replace(scan_id, document_json)
         for held in self.session.identity_map.values():  # a loaded scan reads its document again, as a dict
             if isinstance(held, Scan) and held.id == scan_id:
                 self.session.expire(held, ["document"])

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from chipwise.store.tables.neuron import NeuronRollup
     from chipwise.store.tables.realised import RealisedSaving
     from chipwise.store.tables.remediations import Remediation, RemediationInFlight
+    from chipwise.store.tables.scan_verdicts import ScanVerdict
     from chipwise.store.tables.scans import Scan
     from chipwise.store.tables.usage import CostRecord, MetricCoverage, MetricRollup, MetricSeries
 
@@ -56,6 +57,7 @@ _MODULE_OF = {
     "RemediationInFlight": "remediations",
     "Resource": "inventory",
     "Scan": "scans",
+    "ScanVerdict": "scan_verdicts",
 }
 
 __all__ = [
@@ -84,6 +86,7 @@ __all__ = [
     "RemediationInFlight",
     "Resource",
     "Scan",
+    "ScanVerdict",
     "all_tables",
 ]
 
