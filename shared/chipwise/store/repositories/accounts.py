@@ -171,10 +171,14 @@ class ScanRepository(Repository):
 
     def save_document(self, scan_id: str, document_json: str) -> None:
         """Store a scan's document given as JSON text (written as it is: never parsed and serialised again), and its
-        verdicts as rows (:class:`ScanVerdictRepository`: what ``chipwise resources`` counts)."""
+        verdicts as rows (:class:`ScanVerdictRepository`: what ``chipwise resources`` counts), kept for the latest
+        finished scan of its account and region only (:meth:`latest_ids`: the one ``chipwise resources`` reads)."""
         stmt = update(Scan).where(Scan.id == scan_id).values(document=SerializedJson(document_json))
         self.session.execute(stmt.execution_options(synchronize_session=False))
-        ScanVerdictRepository(self.session).replace(scan_id, document_json)
+        verdicts = ScanVerdictRepository(self.session)
+        verdicts.replace(scan_id, document_json)
+        account_id, region = self.session.execute(select(Scan.account_id, Scan.region).where(Scan.id == scan_id)).one()
+        verdicts.keep_only(account_id, region, self.latest_ids(account_id, region))
         for held in self.session.identity_map.values():  # a loaded scan reads its document again, as a dict
             if isinstance(held, Scan) and held.id == scan_id:
                 self.session.expire(held, ["document"])

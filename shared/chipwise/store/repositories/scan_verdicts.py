@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import ColumnElement, Select, delete, func, insert, select, tuple_
+from sqlalchemy import ColumnElement, delete, func, insert, select, tuple_
 
 from chipwise.models.resources import resource_key, split_key
 from chipwise.store.repositories.records import Repository
@@ -106,6 +106,13 @@ class ScanVerdictRepository(Repository):
         if rows:
             self.session.execute(insert(ScanVerdict), rows)
 
+    def keep_only(self, account_id: str, region: str, scan_ids: Sequence[str]) -> None:
+        """Delete the verdict rows of the account's scans in ``region`` but ``scan_ids``."""
+        others = select(Scan.id).where(
+            Scan.account_id == account_id, Scan.region == region, Scan.id.not_in(list(scan_ids))
+        )
+        self.session.execute(delete(ScanVerdict).where(ScanVerdict.scan_id.in_(others)))
+
     def has_verdicts(self, scan_id: str) -> bool:
         stmt = select(ScanVerdict.position).where(ScanVerdict.scan_id == scan_id).limit(1)
         return self.session.execute(stmt).first() is not None
@@ -176,7 +183,7 @@ class ScanVerdictRepository(Repository):
             yield SettlingFinding(scan_id, position, stored, *facts)
 
 
-def _selected(stmt: Select[Any], selection: Selection) -> Select[Any]:
+def _selected(stmt: Any, selection: Selection) -> Any:
     """``stmt`` over the selected verdicts joined to their scans."""
     where: list[ColumnElement[bool]] = [ScanVerdict.scan_id.in_(list(selection.scan_ids))]
     if selection.team is not None:

@@ -1,4 +1,5 @@
-"""One row per verdict of a stored scan document (``chipwise resources`` counts them in SQL, issue 37)."""
+"""One row per verdict of the latest scan document of each account and region (``chipwise resources`` counts them
+in SQL, issue 37)."""
 
 from sqlalchemy import ForeignKey, Index, String
 from sqlalchemy.orm import Mapped, mapped_column
@@ -10,8 +11,9 @@ from chipwise.store.tables.scans import Scan  # noqa: F401  (mapped first: forei
 class ScanVerdict(Base):
     """A verdict of a scan's document as the scan stored it (before the findings settle it again), at its
     ``position`` in the document's ``verdicts``; the resource's ARN and variant (what a finding is matched on) and
-    its team (the document's ``resources[].team``). Written with the document (:meth:`ScanRepository.save_document`),
-    deleted with the scan."""
+    its team (the document's ``resources[].team``). Written with the document (:meth:`ScanRepository.save_document`)
+    and kept for the latest finished scan of each account and region only (so the table holds about one row per
+    resource, whatever the history); deleted with the scan."""
 
     __tablename__ = "scan_verdicts"
     # a scan's verdict of a resource, by the resource's ARN and variant (what a finding is matched on)

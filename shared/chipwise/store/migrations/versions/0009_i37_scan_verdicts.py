@@ -1,6 +1,7 @@
-"""scan_verdicts: one row per verdict of each stored scan document (issue 37), so ``chipwise resources`` counts an
-organisation's verdicts in SQL instead of reading every latest document. The backfill reads the stored documents
-one at a time (the document's ``verdicts`` in order, each resource's ``team`` from its ``resources``).
+"""scan_verdicts: one row per verdict of the latest finished scan of each account and region (issue 37), so
+``chipwise resources`` counts an organisation's verdicts in SQL instead of reading every latest document. The
+backfill reads those scans' documents one at a time (the document's ``verdicts`` in order, each resource's ``team``
+from its ``resources``).
 """
 
 from __future__ import annotations
@@ -64,7 +65,17 @@ def upgrade() -> None:
         sa.column("team"),
         sa.column("verdict"),
     )
-    ids = [row[0] for row in bind.execute(sa.text("SELECT id FROM scans WHERE document IS NOT NULL ORDER BY id"))]
+    # the latest finished scan with a document of each account and region: the only one whose verdicts are kept
+    finished = bind.execute(
+        sa.text(
+            "SELECT id, account_id, region FROM scans WHERE status IN ('succeeded', 'partial') AND document IS NOT NULL"
+            " ORDER BY account_id, region, window_end DESC, started_at DESC, id DESC"
+        )
+    )
+    latest: dict[tuple[str, str], str] = {}
+    for scan_id, account_id, region in finished:
+        latest.setdefault((account_id, region), scan_id)
+    ids = list(latest.values())
     for scan_id in ids:  # one document in memory at a time
         stored = bind.execute(sa.text("SELECT document FROM scans WHERE id = :id"), {"id": scan_id}).scalar()
         document = json.loads(stored) if isinstance(stored, str | bytes) else stored
