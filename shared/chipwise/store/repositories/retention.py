@@ -3,7 +3,9 @@
 What grows, and what is kept:
 
 - ``scans`` (one a day per account and region, with its document): older than ``history`` days go, except the
-  latest finished scan of each account and region (the report and ``chipwise resources`` read it);
+  latest finished scan of each account and region (the report and ``chipwise resources`` read it); its verdict rows
+  (``scan_verdicts``) are the only ones kept (:meth:`ScanRepository.save_document` drops the previous scan's), so
+  that table holds one row per resource whatever the history, and goes with its scan (``ON DELETE CASCADE``);
 - ``metric_rollups`` and ``neuron_rollups`` (hourly) and ``cost_records`` (daily): older than ``history`` days
   (``history`` is at least the longest look-back, 63 days, so no rule loses its window);
 - ``findings`` resolved or withdrawn more than ``history`` days ago, with their ``recommendations`` history and
