@@ -15,15 +15,15 @@ the environment's finding stands (its dollars once, to the cent), and the instan
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from datetime import timedelta
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
-import boto3
 import pytest
 from analyse_factories import NOW, WINDOW_START, add_account, add_coverage, add_rollups, rollup_rows
-from botocore.stub import Stubber
 from sqlalchemy.orm import Session, sessionmaker
 
 from chipwise.analyse.metric_keys import CWAGENT_GPU
@@ -44,8 +44,9 @@ from chipwise.store.repositories.inventory import ResourceRepository
 from chipwise.store.repositories.remediations import RemediationRepository
 from chipwise.store.tables import Finding
 
-ACCOUNT = "123456789012"
-REGION = "us-east-1"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "collect"))
+from batch_stubs import ACCOUNT, REGION, Stubs, container_instance, stubbed
+
 POOL = "g5-pool"
 POOL_ARN = f"arn:aws:batch:{REGION}:{ACCOUNT}:compute-environment/{POOL}"
 QUEUE_ARN = f"arn:aws:batch:{REGION}:{ACCOUNT}:job-queue/g5-queue"
@@ -57,22 +58,10 @@ ONE_INSTANCE = Decimal("4140.56")  # 5.672 x 730
 HELD = Decimal("8281.12")  # minvCpus 96 / 48 vCPUs = 2 instances: 2 x 5.672 x 730
 
 
-class Stubs:
-    def __init__(self) -> None:
-        session = boto3.Session(aws_access_key_id="test", aws_secret_access_key="test", region_name=REGION)
-        self.aws = AwsContext(session=session, region=REGION)
-        self.batch = Stubber(self.aws.client("batch"))
-        self.ecs = Stubber(self.aws.client("ecs"))
-        self.ec2 = Stubber(self.aws.client("ec2"))
-
-
 @pytest.fixture
 def stubs() -> Iterator[Stubs]:
-    found = Stubs()
-    with found.batch, found.ecs, found.ec2:
+    with stubbed() as found:
         yield found
-        for stub in (found.batch, found.ecs, found.ec2):
-            stub.assert_no_pending_responses()
 
 
 def _environment() -> dict[str, Any]:
@@ -91,17 +80,6 @@ def _environment() -> dict[str, Any]:
             "instanceTypes": ["g5.12xlarge"],
             "subnets": ["subnet-0a1b2c3d"],
         },
-    }
-
-
-def _container_instance(number: int, instance_id: str) -> dict[str, Any]:
-    return {
-        "containerInstanceArn": f"arn:aws:ecs:{REGION}:{ACCOUNT}:container-instance/{POOL}/{number:032x}",
-        "ec2InstanceId": instance_id,
-        "status": "ACTIVE",
-        "agentConnected": True,
-        "runningTasksCount": 0,
-        "pendingTasksCount": 0,
     }
 
 
@@ -124,7 +102,7 @@ def _collect(stubs: Stubs, *, ecs_answers: bool) -> list[CollectedResource]:
     )
     stubs.batch.add_response("describe_compute_environments", {"computeEnvironments": [_environment()]}, {})
     if ecs_answers:
-        listed = [_container_instance(1, IDLE), _container_instance(2, BUSY)]
+        listed = [container_instance(1, IDLE, POOL), container_instance(2, BUSY, POOL)]
         arns = [c["containerInstanceArn"] for c in listed]
         stubs.ecs.add_response("list_container_instances", {"containerInstanceArns": arns}, {"cluster": CLUSTER})
         stubs.ecs.add_response(
