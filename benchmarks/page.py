@@ -70,9 +70,9 @@ def render(modules: Sequence[ModuleRun], info: RunInfo) -> str:
         "# Performance: one `make bench` run",
         "",
         "Written by `make bench` (`benchmarks/page.py`): every figure below comes from the one run described here;",
-        "nothing is copied from another run. Ratios are CPU against a baseline measured in the same run (see",
-        "[Performance](performance.md) for what each benchmark measures and [at an organisation's size]"
-        "(performance-org.md) for the organisation's store).",
+        "nothing is copied from another run. Ratios are CPU against a baseline measured in the same run, or a",
+        "measure against its bound (at most 1.0 where the goal is a bound). [Performance](performance.md) says what",
+        "each benchmark measures; [at an organisation's size](performance-org.md) describes the organisation's store.",
         "",
         f"- Run: {info.started:%Y-%m-%d %H:%M}–{info.finished:%H:%M} UTC ({minutes:.0f} min), commit `{info.commit}`,",
         f"  {info.cores} cores, Python {info.python}.",
