@@ -132,18 +132,19 @@ def _settling(verdicts: ScanVerdictRepository, selection: Selection) -> Iterator
 
 
 def _page_rows(session: Session, rows: list[PageRow]) -> list[VerdictRow]:
-    """The page's verdicts as :func:`stream_verdicts` gives them: each scan's document read once, settled."""
-    documents: dict[str, ScanDocument] = {}
-    scans = ScanRepository(session)
+    """The page's verdicts as :func:`stream_verdicts` gives them: each scan's document read once, its verdicts on
+    the page settled (only those kept)."""
+    positions: dict[str, set[int]] = {}
     for row in rows:
-        if row.scan_id not in documents:
-            document = scans.document(row.scan_id)
-            if document is None:  # pragma: no cover - a verdict row is written with its document
-                raise NotFound(f"scan {row.scan_id[:8]} has no document")
-            wanted = {r.position for r in rows if r.scan_id == row.scan_id}
-            chosen = [v for i, v in enumerate(document.verdicts) if i in wanted]
-            documents[row.scan_id] = settled(session, document.model_copy(update={"verdicts": chosen}))
-    picked: dict[str, Iterator[ResourceVerdict]] = {k: iter(d.verdicts) for k, d in documents.items()}
+        positions.setdefault(row.scan_id, set()).add(row.position)
+    picked: dict[str, Iterator[ResourceVerdict]] = {}
+    scans = ScanRepository(session)
+    for scan_id, wanted in positions.items():
+        document = scans.document(scan_id)
+        if document is None:  # pragma: no cover - a verdict row is written with its document
+            raise NotFound(f"scan {scan_id[:8]} has no document")
+        chosen = [v for i, v in enumerate(document.verdicts) if i in wanted]
+        picked[scan_id] = iter(settled(session, document.model_copy(update={"verdicts": chosen})).verdicts)
     return [VerdictRow(next(picked[r.scan_id]), r.account_id, r.region, r.team, r.scan_id) for r in rows]
 
 
