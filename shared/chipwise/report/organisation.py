@@ -24,12 +24,13 @@ from decimal import Decimal
 from pathlib import Path
 from typing import IO, Any
 
-from chipwise.analyse.verdicts import Settled, verdict_words_by_resource, verdicts_by_resource
+from chipwise.analyse.verdicts import Settled, verdicts_by_resource
 from chipwise.economics import break_even_months, cents, round_money, usd
 from chipwise.ledger_csv import write_csv
 from chipwise.models.findings import FindingDocument
 from chipwise.models.resources import split_key
 from chipwise.models.scan import ScanCosts, ScanWindow
+from chipwise.models.verdicts import VERDICT_WORDS
 from chipwise.presentation import Headline, Ledger, LedgerRow, ledger, plural
 from chipwise.render import render
 from chipwise.report.build import TOP_FINDINGS, FindingView, _finding_view
@@ -251,7 +252,7 @@ def build_org_report(
         settled = verdicts_by_resource(figures.rows, rule_title)
         candidates = [(_rank(r), r.document, settled.get(r.document.resource_id)) for r in figures.rows[:TOP_FINDINGS]]
         top = heapq.nsmallest(TOP_FINDINGS, top + candidates, key=lambda item: item[0])
-        verdicts = verdict_words_by_resource(figures.rows, rule_title)
+        verdicts = {key: (VERDICT_WORDS[kind], why) for key, (kind, why, _) in settled.items()}  # as the CSV words them
         write_csv(figures, csv_stream, header=scans == 1, verdicts=verdicts)
     if scans == 0:  # the header alone: the CSV is never an empty file
         write_csv(ledger(()), csv_stream)
