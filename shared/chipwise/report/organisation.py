@@ -176,7 +176,7 @@ def org_report_filename(generated_at: datetime, region: str | None = None, team:
 
 
 def _slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._]+", "_", text).strip("_") or "_"
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_") or "_"
 
 
 def latest_scans(session: Session, region: str | None = None) -> Iterator[ScanFigures]:
