@@ -43,6 +43,7 @@ from chipwise.store.repositories.finding_pages import NO_TEAM, FindingFilter, Fi
 from chipwise.store.repositories.finding_rows import OPEN, WITHDRAWN
 
 ACCOUNTS_SHOWN = 50  # rows of the per-account table; the rest counted under it
+TEAMS_SHOWN = 50  # and of the per-team table
 
 
 @dataclass
@@ -141,7 +142,8 @@ class OrgReportView:
     totals: OrgTotals
     accounts: list[AccountRow]  # the largest ACCOUNTS_SHOWN by counted saving
     accounts_total: int
-    by_team: list[Bar]
+    by_team: list[Bar]  # the largest TEAMS_SHOWN
+    teams_total: int
     findings: list[FindingView]  # the organisation's top TOP_FINDINGS
     findings_total: int
 
@@ -156,6 +158,10 @@ class OrgReportView:
     @property
     def more_accounts(self) -> int:
         return self.accounts_total - len(self.accounts)
+
+    @property
+    def more_teams(self) -> int:
+        return self.teams_total - len(self.by_team)
 
     @property
     def more_findings(self) -> int:
@@ -269,7 +275,8 @@ def build_org_report(
         totals=totals,
         accounts=ordered[:ACCOUNTS_SHOWN],
         accounts_total=len(ordered),
-        by_team=team_bars,
+        by_team=team_bars[:TEAMS_SHOWN],
+        teams_total=len(team_bars),
         findings=[_finding_view(d, verdict) for _, d, verdict in top],
         findings_total=findings_total,
     )
