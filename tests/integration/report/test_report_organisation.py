@@ -26,7 +26,7 @@ from chipwise.report.organisation import ACCOUNTS_SHOWN, OrgReportView, build_or
 from chipwise.settings import get_settings
 from chipwise.store.engine import get_engine
 from chipwise.store.session import get_session_factory
-from chipwise.store.tables import Finding
+from chipwise.store.tables import Finding, Resource
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3]))  # the repository root: benchmarks/
 from benchmarks.bench_org import TEAMS, build
@@ -36,8 +36,8 @@ MIB = 1024 * 1024
 TEAM_KEYS = ("team", "user:team")
 
 
-def _store(db_url: str, accounts: int, monkeypatch: pytest.MonkeyPatch) -> str:
-    build(db_url, accounts, 1, bill=False)  # one day: every account's findings opened by its finished scan
+def _store(db_url: str, accounts: int, monkeypatch: pytest.MonkeyPatch, *, bill: bool = False) -> str:
+    build(db_url, accounts, 1, bill=bill)  # one day: every account's findings opened by its finished scan
     monkeypatch.setenv("CHIPWISE_DATABASE_URL", db_url)
     get_settings.cache_clear()
     return db_url
@@ -186,3 +186,19 @@ def test_the_per_account_table_is_cut_with_how_many_more(three_accounts: str, mo
     view, _ = _org_view(three_accounts)
     assert len(view.accounts) == 2 and view.more_accounts == 1 and view.accounts_total == 3
     assert "… and 1 more account (of 3)" in render_org_report(view)
+
+
+def test_a_resource_without_a_live_team_tag_takes_the_bills(db_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Given two accounts whose bill tags every resource with its team, the first account's live tags removed
+    url = _store(db_url, 2, monkeypatch, bill=True)
+    with get_session_factory(url).begin() as session:
+        session.execute(update(Resource).where(Resource.account_id == "100000000000").values(tags={}))
+    # Then its findings still count for its team (the bill's cost allocation tag), as the scan report counts them
+    view, _ = _org_view(url)
+    assert sorted(bar.label for bar in view.by_team) == ["team-00", "team-01"]
+    with get_session_factory(url)() as session:
+        scan = find_scan(session, account_id="100000000000")
+        alone = build_report(session, scan, now=utcnow(), team_tag_keys=TEAM_KEYS)
+    assert [(bar.label, bar.value) for bar in alone.by_team] == [
+        (bar.label, bar.value) for bar in view.by_team if bar.label == "team-00"
+    ]
