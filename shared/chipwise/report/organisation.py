@@ -204,6 +204,48 @@ def store_accounts(session: Session) -> int:
 TopKey = tuple[Any, ...]
 
 
+@dataclass
+class _Summed:
+    """What the scans add up to as they are read: the totals, the accounts, the teams and the top findings."""
+
+    totals: OrgTotals = field(default_factory=OrgTotals)
+    accounts: dict[str, AccountRow] = field(default_factory=dict)
+    teams: dict[str, list[Any]] = field(default_factory=lambda: defaultdict(lambda: [Decimal(0), 0]))
+    top: list[tuple[TopKey, FindingDocument, Settled | None]] = field(default_factory=list)
+    findings: int = 0
+    scans: int = 0
+
+    def add(self, scan: ScanFigures, figures: Ledger, team_of: dict[str, str], settled: dict[str, Settled]) -> None:
+        self.scans += 1
+        self.findings += len(figures.rows)
+        self.totals.add(figures)
+        spend = figures.spend.monthly_usd if figures.spend is not None else None
+        if figures.spend is not None:
+            self.totals.spend_usd += figures.spend.monthly_usd
+            self.totals.spend_sources[figures.spend.source] += 1
+        else:
+            self.totals.spend_unknown.append(f"{scan.account_id} {scan.region}")
+        row = self.accounts.setdefault(scan.account_id, AccountRow(scan.account_id))
+        row.regions.append(scan.region)
+        row.findings += len(figures.rows)
+        row.counted += figures.headline.counted
+        row.saving_usd += figures.total_usd
+        row.spend_usd = None if row.spend_usd is None or spend is None else row.spend_usd + spend
+        for r in figures.rows:
+            if r.counted:
+                entry = self.teams[_team(team_of, r.document)]
+                entry[0] += r.saving_usd
+                entry[1] += 1
+        candidates = [(_rank(r), r.document, settled.get(r.document.resource_id)) for r in figures.rows[:TOP_FINDINGS]]
+        self.top = heapq.nsmallest(TOP_FINDINGS, self.top + candidates, key=lambda item: item[0])
+
+    def team_bars(self) -> list[Bar]:
+        """Counted savings per team, the largest first (none when no resource carries a team tag)."""
+        named = [(name, total, plural(count, "finding")) for name, (total, count) in self.teams.items() if total > 0]
+        found = bars(sorted(named, key=lambda item: (-item[1], item[0])))
+        return [] if all(bar.label == NO_TEAM for bar in found) else found
+
+
 def build_org_report(
     session: Session,
     csv_stream: IO[str],
@@ -214,11 +256,7 @@ def build_org_report(
     team_tag_keys: Sequence[str] = (),
 ) -> OrgReportView:
     """The organisation's view, one scan at a time; every finding written to ``csv_stream`` on the way."""
-    totals = OrgTotals()
-    accounts: dict[str, AccountRow] = {}
-    teams: dict[str, list[Any]] = defaultdict(lambda: [Decimal(0), 0])
-    top: list[tuple[TopKey, FindingDocument, Settled | None]] = []
-    findings_total = scans = 0
+    summed = _Summed()
     pages = FindingPages(session)
     for scan in latest_scans(session, region):
         selected = FindingFilter(statuses=(OPEN, WITHDRAWN), account_id=scan.account_id, region=scan.region)
@@ -235,50 +273,26 @@ def build_org_report(
         costs = ScanCosts.model_validate(scan.costs) if scan.costs is not None and team is None else None
         hours = ScanWindow.model_validate(scan.window).hours if scan.window is not None else 0
         figures = ledger(documents, costs, hours)  # a team's report: spend unknown (it is not split by team)
-        scans += 1
-        findings_total += len(documents)
-        totals.add(figures)
-        if figures.spend is not None:
-            totals.spend_usd += figures.spend.monthly_usd
-            totals.spend_sources[figures.spend.source] += 1
-        else:
-            totals.spend_unknown.append(f"{scan.account_id} {scan.region}")
-        row = accounts.setdefault(scan.account_id, AccountRow(scan.account_id))
-        row.regions.append(scan.region)
-        row.findings += len(documents)
-        row.counted += figures.headline.counted
-        row.saving_usd += figures.total_usd
-        spend = figures.spend.monthly_usd if figures.spend is not None else None
-        row.spend_usd = None if row.spend_usd is None or spend is None else row.spend_usd + spend
-        for r in figures.rows:
-            if r.counted:
-                entry = teams[_team(team_of, r.document)]
-                entry[0] += r.saving_usd
-                entry[1] += 1
         settled = verdicts_by_resource(figures.rows, rule_title)
-        candidates = [(_rank(r), r.document, settled.get(r.document.resource_id)) for r in figures.rows[:TOP_FINDINGS]]
-        top = heapq.nsmallest(TOP_FINDINGS, top + candidates, key=lambda item: item[0])
+        summed.add(scan, figures, team_of, settled)
         verdicts = {key: (VERDICT_WORDS[kind], why) for key, (kind, why, _) in settled.items()}  # as the CSV words them
-        write_csv(figures, csv_stream, header=scans == 1, verdicts=verdicts)
-    if scans == 0:  # the header alone: the CSV is never an empty file
+        write_csv(figures, csv_stream, header=summed.scans == 1, verdicts=verdicts)
+    if summed.scans == 0:  # the header alone: the CSV is never an empty file
         write_csv(ledger(()), csv_stream)
-    ordered = sorted(accounts.values(), key=lambda a: (-a.saving_usd, a.account_id))
-    named = [(name, total, plural(count, "finding")) for name, (total, count) in teams.items() if total > 0]
-    team_bars = bars(sorted(named, key=lambda item: (-item[1], item[0])))
-    if all(bar.label == NO_TEAM for bar in team_bars):  # no resource carries a team tag: no section
-        team_bars = []
+    ordered = sorted(summed.accounts.values(), key=lambda a: (-a.saving_usd, a.account_id))
+    team_bars = summed.team_bars()
     return OrgReportView(
         generated_at=now,
         region=region,
         team=team,
-        scans=scans,
-        totals=totals,
+        scans=summed.scans,
+        totals=summed.totals,
         accounts=ordered[:ACCOUNTS_SHOWN],
         accounts_total=len(ordered),
         by_team=team_bars[:TEAMS_SHOWN],
         teams_total=len(team_bars),
-        findings=[_finding_view(d, verdict) for _, d, verdict in top],
-        findings_total=findings_total,
+        findings=[_finding_view(d, verdict) for _, d, verdict in summed.top],
+        findings_total=summed.findings,
     )
 
 

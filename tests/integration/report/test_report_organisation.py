@@ -20,7 +20,7 @@ from sqlalchemy import func, select, update
 from chipwise.cli import main
 from chipwise.clock import utcnow
 from chipwise.economics import usd
-from chipwise.presentation import Headline
+from chipwise.presentation import Headline, rank, saving_facts
 from chipwise.report.build import TOP_FINDINGS, build_report, find_scan, write_report
 from chipwise.report.organisation import ACCOUNTS_SHOWN, OrgReportView, build_org_report, render_org_report
 from chipwise.settings import get_settings
@@ -136,8 +136,10 @@ def test_the_organisation_totals_are_the_sum_of_each_scan_report(three_accounts:
             spend += figures.spend.monthly_usd
             write_report(report, tmp_path / account)
             scan_rows += (tmp_path / account / report.csv_filename).read_text().splitlines()[1:]
-            ranked += [(not r.counted, -(r.net_value_12m_usd if r.counted else r.saving_usd), r.basis != "measured",
-                        r.document.resource_name, account, r.document.finding_id) for r in figures.rows]  # fmt: skip
+            ranked += [
+                (*rank(saving_facts(d)), d.resource_name, account, d.finding_id)
+                for d in (r.document for r in figures.rows)
+            ]
     # When the organisation's report is built
     view, table = _org_view(url)
     totals = view.totals
