@@ -73,6 +73,7 @@ class OrgTotals:
     spend_usd: Decimal = Decimal(0)  # the scans with a cost figure
     spend_sources: Counter[str] = field(default_factory=Counter)  # scans per source of their spend
     spend_unknown: list[str] = field(default_factory=list)  # "account region" of the scans without one
+    by_team: bool = False  # a team's report: the spend is not split by team, so none is summed
 
     def add(self, figures: Ledger) -> None:
         self.headline = Headline(
@@ -98,6 +99,8 @@ class OrgTotals:
         return not self.spend_unknown and bool(self.spend_sources)
 
     def spend_words(self) -> str:
+        if self.by_team:
+            return "Accelerator and compute spend: not split by team (each account's own report has its spend)"
         scans = sum(self.spend_sources.values())
         sources = ", ".join(f"{source}: {plural(n, 'scan')}" for source, n in sorted(self.spend_sources.items()))
         if self.spend_known:
@@ -256,7 +259,7 @@ def build_org_report(
     team_tag_keys: Sequence[str] = (),
 ) -> OrgReportView:
     """The organisation's view, one scan at a time; every finding written to ``csv_stream`` on the way."""
-    summed = _Summed()
+    summed = _Summed(totals=OrgTotals(by_team=team is not None))
     pages = FindingPages(session)
     for scan in latest_scans(session, region):
         selected = FindingFilter(statuses=(OPEN, WITHDRAWN), account_id=scan.account_id, region=scan.region)

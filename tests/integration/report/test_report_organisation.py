@@ -179,6 +179,7 @@ def test_a_team_report_holds_only_that_team_and_says_its_spend_is_not_split(
     assert len(rows) == view.findings_total < everything.findings_total
     assert f"-team-{team}-" in capsys.readouterr().out
     assert 'data-figure="spend">unknown<' in html and "not split by team" in html
+    assert view.totals.executive_summary()[0].startswith("Accelerator and compute spend: not split by team")
     # ...and --team with --account is refused (a team's report is the organisation's)
     assert main(["report", "--team", team, "--account", "100000000000"]) == 1
 
@@ -204,3 +205,27 @@ def test_a_resource_without_a_live_team_tag_takes_the_bills(db_url: str, monkeyp
     assert [(bar.label, bar.value) for bar in alone.by_team] == [
         (bar.label, bar.value) for bar in view.by_team if bar.label == "team-00"
     ]
+
+
+def test_the_spend_is_unknown_when_a_scan_stored_no_cost_figure(three_accounts: str) -> None:
+    # Given the latest scan of one account without a day of cost data (its spend unknown, as its scan report says)
+    from chipwise.store.tables import Scan
+
+    with get_session_factory(three_accounts).begin() as session:
+        scan = session.get(Scan, find_scan(session, account_id="100000000002").id)
+        assert scan is not None and scan.document is not None
+        scan.document = {**scan.document, "costs": {**scan.document["costs"], "days_covered": 0}}
+    with get_session_factory(three_accounts)() as session:
+        alone = build_report(session, find_scan(session, account_id="100000000002"), now=utcnow())
+        known = build_report(session, find_scan(session, account_id="100000000000"), now=utcnow())
+    # When the organisation's report is built
+    view, _ = _org_view(three_accounts)
+    # Then its spend is unknown, saying which scan has none, and the sum of the others is kept apart
+    assert alone.spend is None and known.spend is not None
+    assert not view.totals.spend_known and view.totals.spend_unknown == ["100000000002 us-east-1"]
+    line = view.totals.executive_summary()[0]
+    assert line.startswith("Accelerator and compute spend: unknown: 1 scan stored no cost figure (100000000002 ")
+    assert "a month over the other 2 scans" in line
+    assert 'data-figure="spend">unknown<' in render_org_report(view)
+    rows = {a.account_id: a for a in view.accounts}
+    assert rows["100000000002"].spend_usd is None and rows["100000000000"].spend_usd == known.spend.monthly_usd
