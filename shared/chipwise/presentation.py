@@ -80,12 +80,17 @@ def best_saving(document: FindingDocument) -> Decimal:
 
 
 def benchmark_verdict(document: FindingDocument) -> str | None:
-    """The latest benchmark's status on the finding ("confirmed", "withdrawn", ...), if one ran."""
-    benchmark = FindingEvidence.read(document.evidence).benchmark
+    """The latest benchmark's status on the finding ("confirmed", "withdrawn", ...), if one ran. Only the evidence's
+    ``benchmark`` key is read (validated as :meth:`FindingEvidence.read` validates it: a value of the wrong type is
+    none), not the whole evidence: every ledger row asks."""
+    if BENCHMARK_KEY not in document.evidence:
+        return None
+    benchmark = FindingEvidence.read({BENCHMARK_KEY: document.evidence[BENCHMARK_KEY]}).benchmark
     status = (benchmark or {}).get("status")
     return str(status) if status else None
 
 
+BENCHMARK_KEY = "benchmark"  # the evidence key the benchmark stage writes (FindingEvidence.benchmark)
 NEEDS_REVIEW = "needs_review"
 CANNOT_JUDGE = "cannot_judge"
 # The finding's next step when a rule could not judge the resource (the input it needs is missing).
@@ -484,19 +489,27 @@ def _payback(one_time: Decimal, monthly: Decimal) -> Decimal | None:
     return None if months is None else Decimal(str(months))
 
 
-STEP_FIELDS = {"rule_id", "resource_kind", "variant", "instance_type", "instance_count", "recommendation"}
-
-
 def applicable(document: FindingDocument) -> bool:
     """Whether `chipwise findings apply` has a step for the finding (:func:`chipwise.models.steps.mechanical_step`,
     whose arguments are the finding's fields of the same names)."""
-    return mechanical_step(**document.model_dump(mode="json", include=STEP_FIELDS)) is not None
+    return (
+        mechanical_step(
+            rule_id=document.rule_id,
+            resource_kind=document.resource_kind,
+            variant=document.variant,
+            instance_type=document.instance_type,
+            instance_count=document.instance_count,
+            recommendation=dict(document.recommendation),  # its fields are JSON values already: a dump's equal
+        )
+        is not None
+    )
 
 
-def ledger_row(document: FindingDocument) -> LedgerRow:
+def ledger_row(document: FindingDocument, facts: SavingFacts | None = None) -> LedgerRow:
     """One finding as the ledger counts it: a quick win is a counted step `findings apply` can make; any other
-    counted finding is a project (a person carries it out); the rest are blocked, with why."""
-    facts = saving_facts(document)
+    counted finding is a project (a person carries it out); the rest are blocked, with why. ``facts``: the
+    document's :func:`saving_facts` when the caller has them already."""
+    facts = saving_facts(document) if facts is None else facts
     counted = document.status == "open" and facts.excluded_from_totals is None
     group: Group = "blocked" if not counted else ("quick_win" if applicable(document) else "project")
     if document.status == "withdrawn":
@@ -522,9 +535,10 @@ def ledger_row(document: FindingDocument) -> LedgerRow:
 def ledger(documents: Iterable[FindingDocument], costs: ScanCosts | None = None, window_hours: int = 0) -> Ledger:
     """The one set of figures for a scan: its findings (after the benchmarks) grouped, ranked and totalled, and
     the scan window's spend reconciled. The headline equals quick wins + projects to the cent."""
-    docs = ranked(documents)
-    rows = tuple(ledger_row(d) for d in docs)
-    return Ledger(rows=rows, headline=headline(docs), spend=spend_of(costs, window_hours))
+    scored = [(d, saving_facts(d)) for d in documents]  # each document's facts once (rank, row and headline)
+    scored.sort(key=lambda pair: rank(pair[1]))  # :func:`ranked`'s order (stable)
+    rows = tuple(ledger_row(d, facts) for d, facts in scored)
+    return Ledger(rows=rows, headline=headline(facts for _, facts in scored), spend=spend_of(costs, window_hours))
 
 
 OWNER_TAGS = ("chipwise:owner", "owner", "Owner", "OWNER")
