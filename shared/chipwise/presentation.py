@@ -499,7 +499,8 @@ def applicable(document: FindingDocument) -> bool:
             variant=document.variant,
             instance_type=document.instance_type,
             instance_count=document.instance_count,
-            recommendation=dict(document.recommendation),  # its fields are JSON values already: a dump's equal
+            # the model's own field values (str, int or None: what its JSON dump holds), without a dump per row
+            recommendation=vars(document.recommendation),
         )
         is not None
     )
