@@ -168,7 +168,7 @@ def test_the_stream_is_the_list_s_order_read_in_batches_and_stops_where_asked(
         listed = [d.finding_id for d in pages.page(every, limit=None)]
         assert [d.finding_id for d in pages.stream(every, batch=2)] == listed
         assert [d.finding_id for d in pages.stream(every, after=listed[1], limit=3, batch=2)] == listed[2:5]
-        tagged = dict((d.finding_id, tags) for d, tags in pages.stream_with_tags(every, batch=4))
+        tagged = {d.finding_id: tags for d, tags in pages.stream_with_tags(every, batch=4)}
         assert tagged[listed[0]] == {"owner": "ana@example.com", "team": "nlp"}  # the variant's own row
         assert all(tags == {} for fid, tags in tagged.items() if fid != listed[0])  # no resource row: none
         assert pages.totals(every, after=listed[1]).count == 4
