@@ -88,7 +88,8 @@ def stored(use_db: str, session_factory: sessionmaker[Session]) -> None:
                 effort="weeks",
                 break_even_months=1.9,
                 summary="Steady serving on 2 × A10G ×4 → inf2 serves it for less.",
-                evidence={"gpu_util_p95_pct": 31.5, "benchmark": {"status": "confirmed", "run_id": "r-1"}},
+                # in the order PostgreSQL's JSONB gives an object's keys back (shorter first, then by bytes)
+                evidence={"benchmark": {"run_id": "r-1", "status": "confirmed"}, "gpu_util_p95_pct": 31.5},
                 first_seen=datetime(2026, 11, 18, 6, 30, tzinfo=UTC),
             )
         )
@@ -109,7 +110,7 @@ LINE = (
     '"target_instance_type":"ml.inf2.xlarge","target_count":2,"excluded_from_totals":null,"software_path":null},'
     '"confidence":"medium","signals_used":["Invocations","GPUUtilization"],"signals_missing":[],"effort":"weeks",'
     '"break_even_months":5.2,"summary":"Steady serving on 2 \\u00d7 A10G \\u00d74 \\u2192 inf2 serves it for less.",'
-    '"evidence":{"gpu_util_p95_pct":31.5,"benchmark":{"status":"confirmed","run_id":"r-1"}},"status":"open",'
+    '"evidence":{"benchmark":{"run_id":"r-1","status":"confirmed"},"gpu_util_p95_pct":31.5},"status":"open",'
     '"first_seen":"2026-11-18T06:30:00Z","last_seen":"2026-11-20T06:30:00Z","counted":true,"basis":"measured",'
     '"group":"project","excluded_reason":null,"verdict":"measured saving","owner":"ana@example.com / nlp",'
     '"saving_usd":"3101.50","one_time_cost_usd":"16000.00","net_value_12m_usd":"21218.00","payback_months":"5.2",'
