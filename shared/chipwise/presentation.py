@@ -11,7 +11,6 @@ from urllib.parse import quote
 
 from chipwise.economics import break_even_months, cents, round_money, usd
 from chipwise.models.common import SERVING_KINDS, Effort
-from chipwise.models.evidence import FindingEvidence
 from chipwise.models.findings import FindingDocument, RecommendationDoc
 from chipwise.models.resources import VARIANT_KEY_MARK
 from chipwise.models.scan import ScanCosts
@@ -80,9 +79,11 @@ def best_saving(document: FindingDocument) -> Decimal:
 
 
 def benchmark_verdict(document: FindingDocument) -> str | None:
-    """The latest benchmark's status on the finding ("confirmed", "withdrawn", ...), if one ran."""
-    benchmark = FindingEvidence.read(document.evidence).benchmark
-    status = (benchmark or {}).get("status")
+    """The latest benchmark's status on the finding ("confirmed", "withdrawn", ...), if one ran. Read as
+    :meth:`FindingEvidence.read <chipwise.models.evidence.FindingEvidence.read>` keeps it (a mapping, else nothing)
+    without validating the rest of the evidence: every total and ranking asks this of every finding."""
+    benchmark = (document.evidence or {}).get("benchmark")
+    status = benchmark.get("status") if isinstance(benchmark, dict) else None
     return str(status) if status else None
 
 
