@@ -46,8 +46,10 @@ def store_url() -> str:
 
 
 def prepare_store(url: str | None = None) -> None:
-    """Create or upgrade the schema of the configured store (or ``url``)."""
-    ensure_schema(url or get_settings().database_url)
+    """Create or upgrade the schema of the configured store (or ``url``), the imports' objects left out of the
+    collector's walks as in :func:`store_scope`."""
+    with fewer_collections():
+        ensure_schema(url or get_settings().database_url)
 
 
 def scan_factory() -> SessionFactory:
