@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from sqlalchemy import MetaData
 
     from chipwise.store.tables.benchmarks import BenchmarkRun
-    from chipwise.store.tables.bill import BillPeriodRow, BillResourceCost, BillServiceCost
+    from chipwise.store.tables.bill import BillPeriodRow, BillResourceCost, BillResourceTotal, BillServiceCost
     from chipwise.store.tables.bill_commitments import BillCommitment, BillUnattributed
     from chipwise.store.tables.findings import Finding, Recommendation
     from chipwise.store.tables.intake import IntakeLimit, IntakeSubmission, Plan
@@ -36,6 +36,7 @@ _MODULE_OF = {
     "BillCommitment": "bill_commitments",
     "BillPeriodRow": "bill",
     "BillResourceCost": "bill",
+    "BillResourceTotal": "bill",
     "BillServiceCost": "bill",
     "BillUnattributed": "bill_commitments",
     "CostRecord": "usage",
@@ -64,6 +65,7 @@ __all__ = [
     "BillCommitment",
     "BillPeriodRow",
     "BillResourceCost",
+    "BillResourceTotal",
     "BillServiceCost",
     "BillUnattributed",
     "CostRecord",
