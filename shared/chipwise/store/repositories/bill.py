@@ -16,7 +16,7 @@ from sqlalchemy import ColumnElement, func, literal, null, or_, select, union_al
 from chipwise.models.bill import ResourceBill, Unattributed
 from chipwise.store.repositories.bill_writer import INSERT_CHUNK, PeriodWriter, StoredPeriod
 from chipwise.store.repositories.records import Repository, record_of
-from chipwise.store.tables import BillPeriodRow, BillResourceCost, BillResourceTotal
+from chipwise.store.tables import BillPeriodRow, BillResourceCost
 
 if TYPE_CHECKING:
     from chipwise.models.bill import BillPeriod
@@ -325,6 +325,8 @@ class BillRepository(Repository):
         public, hours, team) over the bills' per-resource totals (one row per period, account, region, service,
         resource and tag set); the team found by the database: per key, the least non-empty value over the
         resource's tag sets (every region's), the first key that has one."""
+        from chipwise.store.tables import BillResourceTotal
+
         keys = list(dict.fromkeys(team_keys))
         rows = BillResourceTotal
         where: list[ColumnElement[bool]] = [] if account_id is None else [rows.account_id == account_id]

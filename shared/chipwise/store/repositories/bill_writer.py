@@ -12,11 +12,11 @@ from typing import TYPE_CHECKING, Any, cast
 from sqlalchemy import Table, delete, func, insert, or_, select
 from sqlalchemy.orm import Session
 
-from chipwise.store.tables import BillPeriodRow, BillResourceCost, BillResourceTotal
+from chipwise.store.tables import BillPeriodRow, BillResourceCost
 
 if TYPE_CHECKING:
     from chipwise.models.bill import BillPeriod, ResourceCost
-    from chipwise.store.tables import BillCommitment, BillServiceCost, BillUnattributed
+    from chipwise.store.tables import BillCommitment, BillResourceTotal, BillServiceCost, BillUnattributed
 
     BillTable = (
         type[BillResourceCost]
@@ -140,6 +140,8 @@ class PeriodWriter:
     def _sum_resources(self, period_id: int) -> None:
         """The period's resource-days summed per account, region, service, resource and tag set (pods' shares left
         out), by the database in one statement: ``bill show`` reads these sums, not the resource-days."""
+        from chipwise.store.tables import BillResourceTotal
+
         days = BillResourceCost
         key = (days.account_id, days.region, days.service, days.resource_id)
         summed = (
@@ -158,7 +160,7 @@ class PeriodWriter:
         self.session.execute(insert(_table(BillResourceTotal)).from_select(TOTAL_FIELDS, summed))
 
     def _drop(self, billing_period: str, payer: str, export_uri: str, keep: int | None = None) -> None:
-        from chipwise.store.tables import BillCommitment, BillServiceCost, BillUnattributed
+        from chipwise.store.tables import BillCommitment, BillResourceTotal, BillServiceCost, BillUnattributed
 
         old = select(BillPeriodRow.id).where(
             BillPeriodRow.billing_period == billing_period,

@@ -17,8 +17,9 @@ if TYPE_CHECKING:
     from sqlalchemy import MetaData
 
     from chipwise.store.tables.benchmarks import BenchmarkRun
-    from chipwise.store.tables.bill import BillPeriodRow, BillResourceCost, BillResourceTotal, BillServiceCost
+    from chipwise.store.tables.bill import BillPeriodRow, BillResourceCost, BillServiceCost
     from chipwise.store.tables.bill_commitments import BillCommitment, BillUnattributed
+    from chipwise.store.tables.bill_totals import BillResourceTotal
     from chipwise.store.tables.findings import Finding, Recommendation
     from chipwise.store.tables.intake import IntakeLimit, IntakeSubmission, Plan
     from chipwise.store.tables.inventory import Account, Resource
@@ -36,7 +37,7 @@ _MODULE_OF = {
     "BillCommitment": "bill_commitments",
     "BillPeriodRow": "bill",
     "BillResourceCost": "bill",
-    "BillResourceTotal": "bill",
+    "BillResourceTotal": "bill_totals",
     "BillServiceCost": "bill",
     "BillUnattributed": "bill_commitments",
     "CostRecord": "usage",

@@ -70,24 +70,6 @@ class BillResourceCost(BillPart, Base):
     tags: Mapped[dict[str, Any]] = mapped_column(default=dict)
 
 
-class BillResourceTotal(BillPart, Base):
-    """A resource's resource-days of the period summed (EKS pods' shares left out: their node carries them), per
-    account, region, service and tag set: what ``chipwise bill show`` reads instead of the resource-days. Written by
-    the bill's writer with the resource-days, replaced with them."""
-
-    __tablename__ = "bill_resource_totals"
-
-    account_id: Mapped[str] = mapped_column(String(12))
-    region: Mapped[str] = mapped_column(String(32))
-    service: Mapped[str] = mapped_column(String(128))
-    resource_id: Mapped[str] = mapped_column(String(1024))
-    instance_type: Mapped[str | None] = mapped_column(String(64))  # the greatest of the days'
-    effective_cost: Mapped[Decimal]
-    public_on_demand_cost: Mapped[Decimal]
-    usage_hours: Mapped[Decimal]
-    tags: Mapped[dict[str, Any]] = mapped_column(default=dict)  # the tags these days carry (each tag set its row)
-
-
 class BillServiceCost(BillPart, Base):
     """The usage of resources Chipwise does not inventory, per account, region and service over the period."""
 
