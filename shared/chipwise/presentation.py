@@ -493,10 +493,11 @@ def applicable(document: FindingDocument) -> bool:
     return mechanical_step(**document.model_dump(mode="json", include=STEP_FIELDS)) is not None
 
 
-def ledger_row(document: FindingDocument) -> LedgerRow:
+def ledger_row(document: FindingDocument, facts: SavingFacts | None = None) -> LedgerRow:
     """One finding as the ledger counts it: a quick win is a counted step `findings apply` can make; any other
-    counted finding is a project (a person carries it out); the rest are blocked, with why."""
-    facts = saving_facts(document)
+    counted finding is a project (a person carries it out); the rest are blocked, with why. ``facts``: the
+    document's :func:`saving_facts`, when the caller has them already."""
+    facts = saving_facts(document) if facts is None else facts
     counted = document.status == "open" and facts.excluded_from_totals is None
     group: Group = "blocked" if not counted else ("quick_win" if applicable(document) else "project")
     if document.status == "withdrawn":
@@ -522,9 +523,9 @@ def ledger_row(document: FindingDocument) -> LedgerRow:
 def ledger(documents: Iterable[FindingDocument], costs: ScanCosts | None = None, window_hours: int = 0) -> Ledger:
     """The one set of figures for a scan: its findings (after the benchmarks) grouped, ranked and totalled, and
     the scan window's spend reconciled. The headline equals quick wins + projects to the cent."""
-    docs = ranked(documents)
-    rows = tuple(ledger_row(d) for d in docs)
-    return Ledger(rows=rows, headline=headline(docs), spend=spend_of(costs, window_hours))
+    facts = sorted(((d, saving_facts(d)) for d in documents), key=lambda pair: rank(pair[1]))  # each read once
+    rows = tuple(ledger_row(d, f) for d, f in facts)
+    return Ledger(rows=rows, headline=headline(f for _, f in facts), spend=spend_of(costs, window_hours))
 
 
 OWNER_TAGS = ("chipwise:owner", "owner", "Owner", "OWNER")

@@ -116,6 +116,16 @@ def test_chipwise_report_writes_one_file_per_scan(
     assert written.parent == tmp_path / "reports"
     assert re.fullmatch(r"chipwise-report-123456789012-us-east-1-\d{8}T\d{4}Z\.html", written.name)
     assert "<svg" in written.read_text()
+    # One account in the store: without --scan or --account, the scan report as before (no organisation's report),
+    # the same file as --account writes but for the moment it was written
+    assert main(["report", "--account", "123456789012", "--output-dir", str(tmp_path / "account")]) == 0
+    assert sorted(p.name for p in (tmp_path / "reports").iterdir()) == sorted(
+        p.name for p in (tmp_path / "account").iterdir()
+    )
+    for name in (written.name, written.name.removesuffix(".html") + ".csv"):
+        ours, theirs = ((tmp_path / folder / name).read_text() for folder in ("reports", "account"))
+        moment = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC")
+        assert moment.sub("(time)", ours) == moment.sub("(time)", theirs)
 
 
 def test_an_empty_store_says_how_to_fill_it(use_db: str, capsys: pytest.CaptureFixture[str]) -> None:

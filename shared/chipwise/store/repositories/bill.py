@@ -410,15 +410,15 @@ class BillRepository(Repository):
 
     def teams_by_arn(self, account_id: str, arns: Iterable[str], keys: Sequence[str]) -> dict[str, str]:
         """The team of each stored resource of ``arns``: its live tags first, else the cost allocation tags the bill
-        carries for it (by EC2 instance id, else ARN); resources with neither are absent."""
+        carries for it (by EC2 instance id, else ARN); resources with neither are absent. The bill's tags are read
+        only when a resource has no live team tag (an organisation's report asks once per account)."""
         from chipwise.models.common import first_tag
         from chipwise.store.tables import Resource
 
         wanted = list(set(arns))
         if not keys or not wanted:
             return {}
-        billed = {k.lower(): v for k, v in self.resource_tags(account_id).items()}
-        teams: dict[str, str] = {}
+        found: list[tuple[str, str | None, str]] = []  # (ARN, its live team, its id in the bill), in row order
         for start in range(0, len(wanted), 500):
             chunk = wanted[start : start + 500]
             rows = self.session.execute(
@@ -427,9 +427,14 @@ class BillRepository(Repository):
             for arn, tags, details in rows:
                 instance_id = details.get("instance_id") if isinstance(details, dict) else None
                 live = {str(k): str(v) for k, v in (tags or {}).items()}
-                team = first_tag(live, keys) or first_tag(billed.get(str(instance_id or arn).lower(), {}), keys)
-                if team:
-                    teams[str(arn)] = team
+                found.append((str(arn), first_tag(live, keys), str(instance_id or arn).lower()))
+        unnamed = any(team is None for _, team, _ in found)
+        billed = {k.lower(): v for k, v in self.resource_tags(account_id).items()} if unnamed else {}
+        teams: dict[str, str] = {}
+        for arn, live_team, bill_id in found:
+            team = live_team or first_tag(billed.get(bill_id, {}), keys)
+            if team:
+                teams[arn] = team
         return teams
 
     def resource_days(self, account_id: str) -> Iterator[ResourceDay]:
