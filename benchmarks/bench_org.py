@@ -378,7 +378,7 @@ def commands(account: str, out: Path) -> dict[str, list[str]]:
         "resources": ["resources"],
         "findings realised": ["findings", "realised"],
         "bill show": ["bill", "show"],
-        "report": ["report", "--account", account, "-o", str(out)],
+        "report": ["report", "-o", str(out)],  # the organisation's report: every account
         "notify --dry-run": ["notify", "--dry-run", "--limit", "20"],
         "drafts ACCOUNT": ["drafts", account, "-o", str(out / "drafts")],
     }

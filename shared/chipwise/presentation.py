@@ -11,7 +11,6 @@ from urllib.parse import quote
 
 from chipwise.economics import break_even_months, cents, round_money, usd
 from chipwise.models.common import SERVING_KINDS, Effort
-from chipwise.models.evidence import FindingEvidence
 from chipwise.models.findings import FindingDocument, RecommendationDoc
 from chipwise.models.resources import VARIANT_KEY_MARK
 from chipwise.models.scan import ScanCosts
@@ -80,17 +79,14 @@ def best_saving(document: FindingDocument) -> Decimal:
 
 
 def benchmark_verdict(document: FindingDocument) -> str | None:
-    """The latest benchmark's status on the finding ("confirmed", "withdrawn", ...), if one ran. Only the evidence's
-    ``benchmark`` key is read (validated as :meth:`FindingEvidence.read` validates it: a value of the wrong type is
-    none), not the whole evidence: every ledger row asks."""
-    if BENCHMARK_KEY not in document.evidence:
-        return None
-    benchmark = FindingEvidence.read({BENCHMARK_KEY: document.evidence[BENCHMARK_KEY]}).benchmark
-    status = (benchmark or {}).get("status")
+    """The latest benchmark's status on the finding ("confirmed", "withdrawn", ...), if one ran. Read as
+    :meth:`FindingEvidence.read <chipwise.models.evidence.FindingEvidence.read>` keeps it (a mapping, else nothing)
+    without validating the rest of the evidence: every total and ranking asks this of every finding."""
+    benchmark = (document.evidence or {}).get("benchmark")
+    status = benchmark.get("status") if isinstance(benchmark, dict) else None
     return str(status) if status else None
 
 
-BENCHMARK_KEY = "benchmark"  # the evidence key the benchmark stage writes (FindingEvidence.benchmark)
 NEEDS_REVIEW = "needs_review"
 CANNOT_JUDGE = "cannot_judge"
 # The finding's next step when a rule could not judge the resource (the input it needs is missing).
@@ -509,7 +505,7 @@ def applicable(document: FindingDocument) -> bool:
 def ledger_row(document: FindingDocument, facts: SavingFacts | None = None) -> LedgerRow:
     """One finding as the ledger counts it: a quick win is a counted step `findings apply` can make; any other
     counted finding is a project (a person carries it out); the rest are blocked, with why. ``facts``: the
-    document's :func:`saving_facts` when the caller has them already."""
+    document's :func:`saving_facts`, when the caller has them already."""
     facts = saving_facts(document) if facts is None else facts
     counted = document.status == "open" and facts.excluded_from_totals is None
     group: Group = "blocked" if not counted else ("quick_win" if applicable(document) else "project")
@@ -536,10 +532,9 @@ def ledger_row(document: FindingDocument, facts: SavingFacts | None = None) -> L
 def ledger(documents: Iterable[FindingDocument], costs: ScanCosts | None = None, window_hours: int = 0) -> Ledger:
     """The one set of figures for a scan: its findings (after the benchmarks) grouped, ranked and totalled, and
     the scan window's spend reconciled. The headline equals quick wins + projects to the cent."""
-    scored = [(d, saving_facts(d)) for d in documents]  # each document's facts once (rank, row and headline)
-    scored.sort(key=lambda pair: rank(pair[1]))  # :func:`ranked`'s order (stable)
-    rows = tuple(ledger_row(d, facts) for d, facts in scored)
-    return Ledger(rows=rows, headline=headline(facts for _, facts in scored), spend=spend_of(costs, window_hours))
+    facts = sorted(((d, saving_facts(d)) for d in documents), key=lambda pair: rank(pair[1]))  # each read once
+    rows = tuple(ledger_row(d, f) for d, f in facts)
+    return Ledger(rows=rows, headline=headline(f for _, f in facts), spend=spend_of(costs, window_hours))
 
 
 OWNER_TAGS = ("chipwise:owner", "owner", "Owner", "OWNER")

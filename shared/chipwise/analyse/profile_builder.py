@@ -119,6 +119,11 @@ class ProfileSource(Protocol):
         from Cost Explorer."""
         ...
 
+    def batch_launched(self) -> Mapping[str, str]:
+        """The EC2 instances the account's AWS Batch compute environments launched (as their inventory read them):
+        instance id (lower case) -> the environment's name."""
+        ...
+
     def metric_series(
         self,
         start: datetime,
@@ -151,9 +156,11 @@ def profile_batches(
     """Profiles of the source's accelerated resources over ``[start, end)``, ``size`` resources at a time in id
     order: the rows and series summaries of one batch are dropped before the next is read, so a caller that keeps
     only what it draws from each batch holds memory flat in the number of resources. The costs are read once;
-    each batch takes the same statements (its resources, their coverage, series and neuron-monitor rows)."""
+    each batch takes the same statements (its resources, their coverage, series and neuron-monitor rows). An EC2
+    instance a Batch compute environment launched names it (``batch_environment``)."""
     usage = source.usage_by_type(start.date(), end.date())
     bills = source.bill_usage(start.date(), end.date())
+    launched = source.batch_launched()
     parse = _HourParser()
     after = 0
     while True:
@@ -161,7 +168,7 @@ def profile_batches(
         resources = page[:size]
         if not resources:
             return
-        yield _batch(source, resources, usage, bills, start, end, parse, catalog)
+        yield _batch(source, resources, usage, bills, launched, start, end, parse, catalog)
         if len(page) <= size:
             return
         after = int(resources[-1]["id"])
@@ -172,6 +179,7 @@ def _batch(
     resources: list[dict[str, Any]],
     usage: Mapping[str, tuple[Decimal, Decimal, Decimal]],
     bills: Mapping[str, tuple[Decimal, Decimal, Decimal, bool]],
+    launched: Mapping[str, str],
     start: datetime,
     end: datetime,
     parse: _HourParser,
@@ -199,6 +207,7 @@ def _batch(
             metrics.get(r["id"], {}),
             neuron,
             catalog,
+            launched,
         )
         for r, d in zip(resources, details, strict=True)
     ]
@@ -278,6 +287,7 @@ def _profile(
     metrics: Mapping[MetricKey, SeriesStats],
     neuron: Mapping[str, _NeuronSeries],
     catalog: Catalog,
+    launched: Mapping[str, str],
 ) -> ResourceProfile:
     instance_id = details.instance_id if isinstance(details, InstanceDetails) else None
     reports = neuron.get(instance_id) if instance_id else None
@@ -307,6 +317,7 @@ def _profile(
         coverage=dict(coverage),
         instance_id=instance_id,
         eks_cluster=details.eks_cluster if isinstance(details, InstanceDetails) else None,
+        batch_environment=launched.get(instance_id.lower()) if instance_id and row["kind"] == "ec2_instance" else None,
         serverless=bool(variants) and all(not v.instance_type for v in variants),
         batch_jobs_in_window=(
             sum(q.jobs_in_window for q in details.job_queues) if isinstance(details, BatchEnvironmentDetails) else None

@@ -120,6 +120,10 @@ class ResourceProfile:
     coverage: Mapping[MetricKey, Coverage] = field(default_factory=dict)
     instance_id: str | None = None
     eks_cluster: str | None = None
+    # An EC2 instance an AWS Batch compute environment launched (its ECS cluster's container instance): the
+    # environment's name. The environment is the unit of action and carries the instance's bill lines: the instance
+    # is judged there, not on its own.
+    batch_environment: str | None = None
     serverless: bool = False
     batch_jobs_in_window: int | None = None  # Batch compute environments: jobs its queues ran in the window
     tags: Mapping[str, str] = field(default_factory=dict)

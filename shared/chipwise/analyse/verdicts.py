@@ -9,7 +9,8 @@ report and the CSV all read :func:`settle_verdicts`; none words a verdict of its
   would let Chipwise judge: the finding's fix, or the missing input);
 - **not counted** when every finding is set apart from the totals (a price quote, committed capacity, a measurement
   to review, a move not worth it within 12 months), the reason saying why;
-- **out of scope** when no rule judges the resource (CPU, serverless, stopped, or every rule stood aside, with why).
+- **out of scope** when no rule judges the resource (CPU, serverless, stopped, an EC2 instance an AWS Batch compute
+  environment launched: judged on the environment, which the reason names; or every rule stood aside, with why).
 """
 
 from __future__ import annotations

@@ -41,7 +41,8 @@ class ResourceVerdict(BaseModel):
     """Exactly one verdict per resource of a scan: ``waste`` (its counted findings, with their dollars),
     ``efficient`` (checked, with the evidence that cleared it, or a benchmark withdrew the move), ``cannot_judge``
     (what would let Chipwise judge), ``not_counted`` (findings set apart from the totals, with why) or
-    ``out_of_scope`` (with why). Settled by :func:`chipwise.analyse.verdicts.settle_verdicts`."""
+    ``out_of_scope`` (with why: an instance an AWS Batch compute environment launched names the environment it is
+    judged on). Settled by :func:`chipwise.analyse.verdicts.settle_verdicts`."""
 
     model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True)
 

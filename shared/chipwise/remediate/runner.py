@@ -95,9 +95,30 @@ def check_appliable(session: Session, finding_id: str) -> FindingRecord:
     return finding
 
 
+def refuse_batch_launched(session: Session, finding: FindingRecord) -> None:
+    """Refuses an instance an AWS Batch compute environment launched (as the latest scan read its ECS cluster): Batch
+    would launch a replacement, and the environment is what is judged and changed (its minimum vCPUs, its queues)."""
+    if finding.resource_kind != "ec2_instance":
+        return
+    instance_id = finding.resource_arn.rsplit("/", 1)[-1]
+    launched = ResourceRepository(session).batch_launched(finding.account_id, finding.region)
+    environment = launched.get(instance_id.lower())
+    if environment is not None:
+        raise GuardRefusal(
+            f"instance {instance_id} was launched by AWS Batch compute environment {environment}: Batch would launch "
+            "a replacement, so Chipwise does not stop or schedule it; the environment is judged and changed instead "
+            "(its minimum vCPUs, its job queues: see its finding)"
+        )
+
+
 def preview_finding(session: Session, finding_id: str) -> RemediationOutcome:
-    """A dry run from the store alone (no AWS call): the calls as the scan saw the resource."""
+    """A dry run from the store alone (no AWS call): the calls as the scan saw the resource; refused for an
+    instance a Batch compute environment launched."""
     finding = check_appliable(session, finding_id)
+    try:
+        refuse_batch_launched(session, finding)
+    except GuardRefusal as refusal:
+        return RemediationOutcome(REFUSED, finding.id, finding.resource_name, message=str(refusal))
     found = facts(finding)
     stored = ResourceRepository(session).by_key(resource_key(finding.resource_arn, finding.resource_variant or None))
     tags = {str(k): str(v) for k, v in (stored.tags or {}).items()} if stored is not None else {}
@@ -125,6 +146,7 @@ def apply_held(
     found = facts(finding)
     action = mechanical_action(found) or "none"
     try:
+        refuse_batch_launched(session, finding)
         plan = plan_step(aws_for(finding.account_id, finding.region), found, now)
     except GuardRefusal as refusal:
         audit.record(finding, RemediationEvent(REFUSAL, action, REFUSED, actor, source, result=str(refusal)), now)

@@ -20,6 +20,10 @@ Before any of them the resource is marked with the ``chipwise:remediation`` tag 
 remediation role only allows the change on a resource carrying it, and a person looking at the resource sees who
 changed it. The mark is removed by the rollback.
 
+An EC2 instance an AWS Batch compute environment launched (as the latest scan read the environment's ECS cluster) is
+refused before any of them: Batch would replace it, and the environment is what is judged and changed
+(:func:`chipwise.remediate.runner.refuse_batch_launched`).
+
 The guards (:mod:`chipwise.remediate.guards`) read the resource again (it must still exist, be in the state the scan
 saw, and not carry the protect tag) and require fresh metrics since the scan that still say idle; a schedule is not
 checked for load (its off hours are scheduled, not happening now).

@@ -4,6 +4,10 @@ against the store.
 When two rules fire on one resource and one supersedes the other (an idle endpoint needs deleting, not
 rightsizing), only the superseding finding is kept; a "cannot judge" finding never stands beside a judged one (a
 rule that judged the resource wins).
+
+An EC2 instance an AWS Batch compute environment launched (``batch_environment``) is not judged on its own: no rule
+runs on it, and its verdict says it is judged on its environment (which carries its bill lines and is what a person
+changes: Batch would replace an instance stopped on its own). The environment's findings count its dollars once.
 """
 
 from __future__ import annotations
@@ -42,7 +46,8 @@ def assess_profiles(
     supersedes = {rule.meta.id: set(rule.meta.supersedes) for rule in rules}
     titles = {rule.meta.id: rule.meta.title for rule in rules}
     for profile in profiles:
-        found = [d for rule in rules if (d := rule.evaluate(profile, ctx)) is not None]
+        judged = rules if not profile.batch_environment else ()  # judged on its Batch compute environment
+        found = [d for rule in judged if (d := rule.evaluate(profile, ctx)) is not None]
         beaten = {loser for d in found for loser in supersedes[d.rule_id]}
         if any(d.rule_id != CANNOT_JUDGE for d in found):  # a judged finding stands alone on its resource
             beaten.add(CANNOT_JUDGE)

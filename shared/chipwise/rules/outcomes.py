@@ -66,8 +66,19 @@ PORTING_RULES = frozenset({"gpu_inference_portable", "gpu_training_portable"})
 WHOLE_WORKLOAD_RULES = frozenset({"gpu_inference_portable", "spiky_inference_bedrock", "trainium_serving_inference"})
 
 
+def launched_by_batch(environment: str) -> str:
+    """Why an instance an AWS Batch compute environment launched is not judged on its own."""
+    return (
+        f"part of AWS Batch compute environment {environment}, which launched it: judged there (the environment "
+        "carries its cost, and Batch would replace an instance stopped on its own)"
+    )
+
+
 def out_of_scope_reason(profile: ResourceProfile) -> str | None:
-    """Why no rule looks at a resource at all (CPU, serverless, stopped), or None."""
+    """Why no rule looks at a resource at all (an instance a Batch compute environment launched, CPU, serverless,
+    stopped), or None."""
+    if profile.batch_environment:
+        return launched_by_batch(profile.batch_environment)
     if profile.platform not in ACCELERATED:
         return f"{profile.platform} capacity: Chipwise judges AI accelerators only"
     if profile.serverless:
@@ -186,6 +197,12 @@ def rule_outcome(
             outcome=kind,
             reason="made a finding"
             + (" that a more specific finding on the same resource replaces" if superseded else ""),
+        )
+    if profile.batch_environment:
+        return _outcome(
+            rule_id=rule_id,
+            outcome="not_applicable",
+            reason=f"judged on AWS Batch compute environment {profile.batch_environment}, which launched it",
         )
     scope = SCOPES.get(rule_id, DEFAULT_SCOPE)
     if profile.platform not in scope.platforms or (scope.kinds and profile.kind not in scope.kinds):

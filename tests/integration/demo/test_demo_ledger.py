@@ -294,6 +294,11 @@ def test_the_warm_pool_is_priced_from_its_instance_s_bill_lines_and_counted_once
     (instance,) = [r for r in scan["resources"] if r.get("billed_on") == pool["id"]]
     assert instance["kind"] == "ec2_instance" and instance["instance_type"] == "trn1.32xlarge"
     assert instance["cost_usd"] is None
+    # and it is judged there: no finding of its own, its verdict names the environment
+    assert not [f for f in scan["findings"] if f["resource_id"] == instance["id"]]
+    (verdict,) = [v for v in scan["verdicts"] if v["resource_id"] == instance["id"]]
+    assert verdict["verdict"] == "out_of_scope"
+    assert verdict["reason"].startswith("part of AWS Batch compute environment trn1-batch-warm-pool, which launched it")
     # the environment carries its instance's BoxUsage lines: 14 days x 24 h at trn1.32xlarge's $21.50 on demand
     assert Decimal(pool["cost_usd"]) == Decimal("7224.00") and Decimal(pool["usage_hours"]) == 336
     assert Decimal(pool["effective_hourly_rate_usd"]) == Decimal("21.5") and pool["pricing"] == ["on_demand"]

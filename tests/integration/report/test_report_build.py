@@ -116,6 +116,16 @@ def test_chipwise_report_writes_one_file_per_scan(
     assert written.parent == tmp_path / "reports"
     assert re.fullmatch(r"chipwise-report-123456789012-us-east-1-\d{8}T\d{4}Z\.html", written.name)
     assert "<svg" in written.read_text()
+    # One account in the store: without --scan or --account, the scan report as before (no organisation's report),
+    # the same file as --account writes but for the moment it was written
+    assert main(["report", "--account", "123456789012", "--output-dir", str(tmp_path / "account")]) == 0
+    assert sorted(p.name for p in (tmp_path / "reports").iterdir()) == sorted(
+        p.name for p in (tmp_path / "account").iterdir()
+    )
+    for name in (written.name, written.name.removesuffix(".html") + ".csv"):
+        ours, theirs = ((tmp_path / folder / name).read_text() for folder in ("reports", "account"))
+        moment = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC")
+        assert moment.sub("(time)", ours) == moment.sub("(time)", theirs)
 
 
 def test_an_empty_store_says_how_to_fill_it(use_db: str, capsys: pytest.CaptureFixture[str]) -> None:
@@ -274,3 +284,38 @@ def test_the_heat_maps_are_read_in_two_statements_whatever_their_number(
     every, drawn_every = rollup_reads(build.TOP_FINDINGS)
     assert drawn_every > drawn_one >= 1  # more maps drawn...
     assert 1 <= one <= 2 and 1 <= every <= 2  # ...from at most two reads either way
+
+
+def test_read_commands_query_with_the_imports_objects_left_out_of_the_collector(
+    two_scans: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 37, counted: the read commands' work runs under ``fewer_collections`` (the objects their imports made
+    are frozen out of the garbage collector's walks, its young threshold raised): every SQL statement of ``report``,
+    ``drafts ACCOUNT`` and ``notify --dry-run`` runs so, in a fresh process."""
+    from chipwise.pipeline._gc import YOUNG_THRESHOLD
+
+    monkeypatch.setenv("CHIPWISE_EMAIL_RECIPIENTS", "finops@example.com")
+    reads = {
+        "report": ["report", "-o", str(tmp_path / "report")],
+        "drafts": ["drafts", "123456789012", "-o", str(tmp_path / "drafts")],
+        "notify": ["notify", "--dry-run"],
+    }
+    for name, argv in reads.items():
+        code = (
+            "import gc, json, sys\n"
+            "from sqlalchemy import event\n"
+            "from sqlalchemy.engine import Engine\n"
+            "seen = []\n"
+            "@event.listens_for(Engine, 'before_cursor_execute')\n"
+            "def _seen(*args):\n"
+            "    seen.append((gc.get_freeze_count(), gc.get_threshold()[0]))\n"
+            "from chipwise.cli import main\n"
+            f"code = main({argv!r})\n"
+            "print(json.dumps(seen))\n"
+            "sys.exit(code)\n"
+        )
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False, timeout=120)
+        assert done.returncode == 0, (argv, done.stderr[-2000:])
+        seen: list[list[int]] = json.loads(done.stdout.strip().splitlines()[-1])
+        assert len(seen) >= 3, name  # it read the store
+        assert all(frozen > 1_000 and young >= YOUNG_THRESHOLD for frozen, young in seen), (name, seen[:5])

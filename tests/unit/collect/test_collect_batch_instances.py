@@ -9,16 +9,13 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
-import boto3
 import pytest
-from botocore.stub import Stubber
+from batch_stubs import ACCOUNT, REGION, Stubs, container_instance, stubbed
 
 from chipwise.aws import AwsContext
 from chipwise.collect.inventory.sources.batch_compute_environments import ECS_DESCRIBE_LIMIT, collect_batch
 from chipwise.models.resources import BatchEnvironmentDetails
 
-REGION = "us-east-1"
-ACCOUNT = "123456789012"
 CLUSTER = f"arn:aws:ecs:{REGION}:{ACCOUNT}:cluster/AWSBatch-trn1-pool-5b7c3f0e-7a3d-3c1b-9e8b-1f2a3b4c5d6e"
 WINDOW = datetime(2026, 11, 15, tzinfo=UTC)
 
@@ -44,37 +41,10 @@ def _environment(name: str, compute_type: str, *, cluster: str | None = CLUSTER,
     return env
 
 
-def _container_instance(number: int, instance_id: str) -> dict[str, Any]:
-    return {
-        "containerInstanceArn": f"arn:aws:ecs:{REGION}:{ACCOUNT}:container-instance/trn1-pool/{number:032x}",
-        "ec2InstanceId": instance_id,
-        "status": "ACTIVE",
-        "agentConnected": True,
-        "runningTasksCount": 0,
-        "pendingTasksCount": 0,
-    }
-
-
-class Stubs:
-    def __init__(self) -> None:
-        session = boto3.Session(aws_access_key_id="test", aws_secret_access_key="test", region_name=REGION)
-        self.aws = AwsContext(session=session, region=REGION)
-        self.batch = Stubber(self.aws.client("batch"))
-        self.ecs = Stubber(self.aws.client("ecs"))
-        self.ec2 = Stubber(self.aws.client("ec2"))
-
-    def environments(self, *envs: dict[str, Any]) -> None:
-        self.batch.add_response("describe_job_queues", {"jobQueues": []}, {})
-        self.batch.add_response("describe_compute_environments", {"computeEnvironments": list(envs)}, {})
-
-
 @pytest.fixture
 def stubs() -> Iterator[Stubs]:
-    found = Stubs()
-    with found.batch, found.ecs, found.ec2:
+    with stubbed() as found:
         yield found
-        found.batch.assert_no_pending_responses()
-        found.ecs.assert_no_pending_responses()
 
 
 def _details(aws: AwsContext) -> tuple[dict[str, BatchEnvironmentDetails], list[Any]]:
@@ -92,7 +62,7 @@ def test_a_managed_ec2_environment_records_the_instances_of_its_ecs_cluster(stub
     fargate = _environment("cpu-fargate", "FARGATE")
     eks = _environment("gpu-eks", "EC2", cluster=None, containerOrchestrationType="EKS")
     stubs.environments(_environment("trn1-pool", "EC2"), fargate, eks)
-    first, second = _container_instance(1, "i-0bbbbbbbbbbbbbbbb"), _container_instance(2, "i-0aaaaaaaaaaaaaaaa")
+    first, second = container_instance(1, "i-0bbbbbbbbbbbbbbbb"), container_instance(2, "i-0aaaaaaaaaaaaaaaa")
     stubs.ecs.add_response(
         "list_container_instances",
         {"containerInstanceArns": [first["containerInstanceArn"]], "nextToken": "page-2"},
@@ -129,7 +99,7 @@ def test_an_environment_with_no_container_instance_records_none_running(stubs: S
 
 def test_describe_container_instances_is_asked_100_at_a_time(stubs: Stubs) -> None:
     stubs.environments(_environment("trn1-pool", "EC2"))
-    instances = [_container_instance(n, f"i-{n:017x}") for n in range(ECS_DESCRIBE_LIMIT + 1)]
+    instances = [container_instance(n, f"i-{n:017x}") for n in range(ECS_DESCRIBE_LIMIT + 1)]
     arns = [c["containerInstanceArn"] for c in instances]
     stubs.ecs.add_response("list_container_instances", {"containerInstanceArns": arns}, {"cluster": CLUSTER})
     for chunk in (instances[:ECS_DESCRIBE_LIMIT], instances[ECS_DESCRIBE_LIMIT:]):
@@ -146,7 +116,7 @@ def test_describe_container_instances_is_asked_100_at_a_time(stubs: Stubs) -> No
 def test_a_refused_ecs_call_keeps_the_environment_without_instances_and_says_so(stubs: Stubs, refused: str) -> None:
     # Given ECS refusing one of the two calls
     stubs.environments(_environment("trn1-pool", "EC2"))
-    arn = _container_instance(1, "i-0aaaaaaaaaaaaaaaa")["containerInstanceArn"]
+    arn = container_instance(1, "i-0aaaaaaaaaaaaaaaa")["containerInstanceArn"]
     if refused == "list_container_instances":
         stubs.ecs.add_client_error(refused, "AccessDeniedException", "not authorized: ecs:ListContainerInstances")
     else:

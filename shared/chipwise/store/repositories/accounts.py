@@ -49,6 +49,17 @@ class ScanRecord:
     document: dict[str, Any] | None
 
 
+@dataclass(frozen=True)
+class ScanFigures:
+    """What a report of many scans needs of one: its id and its document's costs and window (as JSON)."""
+
+    id: str
+    account_id: str
+    region: str
+    costs: dict[str, Any] | None
+    window: dict[str, Any] | None
+
+
 def _scan(row: Scan | None) -> ScanRecord | None:
     return None if row is None else record_of(ScanRecord, row)
 
@@ -267,6 +278,20 @@ class ScanRepository(Repository):
             stmt = stmt.where(Scan.started_at >= started_since)
         order = (Scan.window_end.desc(), Scan.started_at.desc(), Scan.id.desc())
         return _scan(self.session.scalars(stmt.order_by(*order).limit(1)).first())
+
+    def latest_finished_figures(self, account_id: str, region: str) -> ScanFigures | None:
+        """The latest finished scan of the account and region (as :meth:`latest_finished` finds it), with only its
+        document's costs and window (read in SQL: not the document's resources and verdicts)."""
+        document = Scan.document
+        stmt = (
+            select(Scan.id, document["costs"], document["window"])
+            .where(Scan.status.in_(FINISHED), document.is_not(None))
+            .where(Scan.account_id == account_id, Scan.region == region)
+            .order_by(Scan.window_end.desc(), Scan.started_at.desc(), Scan.id.desc())
+            .limit(1)
+        )
+        found = self.session.execute(stmt).first()
+        return None if found is None else ScanFigures(str(found[0]), account_id, region, found[1], found[2])
 
     def latest_started_since(self, account_id: str, region: str, since: datetime) -> ScanRecord | None:
         """The latest-started finished scan with a document of the account and region started at or after

@@ -227,6 +227,22 @@ class ResourceRepository(Repository):
                     found[r.key] = resource_record(r)
         return found
 
+    def batch_launched(self, account_id: str, region: str) -> dict[str, str]:
+        """The EC2 instances the account's live AWS Batch compute environments in ``region`` launched, as their
+        inventory read them (their ECS clusters' container instances, ``details.instance_ids``): instance id (lower
+        case) -> the environment's name. One statement; an environment whose instances were not read ties none."""
+        stmt = select(Resource.name, Resource.details).where(
+            Resource.account_id == account_id,
+            Resource.region == region,
+            Resource.kind == "batch_compute_environment",
+            Resource.state.is_distinct_from(GONE),
+        )
+        launched: dict[str, str] = {}
+        for name, details in self.session.execute(stmt):
+            ids = details.get("instance_ids") if isinstance(details, dict) else None
+            launched.update((str(i).lower(), str(name)) for i in ids or [])
+        return launched
+
     def by_instance_id(self, instance_id: str) -> ResourceRecord | None:
         """The EC2 instance with this id (whatever account or region it is in)."""
         stmt = select(Resource).where(

@@ -1,7 +1,7 @@
 """The store side of profiling: one account and region's resources, metric coverage, cost totals and telemetry
 rows, read a batch of resources at a time with a fixed number of statements per batch (five: the resources, their
 coverage, neuron-monitor rows, and CloudWatch series in two, the packed series and the rows of resources not packed,
-see :mod:`chipwise.store.repositories.metric_series`), and the costs once.
+see :mod:`chipwise.store.repositories.metric_series`), and the costs and the instances AWS Batch launched once.
 The rows are handed to :func:`chipwise.analyse.profile_builder.build_profiles`, which turns them into profiles
 without touching the database."""
 
@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session
 
 from chipwise.catalog import get_usage_kinds
 from chipwise.models.neuron import INSTANCE_RUNTIME_TAG
+from chipwise.store.repositories.inventory import ResourceRepository
 from chipwise.store.repositories.metric_series import (
     AVERAGE,
     MAXIMUM,
@@ -136,6 +137,11 @@ class ProfileInputRepository:
             for key, b in found.items()
             if b.parent_resource_id is None
         }
+
+    def batch_launched(self) -> dict[str, str]:
+        """The EC2 instances the account's AWS Batch compute environments launched: instance id (lower case) -> the
+        environment's name (:meth:`ResourceRepository.batch_launched`)."""
+        return ResourceRepository(self._session).batch_launched(self._account_id, self._region)
 
     def metric_series(
         self,

@@ -1,0 +1,229 @@
+"""An EC2 instance an AWS Batch compute environment launched is judged on the environment, not on its own.
+
+The environment is tied to its instances the way AWS documents it (DescribeComputeEnvironments names its
+``ecsClusterArn``; ECS ListContainerInstances + DescribeContainerInstances give each instance's ``ec2InstanceId``),
+and each instance is also listed by DescribeInstances. Every AWS answer below goes through botocore's Stubber, which
+checks it against the service's documented output shape; the rows are written by the scan's own repositories and
+judged by the rules against the store (SQLite, and PostgreSQL when configured).
+
+The story: a managed EC2 environment ``g5-pool`` (minvCpus 96: two g5.12xlarge held, its queue ran no job in 14 days)
+launched two instances, one with an idle GPU, one busy. Day 1 its instances could not be read (ECS refused): the
+idle instance got its own "stop it" finding beside the environment's, the same dollars twice in the headline. Day 2
+the inventory reads the tie: an apply on the day-1 finding is refused before any AWS call, the rules resolve it, only
+the environment's finding stands (its dollars once, to the cent), and the instance's verdict names the environment.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from datetime import timedelta
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+from analyse_factories import NOW, WINDOW_START, add_account, add_coverage, add_rollups, rollup_rows
+from sqlalchemy.orm import Session, sessionmaker
+
+from chipwise.analyse.metric_keys import CWAGENT_GPU
+from chipwise.analyse.verdicts import settle_verdicts
+from chipwise.aws import AwsContext
+from chipwise.collect.inventory.sources.batch_compute_environments import collect_batch
+from chipwise.collect.inventory.sources.ec2_instances import ec2_resource
+from chipwise.errors import InvalidInput
+from chipwise.models.findings import FindingDocument
+from chipwise.models.records import CollectedResource
+from chipwise.models.verdicts import ResourceVerdict
+from chipwise.pipeline.apply import apply_finding
+from chipwise.pipeline.evaluate import assess_account
+from chipwise.pipeline.policy import load_policy
+from chipwise.presentation import headline
+from chipwise.rules.titles import rule_title
+from chipwise.store.repositories.inventory import ResourceRepository
+from chipwise.store.repositories.remediations import RemediationRepository
+from chipwise.store.tables import Finding
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "collect"))
+from batch_stubs import ACCOUNT, REGION, Stubs, container_instance, stubbed
+
+POOL = "g5-pool"
+POOL_ARN = f"arn:aws:batch:{REGION}:{ACCOUNT}:compute-environment/{POOL}"
+QUEUE_ARN = f"arn:aws:batch:{REGION}:{ACCOUNT}:job-queue/g5-queue"
+CLUSTER = f"arn:aws:ecs:{REGION}:{ACCOUNT}:cluster/AWSBatch-{POOL}-5b7c3f0e-7a3d-3c1b-9e8b-1f2a3b4c5d6e"
+IDLE, BUSY = "i-0aaaaaaaaaaaaaaaa", "i-0bbbbbbbbbbbbbbbb"
+HOURS = 14 * 24
+G5_12XL = Decimal("5.672")  # g5.12xlarge on demand in us-east-1 (the shipped catalog)
+ONE_INSTANCE = Decimal("4140.56")  # 5.672 x 730
+HELD = Decimal("8281.12")  # minvCpus 96 / 48 vCPUs = 2 instances: 2 x 5.672 x 730
+
+
+@pytest.fixture
+def stubs() -> Iterator[Stubs]:
+    with stubbed() as found:
+        yield found
+
+
+def _environment() -> dict[str, Any]:
+    return {
+        "computeEnvironmentName": POOL,
+        "computeEnvironmentArn": POOL_ARN,
+        "type": "MANAGED",
+        "state": "ENABLED",
+        "status": "VALID",
+        "ecsClusterArn": CLUSTER,
+        "computeResources": {
+            "type": "EC2",
+            "minvCpus": 96,
+            "maxvCpus": 192,
+            "desiredvCpus": 96,
+            "instanceTypes": ["g5.12xlarge"],
+            "subnets": ["subnet-0a1b2c3d"],
+        },
+    }
+
+
+def _collect(stubs: Stubs, *, ecs_answers: bool) -> list[CollectedResource]:
+    """The Batch inventory (the environment, its queue's jobs in the window: none, its ECS cluster's instances or
+    a refusal) and the two instances as DescribeInstances lists them."""
+    queue = {
+        "jobQueueName": "g5-queue",
+        "jobQueueArn": QUEUE_ARN,
+        "state": "ENABLED",
+        "priority": 1,
+        "computeEnvironmentOrder": [{"order": 1, "computeEnvironment": POOL_ARN}],
+    }
+    after = str(int(WINDOW_START.timestamp() * 1000))
+    stubs.batch.add_response("describe_job_queues", {"jobQueues": [queue]}, {})
+    stubs.batch.add_response(
+        "list_jobs",
+        {"jobSummaryList": []},
+        {"jobQueue": QUEUE_ARN, "filters": [{"name": "AFTER_CREATED_AT", "values": [after]}]},
+    )
+    stubs.batch.add_response("describe_compute_environments", {"computeEnvironments": [_environment()]}, {})
+    if ecs_answers:
+        listed = [container_instance(1, IDLE, POOL), container_instance(2, BUSY, POOL)]
+        arns = [c["containerInstanceArn"] for c in listed]
+        stubs.ecs.add_response("list_container_instances", {"containerInstanceArns": arns}, {"cluster": CLUSTER})
+        stubs.ecs.add_response(
+            "describe_container_instances",
+            {"containerInstances": listed, "failures": []},
+            {"cluster": CLUSTER, "containerInstances": arns},
+        )
+    else:
+        stubs.ecs.add_client_error(
+            "list_container_instances", "AccessDeniedException", "not authorized: ecs:ListContainerInstances"
+        )
+    instances = [
+        {
+            "InstanceId": instance_id,
+            "InstanceType": "g5.12xlarge",
+            "ImageId": "ami-0c1f2e3d4b5a69788",
+            "LaunchTime": NOW - timedelta(days=30),
+            "State": {"Code": 16, "Name": "running"},
+            "Placement": {"AvailabilityZone": f"{REGION}a"},
+        }
+        for instance_id in (IDLE, BUSY)
+    ]
+    answer = {"Reservations": [{"ReservationId": "r-0123456789abcdef0", "OwnerId": ACCOUNT, "Instances": instances}]}
+    stubs.ec2.add_response("describe_instances", answer, {})
+    listed = stubs.aws.client("ec2").describe_instances()["Reservations"][0]["Instances"]
+    batch = collect_batch(stubs.aws, ACCOUNT, WINDOW_START).resources
+    return [*batch, *(ec2_resource(i, ACCOUNT, REGION) for i in listed)]
+
+
+def _save(session: Session, found: list[CollectedResource]) -> dict[str, int]:
+    """The inventory stored as the scan stores it; the resource ids by instance id (or the environment's name)."""
+    ids = ResourceRepository(session).save(ACCOUNT, REGION, found, None, NOW)
+    return {r.name: ids[r.key] for r in found}
+
+
+def _gpu(session: Session, resource_id: int, percent: float) -> None:
+    """14 days of hourly GPU utilisation from the CloudWatch agent (the busiest GPU), and its coverage."""
+    add_rollups(session, rollup_rows(resource_id, CWAGENT_GPU, [percent] * HOURS))
+    add_coverage(session, resource_id, CWAGENT_GPU, True, HOURS)
+
+
+def _judge(session: Session) -> tuple[list[FindingDocument], dict[str, ResourceVerdict]]:
+    findings, verdicts = assess_account(
+        session, account_id=ACCOUNT, region=REGION, now=NOW, policy=load_policy(), lookback_days=14
+    )
+    settled = settle_verdicts(verdicts, findings, rule_title)
+    return findings, {v.name: v for v in settled}
+
+
+def _no_aws(account_id: str, region: str) -> AwsContext:
+    raise AssertionError(f"no AWS call expected for {account_id} {region}: the store refuses the instance")
+
+
+def test_an_instance_a_batch_environment_launched_is_judged_on_the_environment_only(
+    session_factory: sessionmaker[Session], db_url: str, stubs: Stubs
+) -> None:
+    # Given day 1: the environment's instances could not be read (ECS refused), both instances with GPU metrics
+    with session_factory.begin() as session:
+        add_account(session, ACCOUNT)
+        ids = _save(session, _collect(stubs, ecs_answers=False))
+        _gpu(session, ids[IDLE], 1.0)
+        _gpu(session, ids[BUSY], 65.0)
+    with session_factory.begin() as session:
+        day1, _ = _judge(session)
+    # Then without the tie the idle instance has its own "stop it" finding beside the environment's: the same
+    # instance-hours counted twice in the headline
+    assert sorted((f.rule_id, f.resource_name) for f in day1) == [("capacity_held_idle", POOL), ("gpu_idle", IDLE)]
+    assert headline(day1).total_usd == HELD + ONE_INSTANCE == Decimal("12421.68")
+    (stale,) = [f.finding_id for f in day1 if f.resource_name == IDLE]
+
+    # When day 2's inventory reads the environment's ECS cluster: both instances are its container instances
+    with session_factory.begin() as session:
+        _save(session, _collect(stubs, ecs_answers=True))
+        assert ResourceRepository(session).batch_launched(ACCOUNT, REGION) == {IDLE: POOL, BUSY: POOL}
+    # Then an apply on the day-1 finding is refused from the store before any AWS call (Batch would replace the
+    # instance), dry run or not, and the refusal is audited
+    dry = apply_finding(stale, actor="alice", source="cli", database_url=db_url, dry_run=True)
+    outcome = apply_finding(
+        stale, actor="alice", source="cli", database_url=db_url, now=NOW, aws_for=_no_aws, approved=True
+    )
+    for refused in (dry, outcome):
+        assert refused.status == "refused" and refused.calls == []
+        assert refused.message.startswith(f"instance {IDLE} was launched by AWS Batch compute environment {POOL}")
+    with session_factory() as session:
+        events = RemediationRepository(session).for_finding(stale)
+        assert [(e.event, e.status, e.actor) for e in events] == [("refusal", "refused", "alice")]
+
+    # When the rules run on day 2
+    with session_factory.begin() as session:
+        day2, verdicts = _judge(session)
+    # Then only the environment's finding stands, its dollars once: 2 held × $5.672 × 730 = $8,281.12
+    assert [(f.rule_id, f.resource_name) for f in day2] == [("capacity_held_idle", POOL)]
+    assert day2[0].estimated_monthly_savings_usd == (2 * G5_12XL * 730).quantize(Decimal("0.01")) == HELD
+    assert headline(day2).total_usd == HELD and headline(day2).counted == 1
+    # And the day-1 finding is resolved by the lifecycle (no longer drafted), so apply has nothing to act on
+    with session_factory() as session:
+        row = session.get(Finding, stale)
+        assert row is not None and row.status == "resolved"
+    with pytest.raises(InvalidInput, match="resolved"):
+        apply_finding(stale, actor="alice", source="cli", database_url=db_url, now=NOW, aws_for=_no_aws)
+    # And each instance's verdict says in words that it is part of the environment and judged there; every rule
+    # stood aside naming it; the environment is the one with the waste
+    for name in (IDLE, BUSY):
+        verdict = verdicts[name]
+        assert verdict.verdict == "out_of_scope" and verdict.finding_rules == []
+        assert verdict.reason.startswith(f"part of AWS Batch compute environment {POOL}, which launched it: judged ")
+        assert {o.outcome for o in verdict.outcomes} == {"not_applicable"}
+        assert all(POOL in o.reason for o in verdict.outcomes)
+    assert verdicts[POOL].verdict == "waste" and verdicts[POOL].finding_rules == ["capacity_held_idle"]
+
+
+def test_an_environment_whose_instances_are_gone_ties_none(
+    session_factory: sessionmaker[Session], stubs: Stubs
+) -> None:
+    # Given the environment with its instances read, then deleted (a later scan marks it gone)
+    with session_factory.begin() as session:
+        add_account(session, ACCOUNT)
+        _save(session, _collect(stubs, ecs_answers=True))
+        repository = ResourceRepository(session)
+        assert repository.batch_launched(ACCOUNT, REGION) == {IDLE: POOL, BUSY: POOL}
+        repository.mark_gone(ACCOUNT, REGION, ["batch_compute_environment"], [], NOW)
+        # Then a gone environment ties no instance (another account or region never did)
+        assert repository.batch_launched(ACCOUNT, REGION) == {}
+        assert repository.batch_launched("210987654321", REGION) == {}
