@@ -11,7 +11,6 @@ from urllib.parse import quote
 
 from chipwise.economics import break_even_months, cents, round_money, usd
 from chipwise.models.common import SERVING_KINDS, Effort
-from chipwise.models.evidence import FindingEvidence
 from chipwise.models.findings import FindingDocument, RecommendationDoc
 from chipwise.models.resources import VARIANT_KEY_MARK
 from chipwise.models.scan import ScanCosts
@@ -84,10 +83,12 @@ def benchmark_verdict(document: FindingDocument) -> str | None:
     return benchmark_status(document.evidence)
 
 
-def benchmark_status(evidence: Mapping[str, Any]) -> str | None:
-    """:func:`benchmark_verdict` of a finding's stored evidence."""
-    benchmark = FindingEvidence.read(evidence).benchmark
-    status = (benchmark or {}).get("status")
+def benchmark_status(evidence: Mapping[str, Any] | None) -> str | None:
+    """:func:`benchmark_verdict` of a finding's stored evidence. Read as
+    :meth:`FindingEvidence.read <chipwise.models.evidence.FindingEvidence.read>` keeps it (a mapping, else nothing)
+    without validating the rest of the evidence: every total and ranking asks this of every finding."""
+    benchmark = (evidence or {}).get("benchmark")
+    status = benchmark.get("status") if isinstance(benchmark, dict) else None
     return str(status) if status else None
 
 
@@ -528,13 +529,21 @@ def _payback(one_time: Decimal, monthly: Decimal) -> Decimal | None:
     return None if months is None else Decimal(str(months))
 
 
-STEP_FIELDS = {"rule_id", "resource_kind", "variant", "instance_type", "instance_count", "recommendation"}
-
-
 def applicable(document: FindingDocument) -> bool:
     """Whether `chipwise findings apply` has a step for the finding (:func:`chipwise.models.steps.mechanical_step`,
     whose arguments are the finding's fields of the same names)."""
-    return mechanical_step(**document.model_dump(mode="json", include=STEP_FIELDS)) is not None
+    return (
+        mechanical_step(
+            rule_id=document.rule_id,
+            resource_kind=document.resource_kind,
+            variant=document.variant,
+            instance_type=document.instance_type,
+            instance_count=document.instance_count,
+            # the model's own field values (str, int or None: what its JSON dump holds), without a dump per row
+            recommendation=vars(document.recommendation),
+        )
+        is not None
+    )
 
 
 def ledger_row(document: FindingDocument, facts: SavingFacts | None = None) -> LedgerRow:

@@ -74,7 +74,7 @@ def _seed(url: str) -> None:
 
 
 def test_the_latest_finished_scans_verdicts_are_backfilled_and_the_downgrade_drops_them(empty_url: str) -> None:
-    upgrade(empty_url, "0008_i38_commit")
+    upgrade(empty_url, "0010")
     _seed(empty_url)
 
     upgrade(empty_url)
@@ -94,7 +94,7 @@ def test_the_latest_finished_scans_verdicts_are_backfilled_and_the_downgrade_dro
         assert compare_metadata(MigrationContext.configure(conn), all_tables()) == []
     engine.dispose()
 
-    command.downgrade(alembic_config(empty_url), "0008_i38_commit")
+    command.downgrade(alembic_config(empty_url), "0010")
 
     engine = create_engine(empty_url)
     assert "scan_verdicts" not in inspect(engine).get_table_names()

@@ -81,9 +81,9 @@ def test_each_streamed_batch_holds_the_verdicts_of_its_own_resources_only(
 ) -> None:
     monkeypatch.setattr(findings_pipeline, "STREAM_BATCH", 2)
     batches = list(stream_findings(FindingFilter(statuses=("open", "resolved"))))
-    assert [len(figures.rows) for figures, _, _ in batches] == [2, 2]
-    for figures, _, verdicts in batches:
-        named = {r.document.resource_id for r in figures.rows if r.document.status != "resolved"}
-        assert set(verdicts) == named  # bounded by the batch; a resolved-only resource has no verdict here
-    resolved = next(r for figures, _, _ in batches for r in figures.rows if r.document.status == "resolved")
-    assert all(resolved.document.resource_id not in v for _, _, v in batches)
+    assert [len(b.figures.rows) for b in batches] == [2, 2]
+    for b in batches:
+        named = {r.document.resource_id for r in b.figures.rows if r.document.status != "resolved"}
+        assert set(b.verdicts) == named  # bounded by the batch; a resolved-only resource has no verdict here
+    resolved = next(r for b in batches for r in b.figures.rows if r.document.status == "resolved")
+    assert all(resolved.document.resource_id not in b.verdicts for b in batches)

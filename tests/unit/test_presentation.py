@@ -64,3 +64,28 @@ def test_capacity_reads_an_inference_component_as_copies_on_its_endpoint() -> No
     # and a variant's, whose id is its endpoint's ARN with the variant
     variant = "arn:aws:sagemaker:us-east-1:123456789012:endpoint/chat-ab#variant/canary"
     assert console_url(variant, "us-east-1", "sagemaker_endpoint", "chat-ab/canary").endswith("#/endpoints/chat-ab")
+
+
+def test_the_benchmark_verdict_reads_what_the_lenient_evidence_model_keeps() -> None:
+    # Given stored evidence: a benchmark mapping, one of the wrong type, none at all, or beside keys of wrong types
+    from chipwise.models.evidence import FindingEvidence
+    from chipwise.models.findings import FindingDocument
+    from chipwise.presentation import benchmark_verdict
+
+    stored: list[dict[str, object]] = [
+        {"benchmark": {"status": "needs_review", "reason": "implausible"}},
+        {"benchmark": {"status": "withdrawn"}, "hourly_rate_usd": "not a number", "unknown_key": 1},
+        {"benchmark": "confirmed"},
+        {"benchmark": None},
+        {"benchmark": {"reason": "no status"}},
+        {"benchmark": {"status": ""}},
+        {},
+    ]
+    for evidence in stored:
+        # When the verdict is read without validating the whole evidence
+        said = benchmark_verdict(FindingDocument.model_construct(evidence=evidence))
+        # Then it is what FindingEvidence.read keeps of it
+        kept = FindingEvidence.read(evidence).benchmark
+        assert said == (str(kept["status"]) if kept and kept.get("status") else None), evidence
+    assert benchmark_verdict(FindingDocument.model_construct(evidence=stored[0])) == "needs_review"
+    assert benchmark_verdict(FindingDocument.model_construct(evidence=stored[2])) is None

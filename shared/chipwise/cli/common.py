@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Annotated, Any, cast
 import typer
 
 if TYPE_CHECKING:
+    import json
+
     from rich.console import Console
     from rich.progress import Progress
 
@@ -117,12 +119,20 @@ def print_json(document: Any) -> None:
 
 def print_json_lines(documents: Iterable[Any]) -> None:
     """One JSON document per line on stdout, written as each comes (a list of any length in flat memory)."""
+    write = sys.stdout.write
+    encode = _line_encoder().encode
+    for document in documents:
+        write(encode(document) + "\n")
+    sys.stdout.flush()
+
+
+@cache
+def _line_encoder() -> json.JSONEncoder:
+    """``json.dumps(document, default=str, separators=(",", ":"))``'s encoder, made once (``dumps`` with options
+    makes one per document)."""
     import json
 
-    write = sys.stdout.write
-    for document in documents:
-        write(json.dumps(document, default=str, separators=(",", ":")) + "\n")
-    sys.stdout.flush()
+    return json.JSONEncoder(default=str, separators=(",", ":"))
 
 
 def fields(record: Any, names: str) -> dict[str, Any]:

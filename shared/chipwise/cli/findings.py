@@ -110,16 +110,20 @@ def findings_command(
 
 
 def _stream(selected: FindingFilter, form: str, limit: int | None, cursor: str | None) -> None:
-    """Every selected row (or ``limit``) as JSON lines, one JSON array, or CSV, a batch at a time."""
+    """Every selected row (or ``limit``) as JSON lines, one JSON array, or CSV, a batch at a time. A stream cut by
+    ``limit`` with findings left after it says so on stderr (how many more, and the ``--cursor`` that continues),
+    so stdout stays one document per line (or one array, or one CSV)."""
     from chipwise.ledger_csv import write_csv
     from chipwise.pipeline.findings import stream_findings
     from chipwise.presentation import ledger, ledger_fields
 
     written = 0
+    last_id = None
     documents = []
-    for figures, owners, verdicts in stream_findings(selected, limit=limit, cursor=cursor, verdicts=form == "csv"):
+    for streamed in stream_findings(selected, limit=limit, cursor=cursor, verdicts=form == "csv"):
+        figures, owners, last_id = streamed.figures, streamed.owners, streamed.last_id
         if form == "csv":
-            write_csv(figures, sys.stdout, owners, start=written + 1, header=written == 0, verdicts=verdicts)
+            write_csv(figures, sys.stdout, owners, start=written + 1, header=written == 0, verdicts=streamed.verdicts)
         else:
             batch = [
                 {**r.document.model_dump(mode="json"), **ledger_fields(r, owners.get(r.document.resource_id, ""))}
@@ -134,6 +138,18 @@ def _stream(selected: FindingFilter, form: str, limit: int | None, cursor: str |
         write_csv(ledger([]), sys.stdout)
     if form == "json":
         print_json(documents)
+    if limit is not None and written == limit and last_id is not None:
+        _say_rest(selected, last_id)
+
+
+def _say_rest(selected: FindingFilter, last_id: str) -> None:
+    """Under a stream cut by --limit, on stderr: the table's "… and n more" line with the cursor to pass."""
+    from chipwise.pipeline.findings import rest_after
+
+    rest, totals = rest_after(selected, last_id)
+    line = more_line(totals.count - rest, totals.count, "findings", f"--cursor {last_id}")
+    if line is not None:
+        err.print(line, highlight=False, markup=False, soft_wrap=True)
 
 
 def _table(selected: FindingFilter, limit: int | None, cursor: str | None, status: str) -> None:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from chipwise.analyse.verdicts import SETTLED_STATUSES, verdict_words_by_resource
 from chipwise.clock import utcnow
@@ -26,7 +26,16 @@ from chipwise.store.repositories.inventory import ResourceRepository
 from chipwise.store.repositories.realised import RealisedSavingRepository, RuleAccuracy, accuracy_by_rule
 from chipwise.store.repositories.remediations import RemediationRepository
 
-__all__ = ["FindingFilter", "FindingsPage", "Group", "ResourceVerdicts", "list_findings", "stream_findings"]
+__all__ = [
+    "FindingFilter",
+    "FindingsPage",
+    "Group",
+    "ResourceVerdicts",
+    "StreamedBatch",
+    "list_findings",
+    "rest_after",
+    "stream_findings",
+]
 
 GROUPS_SHOWN = 10  # accounts and teams summed under a cut list
 
@@ -114,9 +123,20 @@ def resource_verdicts(session: Session, documents: Sequence[FindingDocument]) ->
     return verdict_words_by_resource((ledger_row(d) for d in settled), rule_title)
 
 
+class StreamedBatch(NamedTuple):
+    """One batch of a stream: ranked as the ledger ranks, with its resources' owners and verdicts, and the id of
+    its last finding in the store's order (the ``cursor`` that continues after it: the ledger's ranking within a
+    batch may print another finding last)."""
+
+    figures: Ledger
+    owners: dict[str, str]
+    verdicts: ResourceVerdicts
+    last_id: str
+
+
 def stream_findings(
     f: FindingFilter, *, limit: int | None = None, cursor: str | None = None, verdicts: bool = True
-) -> Iterator[tuple[Ledger, dict[str, str], ResourceVerdicts]]:
+) -> Iterator[StreamedBatch]:
     """Every selected finding (or the first ``limit``), a batch at a time, each batch ranked as the ledger ranks,
     with its resources' owners and verdicts (a store of any size in flat memory: CSV and JSON lines). A batch's
     verdicts come from all of its resources' findings, read for that batch: memory stays bounded by the batch.
@@ -125,16 +145,31 @@ def stream_findings(
     with store_scope() as session:
         if f.account_id is not None:
             check_account(session, f.account_id)
+
+        def done(batch: list[FindingDocument], owners: dict[str, str]) -> StreamedBatch:
+            settled = resource_verdicts(session, batch) if verdicts else {}
+            return StreamedBatch(ledger(batch), owners, settled, batch[-1].finding_id)
+
         batch: list[FindingDocument] = []
-        for index, document in enumerate(FindingPages(session).stream(f, after=cursor)):
-            if limit is not None and index >= limit:
-                break
+        owners: dict[str, str] = {}
+        for document, tags in FindingPages(session).stream_with_tags(f, after=cursor, limit=limit):
             batch.append(document)
+            if tags:  # as _owners: a resource the store holds, its owner and team in words
+                owners[document.resource_id] = owner_label(tags)
             if len(batch) >= STREAM_BATCH:
-                yield ledger(batch), _owners(session, batch), resource_verdicts(session, batch) if verdicts else {}
-                batch = []
+                yield done(batch, owners)
+                batch, owners = [], {}
         if batch:
-            yield ledger(batch), _owners(session, batch), resource_verdicts(session, batch) if verdicts else {}
+            yield done(batch, owners)
+
+
+def rest_after(f: FindingFilter, last_id: str) -> tuple[int, FindingTotals]:
+    """What a stream cut by a limit left: how many selected findings follow ``last_id`` (a batch's
+    :attr:`StreamedBatch.last_id`) in the list's order, and the totals of every selected finding."""
+    f = with_team_keys(f)
+    with store_scope() as session:
+        pages = FindingPages(session)
+        return pages.totals(f, after=last_id).count, pages.totals(f)
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from chipwise.notify.outbox import OutboxStatus, Sender, drain, due_ids, outbox_
 from chipwise.notify.runner import UNDELIVERED_AFTER, NotifyReport, enqueue_planned, plan_notifications
 from chipwise.notify.teams import plan_team_notifications, team_scope
 from chipwise.observability import logger
+from chipwise.pipeline._gc import fewer_collections
 from chipwise.pipeline._store import store_scope
 from chipwise.settings import Settings, get_settings
 from chipwise.store import SessionFactory, discard, get_session_factory, transaction
@@ -43,16 +44,17 @@ def send_notifications(
     """Plan, enqueue (in one transaction) and drain; ``dry_run`` plans and lists what is due, writing nothing.
     ``scan``: the (scan id, account id) of the ``ScanCompleted`` that started the run: a replay of it sends nothing.
     ``team``: that team's digest and alerts (the organisation's team scope, whatever ``digest_scope`` says)."""
-    return run_notify(
-        settings,
-        team=team,
-        accounts=accounts,
-        digests=digests,
-        new_finding_ids=new_finding_ids,
-        dry_run=dry_run,
-        now=now,
-        scan=scan,
-    )
+    with fewer_collections():  # as a store_scope's use case (the objects the imports made are not walked)
+        return run_notify(
+            settings,
+            team=team,
+            accounts=accounts,
+            digests=digests,
+            new_finding_ids=new_finding_ids,
+            dry_run=dry_run,
+            now=now,
+            scan=scan,
+        )
 
 
 def notify_on(trigger: NotifyTrigger, settings: Settings | None = None) -> NotifyOutcome:

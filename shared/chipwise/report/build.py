@@ -292,12 +292,19 @@ def final_figures(document: FindingDocument, outcome: RecommendationRecord | Non
     return document.model_copy(update={"measured_monthly_savings_usd": outcome.monthly_savings_usd})
 
 
-def _trend_rows(session: Session, scan: ScanRecord, latest: Ledger) -> list[TrendRow]:
+def _trend_rows(
+    session: Session, scan: ScanRecord, latest: Ledger, scan_document: ScanDocument | None = None
+) -> list[TrendRow]:
     """Spend and the headline of every stored scan up to ``scan``: each scan's final (post-benchmark) figures.
-    The reported scan's point is the report's own ledger (the same headline); an earlier scan's findings get the
-    benchmark outcomes recorded before the next scan started."""
+    The reported scan's point is the report's own ledger (the same headline; its document, ``scan_document``, is
+    not validated again); an earlier scan's findings get the benchmark outcomes recorded before the next scan
+    started."""
     finished = ScanRepository(session).finished_until(scan.account_id, scan.region, scan.window_end)
-    scans = [(past, document) for past in finished if (document := _document(past)) is not None]
+    scans = [
+        (past, document)
+        for past in finished
+        if (document := scan_document if past.id == scan.id and scan_document else _document(past)) is not None
+    ]
     repository = FindingRepository(session)
     source = latest.spend.source if latest.spend is not None else DEFAULT_COST_SOURCE
     kind = "bill" if latest.spend is not None and latest.spend.from_bill else "cost_explorer"
@@ -495,7 +502,7 @@ def build_report(session: Session, scan: ScanRecord, *, now: datetime, team_tag_
         ),
         key=lambda item: (-item[1], item[0]),
     )
-    trend_rows = _trend_rows(session, scan, figures)
+    trend_rows = _trend_rows(session, scan, figures, document)
     chart = trend([(r.label, r.spend_per_month, r.savings) for r in trend_rows], lambda v: usd(v, 0))
     return ReportView(  # the scan's identity and window first, in the view's field order
         *(scan.account_id, scan.region, scan.id, scan.status, _utc(scan.started_at), now, window_start, window_end),

@@ -64,7 +64,10 @@ class Money(TypeDecorator[Decimal]):
         return None if value is None else Decimal(value).quantize(MICRO)
 
     def process_result_value(self, value: Any, dialect: Dialect) -> Decimal | None:
-        return None if value is None else Decimal(str(value)).quantize(MICRO)
+        if value is None:
+            return None
+        # a Decimal (what Numeric returns) as it is; through str() it would be parsed again for the same value
+        return (value if isinstance(value, Decimal) else Decimal(str(value))).quantize(MICRO)
 
 
 JSONType = JSON().with_variant(JSONB(), "postgresql")

@@ -284,3 +284,38 @@ def test_the_heat_maps_are_read_in_two_statements_whatever_their_number(
     every, drawn_every = rollup_reads(build.TOP_FINDINGS)
     assert drawn_every > drawn_one >= 1  # more maps drawn...
     assert 1 <= one <= 2 and 1 <= every <= 2  # ...from at most two reads either way
+
+
+def test_read_commands_query_with_the_imports_objects_left_out_of_the_collector(
+    two_scans: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 37, counted: the read commands' work runs under ``fewer_collections`` (the objects their imports made
+    are frozen out of the garbage collector's walks, its young threshold raised): every SQL statement of ``report``,
+    ``drafts ACCOUNT`` and ``notify --dry-run`` runs so, in a fresh process."""
+    from chipwise.pipeline._gc import YOUNG_THRESHOLD
+
+    monkeypatch.setenv("CHIPWISE_EMAIL_RECIPIENTS", "finops@example.com")
+    reads = {
+        "report": ["report", "-o", str(tmp_path / "report")],
+        "drafts": ["drafts", "123456789012", "-o", str(tmp_path / "drafts")],
+        "notify": ["notify", "--dry-run"],
+    }
+    for name, argv in reads.items():
+        code = (
+            "import gc, json, sys\n"
+            "from sqlalchemy import event\n"
+            "from sqlalchemy.engine import Engine\n"
+            "seen = []\n"
+            "@event.listens_for(Engine, 'before_cursor_execute')\n"
+            "def _seen(*args):\n"
+            "    seen.append((gc.get_freeze_count(), gc.get_threshold()[0]))\n"
+            "from chipwise.cli import main\n"
+            f"code = main({argv!r})\n"
+            "print(json.dumps(seen))\n"
+            "sys.exit(code)\n"
+        )
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False, timeout=120)
+        assert done.returncode == 0, (argv, done.stderr[-2000:])
+        seen: list[list[int]] = json.loads(done.stdout.strip().splitlines()[-1])
+        assert len(seen) >= 3, name  # it read the store
+        assert all(frozen > 1_000 and young >= YOUNG_THRESHOLD for frozen, young in seen), (name, seen[:5])

@@ -62,6 +62,13 @@ def _dec(value: Any) -> Decimal:
     return Decimal(str(value or 0))
 
 
+def _largest_first(lines: Any) -> tuple[ColumnElement[Any], ...]:
+    """The order of :meth:`BillRepository.iter_spend`'s lines: the largest effective spend first (to the micro-dollar
+    the store keeps: SQLite sums floats, whose last bits must not break a tie), then account, resource, service."""
+    c = lines.c
+    return func.round(c.effective, 6).desc(), c.account_id, c.resource_id, c.service
+
+
 @dataclass(frozen=True)
 class ResourceDay:
     """One compute resource's day in the bill (EKS pods' shares left out: their node carries the day)."""
@@ -263,26 +270,12 @@ class BillRepository(Repository):
         self, account_id: str | None = None, team_keys: Sequence[str] = (), region: str | None = None
     ) -> Iterator[SpendLine]:
         """Effective spend by account, service and resource over every stored period (pods are shares of their nodes:
-        left out so that nothing is counted twice), largest first, fetched a few thousand rows at a time."""
-        effective = func.sum(BillResourceCost.effective_cost)
-        stmt = select(
-            BillResourceCost.account_id,
-            BillResourceCost.service,
-            BillResourceCost.resource_id,
-            func.max(BillResourceCost.instance_type),
-            effective,
-            func.sum(BillResourceCost.public_on_demand_cost),
-            func.sum(BillResourceCost.usage_hours),
-        ).where(BillResourceCost.parent_resource_id.is_(None))
-        if account_id is not None:
-            stmt = stmt.where(BillResourceCost.account_id == account_id)
-        if region is not None:
-            stmt = stmt.where(BillResourceCost.region == region)
-        stmt = stmt.group_by(BillResourceCost.account_id, BillResourceCost.service, BillResourceCost.resource_id)
-        stmt = stmt.order_by(effective.desc(), BillResourceCost.account_id, BillResourceCost.resource_id)
-        teams = self._first_tag(account_id, team_keys)
-        for a, svc, r, t, e, o, h in self.session.execute(stmt.execution_options(yield_per=STREAM_ROWS)):
-            yield SpendLine(str(a), str(svc), str(r), t, _dec(e), _dec(o), _dec(h), teams.get(str(r)))
+        left out so that nothing is counted twice), largest first, fetched a few thousand rows at a time; read from
+        each bill's per-resource totals (``bill_resource_totals``), not its resource-days."""
+        per = self._spend_by_resource(account_id, team_keys, region)
+        stmt = select(per).order_by(*_largest_first(per))
+        for a, svc, r, t, e, o, h, tm in self.session.execute(stmt.execution_options(yield_per=STREAM_ROWS)):
+            yield SpendLine(str(a), str(svc), str(r), t, _dec(e), _dec(o), _dec(h), None if tm is None else str(tm))
 
     def spend_table(
         self,
@@ -293,16 +286,16 @@ class BillRepository(Repository):
         team: str | None = None,
         limit: int | None,
     ) -> tuple[list[SpendLine], list[SpendTotal]]:
-        """``chipwise bill show``'s table in one statement (one pass over the resource-days): the first ``limit``
-        lines of :meth:`iter_spend` (of ``team`` when given; every line when ``limit`` is None), and every line summed
-        per account, service and team with how many resources each sum holds, in the order their first line comes.
-        The database sums and cuts: the other lines never reach Python."""
+        """``chipwise bill show``'s table in one statement: the first ``limit`` lines of :meth:`iter_spend` (of
+        ``team`` when given; every line when ``limit`` is None), and every line summed per account, service and team
+        with how many resources each sum holds, in the order their first line comes. The database sums and cuts the
+        bills' per-resource totals: the other lines never reach Python."""
         per = self._spend_by_resource(account_id, team_keys, region)
         if team is not None:
             per = select(per).where(per.c.team == team).subquery("of_team")
         # each line's place in iter_spend's order: the top lines are the first places, and a group's first place
         # says where its team first appears
-        place = func.row_number().over(order_by=(per.c.effective.desc(), per.c.account_id, per.c.resource_id))
+        place = func.row_number().over(order_by=_largest_first(per))
         placed = select(per, place.label("place")).cte("placed")
         c = placed.c
         top = select(
@@ -328,17 +321,16 @@ class BillRepository(Repository):
         return [line for _, line in lines], [group for _, group in groups]
 
     def _spend_by_resource(self, account_id: str | None, team_keys: Sequence[str], region: str | None) -> Any:
-        """:meth:`iter_spend`'s lines as a subquery (account_id, service, resource_id, instance_type, effective,
-        public, hours, team), the team found by the database as :meth:`_first_tag` finds it: per key, the least
-        non-empty value over the resource's days (every region's), the first key that has one."""
+        """The lines of :meth:`iter_spend` as a subquery (account_id, service, resource_id, instance_type, effective,
+        public, hours, team) over the bills' per-resource totals (one row per period, account, region, service,
+        resource and tag set); the team found by the database: per key, the least non-empty value over the
+        resource's tag sets (every region's), the first key that has one."""
+        from chipwise.store.tables import BillResourceTotal
+
         keys = list(dict.fromkeys(team_keys))
-        rows = BillResourceCost
-        where: list[ColumnElement[bool]] = [rows.parent_resource_id.is_(None)]
-        if account_id is not None:
-            where.append(rows.account_id == account_id)
-        tags: list[ColumnElement[Any]] = [
-            func.min(func.nullif(rows.tags[key].as_string(), "")).label(f"tag{i}") for i, key in enumerate(keys)
-        ]
+        rows = BillResourceTotal
+        where: list[ColumnElement[bool]] = [] if account_id is None else [rows.account_id == account_id]
+        tags = [func.min(func.nullif(rows.tags[key].as_string(), "")).label(f"tag{i}") for i, key in enumerate(keys)]
         columns: list[ColumnElement[Any]] = [
             rows.account_id.label("account_id"),
             rows.service.label("service"),
@@ -349,37 +341,18 @@ class BillRepository(Repository):
             func.sum(rows.usage_hours).label("hours"),
         ]
         group = (rows.account_id, rows.service, rows.resource_id)
-        if region is None:  # the lines read every region's days: the tags come with them, one pass over the rows
-            # the days summed per tag set first: a resource's days mostly carry the same tags, so each tag set is
-            # read (its JSON parsed) once per resource, not once per day
-            days = select(*columns, rows.tags.label("tags")).where(*where).group_by(*group, rows.tags).subquery("days")
-            day_tags = [
-                func.min(func.nullif(days.c.tags[key].as_string(), "")).label(f"tag{i}") for i, key in enumerate(keys)
-            ]
-            per = (
-                select(
-                    days.c.account_id,
-                    days.c.service,
-                    days.c.resource_id,
-                    func.max(days.c.instance_type).label("instance_type"),
-                    func.sum(days.c.effective).label("effective"),
-                    func.sum(days.c.public).label("public"),
-                    func.sum(days.c.hours).label("hours"),
-                    *day_tags,
-                )
-                .group_by(days.c.account_id, days.c.service, days.c.resource_id)
-                .subquery("per")
-            )
+        if region is None:  # the lines read every region's totals: the tags come with them, one pass over the rows
+            per = select(*columns, *tags).where(*where).group_by(*group).subquery("per")
             found: list[ColumnElement[Any]] = [
                 func.min(per.c[f"tag{i}"]).over(partition_by=per.c.resource_id) for i in range(len(keys))
             ]
             source: Any = per
-        else:  # the lines of one region, the tags of every region's days (a resource's team is not regional)
+        else:  # the lines of one region, the tags of every region's totals (a resource's team is not regional)
             per = select(*columns).where(*where, rows.region == region).group_by(*group).subquery("per")
-            tagged = select(rows.resource_id.label("resource_id"), *tags).where(*where).group_by(rows.resource_id)
-            by_resource = tagged.subquery("tags")
-            found = [by_resource.c[f"tag{i}"] for i in range(len(keys))]
-            source = per.outerjoin(by_resource, by_resource.c.resource_id == per.c.resource_id)
+            by_resource = select(rows.resource_id.label("resource_id"), *tags).where(*where).group_by(rows.resource_id)
+            tagged = by_resource.subquery("tags")
+            found = [tagged.c[f"tag{i}"] for i in range(len(keys))]
+            source = per.outerjoin(tagged, tagged.c.resource_id == per.c.resource_id)
         team = (func.coalesce(*found) if len(found) > 1 else found[0]) if found else null()
         names = ("account_id", "service", "resource_id", "instance_type", "effective", "public", "hours")
         return select(*(per.c[name] for name in names), team.label("team")).select_from(source).subquery("spend")
@@ -403,23 +376,6 @@ class BillRepository(Repository):
             StoredServiceCost(str(period), str(account), str(region), str(service), _dec(cost), int(lines or 0))
             for period, account, region, service, cost, lines in self.session.execute(stmt)
         ]
-
-    def _first_tag(self, account_id: str | None, keys: Iterable[str]) -> dict[str, str]:
-        """Per resource id, the value of the first of ``keys`` its bill tags carry: one grouped read per key, the
-        database reading the tags (the resource-days never reach Python); where a resource's days disagree on a
-        key's value, the least one."""
-        found: dict[str, str] = {}
-        for key in dict.fromkeys(keys):
-            value = BillResourceCost.tags[key].as_string()
-            stmt = select(BillResourceCost.resource_id, func.min(value)).where(
-                BillResourceCost.parent_resource_id.is_(None), value.is_not(None), value != ""
-            )
-            if account_id is not None:
-                stmt = stmt.where(BillResourceCost.account_id == account_id)
-            stmt = stmt.group_by(BillResourceCost.resource_id)
-            for resource_id, tag in self.session.execute(stmt.execution_options(yield_per=STREAM_ROWS)):
-                found.setdefault(str(resource_id), str(tag))
-        return found
 
     def resource_tags(self, account_id: str) -> dict[str, dict[str, str]]:
         """The cost allocation tags the bill carries, per resource id of the account."""

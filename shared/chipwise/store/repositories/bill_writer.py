@@ -1,5 +1,6 @@
 """Writing the bill: one billing period replaced whole in the caller's transaction (any earlier bill of the same
-payer and period dropped, from whichever export), its resource-days stored in batches as they are read."""
+payer and period dropped, from whichever export), its resource-days stored in batches as they are read, then summed
+per resource (``bill_resource_totals``, what ``chipwise bill show`` reads) by the database."""
 
 from __future__ import annotations
 
@@ -8,16 +9,22 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, cast
 
-from sqlalchemy import Table, delete, insert, or_, select
+from sqlalchemy import Table, delete, func, insert, or_, select
 from sqlalchemy.orm import Session
 
 from chipwise.store.tables import BillPeriodRow, BillResourceCost
 
 if TYPE_CHECKING:
     from chipwise.models.bill import BillPeriod, ResourceCost
-    from chipwise.store.tables import BillCommitment, BillServiceCost, BillUnattributed
+    from chipwise.store.tables import BillCommitment, BillResourceTotal, BillServiceCost, BillUnattributed
 
-    BillTable = type[BillResourceCost] | type[BillCommitment] | type[BillUnattributed] | type[BillServiceCost]
+    BillTable = (
+        type[BillResourceCost]
+        | type[BillResourceTotal]
+        | type[BillCommitment]
+        | type[BillUnattributed]
+        | type[BillServiceCost]
+    )
 
 INSERT_CHUNK = 5_000
 # A resource-day's fields as stored (``asdict`` would deep-copy each one's tags: a plain read is enough).
@@ -25,6 +32,11 @@ RESOURCE_FIELDS = (
     "account_id", "region", "day", "resource_id", "service", "usage_type", "instance_type", "pricing",
     "effective_cost", "billed_cost", "public_on_demand_cost", "public_on_demand_rate", "usage_hours",
     "commitment_arn", "parent_resource_id", "tags",
+)  # fmt: skip
+# A resource's total (bill_resource_totals) as its statement selects it: the key, the greatest type, three sums, tags.
+TOTAL_FIELDS = (
+    "period_id", "account_id", "region", "service", "resource_id", "instance_type",
+    "effective_cost", "public_on_demand_cost", "usage_hours", "tags",
 )  # fmt: skip
 
 
@@ -100,6 +112,7 @@ class PeriodWriter:
         self._insert(BillCommitment, [{"period_id": row.id, **asdict(c)} for c in period.commitments])
         self._insert(BillUnattributed, [{"period_id": row.id, **asdict(u)} for u in period.unattributed])
         self._insert(BillServiceCost, [{"period_id": row.id, **asdict(c)} for c in period.service_costs])
+        self._sum_resources(row.id)
         self.session.flush()
         return StoredPeriod(
             period.export_uri,
@@ -124,8 +137,30 @@ class PeriodWriter:
         for start in range(0, len(rows), INSERT_CHUNK):
             self.session.execute(insert(_table(table)), rows[start : start + INSERT_CHUNK])
 
+    def _sum_resources(self, period_id: int) -> None:
+        """The period's resource-days summed per account, region, service, resource and tag set (pods' shares left
+        out), by the database in one statement: ``bill show`` reads these sums, not the resource-days."""
+        from chipwise.store.tables import BillResourceTotal
+
+        days = BillResourceCost
+        key = (days.account_id, days.region, days.service, days.resource_id)
+        summed = (
+            select(
+                days.period_id,
+                *key,
+                func.max(days.instance_type),
+                func.sum(days.effective_cost),
+                func.sum(days.public_on_demand_cost),
+                func.sum(days.usage_hours),
+                days.tags,
+            )
+            .where(days.period_id == period_id, days.parent_resource_id.is_(None))
+            .group_by(days.period_id, *key, days.tags)
+        )
+        self.session.execute(insert(_table(BillResourceTotal)).from_select(TOTAL_FIELDS, summed))
+
     def _drop(self, billing_period: str, payer: str, export_uri: str, keep: int | None = None) -> None:
-        from chipwise.store.tables import BillCommitment, BillServiceCost, BillUnattributed
+        from chipwise.store.tables import BillCommitment, BillResourceTotal, BillServiceCost, BillUnattributed
 
         old = select(BillPeriodRow.id).where(
             BillPeriodRow.billing_period == billing_period,
@@ -134,7 +169,7 @@ class PeriodWriter:
         old_ids = [i for i in self.session.scalars(old) if i != keep]
         if not old_ids:
             return
-        for table in (BillResourceCost, BillCommitment, BillUnattributed, BillServiceCost):
+        for table in (BillResourceCost, BillResourceTotal, BillCommitment, BillUnattributed, BillServiceCost):
             self.session.execute(delete(table).where(table.period_id.in_(old_ids)))
         self.session.execute(delete(BillPeriodRow).where(BillPeriodRow.id.in_(old_ids)))
         self.session.flush()

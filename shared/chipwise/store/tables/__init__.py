@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from chipwise.store.tables.benchmarks import BenchmarkRun
     from chipwise.store.tables.bill import BillPeriodRow, BillResourceCost, BillServiceCost
     from chipwise.store.tables.bill_commitments import BillCommitment, BillUnattributed
+    from chipwise.store.tables.bill_totals import BillResourceTotal
     from chipwise.store.tables.findings import Finding, Recommendation
     from chipwise.store.tables.intake import IntakeLimit, IntakeSubmission, Plan
     from chipwise.store.tables.inventory import Account, Resource
@@ -37,6 +38,7 @@ _MODULE_OF = {
     "BillCommitment": "bill_commitments",
     "BillPeriodRow": "bill",
     "BillResourceCost": "bill",
+    "BillResourceTotal": "bill_totals",
     "BillServiceCost": "bill",
     "BillUnattributed": "bill_commitments",
     "CostRecord": "usage",
@@ -66,6 +68,7 @@ __all__ = [
     "BillCommitment",
     "BillPeriodRow",
     "BillResourceCost",
+    "BillResourceTotal",
     "BillServiceCost",
     "BillUnattributed",
     "CostRecord",

@@ -16,7 +16,7 @@ from alembic import op
 from chipwise.store.migrations import columns as col
 
 revision: str = "0009"
-down_revision: str | None = "0008_i38_commit"
+down_revision: str | None = "0010"  # after 0010 (the bill's totals), merged first: 0008 -> 0010 -> 0009
 
 VARIANT_KEY_MARK = "#variant/"  # a resource id: the ARN, then this and the variant's name for a variant
 
