@@ -1,4 +1,4 @@
-"""Migration 0009: ``scan_verdicts`` backfilled from the stored documents, for the latest finished scan of each
+"""Migration 0010: ``scan_verdicts`` backfilled from the stored documents, for the latest finished scan of each
 account and region only (SQLite, and PostgreSQL when CHIPWISE_TEST_DATABASE_URL is set)."""
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ def _seed(url: str) -> None:
 
 
 def test_the_latest_finished_scans_verdicts_are_backfilled_and_the_downgrade_drops_them(empty_url: str) -> None:
-    upgrade(empty_url, "0010")
+    upgrade(empty_url, "0009")
     _seed(empty_url)
 
     upgrade(empty_url)
@@ -94,7 +94,7 @@ def test_the_latest_finished_scans_verdicts_are_backfilled_and_the_downgrade_dro
         assert compare_metadata(MigrationContext.configure(conn), all_tables()) == []
     engine.dispose()
 
-    command.downgrade(alembic_config(empty_url), "0010")
+    command.downgrade(alembic_config(empty_url), "0009")
 
     engine = create_engine(empty_url)
     assert "scan_verdicts" not in inspect(engine).get_table_names()

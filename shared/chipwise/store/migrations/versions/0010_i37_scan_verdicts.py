@@ -15,8 +15,8 @@ from alembic import op
 
 from chipwise.store.migrations import columns as col
 
-revision: str = "0009"
-down_revision: str | None = "0010"  # after 0010 (the bill's totals), merged first: 0008 -> 0010 -> 0009
+revision: str = "0010"
+down_revision: str | None = "0009"  # after 0009 (the bill's totals)
 
 VARIANT_KEY_MARK = "#variant/"  # a resource id: the ARN, then this and the variant's name for a variant
 

@@ -10,7 +10,7 @@ from alembic import op
 
 from chipwise.store.migrations import columns as col
 
-revision: str = "0010"
+revision: str = "0009"
 down_revision: str | None = "0008_i38_commit"
 
 SUMMED = ("account_id", "region", "service", "resource_id")
