@@ -93,7 +93,7 @@ def benchmark_status(evidence: Mapping[str, Any] | None) -> str | None:
 
 
 @dataclass(frozen=True, slots=True)
-class FindingFacts:
+class CountingFacts:
     """What decides whether a finding counts and why not (:func:`exclusion_of`): a document's fields, or the same
     columns of a stored finding read without making a document (``chipwise resources`` counts an organisation's)."""
 
@@ -106,7 +106,7 @@ class FindingFacts:
     measured_monthly_savings_usd: Decimal | None
 
     @classmethod
-    def of(cls, document: FindingDocument) -> FindingFacts:
+    def of(cls, document: FindingDocument) -> CountingFacts:
         return cls(
             status=document.status,
             excluded_from_totals=document.recommendation.excluded_from_totals,
@@ -138,10 +138,10 @@ def exclusion(document: FindingDocument) -> str | None:
     finding that only says what is missing to judge the resource (``cannot_judge``: its action asks for the
     input, or its evidence says ``verdict: cannot_judge``, e.g. a notebook that publishes no activity), or a move
     whose 12-month net value (saving × 12 − porting) is negative (``not_worth_it``)."""
-    return exclusion_of(FindingFacts.of(document))
+    return exclusion_of(CountingFacts.of(document))
 
 
-def exclusion_of(facts: FindingFacts) -> str | None:
+def exclusion_of(facts: CountingFacts) -> str | None:
     """:func:`exclusion` of a finding's facts."""
     if facts.excluded_from_totals is not None:
         return facts.excluded_from_totals

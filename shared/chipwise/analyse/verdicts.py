@@ -25,7 +25,7 @@ from chipwise.models.scan import ScanResource
 from chipwise.models.verdicts import VERDICT_WORDS, ResourceVerdict, VerdictKind
 from chipwise.presentation import (
     CANNOT_JUDGE,
-    FindingFacts,
+    CountingFacts,
     LedgerRow,
     action_words,
     benchmark_status,
@@ -106,7 +106,7 @@ _DECIDING: tuple[tuple[SettlingClass, VerdictKind], ...] = (
 )
 
 
-def settling_class(facts: FindingFacts) -> SettlingClass:
+def settling_class(facts: CountingFacts) -> SettlingClass:
     """What one finding says of its resource's verdict: counted (waste), withdrawn by a benchmark (efficient),
     open but unable to judge (cannot judge), or set apart another way (not counted)."""
     excluded = exclusion_of(facts)
@@ -131,7 +131,7 @@ def kind_of_classes(classes: Iterable[SettlingClass]) -> VerdictKind | None:
 def deciding_findings(rows: Sequence[LedgerRow]) -> tuple[VerdictKind, Sequence[LedgerRow]] | None:
     """The verdict a resource's findings (its ledger rows) decide and the rows that decide it; None without a
     finding (the rules' outcomes decide). What :func:`verdict_of_findings` words."""
-    classes = [settling_class(FindingFacts.of(r.document)) for r in rows]
+    classes = [settling_class(CountingFacts.of(r.document)) for r in rows]
     kind = kind_of_classes(classes)
     if kind is None:
         return None

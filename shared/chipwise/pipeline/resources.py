@@ -13,7 +13,7 @@ from chipwise.models.scan import ScanDocument
 from chipwise.models.verdicts import ResourceVerdict
 from chipwise.pipeline._store import store_scope
 from chipwise.pipeline.findings import check_account
-from chipwise.presentation import FindingFacts
+from chipwise.presentation import CountingFacts
 from chipwise.rules.titles import rule_title
 from chipwise.store import Session
 from chipwise.store.repositories.accounts import ScanRepository
@@ -118,7 +118,7 @@ def _settling(verdicts: ScanVerdictRepository, selection: Selection) -> Iterator
     """Each selected verdict with a finding that settles it: its stored kind and its findings' classes."""
     found: dict[tuple[str, int], tuple[str, list[SettlingClass]]] = {}
     for f in verdicts.settling_findings(selection, SETTLED_STATUSES):
-        facts = FindingFacts(
+        facts = CountingFacts(
             status=f.status,
             excluded_from_totals=f.recommendation.get("excluded_from_totals"),
             action=f.recommendation["action"],
