@@ -11,7 +11,8 @@ import csv
 from collections.abc import Mapping
 from typing import IO
 
-from chipwise.presentation import Ledger, action_words, console_url, ledger_fields, target_label
+from chipwise.links import console_url
+from chipwise.presentation import Ledger, action_words, ledger_fields, target_label
 
 CSV_COLUMNS = (
     "rank",

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from chipwise.presentation import SavingFacts, console_url, current_capacity, headline, rank
+from chipwise.links import console_url
+from chipwise.presentation import SavingFacts, current_capacity, headline, rank
 
 
 def facts(saving: str, *, measured: bool = False, status: str = "open", apart: str | None = None) -> SavingFacts:

@@ -12,17 +12,11 @@ from rich.text import Text
 
 from chipwise.cli.common import out
 from chipwise.economics import usd
+from chipwise.links import short_id
+from chipwise.links import suppress_command as suppress_hint
 from chipwise.models.findings import FindingDocument
 from chipwise.models.resources import split_key
-from chipwise.presentation import (
-    benchmark_verdict,
-    best_saving,
-    headline,
-    ledger_row,
-    next_step,
-    short_id,
-)
-from chipwise.presentation import suppress_command as suppress_hint
+from chipwise.presentation import benchmark_verdict, best_saving, headline, ledger_row, next_step
 from chipwise.rules.titles import rule_title
 
 CONFIDENCE_COLOUR = {"high": "green", "medium": "yellow", "low": "red"}

@@ -46,7 +46,8 @@ def submit_command(
 def _print_report(report: BenchmarkDispatchReport) -> None:
     from rich.table import Table
 
-    from chipwise.presentation import plural, short_id
+    from chipwise.links import short_id
+    from chipwise.presentation import plural
 
     title = "Would submit" if report.dry_run else "Submitted"
     table = Table(title=f"{title} ({len(report.planned)})", title_justify="left")
@@ -106,9 +107,9 @@ def list_command(
     from rich.table import Table
 
     from chipwise.errors import InvalidInput
+    from chipwise.links import short_id
     from chipwise.models.benchmark import RunStatus
     from chipwise.pipeline.benchmarks import benchmark_runs
-    from chipwise.presentation import short_id
 
     if status is not None and status not in get_args(RunStatus):
         raise InvalidInput(f"--status {status!r}: use one of {', '.join(get_args(RunStatus))}")

@@ -236,9 +236,9 @@ def show_command(
 ) -> None:
     """One finding: its summary, evidence and the history of its recommendation."""
     from chipwise.cli._findings_view import print_history
+    from chipwise.links import console_url
+    from chipwise.links import suppress_command as suppress_hint
     from chipwise.pipeline.findings import finding_detail
-    from chipwise.presentation import console_url
-    from chipwise.presentation import suppress_command as suppress_hint
 
     detail = finding_detail(finding_id)
     document = detail.document
@@ -330,7 +330,7 @@ def rollback_command(
 def _report(outcome: RemediationOutcome) -> None:
     """Print what was (or would be) done; a refusal or failure is one line on stderr and exit 1 (it is stored)."""
     from chipwise.errors import ChipwiseError
-    from chipwise.presentation import short_id
+    from chipwise.links import short_id
 
     short = short_id(outcome.finding_id)
     if not outcome.ok:

@@ -22,8 +22,8 @@ def realised_command(
     from rich.table import Table
 
     from chipwise.economics import usd
+    from chipwise.links import short_id
     from chipwise.pipeline.findings import measured_total, realised_savings
-    from chipwise.presentation import short_id
     from chipwise.rules.titles import rule_title
 
     check_account_id(account)

@@ -16,6 +16,7 @@ from datetime import datetime
 from decimal import Decimal
 
 from chipwise.clock import utcnow
+from chipwise.links import REPORT_STEP, console_url, short_id, suppress_command, suppress_step
 from chipwise.models.findings import FindingDocument
 from chipwise.models.resources import parse_hints
 from chipwise.models.scan import ScanCosts, ScanWindow
@@ -23,11 +24,9 @@ from chipwise.notify.owners import owner_emails as owner_emails
 from chipwise.notify.owners import owners_opted_in
 from chipwise.presentation import (
     EXCLUSION_WORDS,
-    REPORT_STEP,
     Headline,
     SavingFacts,
     best_saving,
-    console_url,
     current_capacity,
     exclusion,
     headline,
@@ -35,9 +34,6 @@ from chipwise.presentation import (
     next_step_words,
     one_time_cost,
     rank,
-    short_id,
-    suppress_command,
-    suppress_step,
     target_label,
 )
 from chipwise.report.commitments import ending_soon

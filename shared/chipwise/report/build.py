@@ -28,6 +28,7 @@ from chipwise.clock import billing_periods
 from chipwise.economics import usd
 from chipwise.errors import InvalidInput, NotFound
 from chipwise.ledger_csv import write_csv
+from chipwise.links import console_url, short_id, suppress_command
 from chipwise.models.findings import FindingDocument
 from chipwise.models.resources import split_key
 from chipwise.models.scan import ScanCosts, ScanDocument, ScanWindow
@@ -37,7 +38,6 @@ from chipwise.presentation import (
     Ledger,
     LedgerRow,
     best_saving,
-    console_url,
     counts_in_totals,
     current_capacity,
     ledger,
@@ -46,8 +46,6 @@ from chipwise.presentation import (
     plural,
     rank,
     saving_facts,
-    short_id,
-    suppress_command,
 )
 from chipwise.render import render
 from chipwise.report.charts import Bar, HeatMap, Trend, bars, heat_map, trend

@@ -12,8 +12,9 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
+from chipwise.links import console_url
 from chipwise.notify.digest import FindingLine
-from chipwise.presentation import console_url, rule_label
+from chipwise.presentation import rule_label
 from chipwise.store.tables import Account, CostRecord, Finding, OutboxMessage, Recommendation, Resource
 
 NOW = datetime(2026, 11, 22, 7, 0, tzinfo=UTC)

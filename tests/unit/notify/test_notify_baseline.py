@@ -20,8 +20,8 @@ from notify_factories import NOW, RecordingSender, add_account, add_finding, add
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
+from chipwise.links import console_url, short_id
 from chipwise.pipeline.notify import run_notify
-from chipwise.presentation import console_url, short_id
 from chipwise.settings import Settings
 from chipwise.store.tables import Finding, OutboxMessage
 
