@@ -12,8 +12,8 @@ collectors and the rules are measured by ``bench_scan`` and ``bench_rules``.
 
 Figures, each with its goal where issue 37 sets one (every goal a ratio: at most 1.0 where the goal is a bound):
 
-- ``chipwise --help`` against ``python -c "import typer"`` (CPU of each process);
-- every read command on the demo store against importing its third-party dependencies alone;
+- (the command line's start, ``chipwise --help`` and every read command on the demo store against its own floor,
+  is :mod:`benchmarks.bench_cold_import`'s: one measure, one floor per command);
 - every read command at the full size against a tenth of it (CPU), the largest peak memory against 256 MiB, the
   report's HTML against 2 MB, the longest team digest against 200 lines; ``findings --json --limit 1000`` is the
   bounded read of JSON lines (a page, continued with the ``--cursor`` it prints on stderr) and has that goal;
@@ -35,7 +35,6 @@ Figures, each with its goal where issue 37 sets one (every goal a ratio: at most
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -384,9 +383,6 @@ def commands(account: str, out: Path) -> dict[str, list[str]]:
     }
 
 
-DEPENDENCIES = "import typer, rich.console, rich.table, sqlalchemy, pydantic, pydantic_settings"
-
-
 def _env(url: str) -> dict[str, str]:
     return {
         **os.environ,
@@ -416,44 +412,6 @@ def _rows(url: str) -> dict[str, int]:
             )
         ]
         return {n: int(connection.execute(text(f'select count(*) from "{n}"')).scalar_one()) for n in names}
-
-
-def _startup(tmp: Path) -> list[BenchResult]:
-    env = {**os.environ, "COLUMNS": "160"}
-    typer_cpu, _ = _best([sys.executable, "-c", "import typer"], env, tmp, repeats=5)
-    help_cpu, help_mib = _best([CHIPWISE, "--help"], env, tmp, repeats=5)
-    results = [
-        BenchResult(
-            name="chipwise --help",
-            figures={"cpu_s": round(help_cpu, 3), "peak_mib": round(help_mib, 1), "import_typer_cpu_s": typer_cpu},
-            baseline="import typer",
-            ratio=help_cpu / max(typer_cpu, 1e-9),
-            goal=1.5,
-        )
-    ]
-    demo = ROOT / "chipwise-demo" / "chipwise-demo.db"
-    if not demo.is_file():
-        results.append(BenchResult(name="read commands on the demo store", figures={"skipped": "run `make demo`"}))
-        return results
-    store = tmp / "demo.db"
-    shutil.copy(demo, store)
-    deps_cpu, _ = _best([sys.executable, "-c", DEPENDENCIES], env, tmp)
-    demo_env = _env(f"sqlite:///{store}")
-    account = "123456789012"
-    for name, args in commands(account, tmp / "demo-out").items():
-        if name == "findings --team" or name == "drafts ACCOUNT" or (ONLY and name not in ONLY):
-            continue
-        cpu, mib = _best([CHIPWISE, *args], demo_env, tmp)
-        results.append(
-            BenchResult(
-                name=f"{name} (demo store)",
-                figures={"cpu_s": round(cpu, 3), "peak_mib": round(mib, 1), "import_dependencies_cpu_s": deps_cpu},
-                baseline="importing its dependencies",
-                ratio=cpu / max(deps_cpu, 1e-9),
-                goal=1.5,
-            )
-        )
-    return results
 
 
 def _reads(label: str, small_url: str, full_url: str, tmp: Path, accounts: int) -> list[BenchResult]:
@@ -616,7 +574,6 @@ def run() -> list[BenchResult]:
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         if "sqlite" in DATABASES:
-            results += _startup(tmp)
             results += _sqlite(tmp, small_accounts)
         wanted = "postgresql" in DATABASES
         pg_small = _pg_url("chipwise_bench_org_small") if wanted else None
