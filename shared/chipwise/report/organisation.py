@@ -17,7 +17,7 @@ from __future__ import annotations
 import heapq
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from datetime import datetime
 from decimal import Decimal
@@ -188,15 +188,10 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_") or "_"
 
 
-def latest_scans(session: Session, region: str | None = None) -> Iterator[ScanFigures]:
+def latest_scans(session: Session, region: str | None = None) -> list[ScanFigures]:
     """The latest finished scan of every account and region (of ``region`` when given), by account then region,
-    each with its costs and window (the scan report's scan of each place), read one at a time."""
-    scans = ScanRepository(session)
-    for account, where, _ in scans.finished_places():
-        if region is None or where == region:
-            scan = scans.latest_finished_figures(account, where)
-            if scan is not None:
-                yield scan
+    each with its costs and window (the scan report's scan of each place), read in one statement."""
+    return ScanRepository(session).latest_finished_figures(region)
 
 
 def store_accounts(session: Session) -> int:
