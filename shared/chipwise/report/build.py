@@ -71,6 +71,7 @@ from chipwise.store.repositories.usage import UsageRepository
 HEAT_MAPS = 4  # top findings drawn as heat-maps
 TOP_FINDINGS = 200  # findings written out in full in the HTML; every finding is in the CSV beside it
 MIN_SCAN_PREFIX = 6
+PLACES_NAMED = 10  # places (account and region) a "no finished scan of" error names; the rest counted
 
 # (namespace, metric, label), best first: accelerator utilisation before CPU.
 UTILISATION_SOURCES: tuple[tuple[str, str, str], ...] = (
@@ -252,7 +253,9 @@ def _no_scan_message(places: list[tuple[str, str, int]], account_id: str | None,
     if not places:
         return "no finished scan in the store: run `chipwise scan` (or `make demo`) first"
     wanted = " in ".join(part for part in (account_id and f"account {account_id}", region) if part)
-    held = ", ".join(f"{account} in {where} ({plural(n, 'scan')})" for account, where, n in places)
+    held = ", ".join(f"{account} in {where} ({plural(n, 'scan')})" for account, where, n in places[:PLACES_NAMED])
+    if len(places) > PLACES_NAMED:  # an organisation's store: one line, not every place of 200 accounts
+        held += f" and {len(places) - PLACES_NAMED} more"
     return f"no finished scan of {wanted}; the store has {held}: pass one of those to --account / --region"
 
 

@@ -229,3 +229,39 @@ def test_the_spend_is_unknown_when_a_scan_stored_no_cost_figure(three_accounts: 
     assert 'data-figure="spend">unknown<' in render_org_report(view)
     rows = {a.account_id: a for a in view.accounts}
     assert rows["100000000002"].spend_usd is None and rows["100000000000"].spend_usd == known.spend.monthly_usd
+
+
+def test_a_team_or_region_nothing_matches_says_so_in_one_line_and_writes_nothing(
+    three_accounts: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given an organisation's store, and a folder that already holds a file
+    (tmp_path / "kept").mkdir()
+    (tmp_path / "kept" / "notes.txt").write_text("mine")
+    capsys.readouterr()
+    for args, said in (
+        (["--team", "nosuchteam"], "no finding of the latest scans matches --team nosuchteam"),
+        (["--region", "us-west-2"], "no finding of the latest scans matches --region us-west-2"),
+        (["--team", "team-00", "--region", "us-west-2"], "matches --team team-00, --region us-west-2"),
+    ):
+        for folder in ("new", "kept"):
+            # When the report is asked for a team no resource carries (or a region no scan covers)
+            assert main(["report", *args, "-o", str(tmp_path / folder)]) == 0, args
+            # Then it says so in one line, as `findings` does, and writes no report of nothing
+            shown = capsys.readouterr().out
+            assert said in shown and len(shown.strip().splitlines()) == 1, (args, shown)
+    assert not (tmp_path / "new").exists()
+    assert [p.name for p in (tmp_path / "kept").iterdir()] == ["notes.txt"]
+    # ...while a team that has findings still gets its report
+    assert main(["report", "--team", "team-00", "-o", str(tmp_path / "new")]) == 0
+    assert sorted(p.suffix for p in (tmp_path / "new").iterdir()) == [".csv", ".html"]
+
+
+def test_an_account_the_organisation_does_not_hold_is_named_in_one_bounded_line(
+    three_accounts: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("chipwise.report.build.PLACES_NAMED", 2)
+    assert main(["report", "--account", "999999999999", "-o", str(tmp_path / "out")]) == 1
+    said = capsys.readouterr().err
+    assert "no finished scan of account 999999999999; the store has 100000000000 in us-east-1" in said
+    assert "100000000001 in us-east-1" in said and "100000000002" not in said and " and 1 more:" in said
+    assert not (tmp_path / "out").exists()
