@@ -18,7 +18,7 @@ from sqlalchemy import and_, exists, false, func, or_, select
 
 from chipwise.errors import NotFound
 from chipwise.models.findings import FindingDocument
-from chipwise.store.repositories.findings import document_columns, document_of_columns, finding_document
+from chipwise.store.repositories.findings import document_columns, document_of_columns
 from chipwise.store.repositories.records import Repository
 from chipwise.store.tables import Finding, Resource
 
@@ -124,7 +124,9 @@ class FindingPages(Repository):
         stmt = self._ordered(f, after)
         if limit is not None:
             stmt = stmt.limit(limit)
-        return [finding_document(row) for row in self.session.execute(stmt)]
+        result = self.session.execute(stmt)
+        keys = tuple(result.keys())  # once: a row's ``_fields`` builds its list of names again for every row
+        return [document_of_columns(dict(zip(keys, row, strict=True))) for row in result]
 
     def stream(
         self, f: FindingFilter, *, after: str | None = None, limit: int | None = None, batch: int = BATCH
