@@ -38,9 +38,12 @@ from chipwise.models.verdicts import ResourceVerdict
 from chipwise.pipeline.apply import apply_finding
 from chipwise.pipeline.evaluate import assess_account
 from chipwise.pipeline.policy import load_policy
+from chipwise.pipeline.scan_document import finish_scan
+from chipwise.pipeline.scan_run import ScanRun
 from chipwise.presentation import counts_in_totals, headline
 from chipwise.rules.policy import Policy, policy_from_mapping
 from chipwise.rules.titles import rule_title
+from chipwise.store.repositories.accounts import ScanRepository
 from chipwise.store.repositories.findings import FindingRepository
 from chipwise.store.repositories.inventory import ResourceRepository
 from chipwise.store.repositories.remediations import RemediationRepository
@@ -289,3 +292,47 @@ def test_a_suppressed_finding_on_an_instance_judged_on_the_environment_is_resolv
     with session_factory() as session:
         row = session.get(Finding, stale)
         assert row is not None and row.status == "resolved"
+
+
+def test_a_scan_priced_from_cost_explorer_names_the_environment_each_instance_is_judged_on(
+    session_factory: sessionmaker[Session], stubs: Stubs
+) -> None:
+    # Given the environment's instances read (the tie in the inventory), no bill stored: Cost Explorer prices the scan
+    with session_factory.begin() as session:
+        add_account(session, ACCOUNT)
+        found = _collect(stubs, ecs_answers=True)
+        ids = _save(session, found)
+        _gpu(session, ids[IDLE], 1.0)
+        _gpu(session, ids[BUSY], 65.0)
+    run = ScanRun(
+        scan_id="5c0a7c1e-0000-4000-8000-000000000001", account_id=ACCOUNT, region=REGION, started_at=NOW, now=NOW,
+        metric_start=WINDOW_START, metric_end=NOW, cost_start=WINDOW_START.date(), cost_end=NOW.date(),
+        lookback_days=14, resources=found, inventory_ok=1,
+    )  # fmt: skip
+    with session_factory.begin() as session:
+        ScanRepository(session).open(
+            run.scan_id, ACCOUNT, REGION, started_at=NOW, window_start=run.cost_start, window_end=run.cost_end
+        )
+        findings, run.verdicts = assess_account(
+            session, account_id=ACCOUNT, region=REGION, now=NOW, lookback_days=14, scan_id=run.scan_id
+        )
+    # When the scan's document is written
+    document = finish_scan(stubs.aws, session_factory, run, findings)
+    # Then it is priced from Cost Explorer: no resource carries a cost of its own, so none is billed on another
+    assert run.cost_source == "cost_explorer" and document.costs.source == "cost_explorer"
+    resources = {r.name: r for r in document.resources}
+    assert all(r.cost_usd is None and r.billed_on is None for r in resources.values())
+    # And each instance names the environment it is judged on, as the rules read the tie: no finding of its own,
+    # its verdict out of scope naming the environment; the environment carries the one finding
+    verdicts = {v.name: v for v in document.verdicts}
+    for name in (IDLE, BUSY):
+        assert resources[name].judged_on == POOL_ARN == resources[POOL].id
+        assert verdicts[name].verdict == "out_of_scope" and POOL in verdicts[name].reason
+        assert not [f for f in document.findings if f.resource_id == resources[name].id]
+    assert resources[POOL].judged_on is None
+    assert [(f.rule_id, f.resource_name) for f in document.findings] == [("capacity_held_idle", POOL)]
+    # And the stored document says the same (what `chipwise resources` and the report read)
+    with session_factory() as session:
+        stored = ScanRepository(session).document(run.scan_id)
+    assert stored is not None
+    assert {r.name: r.judged_on for r in stored.resources} == {POOL: None, IDLE: POOL_ARN, BUSY: POOL_ARN}
