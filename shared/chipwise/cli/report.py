@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from chipwise.cli.common import check_account_id, check_region, err, out
+from chipwise.cli.common import check_account_id, check_region, err, no_match_line, out
 
 
 def report_command(
@@ -34,12 +34,10 @@ def report_command(
         from chipwise.pipeline.org_report import write_organisation_report
 
         org = write_organisation_report(region=region, team=team, output_dir=output_dir)
-        if org is not None and (org.path is None or org.csv_path is None):  # as `findings` says it: one line
-            from chipwise.cli.common import no_match_line
-
-            out.print(no_match_line("finding of the latest scans", team=team, region=region), highlight=False)
-            return
         if org is not None:
+            if org.path is None or org.csv_path is None:  # nothing matched: one line, as `findings` says it
+                out.print(no_match_line("finding of the latest scans", team=team, region=region), highlight=False)
+                return
             accounts = f"{plural(org.accounts, 'account')}, {plural(org.scans, 'scan')} (the latest of each region)"
             _written(f"{_findings(org.findings, org.shown, org.csv_path)}, {accounts}", org.path)
             return
