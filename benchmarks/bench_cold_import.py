@@ -146,7 +146,8 @@ def handler_and_floor(function: Path, host: Path, runs: int = RUNS) -> tuple[flo
 
 # --- the command line ------------------------------------------------------------------------------------------
 
-_CLI = "import sys\nfrom chipwise.cli import main\nsys.exit(main(sys.argv[1:]))\n"
+# What the installed ``chipwise`` script runs (its entry point, chipwise.console:run), with the arguments after -c.
+_CLI = "from chipwise.console import run\nrun()\n"
 # The modules a command loads beyond a bare interpreter's, in load order, minus chipwise's own (printed on stderr,
 # the command's own output going to stdout).
 _CLI_LOADED = """
