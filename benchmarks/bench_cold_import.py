@@ -16,7 +16,8 @@ functions/<name>/ (``sam build`` copies them as they are). Baselines in the same
   Each run times the floor and the handler back to back, so the machine's load weighs on both alike.
 
 The command line's start (issue 37), first and without the layer (``python -m benchmarks cold-import``): CPU time
-(user + system, from ``wait4``) of whole processes, the best of CLI_RUNS, each run timing the baseline and the
+(user + system, from ``wait4``) of whole processes running what the installed ``chipwise`` script runs
+(``chipwise.console:run``, its exit included), the best of CLI_RUNS, each run timing the baseline and the
 command back to back, with bytecode cached (one warm-up run first; ``PYTHONDONTWRITEBYTECODE`` is dropped, as an
 installed package has its bytecode):
 
