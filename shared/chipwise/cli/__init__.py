@@ -211,7 +211,7 @@ def finish(code: int) -> NoReturn:
         try:
             sys.stdout.flush()
             sys.stderr.flush()
-        except (OSError, ValueError):
+        except (OSError, ValueError, AttributeError):  # a closed pipe or stream, or none (None)
             pass  # the interpreter's exit reports it, as without this
         else:
             os._exit(code & 0xFF)
