@@ -96,8 +96,14 @@ class ScanResource(BaseModel):
     team: str | None = None
     owner: str | None = None
     # The resource whose cost carries this one's bill lines (the Batch compute environment that launched this
-    # instance): its cost is counted there, once, and this resource is not missing from the bill.
+    # instance): its cost is counted there, once, and this resource is not missing from the bill. Only in a scan the
+    # bill priced (costs.source "bill"), and only when the bill names the instance: Cost Explorer prices no resource
+    # (its costs are by instance type, no resource has a cost_usd), so no resource's cost carries another's there.
     billed_on: str | None = None
+    # The resource this one is judged on (the Batch compute environment that launched this instance, as the rules
+    # read the tie from the inventory): set whatever priced the scan; the instance has no finding of its own, and
+    # its verdict names the environment.
+    judged_on: str | None = None
 
 
 class ScanCostKind(BaseModel):

@@ -102,10 +102,12 @@ def assess_account(
     rules = policy.rules()
     drafts: list[FindingDraft] = []
     verdicts: list[ResourceVerdict] = []
+    elsewhere: list[str] = []  # resources judged on another (an instance a Batch compute environment launched)
     for batch in profile_batches(source, start=start, end=end, catalog=ctx.catalog):
         found, judged = assess_profiles(batch, rules, ctx)
         drafts.extend(found)
         verdicts.extend(judged)
+        elsewhere.extend(p.key for p in batch if p.batch_environment)
     repository = FindingRepository(session)
     result = repository.apply(
         account_id=account_id,
@@ -114,6 +116,7 @@ def assess_account(
         rule_ids=policy.enabled_ids(),
         now=now,
         scan_id=options.get("scan_id"),
+        judged_elsewhere=elsewhere,
     )
     by_rule: dict[str, int] = defaultdict(int)
     for draft in drafts:

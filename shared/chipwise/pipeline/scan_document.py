@@ -13,7 +13,7 @@ from chipwise.catalog import get_catalog, platform_of
 from chipwise.clock import utcnow
 from chipwise.models.findings import FindingDocument
 from chipwise.models.records import CollectedResource
-from chipwise.models.resources import EndpointDetails, InferenceComponentDetails
+from chipwise.models.resources import EndpointDetails, InferenceComponentDetails, InstanceDetails, resource_key
 from chipwise.models.scan import (
     SCAN_COMPLETED_DETAIL_TYPE,
     SCAN_COMPLETED_SOURCE,
@@ -33,11 +33,13 @@ from chipwise.settings import get_settings
 from chipwise.store import Session, SessionFactory, transaction
 from chipwise.store.repositories.accounts import AccountRepository, ScanRepository
 from chipwise.store.repositories.bill import BillRepository
+from chipwise.store.repositories.inventory import ResourceRepository
 from chipwise.store.repositories.usage import CostBreakdown, UsageRepository
 
 
 def _document(aws: AwsContext, session: Session, run: ScanRun, findings: Sequence[FindingDocument]) -> ScanDocument:
     resources = [_scan_resource(r) for r in sorted(run.resources, key=lambda r: (r.kind, r.name, r.key))]
+    _judged_on(session, run, resources)
     if run.cost_source == "bill":
         costs = _bill_costs(session, run, resources, findings)
     else:
@@ -65,6 +67,24 @@ def _document(aws: AwsContext, session: Session, run: ScanRun, findings: Sequenc
         errors=list(run.errors),
         verdicts=settle_verdicts(every_verdict(run.verdicts, resources), findings, rule_title),
     )
+
+
+def _judged_on(session: Session, run: ScanRun, resources: list[ScanResource]) -> None:
+    """Each EC2 instance a live Batch compute environment launched names the environment (``judged_on``): the tie
+    the rules read (:meth:`ResourceRepository.batch_launched`, the same statement), whatever priced the scan. In a
+    scan the bill priced, ``billed_on`` names it too when the bill names the instance (:mod:`chipwise.analyse.ledger`).
+    Fills ``resources`` in place."""
+    launchers = ResourceRepository(session).batch_launchers(run.account_id, run.region)
+    if not launchers:
+        return
+    collected = {r.key: r for r in run.resources}
+    for resource in resources:
+        details = collected[resource.id].details
+        if resource.kind != "ec2_instance" or not isinstance(details, InstanceDetails) or not details.instance_id:
+            continue
+        launcher = launchers.get(details.instance_id.lower())
+        if launcher is not None:
+            resource.judged_on = resource_key(launcher[1], None)
 
 
 UNKNOWN_USAGE_TYPES_LISTED = 20

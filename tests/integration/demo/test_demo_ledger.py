@@ -294,6 +294,9 @@ def test_the_warm_pool_is_priced_from_its_instance_s_bill_lines_and_counted_once
     (instance,) = [r for r in scan["resources"] if r.get("billed_on") == pool["id"]]
     assert instance["kind"] == "ec2_instance" and instance["instance_type"] == "trn1.32xlarge"
     assert instance["cost_usd"] is None
+    # and judged on it: the same tie as the rules read (in a bill-priced scan billed_on and judged_on agree)
+    assert instance["judged_on"] == pool["id"] and pool["judged_on"] is None
+    assert [r["name"] for r in scan["resources"] if r.get("judged_on")] == [instance["name"]]
     # and it is judged there: no finding of its own, its verdict names the environment
     assert not [f for f in scan["findings"] if f["resource_id"] == instance["id"]]
     (verdict,) = [v for v in scan["verdicts"] if v["resource_id"] == instance["id"]]

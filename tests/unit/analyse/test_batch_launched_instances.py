@@ -38,8 +38,13 @@ from chipwise.models.verdicts import ResourceVerdict
 from chipwise.pipeline.apply import apply_finding
 from chipwise.pipeline.evaluate import assess_account
 from chipwise.pipeline.policy import load_policy
-from chipwise.presentation import headline
+from chipwise.pipeline.scan_document import finish_scan
+from chipwise.pipeline.scan_run import ScanRun
+from chipwise.presentation import counts_in_totals, headline
+from chipwise.rules.policy import Policy, policy_from_mapping
 from chipwise.rules.titles import rule_title
+from chipwise.store.repositories.accounts import ScanRepository
+from chipwise.store.repositories.findings import FindingRepository
 from chipwise.store.repositories.inventory import ResourceRepository
 from chipwise.store.repositories.remediations import RemediationRepository
 from chipwise.store.tables import Finding
@@ -144,9 +149,9 @@ def _gpu(session: Session, resource_id: int, percent: float) -> None:
     add_coverage(session, resource_id, CWAGENT_GPU, True, HOURS)
 
 
-def _judge(session: Session) -> tuple[list[FindingDocument], dict[str, ResourceVerdict]]:
+def _judge(session: Session, policy: Policy | None = None) -> tuple[list[FindingDocument], dict[str, ResourceVerdict]]:
     findings, verdicts = assess_account(
-        session, account_id=ACCOUNT, region=REGION, now=NOW, policy=load_policy(), lookback_days=14
+        session, account_id=ACCOUNT, region=REGION, now=NOW, policy=policy or load_policy(), lookback_days=14
     )
     settled = settle_verdicts(verdicts, findings, rule_title)
     return findings, {v.name: v for v in settled}
@@ -227,3 +232,107 @@ def test_an_environment_whose_instances_are_gone_ties_none(
         # Then a gone environment ties no instance (another account or region never did)
         assert repository.batch_launched(ACCOUNT, REGION) == {}
         assert repository.batch_launched("210987654321", REGION) == {}
+
+
+def test_a_finding_of_a_rule_the_policy_disabled_is_resolved_when_its_instance_is_judged_on_the_environment(
+    session_factory: sessionmaker[Session], db_url: str, stubs: Stubs
+) -> None:
+    # Given day 1 without the tie (ECS refused): the idle instance got its own gpu_idle finding beside the
+    # environment's
+    with session_factory.begin() as session:
+        add_account(session, ACCOUNT)
+        ids = _save(session, _collect(stubs, ecs_answers=False))
+        _gpu(session, ids[IDLE], 1.0)
+        _gpu(session, ids[BUSY], 65.0)
+    with session_factory.begin() as session:
+        day1, _ = _judge(session)
+    (stale,) = [f.finding_id for f in day1 if f.resource_name == IDLE and f.rule_id == "gpu_idle"]
+
+    # When day 2's inventory reads the tie and the policy now disables gpu_idle (the rule that opened the finding is
+    # not evaluated: the lifecycle keeps a disabled rule's findings as they are, on any other resource)
+    with session_factory.begin() as session:
+        _save(session, _collect(stubs, ecs_answers=True))
+    policy = policy_from_mapping({"gpu_idle": {"enabled": False}})
+    with session_factory.begin() as session:
+        day2, verdicts = _judge(session, policy)
+    # Then the day-1 finding is resolved all the same: its instance is judged on the environment, whatever the policy
+    with session_factory() as session:
+        row = session.get(Finding, stale)
+        assert row is not None and row.status == "resolved"
+    # And the headline counts the instance-hours once, on the environment's finding, to the cent
+    assert [(f.rule_id, f.resource_name) for f in day2] == [("capacity_held_idle", POOL)]
+    assert headline(day2).total_usd == HELD and headline(day2).counted == 1
+    # And the verdicts agree with the headline: the instance is out of scope (judged on its environment), the
+    # environment is the one waste, and the waste verdicts' findings are exactly the counted ones
+    assert verdicts[IDLE].verdict == "out_of_scope" and verdicts[IDLE].finding_rules == []
+    assert verdicts[IDLE].reason.startswith(f"part of AWS Batch compute environment {POOL}")
+    waste = {(rule, v.name) for v in verdicts.values() if v.verdict == "waste" for rule in v.finding_rules}
+    assert waste == {(f.rule_id, f.resource_name) for f in day2 if counts_in_totals(f)}
+
+
+def test_a_suppressed_finding_on_an_instance_judged_on_the_environment_is_resolved(
+    session_factory: sessionmaker[Session], stubs: Stubs
+) -> None:
+    # Given day 1's gpu_idle finding on the idle instance, suppressed by a person
+    with session_factory.begin() as session:
+        add_account(session, ACCOUNT)
+        ids = _save(session, _collect(stubs, ecs_answers=False))
+        _gpu(session, ids[IDLE], 1.0)
+        _gpu(session, ids[BUSY], 65.0)
+    with session_factory.begin() as session:
+        day1, _ = _judge(session)
+        (stale,) = [f.finding_id for f in day1 if f.resource_name == IDLE]
+        FindingRepository(session).suppress(stale, until=NOW + timedelta(days=90), reason="pool", now=NOW)
+    # When day 2 reads the tie with gpu_idle disabled
+    with session_factory.begin() as session:
+        _save(session, _collect(stubs, ecs_answers=True))
+    with session_factory.begin() as session:
+        _judge(session, policy_from_mapping({"gpu_idle": {"enabled": False}}))
+    # Then it is resolved too: a suppressed finding reopens when its moment passes, and this one must not
+    with session_factory() as session:
+        row = session.get(Finding, stale)
+        assert row is not None and row.status == "resolved"
+
+
+def test_a_scan_priced_from_cost_explorer_names_the_environment_each_instance_is_judged_on(
+    session_factory: sessionmaker[Session], stubs: Stubs
+) -> None:
+    # Given the environment's instances read (the tie in the inventory), no bill stored: Cost Explorer prices the scan
+    with session_factory.begin() as session:
+        add_account(session, ACCOUNT)
+        found = _collect(stubs, ecs_answers=True)
+        ids = _save(session, found)
+        _gpu(session, ids[IDLE], 1.0)
+        _gpu(session, ids[BUSY], 65.0)
+    run = ScanRun(
+        scan_id="5c0a7c1e-0000-4000-8000-000000000001", account_id=ACCOUNT, region=REGION, started_at=NOW, now=NOW,
+        metric_start=WINDOW_START, metric_end=NOW, cost_start=WINDOW_START.date(), cost_end=NOW.date(),
+        lookback_days=14, resources=found, inventory_ok=1,
+    )  # fmt: skip
+    with session_factory.begin() as session:
+        ScanRepository(session).open(
+            run.scan_id, ACCOUNT, REGION, started_at=NOW, window_start=run.cost_start, window_end=run.cost_end
+        )
+        findings, run.verdicts = assess_account(
+            session, account_id=ACCOUNT, region=REGION, now=NOW, lookback_days=14, scan_id=run.scan_id
+        )
+    # When the scan's document is written
+    document = finish_scan(stubs.aws, session_factory, run, findings)
+    # Then it is priced from Cost Explorer: no resource carries a cost of its own, so none is billed on another
+    assert run.cost_source == "cost_explorer" and document.costs.source == "cost_explorer"
+    resources = {r.name: r for r in document.resources}
+    assert all(r.cost_usd is None and r.billed_on is None for r in resources.values())
+    # And each instance names the environment it is judged on, as the rules read the tie: no finding of its own,
+    # its verdict out of scope naming the environment; the environment carries the one finding
+    verdicts = {v.name: v for v in document.verdicts}
+    for name in (IDLE, BUSY):
+        assert resources[name].judged_on == POOL_ARN == resources[POOL].id
+        assert verdicts[name].verdict == "out_of_scope" and POOL in verdicts[name].reason
+        assert not [f for f in document.findings if f.resource_id == resources[name].id]
+    assert resources[POOL].judged_on is None
+    assert [(f.rule_id, f.resource_name) for f in document.findings] == [("capacity_held_idle", POOL)]
+    # And the stored document says the same (what `chipwise resources` and the report read)
+    with session_factory() as session:
+        stored = ScanRepository(session).document(run.scan_id)
+    assert stored is not None
+    assert {r.name: r.judged_on for r in stored.resources} == {POOL: None, IDLE: POOL_ARN, BUSY: POOL_ARN}

@@ -135,6 +135,30 @@ def test_a_finding_the_rules_no_longer_make_is_resolved_and_reopened_when_it_ret
     assert findings(store)["b"].status == "open" and findings(store)["b"].resolved_at is None
 
 
+def test_every_finding_on_a_resource_judged_elsewhere_is_resolved_whatever_the_policy(
+    store: sessionmaker[Session],
+) -> None:
+    # Given "pool-node" with findings of an evaluated rule and of a rule the policy no longer enables, and "other"
+    # with a finding of that rule too
+    spiky = "spiky_inference_bedrock"
+    apply(store, [draft("pool-node"), draft("pool-node", rule_id=spiky), draft("other", rule_id=spiky)])
+    node = draft("pool-node").resource_key
+    # When "pool-node" is judged on another resource (no rule ran on it: no draft)
+    with store.begin() as session:
+        result = FindingRepository(session).apply(
+            account_id=ACCOUNT, region="us-east-1", drafts=[], rule_ids=RULES, now=LATER, judged_elsewhere=[node]
+        )
+    # Then both of its findings are resolved; the unevaluated rule's finding elsewhere is kept as it is
+    with store() as session:
+        state = {(f.resource_name, f.rule_id): f.status for f in session.scalars(select(Finding))}
+    assert result.resolved == 2
+    assert state == {
+        ("pool-node", "gpu_idle"): "resolved",
+        ("pool-node", spiky): "resolved",
+        ("other", spiky): "open",
+    }
+
+
 def test_a_suppressed_finding_stays_hidden_until_its_date_then_reopens(store: sessionmaker[Session]) -> None:
     # Given an open finding suppressed until two days from now
     apply(store, [draft()])

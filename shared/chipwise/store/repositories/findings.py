@@ -3,7 +3,9 @@
 - A finding is identified by (rule_id, resource_arn, resource_variant): evaluating again updates it
   (``last_seen``, figures, evidence) and keeps its id and ``first_seen``.
 - A finding the rules no longer produce is ``resolved`` (``resolved_at`` set); if the condition comes back it
-  is reopened under the same id.
+  is reopened under the same id. A rule the policy does not enable keeps its findings as they are, except on a
+  resource judged on another one (an instance an AWS Batch compute environment launched): every finding there is
+  resolved, whatever its rule, so its dollars are counted once, on the resource that carries them.
 - ``suppress`` hides a finding until a moment, with a reason; while suppressed it is still updated, and once the
   moment passes the next evaluation reopens it if the condition still holds.
 - Each new or re-priced estimate adds a ``recommendations`` row (source ``estimate``), so the history of what was
@@ -154,9 +156,14 @@ class FindingRepository(Repository):
         rule_ids: Iterable[str],
         now: datetime,
         scan_id: str | None = None,
+        judged_elsewhere: Iterable[str] = (),
     ) -> LifecycleResult:
         """Upsert ``drafts`` and resolve the account's findings of ``rule_ids`` in ``region`` they no longer
-        contain (rules not evaluated keep their findings as they are)."""
+        contain (rules not evaluated keep their findings as they are), and every finding, whatever its rule, on the
+        resources of ``judged_elsewhere`` (resource keys no rule runs on because another resource is judged for them:
+        an EC2 instance an AWS Batch compute environment launched) that the drafts do not contain: a disabled rule's
+        finding there would count its dollars beside the environment's, on a resource whose verdict says it is not
+        judged on its own."""
         strays = {(d.account_id, d.region) for d in drafts} - {(account_id, region)}
         if strays:
             raise ValueError(f"drafts for {sorted(strays)} applied to {account_id} {region}")
@@ -185,10 +192,11 @@ class FindingRepository(Repository):
             if repriced(before, draft):
                 history.append(history_row(before.id, draft, now))
         evaluated = set(rule_ids)
+        elsewhere = set(judged_elsewhere)
         resolved = [
             {"id": item.id, "status": RESOLVED, "resolved_at": now}
             for key, item in existing.items()
-            if key[0] in evaluated and key not in seen and item.status != RESOLVED
+            if (key[0] in evaluated or key[1] in elsewhere) and key not in seen and item.status != RESOLVED
         ]
         self._write(inserts, updates, resolved, history)
         self._mark_seen(seen_only, now, scan_id)

@@ -231,16 +231,20 @@ class ResourceRepository(Repository):
         """The EC2 instances the account's live AWS Batch compute environments in ``region`` launched, as their
         inventory read them (their ECS clusters' container instances, ``details.instance_ids``): instance id (lower
         case) -> the environment's name. One statement; an environment whose instances were not read ties none."""
-        stmt = select(Resource.name, Resource.details).where(
+        return {i: name for i, (name, _) in self.batch_launchers(account_id, region).items()}
+
+    def batch_launchers(self, account_id: str, region: str) -> dict[str, tuple[str, str]]:
+        """:meth:`batch_launched` with each environment's ARN too: instance id (lower case) -> (name, ARN)."""
+        stmt = select(Resource.name, Resource.arn, Resource.details).where(
             Resource.account_id == account_id,
             Resource.region == region,
             Resource.kind == "batch_compute_environment",
             Resource.state.is_distinct_from(GONE),
         )
-        launched: dict[str, str] = {}
-        for name, details in self.session.execute(stmt):
+        launched: dict[str, tuple[str, str]] = {}
+        for name, arn, details in self.session.execute(stmt):
             ids = details.get("instance_ids") if isinstance(details, dict) else None
-            launched.update((str(i).lower(), str(name)) for i in ids or [])
+            launched.update((str(i).lower(), (str(name), str(arn))) for i in ids or [])
         return launched
 
     def by_instance_id(self, instance_id: str) -> ResourceRecord | None:
