@@ -171,7 +171,7 @@ def _print_show(
             _money(x.public_on_demand_cost), f"{x.usage_hours:,.1f}",
         )  # fmt: skip
     out.print(biggest)
-    rest = more_line(len(shown), totals.resources, "resources", "--limit 0, --lines or --json")
+    rest = more_line(len(shown), totals.resources, "resource", "--limit 0, --lines or --json")
     if rest is not None:
         out.print(rest, highlight=False, markup=False, soft_wrap=True)
     if team is not None:

@@ -140,12 +140,16 @@ def fields(record: Any, names: str) -> dict[str, Any]:
     return {name: getattr(record, name) for name in names.split()}
 
 
-def more_line(shown: int, total: int, noun: str, hint: str = "--limit N or --cursor") -> str | None:
-    """ "n more" under a table cut to its top rows (None when everything is shown)."""
+def more_line(
+    shown: int, total: int, noun: str, hint: str = "--limit N or --cursor", plural_form: str | None = None
+) -> str | None:
+    """ "n more" under a table cut to its top rows (None when everything is shown). ``noun`` is one of the rows
+    ("finding"): "… and 1 more finding", "… and 2 more findings" (``plural_form`` when not ``noun`` + "s")."""
     rest = total - shown
     if rest <= 0:
         return None
-    return f"… and {rest:,} more {noun} (of {total:,}): {hint} to see them"
+    nouns = noun if rest == 1 else plural_form or f"{noun}s"
+    return f"… and {rest:,} more {nouns} (of {total:,}): {hint} to see them"
 
 
 def no_match_line(noun: str, **filters: object) -> str:

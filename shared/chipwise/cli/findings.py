@@ -147,7 +147,7 @@ def _say_rest(selected: FindingFilter, last_id: str) -> None:
     from chipwise.pipeline.findings import rest_after
 
     rest, totals = rest_after(selected, last_id)
-    line = more_line(totals.count - rest, totals.count, "findings", f"--cursor {last_id}")
+    line = more_line(totals.count - rest, totals.count, "finding", f"--cursor {last_id}")
     if line is not None:
         err.print(line, highlight=False, markup=False, soft_wrap=True)
 
@@ -169,7 +169,7 @@ def _table(selected: FindingFilter, limit: int | None, cursor: str | None, statu
     if page.rest_count > 0:
         title = f"top {shown} of {title}"
     out.print(findings_table(documents, title=title, shown_of=page.totals.count))
-    rest = more_line(shown, page.totals.count, "findings", f"--cursor {page.next_cursor}" if page.next_cursor else "")
+    rest = more_line(shown, page.totals.count, "finding", f"--cursor {page.next_cursor}" if page.next_cursor else "")
     if rest is not None:
         estimated = f"${page.totals.estimated_monthly_usd:,.2f}"
         out.print(f"{rest}; all {page.totals.count:,} estimate {estimated} a month before overlaps", highlight=False)

@@ -77,7 +77,7 @@ def notify_command(
     for p in report.planned[:shown]:
         table.add_row(p.channel, p.kind, p.recipient, _preview(p.subject, p.payload))
     out.print(table)
-    rest = more_line(len(report.planned[:shown]), len(report.planned), "messages", "--limit 0 or --json")
+    rest = more_line(len(report.planned[:shown]), len(report.planned), "message", "--limit 0 or --json")
     if rest is not None:
         out.print(rest, highlight=False)
     if dry_run:

@@ -47,7 +47,7 @@ def realised_command(
             f"{f['days_before']} · {f['days_after']}",
         )
     out.print(table)
-    rest = more_line(len(view.fixes), view.total, "measured fixes", "--limit 0 or --json")
+    rest = more_line(len(view.fixes), view.total, "measured fix", "--limit 0 or --json", "measured fixes")
     if rest is not None:
         out.print(rest, highlight=False)
     out.print(f"realised to date: {usd(measured_total(view.rules))} a month")

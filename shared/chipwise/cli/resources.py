@@ -77,7 +77,7 @@ def resources_command(
         )
     out.print(table)
     last = page.rows[-1].verdict.resource_id if page.rows else ""
-    rest = more_line(len(page.rows), page.total, "resources", f"--cursor {last}")
+    rest = more_line(len(page.rows), page.total, "resource", f"--cursor {last}")
     if rest is not None:
         out.print(rest, highlight=False, markup=False, soft_wrap=True)
 

@@ -160,6 +160,18 @@ def test_a_limit_that_leaves_nothing_prints_no_cursor_and_csv_and_arrays_say_it_
         assert "… and 2 more findings (of 6): --cursor " in shown.err and "--cursor" not in shown.out
 
 
+def test_one_finding_left_is_one_more_finding_in_the_stream_and_under_the_table(
+    stored: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["findings", "--json", "--limit", "5"]) == 0
+    assert capsys.readouterr().err.startswith("… and 1 more finding (of 6): --cursor ")
+    assert main(["findings", "--limit", "5"]) == 0
+    table = capsys.readouterr().out
+    assert "… and 1 more finding (of 6): --cursor " in " ".join(table.split())
+    assert main(["findings", "--limit", "4"]) == 0
+    assert "… and 2 more findings (of 6)" in capsys.readouterr().out
+
+
 def test_the_stream_is_the_list_s_order_read_in_batches_and_stops_where_asked(
     stored: None, session_factory: sessionmaker[Session]
 ) -> None:

@@ -18,7 +18,7 @@ from chipwise.errors import InvalidInput, NotFound
 from chipwise.models.findings import RecommendationDoc
 from chipwise.rules.base import FindingDraft
 from chipwise.store.repositories.findings import FindingRepository
-from chipwise.store.tables import Account, Finding, Recommendation
+from chipwise.store.tables import Account, Finding, Recommendation, Resource
 
 ACCOUNT = "123456789012"
 RULES = ("gpu_idle", "inferentia_idle")
@@ -310,3 +310,93 @@ def test_the_lifecycle_reads_the_resolved_findings_of_the_drafted_keys_only(stor
     # And applying them reopens both under their ids
     result = apply(store, [draft("live"), draft("old3"), variant, draft("new")], now=LATER + timedelta(days=1))
     assert (result.new, result.reopened, result.resolved) == (1, 2, 0)
+
+
+def inventory(store: sessionmaker[Session], states: dict[str, str]) -> None:
+    """The resources ``draft(name)`` names, each in the state the inventory left it (``gone``: a scan read the
+    listing of its kind completely and did not find it)."""
+    with store.begin() as session:
+        for name, state in states.items():
+            d = draft(name)
+            session.add(
+                Resource(
+                    account_id=ACCOUNT,
+                    region=d.region,
+                    arn=d.resource_arn,
+                    kind="ec2_instance",
+                    name=name,
+                    instance_type="g5.xlarge",
+                    platform="nvidia",
+                    state=state,
+                )
+            )
+
+
+def test_a_finding_of_a_rule_not_evaluated_is_resolved_when_its_resource_is_gone(store: sessionmaker[Session]) -> None:
+    # Given gpu_idle findings on an instance the inventory marked gone, on a running one, on a stopped one, on one
+    # never inventoried, and a suppressed one on another gone instance
+    apply(store, [draft(n) for n in ("gone", "running", "stopped", "unlisted", "hushed")])
+    inventory(store, {"gone": "gone", "running": "running", "stopped": "stopped", "hushed": "gone"})
+    hushed = findings(store)["hushed"].id
+    with store.begin() as session:
+        FindingRepository(session).suppress(hushed, until=LATER + timedelta(days=30), reason="later", now=NOW)
+    # When the rules run again with gpu_idle disabled (not evaluated: it drafts nothing)
+    with store.begin() as session:
+        result = FindingRepository(session).apply(
+            account_id=ACCOUNT, region="us-east-1", drafts=[], rule_ids=("inferentia_idle",), now=LATER
+        )
+    # Then the findings on the gone instances are resolved, the suppressed one too; the others stay as they were
+    found = findings(store)
+    assert result.resolved == 2
+    assert {n: f.status for n, f in found.items()} == {
+        "gone": "resolved",
+        "hushed": "resolved",
+        "running": "open",
+        "stopped": "open",
+        "unlisted": "open",
+    }
+    assert found["gone"].resolved_at is not None
+    assert found["gone"].resolved_at.replace(tzinfo=None) == LATER.replace(tzinfo=None)
+    assert found["running"].resolved_at is None
+
+
+def test_a_resource_gone_in_another_region_resolves_nothing_here(store: sessionmaker[Session]) -> None:
+    # Given a gpu_idle finding in us-east-1 and one in us-west-2, whose resource is gone in us-west-2 only
+    apply(store, [draft("east")])
+    apply(store, [draft("west", region="us-west-2")], region="us-west-2")
+    with store.begin() as session:
+        west = draft("west", region="us-west-2")
+        session.add(
+            Resource(
+                account_id=ACCOUNT,
+                region="us-west-2",
+                arn=west.resource_arn,
+                kind="ec2_instance",
+                name="west",
+                platform="nvidia",
+                state="gone",
+            )
+        )
+    inventory(store, {"east": "running"})
+    # When us-east-1 is evaluated with gpu_idle disabled
+    with store.begin() as session:
+        FindingRepository(session).apply(
+            account_id=ACCOUNT, region="us-east-1", drafts=[], rule_ids=("inferentia_idle",), now=LATER
+        )
+    # Then neither moves: us-west-2's finding is resolved by us-west-2's own evaluation, not by this one
+    assert {n: f.status for n, f in findings(store).items()} == {"east": "open", "west": "open"}
+    with store.begin() as session:
+        FindingRepository(session).apply(
+            account_id=ACCOUNT, region="us-west-2", drafts=[], rule_ids=("inferentia_idle",), now=LATER
+        )
+    assert {n: f.status for n, f in findings(store).items()} == {"east": "open", "west": "resolved"}
+
+
+def test_a_drafted_finding_on_a_resource_marked_gone_is_not_resolved(store: sessionmaker[Session]) -> None:
+    # Given a gpu_idle finding on an instance the inventory marked gone
+    apply(store, [draft("back")])
+    inventory(store, {"back": "gone"})
+    # When the rules draft it again (what the lifecycle is told the rules found wins over the stored state)
+    result = apply(store, [draft("back")], now=LATER)
+    # Then it stays open
+    assert result.resolved == 0 and findings(store)["back"].status == "open"

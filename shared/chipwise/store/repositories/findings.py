@@ -5,7 +5,10 @@
 - A finding the rules no longer produce is ``resolved`` (``resolved_at`` set); if the condition comes back it
   is reopened under the same id. A rule the policy does not enable keeps its findings as they are, except on a
   resource judged on another one (an instance an AWS Batch compute environment launched): every finding there is
-  resolved, whatever its rule, so its dollars are counted once, on the resource that carries them.
+  resolved, whatever its rule, so its dollars are counted once, on the resource that carries them; and except on a
+  resource the inventory marked gone (state ``gone``: a scan read the listing of its kind in its account and region
+  completely and did not find it; a failed listing marks nothing gone): every finding there is resolved, whatever
+  its rule, so the ledger counts only what exists.
 - ``suppress`` hides a finding until a moment, with a reason; while suppressed it is still updated, and once the
   moment passes the next evaluation reopens it if the condition still holds.
 - Each new or re-priced estimate adds a ``recommendations`` row (source ``estimate``), so the history of what was
@@ -46,8 +49,9 @@ from chipwise.store.repositories.finding_rows import (
     unchanged,
     updated_row,
 )
+from chipwise.store.repositories.inventory import GONE
 from chipwise.store.repositories.records import Repository, record_of
-from chipwise.store.tables import Finding, Recommendation
+from chipwise.store.tables import Finding, Recommendation, Resource
 
 MIN_ID_PREFIX = 6
 
@@ -163,7 +167,8 @@ class FindingRepository(Repository):
         resources of ``judged_elsewhere`` (resource keys no rule runs on because another resource is judged for them:
         an EC2 instance an AWS Batch compute environment launched) that the drafts do not contain: a disabled rule's
         finding there would count its dollars beside the environment's, on a resource whose verdict says it is not
-        judged on its own."""
+        judged on its own. A finding of a rule not evaluated is resolved too when its resource is gone from the
+        inventory (:meth:`_on_gone_resources`): its dollars are no longer spent, and no verdict names it."""
         strays = {(d.account_id, d.region) for d in drafts} - {(account_id, region)}
         if strays:
             raise ValueError(f"drafts for {sorted(strays)} applied to {account_id} {region}")
@@ -193,10 +198,14 @@ class FindingRepository(Repository):
                 history.append(history_row(before.id, draft, now))
         evaluated = set(rule_ids)
         elsewhere = set(judged_elsewhere)
+        stale = [(key, item) for key, item in existing.items() if key not in seen and item.status != RESOLVED]
+        # a rule not evaluated keeps its findings, except on a resource judged elsewhere or gone from the inventory
+        kept = {item.id for key, item in stale if key[0] not in evaluated and key[1] not in elsewhere}
+        gone = self._on_gone_resources(account_id, region) if kept else set()
         resolved = [
             {"id": item.id, "status": RESOLVED, "resolved_at": now}
-            for key, item in existing.items()
-            if (key[0] in evaluated or key[1] in elsewhere) and key not in seen and item.status != RESOLVED
+            for _key, item in stale
+            if item.id not in kept or item.id in gone
         ]
         self._write(inserts, updates, resolved, history)
         self._mark_seen(seen_only, now, scan_id)
@@ -253,6 +262,25 @@ class FindingRepository(Repository):
                 stored={c: m[c] for c in COMPARED},
             )
         return found
+
+    def _on_gone_resources(self, account_id: str, region: str) -> set[str]:
+        """The ids of the account's unresolved findings in ``region`` whose resource the inventory marked gone, in one
+        statement (the findings by account and status, each resource by its unique ``(arn, variant)``). Only a scan
+        that read the listing of a kind completely marks its resources gone
+        (:meth:`~chipwise.store.repositories.inventory.ResourceRepository.mark_gone`): a listing that failed
+        (AccessDenied, throttling past the retries) or a resource listed but not described leaves them as they
+        were, so their findings stay as they are."""
+        stmt = (
+            select(Finding.id)
+            .join(Resource, and_(Resource.arn == Finding.resource_arn, Resource.variant == Finding.resource_variant))
+            .where(
+                Finding.account_id == account_id,
+                Finding.region == region,
+                Finding.status != RESOLVED,
+                Resource.state == GONE,
+            )
+        )
+        return set(self.session.scalars(stmt))
 
     def _keys(self, keys: Sequence[tuple[str, str, str]], sqlite: bool) -> Any:
         """``keys`` as a table of columns ``r``, ``a``, ``v`` from one bound JSON parameter (SQLite's ``json_each``,
