@@ -13,13 +13,13 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Literal, overload
+from typing import TYPE_CHECKING, Any, Literal, cast, overload
 
 import boto3
 import botocore.session
 from botocore.config import Config
 from botocore.model import ServiceModel, Shape
-from botocore.parsers import ResponseParser, ResponseParserFactory
+from botocore.parsers import JSONParser, ResponseParser, ResponseParserFactory
 from botocore.utils import parse_timestamp
 
 from chipwise.observability import quiet_libraries
@@ -217,12 +217,40 @@ class _ProjectingParser:
         return self._parser.parse(response, projected or shape)
 
 
+# the scalar types botocore's JSON parser hands on as json.loads made them (no _handle_<type> of its own)
+_JSON_AS_IS = frozenset({"string", "boolean", "integer", "long", "float", "double"})
+
+
+class _ScalarListsAsIs(JSONParser):
+    """botocore's parser for the JSON protocol, a list of scalars it would hand on unchanged taken whole instead of
+    item by item (GetMetricData's Timestamps and Values: two calls per datapoint otherwise, the bulk of a scan's
+    parsing). The same list either way: botocore keeps a null item as None and hands every other one through
+    :meth:`_default_handle`, or the timestamp parser when that is :func:`_as_sent`."""
+
+    def __init__(self, timestamp_parser: Any = None, blob_parser: Any = None) -> None:
+        super().__init__(timestamp_parser=timestamp_parser, blob_parser=blob_parser)
+        self._timestamps_as_sent = timestamp_parser is _as_sent
+
+    def _handle_list(self, shape: Any, node: Any) -> Any:
+        kind = shape.member.type_name
+        if kind in _JSON_AS_IS or (kind == "timestamp" and self._timestamps_as_sent):
+            return list(node)
+        return cast(Any, super())._handle_list(shape, node)
+
+
 class ProjectingParserFactory(ResponseParserFactory):
     def __init__(self, shapes: dict[str, Shape]) -> None:
         super().__init__()
         self._shapes = shapes
+        self._kept: dict[str, Any] = {}  # the defaults as set (botocore's own are private)
+
+    def set_parser_defaults(self, **kwargs: Any) -> None:
+        super().set_parser_defaults(**kwargs)
+        self._kept.update(kwargs)
 
     def create_parser(self, protocol_name: str) -> Any:
+        if protocol_name == "json":
+            return _ProjectingParser(_ScalarListsAsIs(**self._kept), self._shapes)
         return _ProjectingParser(super().create_parser(protocol_name), self._shapes)
 
 

@@ -396,6 +396,8 @@ def _flush(
 def combine_series(target: MetricTarget, series: dict[int, dict[Stat, dict[HourKey, float]]]) -> list[HourlyRollup]:
     """One row per hour with data, the target's series combined (max across GPUs; sum/mean/max otherwise)."""
     hours = sorted({h for stats in series.values() for points in stats.values() for h in points})
+    if len(series) == 1:
+        return _one_series(target, next(iter(series.values())), hours)
     rows = []
     for hour in hours:
         columns: dict[str, float | None] = dict.fromkeys(_COLUMN.values())
@@ -413,6 +415,40 @@ def combine_series(target: MetricTarget, series: dict[int, dict[Stat, dict[HourK
                 maximum=columns["maximum"],
                 sum=columns["sum"],
                 sample_count=columns["sample_count"],
+            )
+        )
+    return rows
+
+
+def _one_series(
+    target: MetricTarget, stats: dict[Stat, dict[HourKey, float]], hours: list[HourKey]
+) -> list[HourlyRollup]:
+    """:func:`combine_series` of a target with one series (most: an instance's own metric), each hour's value taken
+    as :func:`_combine` would return it alone: the value for a maximum, else its one-term sum (``v + 0.0``: what
+    ``math.fsum([v])`` returns, -0.0 made 0.0) without building a list per hour and statistic."""
+    columns = []
+    for stat in target.spec.stats:
+        if points := stats.get(stat):
+            as_is = target.spec.combine == "max" or stat == "Maximum"
+            columns.append((_COLUMN[stat], points, as_is))
+    namespace, metric, key = target.spec.namespace, target.spec.metric, target.resource_key
+    rows = []
+    for hour in hours:
+        found: dict[str, float | None] = {"average": None, "maximum": None, "sum": None, "sample_count": None}
+        for column, points, as_is in columns:
+            value = points.get(hour)
+            if value is not None:
+                found[column] = value if as_is else value + 0.0
+        rows.append(
+            HourlyRollup(
+                key,
+                namespace,
+                metric,
+                _as_datetime(hour),
+                average=found["average"],
+                maximum=found["maximum"],
+                sum=found["sum"],
+                sample_count=found["sample_count"],
             )
         )
     return rows

@@ -191,8 +191,16 @@ def _store_document(session: Session, run: ScanRun, document: ScanDocument) -> N
         timings={**run.timings, "counts": run.counts, "cpu": run.cpu},
         errors=[e.model_dump() for e in document.errors],
         document_json=document.model_dump_json(),
+        verdicts=held_verdicts(document),
     )
     AccountRepository(session).scanned(run.account_id, document.finished_at)
+
+
+def held_verdicts(document: ScanDocument) -> list[tuple[str, str | None, str]]:
+    """The document's verdicts as their rows need them (resource id, its resource's team, verdict), from the
+    document the stage holds: its JSON is not decoded again."""
+    teams = {r.id: r.team for r in document.resources}
+    return [(v.resource_id, teams.get(v.resource_id), v.verdict) for v in document.verdicts]
 
 
 def announce(home: AwsContext, session_factory: SessionFactory, run: ScanRun, document: ScanDocument) -> None:

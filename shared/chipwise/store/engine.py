@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import atexit
 import warnings
+import weakref
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -25,9 +27,28 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.close()
 
 
+# Every engine made, closed at exit: a process that ends with ``os._exit`` after the atexit handlers (the command
+# line's :func:`chipwise.cli.finish`) closes its connections all the same (SQLite checkpoints its WAL on the last
+# close; PostgreSQL sees a clean disconnect).
+_ENGINES: weakref.WeakSet[Engine] = weakref.WeakSet()
+
+
+@atexit.register
+def dispose_engines() -> None:
+    """Close the pooled connections of every engine still alive."""
+    for engine in list(_ENGINES):
+        engine.dispose()
+
+
 @lru_cache(maxsize=8)
 def get_engine(url: str) -> Engine:
     """One engine per database URL (SQLite file by default, PostgreSQL in production)."""
+    engine = _new_engine(url)
+    _ENGINES.add(engine)
+    return engine
+
+
+def _new_engine(url: str) -> Engine:
     try:
         parsed = make_url(url)
     except ArgumentError as exc:

@@ -2,12 +2,35 @@
 
 from __future__ import annotations
 
+import gc
 import subprocess
 import sys
+from collections.abc import Iterator
 
 import pytest
 
 from chipwise import console
+
+
+@pytest.fixture(autouse=True)
+def _collector_thresholds() -> Iterator[None]:
+    """console.run raises the collector's young threshold for its process: the suite's process gets its own back."""
+    before = gc.get_threshold()
+    yield
+    gc.set_threshold(*before)
+
+
+def test_the_script_collects_the_young_generation_less_often() -> None:
+    # When the console script runs a command (an atexit handler reads the collector's thresholds at its end)
+    code = (
+        "import atexit, gc, sys\n"
+        "atexit.register(lambda: sys.stderr.write(repr(gc.get_threshold())))\n"
+        "sys.argv = ['chipwise', '--help']\nfrom chipwise.console import run\nrun()"
+    )
+    script = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
+    # Then it ran with the young generation collected every YOUNG_THRESHOLD allocations, the older ones as they were
+    assert script.returncode == 0
+    assert script.stderr == repr((console.YOUNG_THRESHOLD, *gc.get_threshold()[1:]))
 
 
 def test_without_typer_the_script_names_the_extra_in_one_line(

@@ -26,7 +26,9 @@ from chipwise.cli import main
 from chipwise.models.scan import ScanCosts, ScanDocument, ScanResource, ScanWindow
 from chipwise.models.verdicts import ResourceVerdict, VerdictKind
 from chipwise.pipeline.resources import VerdictPage, stream_verdicts, verdict_page
+from chipwise.pipeline.scan_document import held_verdicts
 from chipwise.store.repositories.accounts import AccountRepository, ScanRepository
+from chipwise.store.repositories.scan_verdicts import rows_of, verdict_rows
 from chipwise.store.tables import Finding, Scan, ScanVerdict
 
 ACCOUNTS = ("111111111111", "222222222222", "333333333333")
@@ -320,3 +322,14 @@ def test_deleting_a_scan_deletes_its_verdict_rows(organisation: None, session_fa
     with session_factory.begin() as session:
         left = session.scalar(select(func.count()).select_from(ScanVerdict))
     assert left == 5 * len(CASES) - 2 * len(CASES)
+
+
+def test_the_rows_from_the_document_held_are_those_from_its_json() -> None:
+    # Given a scan's document with teams (some none), variants and every kind of verdict
+    kinds: list[VerdictKind] = [kind for kind, _ in CASES] * 2
+    text = _document("scan-held", ACCOUNTS[0], REGIONS[0], 1, kinds)
+    # When its verdict rows are made from the document the scan holds (no JSON decoded) and from its JSON
+    held = rows_of("scan-held", held_verdicts(ScanDocument.model_validate_json(text)))
+    # Then they are the same rows, in the same order
+    assert held == verdict_rows("scan-held", text)
+    assert len(held) == len(kinds) and {r["team"] for r in held} == {"nlp", "vision", None}

@@ -7,13 +7,14 @@ so a member the inventory starts reading without adding it to the projection fai
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import botocore.session
 import pytest
 from botocore.parsers import ResponseParserFactory
 
-from chipwise.aws import ProjectingParserFactory, projected_shapes
+from chipwise.aws import ProjectingParserFactory, _as_sent, parse_aws_timestamp, projected_shapes
 from chipwise.collect.inventory.sources.ec2_instances import EC2_LISTING, ec2_resource
 
 RESPONSE = b"""<?xml version="1.0" encoding="UTF-8"?>
@@ -129,3 +130,44 @@ def test_the_projected_parse_records_the_same_resource_as_a_full_parse() -> None
 def test_a_projection_naming_a_member_the_shape_lacks_is_refused() -> None:
     with pytest.raises(ValueError, match="Instance has no member"):
         projected_shapes(botocore.session.get_session(), "ec2", (("Instance", ("InstanceId", "GpuCount")),))
+
+
+METRIC_DATA = json.dumps(
+    {
+        "MetricDataResults": [
+            {
+                "Id": "q0",
+                "Label": "CPUUtilization",
+                "Timestamps": [1763640000, 1763636400.0, 1763632800],
+                "Values": [12.5, 0, None, 3],
+                "StatusCode": "Complete",
+                "Messages": [{"Code": "ArithmeticError", "Value": "a message"}],
+            },
+            {"Id": "q1", "Label": "GPU", "Timestamps": [], "Values": [], "StatusCode": "PartialData"},
+        ],
+        "NextToken": "page-2",
+        "Messages": [],
+    }
+).encode()
+
+
+@pytest.mark.parametrize("as_sent", [True, False])
+def test_the_lean_json_parse_of_metric_data_is_botocores(as_sent: bool) -> None:
+    # Given a GetMetricData response (JSON protocol) with integer, float and null values and epoch timestamps
+    model = botocore.session.get_session().get_service_model("cloudwatch")
+    shape = model.operation_model("GetMetricData").output_shape
+    response = {"body": METRIC_DATA, "headers": {"x-amzn-requestid": "r-1"}, "status_code": 200}
+    parser = _as_sent if as_sent else parse_aws_timestamp
+    full, lean = ResponseParserFactory(), ProjectingParserFactory({})
+    for factory in (full, lean):
+        factory.set_parser_defaults(timestamp_parser=parser)
+    # When botocore's parser and the lean one (scalar lists taken whole) parse it, in the protocol clients use (json)
+    assert model.resolved_protocol == "json"
+    expected = full.create_parser(model.resolved_protocol).parse(dict(response), shape)
+    parsed = lean.create_parser(model.resolved_protocol).parse(dict(response), shape)
+    # Then they are the same, each value of the same type (a datetime unless the timestamps are kept as sent)
+    assert parsed == expected
+    values = parsed["MetricDataResults"][0]["Values"]
+    assert [type(v) for v in values] == [float, int, type(None), int]
+    first = parsed["MetricDataResults"][0]["Timestamps"][0]
+    assert first == 1763640000 if as_sent else first.year == 2025

@@ -237,3 +237,24 @@ def test_an_eks_gpu_node_reads_container_insights_per_gpu_and_its_node_series() 
     assert targets[-1].series == (node,)
     assert targets[3].spec.combine == "max"
     assert metrics.needs_eks_gpu_discovery([gpu]) and not metrics.needs_eks_gpu_discovery([])
+
+
+@pytest.mark.parametrize("combine", ["spread", "max"])
+def test_one_series_combines_as_it_would_beside_an_empty_one(combine: Any) -> None:
+    # Given a target of one series with every statistic, hours where only some have a value, -0.0 among them
+    spec = metrics.MetricSpec("AWS/EC2", "CPUUtilization", ("Average", "Maximum", "Sum", "SampleCount"), combine)
+    target = MetricTarget("arn:aws:ec2:us-east-1:1:instance/i-1", spec, ((("InstanceId", "i-1"),),))
+    h2 = datetime(2026, 11, 20, 12, tzinfo=UTC)
+    stats: dict[Any, dict[Any, float]] = {
+        "Average": {H0: -0.0, H1: 2.5, h2: 1e308},
+        "Maximum": {H0: -0.0, h2: 3.0},
+        "Sum": {H1: 0.1},
+        "SampleCount": {H0: 60.0, H1: 59.0},
+    }
+    # When it is combined alone (the one-series path) and beside a series with no datapoints (the general one)
+    alone = combine_series(target, {0: stats})
+    beside = combine_series(target, {0: stats, 1: {}})
+    # Then the rows are the same, to the sign of a zero
+    assert alone == beside and len(alone) == 3
+    assert [repr(r.average) for r in alone] == [repr(r.average) for r in beside]
+    assert repr(alone[0].maximum) == "-0.0" and repr(alone[0].average) == ("-0.0" if combine == "max" else "0.0")

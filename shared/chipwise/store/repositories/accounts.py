@@ -5,7 +5,7 @@ start (``add_failed``), and the account remembers when it was last scanned (``sc
 from __future__ import annotations
 
 import builtins
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
@@ -16,7 +16,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from chipwise.models.scan import ScanDocument
 from chipwise.store.base import SerializedJson
 from chipwise.store.repositories.records import Repository, record_of
-from chipwise.store.repositories.scan_verdicts import ScanVerdictRepository
+from chipwise.store.repositories.scan_verdicts import ScanVerdictRepository, Verdict
 from chipwise.store.tables import Account, Finding, Scan
 
 FINISHED = ("succeeded", "partial")  # a scan that wrote its document
@@ -164,8 +164,10 @@ class ScanRepository(Repository):
         timings: dict[str, Any],
         errors: list[Any],
         document_json: str,
+        verdicts: Sequence[Verdict] | None = None,
     ) -> None:
-        """The scan's outcome and its document (given as JSON text, written as it is)."""
+        """The scan's outcome and its document (given as JSON text, written as it is; ``verdicts``, the document's
+        own when the caller holds them, spare decoding it again for the verdict rows)."""
         scan = self.session.get(Scan, scan_id)
         if scan is None:  # pragma: no cover - a scan is finished only after it was opened
             raise LookupError(f"no scan {scan_id}")
@@ -175,21 +177,21 @@ class ScanRepository(Repository):
         scan.api_calls = api_calls
         scan.timings = timings
         scan.errors = errors
-        self.save_document(scan_id, document_json)
+        self.save_document(scan_id, document_json, verdicts)
 
     def get(self, scan_id: str) -> ScanRecord | None:
         return _scan(self.session.get(Scan, scan_id))
 
-    def save_document(self, scan_id: str, document_json: str) -> None:
+    def save_document(self, scan_id: str, document_json: str, verdicts: Sequence[Verdict] | None = None) -> None:
         """Store a scan's document given as JSON text (written as it is: never parsed and serialised again), and its
         verdicts as rows (:class:`ScanVerdictRepository`: what ``chipwise resources`` counts), kept for the latest
         finished scan of its account and region only (:meth:`latest_ids`: the one ``chipwise resources`` reads)."""
         stmt = update(Scan).where(Scan.id == scan_id).values(document=SerializedJson(document_json))
         self.session.execute(stmt.execution_options(synchronize_session=False))
-        verdicts = ScanVerdictRepository(self.session)
-        verdicts.replace(scan_id, document_json)
+        rows = ScanVerdictRepository(self.session)
+        rows.replace(scan_id, document_json, verdicts)
         account_id, region = self.session.execute(select(Scan.account_id, Scan.region).where(Scan.id == scan_id)).one()
-        verdicts.keep_only(account_id, region, self.latest_ids(account_id, region))
+        rows.keep_only(account_id, region, self.latest_ids(account_id, region))
         for held in self.session.identity_map.values():  # a loaded scan reads its document again, as a dict
             if isinstance(held, Scan) and held.id == scan_id:
                 self.session.expire(held, ["document"])

@@ -19,6 +19,8 @@ from chipwise.models.resources import resource_key, split_key
 from chipwise.store.repositories.records import Repository
 from chipwise.store.tables import Finding, Scan, ScanVerdict
 
+Verdict = tuple[str, str | None, str]  # a verdict as its row needs it: (resource id, its resource's team, verdict)
+
 
 def verdict_rows(scan_id: str, document_json: str) -> list[dict[str, Any]]:
     """The ``scan_verdicts`` rows of a scan document given as JSON text: each verdict at its position, its
@@ -27,9 +29,17 @@ def verdict_rows(scan_id: str, document_json: str) -> list[dict[str, Any]]:
     if not isinstance(document, dict):
         return []
     teams = {r.get("id"): r.get("team") for r in document.get("resources") or []}
+    verdicts = document.get("verdicts") or []
+    return rows_of(
+        scan_id, [(str(v["resource_id"]), teams.get(str(v["resource_id"])), str(v["verdict"])) for v in verdicts]
+    )
+
+
+def rows_of(scan_id: str, verdicts: Sequence[Verdict]) -> list[dict[str, Any]]:
+    """The ``scan_verdicts`` rows of a scan's verdicts in their document's order (:func:`verdict_rows` without
+    the document's JSON: for a caller that holds the document)."""
     rows = []
-    for position, verdict in enumerate(document.get("verdicts") or []):
-        resource_id = str(verdict["resource_id"])
+    for position, (resource_id, team, verdict) in enumerate(verdicts):
         arn, variant = split_key(resource_id)
         rows.append(
             {
@@ -38,8 +48,8 @@ def verdict_rows(scan_id: str, document_json: str) -> list[dict[str, Any]]:
                 "resource_id": resource_id,
                 "resource_arn": arn,
                 "resource_variant": variant or "",
-                "team": teams.get(resource_id),
-                "verdict": str(verdict["verdict"]),
+                "team": team,
+                "verdict": verdict,
             }
         )
     return rows
@@ -99,10 +109,11 @@ class SettlingFinding:
 
 
 class ScanVerdictRepository(Repository):
-    def replace(self, scan_id: str, document_json: str) -> None:
-        """The scan's verdict rows, from its document (given as JSON text): those stored before are replaced."""
+    def replace(self, scan_id: str, document_json: str, verdicts: Sequence[Verdict] | None = None) -> None:
+        """The scan's verdict rows, from its document (given as JSON text, decoded only when ``verdicts``, the
+        document's own, are not given): those stored before are replaced."""
         self.session.execute(delete(ScanVerdict).where(ScanVerdict.scan_id == scan_id))
-        rows = verdict_rows(scan_id, document_json)
+        rows = verdict_rows(scan_id, document_json) if verdicts is None else rows_of(scan_id, verdicts)
         if rows:
             self.session.execute(insert(ScanVerdict), rows)
 
