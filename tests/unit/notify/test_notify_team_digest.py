@@ -195,3 +195,32 @@ def test_a_team_s_findings_are_those_of_its_resource_variant(session_factory: se
             finding.id
         ]
         assert pages.page(FindingFilter(team="team-a", team_tag_keys=keys), limit=5) == []
+        assert {
+            t: [d.finding_id for d in top]
+            for t, top in pages.top_by_team(FindingFilter(team_tag_keys=keys), limit=5).items()
+        } == {"team-b": [finding.id]}
+
+
+def test_every_team_s_top_findings_in_one_statement_are_its_own_page(
+    session_factory: sessionmaker[Session],
+) -> None:
+    """The digests read every team's top findings with one windowed statement: for each team, the same findings
+    in the same order as a page of that team alone, the untagged ones under "(no team tag)", nothing for a team
+    with no open finding; without team tag keys every finding is one team's."""
+    from chipwise.store.repositories.finding_pages import FindingFilter, FindingPages
+
+    with session_factory.begin() as session:
+        _organisation(session)
+    keys = ("team", "cost-center")
+    with session_factory() as session:
+        pages = FindingPages(session)
+        tops = pages.top_by_team(FindingFilter(team_tag_keys=keys), limit=TOP_PER_TEAM)
+        groups = pages.by_team(FindingFilter(team_tag_keys=keys))
+        assert set(tops) == {g.key for g in groups} and len(tops) == TEAMS + 1
+        for group in groups:
+            alone = pages.page(FindingFilter(team=group.key, team_tag_keys=keys), limit=TOP_PER_TEAM)
+            assert [d.finding_id for d in tops[group.key]] == [d.finding_id for d in alone]
+            assert len(alone) == min(group.count, TOP_PER_TEAM)
+        assert pages.top_by_team(FindingFilter(team_tag_keys=keys, team="team-00"), limit=3).keys() == {"team-00"}
+        untagged = pages.top_by_team(FindingFilter(), limit=4)
+        assert [d.finding_id for d in untagged[NO_TEAM]] == [d.finding_id for d in pages.page(FindingFilter(), limit=4)]

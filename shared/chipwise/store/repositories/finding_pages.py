@@ -103,6 +103,24 @@ def _where(stmt: Any, f: FindingFilter) -> Any:
 _ORDER = (Finding.estimated_monthly_savings_usd.desc(), Finding.rule_id, Finding.resource_name, Finding.id)
 
 
+def _team_of(keys: Sequence[str]) -> Any:
+    """A finding's team: the first of ``keys`` its resource's tags name, else "(no team tag)"."""
+    return func.coalesce(*(Resource.tags[k].as_string() for k in keys), NO_TEAM)
+
+
+def _with_resource(stmt: Any) -> Any:
+    """``stmt`` over the findings, each with its resource's own row (account, ARN and variant) when the store holds
+    one."""
+    return stmt.select_from(Finding).outerjoin(
+        Resource,
+        and_(
+            Resource.account_id == Finding.account_id,
+            Resource.arn == Finding.resource_arn,
+            Resource.variant == Finding.resource_variant,
+        ),
+    )
+
+
 class FindingPages(Repository):
     """Pages, totals and per-account or per-team aggregates of the findings a filter selects."""
 
@@ -187,24 +205,43 @@ class FindingPages(Repository):
         if not f.team_tag_keys:
             total = self.totals(f)
             return _groups([(NO_TEAM, total.count, total.estimated_monthly_usd)] if total.count else [])
-        team = func.coalesce(*(Resource.tags[k].as_string() for k in f.team_tag_keys), NO_TEAM)
-        if len(f.team_tag_keys) == 1:
-            team = func.coalesce(Resource.tags[f.team_tag_keys[0]].as_string(), NO_TEAM)
+        team = _team_of(f.team_tag_keys)
         saving = func.coalesce(func.sum(Finding.estimated_monthly_savings_usd), 0)
-        joined = (
-            select(team.label("team"), func.count(), saving)
-            .select_from(Finding)
-            .outerjoin(
-                Resource,
-                and_(
-                    Resource.account_id == Finding.account_id,
-                    Resource.arn == Finding.resource_arn,
-                    Resource.variant == Finding.resource_variant,
-                ),
-            )
-        )
+        joined = _with_resource(select(team.label("team"), func.count(), saving))
         stmt = _where(joined, f).group_by(team).order_by(saving.desc(), team)
         return _groups(self.session.execute(stmt))
+
+    def top_by_team(self, f: FindingFilter, *, limit: int) -> dict[str, list[FindingDocument]]:
+        """Each team's first ``limit`` findings in the list's order, keyed by the team :meth:`by_team` counts
+        them under, in one statement (a window over the findings joined to their resources). A page per team
+        read every open finding once per team: on SQLite 25 teams cost 1.9 s at 20,000 open findings."""
+        if not f.team_tag_keys or f.team is not None:  # one team: its page
+            return {f.team or NO_TEAM: self.page(f, limit=limit)}
+        team = _team_of(f.team_tag_keys)
+        ranked = _where(
+            _with_resource(
+                select(
+                    Finding.id.label("finding_id"),
+                    team.label("team"),
+                    func.row_number().over(partition_by=team, order_by=_ORDER).label("place"),
+                )
+            ),
+            f,
+        ).subquery()
+        stmt = (
+            select(*document_columns(), ranked.c.team)
+            .select_from(Finding)
+            .join(ranked, ranked.c.finding_id == Finding.id)
+            .where(ranked.c.place <= limit)
+            .order_by(ranked.c.team, *_ORDER)
+        )
+        result = self.session.execute(stmt)
+        keys = tuple(result.keys())
+        tops: dict[str, list[FindingDocument]] = {}
+        for row in result:
+            columns = dict(zip(keys, row, strict=True))
+            tops.setdefault(str(columns.pop("team")), []).append(document_of_columns(columns))
+        return tops
 
     def _after(self, finding_id: str) -> Any:
         found = self.session.execute(
