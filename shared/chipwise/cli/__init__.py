@@ -201,7 +201,7 @@ def finish(code: int) -> NoReturn:
     CPython's own exit frees every module and object one by one and runs a last full garbage collection: for a read
     command on the demo store that was a quarter of its CPU, spent after its output was written. Here the
     process ends as it would, less that teardown: the atexit handlers run (logging's flush, temporary folders'
-    removal, the store's engines closing their connections: :mod:`chipwise.store.engine`), stdout and stderr are
+    removal, the store's engines closing their connections, registered where they are made), stdout and stderr are
     flushed, then ``os._exit``. Product code writes its files in ``with`` blocks (ruff's SIM115), so none waits
     for the teardown to be flushed. When another thread is still running (the interpreter would wait for it) or
     a stream cannot be flushed (a closed pipe: the interpreter reports it, exit 120), the usual exit runs."""
