@@ -8,7 +8,7 @@ from pathlib import Path
 
 from chipwise.clock import utcnow
 from chipwise.pipeline._store import store_scope
-from chipwise.report.organisation import build_org_report, org_report_filename, store_accounts, write_org_report
+from chipwise.report.naming import store_accounts
 from chipwise.settings import get_settings
 
 
@@ -31,6 +31,9 @@ def write_organisation_report(*, region: str | None, team: str | None, output_di
     with store_scope() as session:
         if team is None and store_accounts(session) <= 1:
             return None
+        # Imported here: a store of one account (the scan report's) needs none of the organisation's modules.
+        from chipwise.report.organisation import build_org_report, org_report_filename, write_org_report
+
         made = not output_dir.exists()
         output_dir.mkdir(parents=True, exist_ok=True)
         csv_path = output_dir / (org_report_filename(now, region, team).removesuffix(".html") + ".csv")

@@ -26,3 +26,9 @@ def report_link(session: Session, account_id: str, base_url: str | None) -> str 
     if scan is None:
         return None
     return f"{base_url.rstrip('/')}/{report_filename(scan.account_id, scan.region, scan.started_at)}"
+
+
+def store_accounts(session: Session) -> int:
+    """How many accounts the store holds a finished scan of (more than one: ``chipwise report`` writes the
+    organisation's report)."""
+    return len({account for account, _, _ in ScanRepository(session).finished_places()})

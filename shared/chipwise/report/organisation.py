@@ -194,11 +194,6 @@ def latest_scans(session: Session, region: str | None = None) -> list[ScanFigure
     return ScanRepository(session).latest_finished_figures(region)
 
 
-def store_accounts(session: Session) -> int:
-    """How many accounts the store holds a finished scan of."""
-    return len({account for account, _, _ in ScanRepository(session).finished_places()})
-
-
 TopKey = tuple[Any, ...]
 
 

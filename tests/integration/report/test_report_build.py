@@ -319,3 +319,11 @@ def test_read_commands_query_with_the_imports_objects_left_out_of_the_collector(
         seen: list[list[int]] = json.loads(done.stdout.strip().splitlines()[-1])
         assert len(seen) >= 3, name  # it read the store
         assert all(frozen > 1_000 and young >= YOUNG_THRESHOLD for frozen, young in seen), (name, seen[:5])
+
+
+def test_a_scan_report_loads_none_of_the_organisations_modules(two_scans: str, tmp_path: Path) -> None:
+    """Issue 37, counted: on a store of one account ``chipwise report`` writes the scan report; the organisation's
+    report and its paged reads of the findings are imported only once the store holds several accounts."""
+    organisation = ("chipwise.report.organisation", "chipwise.store.repositories.finding_pages")
+    loaded = _modules_after(["report", "-o", str(tmp_path / "report")], (*organisation, "chipwise.report.build"))
+    assert loaded == ["chipwise.report.build"]

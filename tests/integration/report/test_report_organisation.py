@@ -15,15 +15,18 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
-from sqlalchemy import func, select, update
+from sqlalchemy import event, func, select, update
 
 from chipwise.cli import main
 from chipwise.clock import utcnow
 from chipwise.economics import usd
-from chipwise.presentation import Headline, rank, saving_facts
+from chipwise.ledger_csv import CSV_COLUMNS, write_csv
+from chipwise.links import console_url
+from chipwise.presentation import Headline, action_words, ledger, ledger_fields, rank, saving_facts, target_label
 from chipwise.report.build import TOP_FINDINGS, build_report, find_scan, write_report
 from chipwise.report.organisation import ACCOUNTS_SHOWN, OrgReportView, build_org_report, render_org_report
 from chipwise.settings import get_settings
+from chipwise.store.repositories.finding_pages import FindingFilter, FindingPages
 from chipwise.store.engine import get_engine
 from chipwise.store.session import get_session_factory
 from chipwise.store.tables import Finding, Resource
@@ -160,6 +163,65 @@ def test_the_organisation_totals_are_the_sum_of_each_scan_report(three_accounts:
     # ...with a row per account, ordered by its counted saving
     saved = {account: h.total_usd for account, h in zip(accounts, headlines, strict=True)}
     assert [(a.account_id, a.saving_usd) for a in view.accounts] == sorted(saved.items(), key=lambda a: (-a[1], a[0]))
+
+
+def test_the_csv_writes_each_rows_ledger_fields_and_document(three_accounts: str) -> None:
+    """The CSV's columns made row by row without :func:`ledger_fields`' dictionary (issue 37: an organisation's
+    CSV holds every finding) are still its words and figures, and the document's, for every kind of row."""
+    with get_session_factory(three_accounts)() as session:
+        documents = FindingPages(session).page(FindingFilter(statuses=("open", "withdrawn")), limit=None)
+    figures = ledger(documents)
+    owners = {r.document.resource_id: f"owner-{i}" for i, r in enumerate(figures.rows) if i % 2}
+    verdicts = {r.document.resource_id: ("waste", f"why {i}") for i, r in enumerate(figures.rows) if i % 3}
+    stream = io.StringIO()
+    write_csv(figures, stream, owners, start=5, verdicts=verdicts)
+    rows = list(csv.DictReader(io.StringIO(stream.getvalue())))
+    assert {r.group for r in figures.rows} == {"quick_win", "project", "blocked"}  # every kind of row is there
+    assert any(r.payback_months is not None for r in figures.rows) and any(r.basis == "measured" for r in figures.rows)
+    assert len(rows) == len(figures.rows)
+    for index, (row, written) in enumerate(zip(figures.rows, rows, strict=True), start=5):
+        d = row.document
+        f = ledger_fields(row, owners.get(d.resource_id, ""))
+        verdict, why = verdicts.get(d.resource_id, ("", ""))
+        expected = [
+            index, "yes" if row.counted else "no", f["group"], f["basis"], f["saving_usd"],
+            f["net_value_12m_usd"] or "", f["one_time_cost_usd"], f["payback_months"] or "", f["verdict"],
+            f["excluded_reason"] or "", verdict, why, f["owner"], d.finding_id, d.rule_id, d.status, d.account_id,
+            d.region, d.resource_name, d.resource_id, d.instance_type or "", d.instance_count,
+            f"{d.monthly_cost_usd:.2f}", f"{d.estimated_monthly_savings_usd:.2f}",
+            "" if d.measured_monthly_savings_usd is None else f"{d.measured_monthly_savings_usd:.2f}",
+            action_words(d.recommendation.action) if row.actionable else "",
+            (target_label(d.recommendation) or "") if row.actionable else "",
+            d.confidence if row.actionable else "", d.effort, d.first_seen.isoformat(), d.last_seen.isoformat(),
+            console_url(d.resource_id, d.region, d.resource_kind, d.resource_name),
+        ]  # fmt: skip
+        assert written == dict(zip(CSV_COLUMNS, (str(v) for v in expected), strict=True))
+
+
+def test_the_report_reads_the_store_a_fixed_number_of_times_per_scan(
+    three_accounts: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 37, counted: the organisation's report reads each scan's findings and their teams in a fixed number of
+    statements, whatever the number of findings (the rows fetched at once, not a statement or a fetch per row)."""
+    engine = get_engine(three_accounts)
+
+    def statements() -> tuple[int, int]:
+        seen: list[str] = []
+        record = lambda *args: seen.append(args[2])  # noqa: E731  (conn, cursor, statement, ...)
+        event.listen(engine, "before_cursor_execute", record)
+        try:
+            view, _ = _org_view(three_accounts)
+        finally:
+            event.remove(engine, "before_cursor_execute", record)
+        return len(seen), view.findings_total
+
+    every, findings = statements()
+    with get_session_factory(three_accounts).begin() as session:  # all but a few findings resolved
+        keep = list(session.scalars(select(Finding.id).order_by(Finding.id).limit(6)))
+        session.execute(update(Finding).where(Finding.id.not_in(keep)).values(status="resolved"))
+    fewer, left = statements()
+    assert findings > 100 and left == 6
+    assert every == fewer <= 3 * 3 + 3  # three scans: their findings and teams, the latest scans and the places
 
 
 def test_a_team_report_holds_only_that_team_and_says_its_spend_is_not_split(

@@ -419,14 +419,19 @@ class BillRepository(Repository):
         if not keys or not wanted:
             return {}
         found: list[tuple[str, str | None, str]] = []  # (ARN, its live team, its id in the bill), in row order
+        if self.session.autoflush:
+            self.session.flush()  # as the session's own execute would (the reads below run on its connection)
         for start in range(0, len(wanted), 500):
             chunk = wanted[start : start + 500]
-            # the details' instance id alone, extracted in SQL (the whole details decoded for it cost as much as
-            # the tags; an organisation's report asks this of every finding)
-            rows = self.session.execute(
-                select(Resource.arn, Resource.tags, Resource.details["instance_id"]).where(Resource.arn.in_(chunk))
+            # the details' instance id alone, extracted in SQL as text (the whole details decoded for it cost as
+            # much as the tags, and the value as JSON a decode per row; an organisation's report asks this of every
+            # finding)
+            rows = self.session.connection().execute(  # columns: no ORM loading of the rows
+                select(Resource.arn, Resource.tags, Resource.details["instance_id"].as_string()).where(
+                    Resource.arn.in_(chunk)
+                )
             )
-            for arn, tags, instance_id in rows:
+            for arn, tags, instance_id in rows.all():  # fetched at once, not a row at a time
                 live = {str(k): str(v) for k, v in (tags or {}).items()}
                 found.append((str(arn), first_tag(live, keys), str(instance_id or arn).lower()))
         unnamed = any(team is None for _, team, _ in found)
