@@ -26,8 +26,8 @@ from chipwise.presentation import Headline, action_words, ledger, ledger_fields,
 from chipwise.report.build import TOP_FINDINGS, build_report, find_scan, write_report
 from chipwise.report.organisation import ACCOUNTS_SHOWN, OrgReportView, build_org_report, render_org_report
 from chipwise.settings import get_settings
-from chipwise.store.repositories.finding_pages import FindingFilter, FindingPages
 from chipwise.store.engine import get_engine
+from chipwise.store.repositories.finding_pages import FindingFilter, FindingPages
 from chipwise.store.session import get_session_factory
 from chipwise.store.tables import Finding, Resource
 
