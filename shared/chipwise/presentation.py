@@ -351,6 +351,7 @@ class LedgerRow:
     net_value_12m_usd: Decimal
     payback_months: Decimal | None  # a project's porting ÷ its monthly saving, rounded up to a tenth
     excluded_reason: str | None  # in words, None when counted
+    exclusion: str | None  # why the saving is set apart (:func:`exclusion`'s key), None when it is not
 
     @property
     def group_words(self) -> str:
@@ -526,6 +527,7 @@ def ledger_row(document: FindingDocument, facts: SavingFacts | None = None) -> L
         net_value_12m_usd=facts.net_value_12m_usd,
         payback_months=payback,
         excluded_reason=None if counted else reason,
+        exclusion=facts.excluded_from_totals,
     )
 
 

@@ -16,8 +16,8 @@ report and the CSV all read :func:`settle_verdicts`; none words a verdict of its
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
-from typing import Literal, cast
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, Literal, cast
 
 from chipwise.economics import usd
 from chipwise.models.findings import FindingDocument
@@ -109,12 +109,16 @@ _DECIDING: tuple[tuple[SettlingClass, VerdictKind], ...] = (
 def settling_class(facts: CountingFacts) -> SettlingClass:
     """What one finding says of its resource's verdict: counted (waste), withdrawn by a benchmark (efficient),
     open but unable to judge (cannot judge), or set apart another way (not counted)."""
-    excluded = exclusion_of(facts)
-    if is_counted(facts.status, excluded):
+    return _settling_class(facts.status, exclusion_of(facts), facts.evidence)
+
+
+def _settling_class(status: str, excluded: str | None, evidence: Mapping[str, Any]) -> SettlingClass:
+    """:func:`settling_class` of a finding's status, its exclusion (:func:`exclusion_of`) and its evidence."""
+    if is_counted(status, excluded):
         return "counted"
-    if facts.status == "withdrawn" or benchmark_status(facts.evidence) == "withdrawn":
+    if status == "withdrawn" or benchmark_status(evidence) == "withdrawn":
         return "withdrawn"
-    if facts.status == "open" and excluded == CANNOT_JUDGE:  # the ledger's "cannot judge (an input is missing)"
+    if status == "open" and excluded == CANNOT_JUDGE:  # the ledger's "cannot judge (an input is missing)"
         return "unjudged"
     return "other"
 
@@ -131,7 +135,8 @@ def kind_of_classes(classes: Iterable[SettlingClass]) -> VerdictKind | None:
 def deciding_findings(rows: Sequence[LedgerRow]) -> tuple[VerdictKind, Sequence[LedgerRow]] | None:
     """The verdict a resource's findings (its ledger rows) decide and the rows that decide it; None without a
     finding (the rules' outcomes decide). What :func:`verdict_of_findings` words."""
-    classes = [settling_class(CountingFacts.of(r.document)) for r in rows]
+    # the exclusion each row was counted with (not worked out again from its document)
+    classes = [_settling_class(r.document.status, r.exclusion, r.document.evidence) for r in rows]
     kind = kind_of_classes(classes)
     if kind is None:
         return None
