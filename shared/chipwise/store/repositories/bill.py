@@ -171,15 +171,29 @@ class BillRepository(Repository):
         self, account_id: str, start: date, end: date, region: str | None = None
     ) -> dict[str, ResourceBill]:
         """Per resource id, its bill over ``[start, end)`` (EKS pods included, each naming its node)."""
+        # the columns it sums, not each resource-day loaded as an object (a scan report reads three windows)
         stmt = (
-            select(BillResourceCost, BillPeriodRow.billing_period)
+            select(
+                BillResourceCost.resource_id,
+                BillResourceCost.instance_type,
+                BillResourceCost.service,
+                BillResourceCost.parent_resource_id,
+                BillResourceCost.effective_cost,
+                BillResourceCost.billed_cost,
+                BillResourceCost.public_on_demand_cost,
+                BillResourceCost.usage_hours,
+                BillResourceCost.pricing,
+                BillResourceCost.tags,
+                BillPeriodRow.billing_period,
+            )
             .join(BillPeriodRow, BillPeriodRow.id == BillResourceCost.period_id)
             .where(BillResourceCost.account_id == account_id, BillResourceCost.day >= start, BillResourceCost.day < end)
         )
         if region is not None:
             stmt = stmt.where(or_(BillResourceCost.region == region, BillResourceCost.region == ""))
         found: dict[str, ResourceBill] = {}
-        for cost, period in self.session.execute(stmt):
+        for cost in self.session.execute(stmt).all():
+            period = cost.billing_period
             item = found.get(cost.resource_id)
             if item is None:
                 item = found[cost.resource_id] = ResourceBill(
