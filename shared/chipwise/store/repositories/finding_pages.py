@@ -148,7 +148,7 @@ class FindingPages(Repository):
         if limit is not None:
             stmt = stmt.limit(limit)
         # Columns, not entities: run on the session's connection (its transaction), without the ORM's loading of
-        # each row (a third of reading an organisation's findings, page after page, for its report).
+        # each row (an organisation's report reads every finding, a page per account and region).
         if self.session.autoflush:
             self.session.flush()  # as the session's own execute would
         result = self.session.connection().execute(stmt)
