@@ -27,6 +27,7 @@ whose statistics do not prove it)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import date
@@ -86,6 +87,18 @@ class _Columns:
     fast: list[str] = field(default_factory=list)
 
 
+def _tested_literal(quoted: str, used: str) -> str | None:
+    """The one literal a text column is only ever compared with in the canonical expressions (CUR's
+    ``pricing_term = 'Spot'``, FOCUS's ``PricingCategory = 'Dynamic'``), if it is: the groups are then keyed by that
+    test (a BOOLEAN: cheaper to hash than the text) and hand on the literal, '' or NULL, which every such
+    comparison reads as it reads the raw text."""
+    found: set[str] = set(re.findall(re.escape(quoted) + r" = '((?:[^']|'')+)'", used))
+    if len(found) != 1 or quoted in re.sub(re.escape(quoted) + r" = '(?:[^']|'')+'", "", used):
+        return None
+    (literal,) = found
+    return literal.replace("''", "'")
+
+
 def _amount(columns: _Columns, quoted: str, *, exact: bool, scaled: bool) -> None:
     """A DOUBLE amount: summed as integers of 1e-10 (or, ``exact``, as decimals, line by line)."""
     columns.fast.append(quoted)
@@ -125,6 +138,10 @@ def _columns(src: QuerySource, types: Mapping[str, str], footer: Footer, *, exac
         elif name in footer.constant:  # checked as the groups' keys are (its one value)
             columns.converted.append(f"{_literal(footer.constant[name])} AS {quoted}")
             columns.key_columns.add(name)
+        elif name not in LENGTHS and (literal := _tested_literal(quoted, used)) is not None:
+            columns.keys.append((f"{quoted} = {_literal(literal)}", quoted))
+            as_text = f"CASE WHEN {quoted} THEN {_literal(literal)} WHEN NOT {quoted} THEN '' END"
+            columns.converted.append(f"{as_text} AS {quoted}")
         else:
             columns.keys.append((quoted, quoted))
             columns.key_columns.add(name)
