@@ -117,7 +117,8 @@ def _month_bounds(period: str) -> tuple[date, date]:
 
 class Assembler:
     """Adds the query's records to a billing period. Per-row work is only what the row itself carries: the usage
-    type's instance type and a tag set are parsed once per distinct value (the caches), sums arrive as Decimals.
+    type's instance type, a tag set and an amount's text are parsed once per distinct value (the caches; the
+    amounts' bounded), sums arrive as Decimals or their exact text.
     With a sink, resource-days leave in batches (the sink's ``begin`` first); without, they stay in the period."""
 
     def __init__(self, result: BillPeriod, sink: PeriodSink | None = None, where: str = "") -> None:

@@ -3,9 +3,10 @@
 Hourly lines collapse about 24 times into resource-days, so every canonical expression (the line item type's
 CASE, the compute test, the scope ...) runs once per group of raw lines, not once per line. The groups are keyed by
 the columns the canonical expressions read (account, region, UTC day, resource id, product code, usage type, line
-item type, pricing term, commitment ARNs, the list rate as AWS prints it ...) and carry each amount column summed,
-and the number of lines; :func:`chipwise.collect.bill_export.query.logical_query` then reads the groups as it
-would read lines.
+item type, pricing term, commitment ARNs, the list rate as AWS prints it ...; a text column the canonical
+expressions only compare with one literal, such as CUR's ``pricing_term = 'Spot'``, by that comparison: a BOOLEAN
+is cheaper to hash than the text) and carry each amount column summed, and the number of lines;
+:func:`chipwise.collect.bill_export.query.logical_query` then reads the groups as it would read lines.
 
 Exact cents without a decimal cast of every amount: a DOUBLE amount ``x`` becomes the integer ``round(x * 1e10)``
 (exactly the integer that ``CAST(x AS DECIMAL(38,10))`` holds: DuckDB's cast multiplies by 1e10 and rounds the
