@@ -201,6 +201,40 @@ def test_a_team_s_findings_are_those_of_its_resource_variant(session_factory: se
         } == {"team-b": [finding.id]}
 
 
+def test_a_resource_tagged_under_two_keys_is_the_first_key_s_team_alone(session_factory: sessionmaker[Session]) -> None:
+    """A team is the first of the team tag keys a resource carries: a resource tagged ``team=team-a`` and
+    ``cost-center=team-b`` is team-a's in the totals, in team-a's page and top findings, and in none of team-b's
+    (the filter and the grouping give one answer)."""
+    from chipwise.store.repositories.finding_pages import FindingFilter, FindingPages
+
+    with session_factory.begin() as session:
+        add_account(session, "100000000000", name="Account 0")
+        add_resource(session, "ep-both", account_id="100000000000", tags={"team": "team-a", "cost-center": "team-b"})
+        add_resource(session, "ep-second", account_id="100000000000", tags={"cost-center": "team-b"})
+        both = add_finding(session, "ep-both", account_id="100000000000", savings="700")
+        second = add_finding(session, "ep-second", account_id="100000000000", savings="300")
+        add_resource(session, "ep-none", account_id="100000000000", tags={"owner": "team-a"})
+        untagged = add_finding(session, "ep-none", account_id="100000000000", savings="100")
+    keys = ("team", "cost-center")
+    with session_factory() as session:
+        pages = FindingPages(session)
+        assert [(g.key, g.count) for g in pages.by_team(FindingFilter(team_tag_keys=keys))] == [
+            ("team-a", 1),
+            ("team-b", 1),
+            (NO_TEAM, 1),
+        ]
+        for team, expected in (("team-a", [both.id]), ("team-b", [second.id]), (NO_TEAM, [untagged.id])):
+            page = pages.page(FindingFilter(team=team, team_tag_keys=keys), limit=5)
+            assert [d.finding_id for d in page] == expected
+            assert [g.count for g in pages.by_team(FindingFilter(team=team, team_tag_keys=keys))] == [1]
+        tops = pages.top_by_team(FindingFilter(team_tag_keys=keys), limit=5)
+        assert {t: [d.finding_id for d in top] for t, top in tops.items()} == {
+            "team-a": [both.id],
+            "team-b": [second.id],
+            NO_TEAM: [untagged.id],
+        }
+
+
 def test_every_team_s_top_findings_in_one_statement_are_its_own_page(
     session_factory: sessionmaker[Session],
 ) -> None:
