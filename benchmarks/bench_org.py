@@ -66,6 +66,7 @@ from chipwise.store.engine import get_engine
 from chipwise.store.repositories.accounts import ScanRepository
 from chipwise.store.repositories.bill_writer import PeriodWriter
 from chipwise.store.repositories.findings import FindingRepository
+from chipwise.store.repositories.metric_series import keep_hours
 from chipwise.store.repositories.usage import UsageRepository
 from chipwise.store.session import upgrade
 from chipwise.store.tables import Account, CostRecord, MetricCoverage, Resource
@@ -78,6 +79,8 @@ DAYS = int(os.environ.get("CHIPWISE_BENCH_ORG_DAYS", "30"))
 # UsageRepository.save_rollups as a scan does): the rows and bytes a resource-day of rollups costs are measured on
 # them and scaled to the organisation (every account's would be 90 million rows in 30 days).
 ROLLUP_ACCOUNTS = int(os.environ.get("CHIPWISE_BENCH_ORG_ROLLUP_ACCOUNTS", "2"))
+# What a scan at the default look-back keeps of each packed series (scan_metrics passes the same bound).
+SCAN_KEEP_HOURS = keep_hours(Settings.model_fields["lookback_days"].default)
 # What to build and read ("sqlite,postgresql,growth"; PostgreSQL only with CHIPWISE_TEST_DATABASE_URL): runs in
 # parallel can split them (each prints its own figures).
 DATABASES = os.environ.get("CHIPWISE_BENCH_ORG_DATABASES", "sqlite,postgresql,growth").split(",")
@@ -239,7 +242,8 @@ def _day(url: str, index: int, resources: list[dict[str, Any]], day: int) -> Non
                 HourlyRollup(str(rid), namespace, metric, hour, average, maximum, total, 60.0)
                 for rid, namespace, metric, hour, average, maximum, total in rollups(len(resources), 1, now, first)
             ]
-            UsageRepository(session).save_rollups(hours, {str(r["id"]): int(r["id"]) for r in resources})
+            ids = {str(r["id"]): int(r["id"]) for r in resources}
+            UsageRepository(session).save_rollups(hours, ids, SCAN_KEEP_HOURS)
         if day == 1:  # a few suppressed for a month
             for row in repository.find(account_id=account)[::50]:
                 repository.suppress(row.id, until=now + timedelta(days=30), reason="kept", now=now)

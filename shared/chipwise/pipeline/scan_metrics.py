@@ -14,6 +14,7 @@ from chipwise.observability import logger
 from chipwise.pipeline.scan_run import AWS_ERRORS, ScanRun
 from chipwise.settings import get_settings
 from chipwise.store import Session, SessionFactory, transaction
+from chipwise.store.repositories.metric_series import keep_hours
 from chipwise.store.repositories.usage import (
     NEURON_MONITOR_METRIC,
     NEURON_MONITOR_NAMESPACE,
@@ -38,6 +39,8 @@ def collect_metrics(aws: AwsContext, session_factory: SessionFactory, run: ScanR
     targets = metrics.plan_targets(run.resources, discovered)
     run.counts["gpu_agent_matched_by"] = metrics.agent_match_counts(run.resources, discovered)
     settings = get_settings()
+    # the packed series keep the windows this scan and the configured ones read, not every day of the history
+    keep = keep_hours(max(run.lookback_days, settings.lookback_days))
     prior: dict[CoverageKey, StoredCoverage] = {}
     if run.incremental:
         with transaction(session_factory) as session:
@@ -59,7 +62,7 @@ def collect_metrics(aws: AwsContext, session_factory: SessionFactory, run: ScanR
         read.extend(coverage)
         if len(buffered) >= ROLLUP_FLUSH_ROWS:
             with transaction(session_factory) as session:
-                UsageRepository(session).save_rollups(buffered, run.resource_ids)
+                UsageRepository(session).save_rollups(buffered, run.resource_ids, keep)
             buffered.clear()
 
     try:  # OTel Container Insights (PromQL) for the EKS nodes classic Container Insights has no series for
@@ -83,7 +86,7 @@ def collect_metrics(aws: AwsContext, session_factory: SessionFactory, run: ScanR
     finally:
         with transaction(session_factory) as session:
             if buffered:
-                UsageRepository(session).save_rollups(buffered, run.resource_ids)
+                UsageRepository(session).save_rollups(buffered, run.resource_ids, keep)
             _save_window_coverage(session, run, read, prior)
     incremental = sum(len(group) for start, group in groups if start > run.metric_start)
     run.counts |= {

@@ -9,7 +9,16 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from analyse_factories import ACCOUNT, NOW, REGION, WINDOW_END, WINDOW_START, add_account, add_resource
+from analyse_factories import (
+    ACCOUNT,
+    LOOKBACK_DAYS,
+    NOW,
+    REGION,
+    WINDOW_END,
+    WINDOW_START,
+    add_account,
+    add_resource,
+)
 from sqlalchemy import delete, func, insert, select
 from sqlalchemy.orm import Session
 
@@ -20,7 +29,7 @@ from chipwise.analyse.series import SeriesStats, summarise
 from chipwise.catalog import get_catalog
 from chipwise.economics import parse_utc
 from chipwise.models.records import HourlyRollup
-from chipwise.store.repositories.metric_series import KEEP_HOURS, epoch_hour
+from chipwise.store.repositories.metric_series import KEEP_HOURS, epoch_hour, keep_hours
 from chipwise.store.repositories.profile_inputs import ProfileInputRepository
 from chipwise.store.repositories.usage import UsageRepository
 from chipwise.store.tables import MetricRollup, MetricSeries, Resource
@@ -175,6 +184,46 @@ def test_a_window_older_than_a_packed_series_keeps_is_read_from_the_rows(session
     # Then both are exactly what the rows give
     assert inside and older
     assert (inside, older) == _from_rows(session, lambda s: (_series(s), _series(s, first, WINDOW_END)))
+
+
+def test_a_series_bounded_by_the_scans_window_stays_its_size_and_reads_as_the_rows(session: Session) -> None:
+    # Given two resources scanned daily for 30 days (a first read of the window, then each day 24 hours and the
+    # 3-hour overlap), the packed series bounded by the 14-day window a scan reads (keep_hours, as the scan passes)
+    ids = _resources(session, ["daily", "other"])
+    arns = sorted(ids)
+    keep = keep_hours(LOOKBACK_DAYS)
+    first_end = WINDOW_END - timedelta(days=29)
+    UsageRepository(session).save_rollups(
+        _rollups(arns, first_end - timedelta(days=LOOKBACK_DAYS), LOOKBACK_DAYS * 24, seed=6), ids, keep
+    )
+    lengths = set()
+    for day in range(1, 30):
+        end = first_end + timedelta(days=day)
+        UsageRepository(session).save_rollups(_rollups(arns, end - 27 * HOUR, 27, seed=10 + day, gaps=0.0), ids, keep)
+        if day >= 2:  # the first day's span starts where the first read's first row is (gaps at random)
+            lengths |= {len(p) for p in session.scalars(select(MetricSeries.present))}
+    # Then every packed series holds the window and a day from the second day on, whatever the days of history
+    assert lengths == {keep} == {(LOOKBACK_DAYS + 1) * 24}
+    # And the window's series, profiles and stored hours are exactly what the rows give; a longer window than the
+    # series keep (30 days) is read from the rows, exactly
+    longer = WINDOW_END - timedelta(days=30)
+    packed = (
+        _series(session),
+        _series(session, longer, WINDOW_END),
+        _profiles(session),
+        UsageRepository(session).stored_hours(ACCOUNT, REGION, WINDOW_START, WINDOW_END),
+    )
+    assert packed[0] and len(packed[1]) == len(packed[0])
+    assert packed[3] == _counted(session)
+    assert packed == _from_rows(
+        session,
+        lambda s: (
+            _series(s),
+            _series(s, longer, WINDOW_END),
+            _profiles(s),
+            UsageRepository(s).stored_hours(ACCOUNT, REGION, WINDOW_START, WINDOW_END),
+        ),
+    )
 
 
 def test_a_rollup_hour_is_a_whole_hour() -> None:

@@ -10,7 +10,7 @@ from typing import Any
 import duckdb
 import pytest
 
-from chipwise.collect.bill_export import BillError, duckdb_engine, grouped, read_period
+from chipwise.collect.bill_export import BillError, assembly, duckdb_engine, grouped, read_period
 from chipwise_devkit.bill_export import Line, line_item_type_bill, write_export
 
 
@@ -102,3 +102,61 @@ def test_the_footer_proves_what_its_statistics_show(tmp_path: Path) -> None:
     Path(f"{data}.tmp").replace(data)
     assert "line_item_unblended_cost" not in duckdb_engine._footer(con, [data], src).proven  # checked per line
     con.close()
+
+
+def test_a_column_only_compared_with_one_literal_is_keyed_by_that_comparison() -> None:
+    used = """CASE WHEN "pricing_term" = 'Spot' OR "line_item_usage_type" LIKE '%SpotUsage%' THEN 'spot' END"""
+    assert grouped._tested_literal('"pricing_term"', used) == "Spot"
+    assert grouped._tested_literal('"pricing_term"', used + """ "pricing_term" = 'OnDemand'""") is None
+    assert grouped._tested_literal('"pricing_term"', used + " COALESCE(\"pricing_term\", '')") is None
+    assert grouped._tested_literal('"line_item_usage_type"', used) is None
+    assert grouped._tested_literal('"x"', """"x" = 'it''s'""") == "it's"
+
+
+def test_the_spot_test_as_a_key_reads_the_same_bill_as_the_pricing_term(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    start = line_item_type_bill()[0].start
+    spot_by_term = Line("111111111111", "Usage", start, "USE1-BoxUsage:inf2.xlarge", "i-0d000000000000002", hours=1,
+                        unblended_cost=0.25, public_on_demand_cost=0.76, pricing_term="Spot")  # fmt: skip
+    export = _export(tmp_path, [*line_item_type_bill(), spot_by_term])
+    data = _data(export)
+    con = duckdb.connect()
+    con.execute(  # a NULL pricing term as well as 'OnDemand', 'Reserved' and 'Spot'
+        f"COPY (SELECT * REPLACE (CASE WHEN line_item_resource_id = 'i-0d000000000000001' THEN NULL ELSE pricing_term"
+        f" END AS pricing_term) FROM read_parquet('{data}')) TO '{data}.tmp' (FORMAT parquet)"
+    )
+    con.close()
+    Path(f"{data}.tmp").replace(data)
+    relations: list[str] = []
+    relation = grouped.grouped_relation
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        found = relation(*args, **kwargs)
+        relations.append(found.relation)
+        return found
+
+    monkeypatch.setattr(duckdb_engine, "grouped_relation", spy)
+    keyed = _resources(export)
+    assert """"pricing_term" = 'Spot' AS "pricing_term\"""" in relations[-1]
+    assert ("111111111111", start.date(), "i-0d000000000000002", "spot") in {r[:4] for r in keyed}
+    monkeypatch.setattr(grouped, "_tested_literal", lambda quoted, used: None)  # keyed by the text, as before
+    assert _resources(export) == keyed
+    assert """"pricing_term" = 'Spot'""" not in relations[-1]
+
+
+def test_amounts_share_a_decimal_per_text_within_a_bound(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    export = _export(tmp_path)
+    shared = _resources(export)
+    kept: list[int] = []
+    finish = assembly.Assembler.finish
+
+    def spy(self: assembly.Assembler) -> Any:
+        kept.append(len(self.numbers))
+        return finish(self)
+
+    monkeypatch.setattr(assembly.Assembler, "finish", spy)
+    monkeypatch.setattr(assembly, "NUMBERS_KEPT", 2)
+    assert _resources(export) == shared  # beyond the bound: each amount parsed on its own, the same figures
+    assert kept == [2]
+    assert [(str(r[4]), r[4].as_tuple().exponent) for r in shared] == [(str(r[4]), -10) for r in shared]

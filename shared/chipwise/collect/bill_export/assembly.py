@@ -34,6 +34,7 @@ REASONS = {
     "no_resource": "usage without a resource id",
 }
 SINK_BATCH = 5_000  # resource-days handed to the sink at a time
+NUMBERS_KEPT = 8_192  # amount texts whose Decimal is kept (a bounded cache: memory flat in the bill's size)
 
 # Positions of the result columns in a record (the query's SELECT order).
 (
@@ -116,7 +117,8 @@ def _month_bounds(period: str) -> tuple[date, date]:
 
 class Assembler:
     """Adds the query's records to a billing period. Per-row work is only what the row itself carries: the usage
-    type's instance type and a tag set are parsed once per distinct value (the caches), sums arrive as Decimals.
+    type's instance type, a tag set and an amount's text are parsed once per distinct value (the caches; the
+    amounts' bounded), sums arrive as Decimals or their exact text.
     With a sink, resource-days leave in batches (the sink's ``begin`` first); without, they stay in the period."""
 
     def __init__(self, result: BillPeriod, sink: PeriodSink | None = None, where: str = "") -> None:
@@ -135,6 +137,7 @@ class Assembler:
         self.shared_tags: dict[tuple[tuple[str, str], ...], dict[str, str]] = {}  # one dict per distinct tag set
         self.tags_seen: dict[Any, dict[str, str]] = {}  # the raw value (JSON or Athena's text) → that dict
         self.instance_types: dict[str, tuple[str | None, bool]] = {}
+        self.numbers: dict[Any, Decimal] = {}  # an amount's text → its Decimal (:meth:`_amount`)
         self.terms: Mapping[str, Sequence[Any]] | None = None  # set: rows carry no terms (ROW_COLUMNS)
 
     def set_terms(self, terms: Mapping[str, Sequence[Any]]) -> None:
@@ -163,7 +166,9 @@ class Assembler:
         if len(account) > 12:
             raise BillError(f"{self.where}: account id {account[:20]}... longer than 12 characters (export rejected)")
         effective = r[_EFFECTIVE]  # each sum is within ±1e12: the query's group check
-        effective = Decimal(effective) if type(effective) is str and effective else _decimal(effective)
+        if (found := self.numbers.get(effective)) is None:
+            found = self._amount(effective)
+        effective = found
         arn = r[_ARN] or ""
         if arn and arn not in self.commitments:  # its terms: once per commitment
             self._commitment_terms(r, arn, account)
@@ -221,45 +226,67 @@ class Assembler:
 
     def _resource(self, r: Sequence[Any], kind: str, account: str, effective: Decimal, arn: str) -> None:
         usage_type = r[_USAGE_TYPE] or ""
-        rate = r[_LIST_RATE]
         day = r[_DAY]
         if type(day) is not date:  # DuckDB's is
             day = _day(day)
         if not self.period_bounds[0] <= day < self.period_bounds[1]:
             raise BillError(f"{self.where}: usage on {day}, outside the billing period (export rejected)")
         instance_type, accelerator = self.instance_types.get(usage_type) or self._instance_type(usage_type)
-        billed, list_cost, hours = r[_BILLED], r[_LIST_COST], r[_HOURS]
-        if type(billed) is str and type(list_cost) is str and type(hours) is str and billed and list_cost and hours:
-            billed, list_cost, hours = Decimal(billed), Decimal(list_cost), Decimal(hours)  # exact text: DuckDB's
-        else:
-            billed, list_cost, hours = _decimal(billed), _decimal(list_cost), _decimal(hours)
-        if type(rate) is str and rate:
-            rate = Decimal(rate)
-        elif type(rate) is not Decimal:
-            rate = None if rate is None or rate == "" else _decimal(rate)
+        numbers = self.numbers
+        billed, list_cost, hours, rate = r[_BILLED], r[_LIST_COST], r[_HOURS], r[_LIST_RATE]
+        if (found := numbers.get(billed)) is None:
+            found = self._amount(billed)
+        billed = found
+        if (found := numbers.get(list_cost)) is None:
+            found = self._amount(list_cost)
+        list_cost = found
+        if (found := numbers.get(hours)) is None:
+            found = self._amount(hours)
+        hours = found
+        rate = found if (found := numbers.get(rate)) is not None else self._rate(rate)
         raw_tags = r[_TAGS]
         tags = self.tags_seen.get(raw_tags) if raw_tags is None or type(raw_tags) is str else None
+        parent = r[_PARENT] or None
         # positional, in ResourceCost's field order (with keywords its construction took 2.6 times as long)
         cost = ResourceCost(account, r[_REGION] or "", day, r[_RESOURCE], r[_SERVICE] or "", usage_type,
                             instance_type, _PRICING[kind], effective, billed, list_cost, rate, hours, arn or None,
-                            r[_PARENT] or None, tags if tags is not None else self._tags(raw_tags))  # fmt: skip
-        if cost.parent_resource_id is None and accelerator:
-            self.hours_by_account[account] += cost.usage_hours
+                            parent, tags if tags is not None else self._tags(raw_tags))  # fmt: skip
+        if parent is None:
+            if accelerator:
+                self.hours_by_account[account] += hours
+                if arn:
+                    self.covered[arn] += hours
             if arn:
-                self.covered[arn] += cost.usage_hours
-        if arn and cost.parent_resource_id is None:
-            entry = self.commitments[arn]
-            entry["used"] += effective
-            entry["covered_list"] += cost.public_on_demand_cost
-            entry["covered_hours"] += cost.usage_hours
-            entry["usage_region"] = entry.get("usage_region") or cost.region
-            entry["accounts"].add(account)
+                entry = self.commitments[arn]
+                entry["used"] += effective
+                entry["covered_list"] += list_cost
+                entry["covered_hours"] += hours
+                entry["usage_region"] = entry.get("usage_region") or cost.region
+                entry["accounts"].add(account)
         if self.sink is None:
             self.result.resources.append(cost)
             return
-        self.batch.append(cost)
-        if len(self.batch) >= SINK_BATCH:
+        batch = self.batch
+        batch.append(cost)
+        if len(batch) >= SINK_BATCH:
             self._flush()
+
+    def _rate(self, value: Any) -> Decimal | None:
+        if type(value) is str and value:
+            return self._amount(value)
+        if type(value) is Decimal:
+            return value
+        return None if value is None or value == "" else _decimal(value)
+
+    def _amount(self, value: Any) -> Decimal:
+        """An amount as a Decimal: the same text, the same (immutable) Decimal, for the first
+        :data:`NUMBERS_KEPT` texts seen (a bill's rates, hours and many of its costs repeat on many rows)."""
+        if type(value) is not str or not value:
+            return _decimal(value)
+        found = Decimal(value)
+        if len(self.numbers) < NUMBERS_KEPT:
+            self.numbers[value] = found
+        return found
 
     def _flush(self) -> None:
         if self.sink is not None and self.batch:

@@ -3,9 +3,10 @@
 Hourly lines collapse about 24 times into resource-days, so every canonical expression (the line item type's
 CASE, the compute test, the scope ...) runs once per group of raw lines, not once per line. The groups are keyed by
 the columns the canonical expressions read (account, region, UTC day, resource id, product code, usage type, line
-item type, pricing term, commitment ARNs, the list rate as AWS prints it ...) and carry each amount column summed,
-and the number of lines; :func:`chipwise.collect.bill_export.query.logical_query` then reads the groups as it
-would read lines.
+item type, pricing term, commitment ARNs, the list rate as AWS prints it ...; a text column the canonical
+expressions only compare with one literal, such as CUR's ``pricing_term = 'Spot'``, by that comparison: a BOOLEAN
+is cheaper to hash than the text) and carry each amount column summed, and the number of lines;
+:func:`chipwise.collect.bill_export.query.logical_query` then reads the groups as it would read lines.
 
 Exact cents without a decimal cast of every amount: a DOUBLE amount ``x`` becomes the integer ``round(x * 1e10)``
 (exactly the integer that ``CAST(x AS DECIMAL(38,10))`` holds: DuckDB's cast multiplies by 1e10 and rounds the
@@ -27,6 +28,7 @@ whose statistics do not prove it)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import date
@@ -86,6 +88,18 @@ class _Columns:
     fast: list[str] = field(default_factory=list)
 
 
+def _tested_literal(quoted: str, used: str) -> str | None:
+    """The one literal a text column is only ever compared with in the canonical expressions (CUR's
+    ``pricing_term = 'Spot'``, FOCUS's ``PricingCategory = 'Dynamic'``), if it is: the groups are then keyed by that
+    test (a BOOLEAN: cheaper to hash than the text) and hand on the literal, '' or NULL, which every such
+    comparison reads as it reads the raw text."""
+    found: set[str] = set(re.findall(re.escape(quoted) + r" = '((?:[^']|'')+)'", used))
+    if len(found) != 1 or quoted in re.sub(re.escape(quoted) + r" = '(?:[^']|'')+'", "", used):
+        return None
+    (literal,) = found
+    return literal.replace("''", "'")
+
+
 def _amount(columns: _Columns, quoted: str, *, exact: bool, scaled: bool) -> None:
     """A DOUBLE amount: summed as integers of 1e-10 (or, ``exact``, as decimals, line by line)."""
     columns.fast.append(quoted)
@@ -125,6 +139,10 @@ def _columns(src: QuerySource, types: Mapping[str, str], footer: Footer, *, exac
         elif name in footer.constant:  # checked as the groups' keys are (its one value)
             columns.converted.append(f"{_literal(footer.constant[name])} AS {quoted}")
             columns.key_columns.add(name)
+        elif name not in LENGTHS and (literal := _tested_literal(quoted, used)) is not None:
+            columns.keys.append((f"{quoted} = {_literal(literal)}", quoted))
+            as_text = f"CASE WHEN {quoted} THEN {_literal(literal)} WHEN NOT {quoted} THEN '' END"
+            columns.converted.append(f"{as_text} AS {quoted}")
         else:
             columns.keys.append((quoted, quoted))
             columns.key_columns.add(name)

@@ -32,14 +32,22 @@ SeriesKey = tuple[int, str, str]  # (resource id, namespace, metric)
 HourValues = tuple[bool, float | None, float | None, float | None]  # (a row, average, maximum, sum)
 
 ROW, AVERAGE, MAXIMUM, SUM = 1, 2, 4, 8
-# The longest window a scan reads is 63 days (settings.lookback_days); a packed series keeps a day more, so any
-# window ending at its newest hour is read from it.
+# The longest window a scan may read is 63 days (settings.lookback_days); a packed series written without a bound
+# keeps a day more, so any window ending at its newest hour is read from it. A scan bounds its series by the
+# windows it reads (:func:`keep_hours`): a series read and written whole every day then stays the same size whatever
+# the store's history, and a longer window than it keeps is read from ``metric_rollups`` (exact, slower).
 KEEP_HOURS = 64 * 24
 _SECONDS = 3600
 _ID_CHUNK = 5_000
 _LITTLE = sys.byteorder == "little"
 # Per flag, a table turning each byte of ``present`` into 1 where the flag is set and 0 where not.
 _HAS = {flag: bytes(1 if b & flag else 0 for b in range(256)) for flag in (ROW, AVERAGE, MAXIMUM, SUM)}
+
+
+def keep_hours(lookback_days: int) -> int:
+    """The hours a packed series keeps for windows of up to ``lookback_days`` ending at its newest hour (a day
+    more, as :data:`KEEP_HOURS` does for the longest window)."""
+    return (lookback_days + 1) * 24
 
 
 def epoch_hour(hour: datetime) -> int:
@@ -150,10 +158,10 @@ class PackedSeries:
             column: array[float] = getattr(self, name)
             setattr(self, name, array("d", bytes(8 * before)) + column + array("d", bytes(8 * after)))
 
-    def prune(self) -> None:
-        """Drop hours older than :data:`KEEP_HOURS` before the newest one (``since_hour`` says from where it is
+    def prune(self, keep: int = KEEP_HOURS) -> None:
+        """Drop hours older than ``keep`` hours before the newest one (``since_hour`` says from where it is
         complete)."""
-        keep_from = self.first_hour + len(self.present) - KEEP_HOURS
+        keep_from = self.first_hour + len(self.present) - keep
         if keep_from <= self.first_hour:
             return
         cut = keep_from - self.first_hour
@@ -259,8 +267,9 @@ def hour_rows(series: Iterable[tuple[SeriesKey, PackedSeries]], start: int, end:
 class MetricSeriesRepository(Repository):
     """Packed hourly series: a resource's rollups of a metric as one row of floats (read and written whole)."""
 
-    def save_packed(self, rows: Sequence[Mapping[str, Any]]) -> None:
-        """Merge rollup rows (``metric_rollups`` columns, before they are upserted) into their packed series."""
+    def save_packed(self, rows: Sequence[Mapping[str, Any]], keep: int = KEEP_HOURS) -> None:
+        """Merge rollup rows (``metric_rollups`` columns, before they are upserted) into their packed series, each
+        keeping ``keep`` hours up to its newest (:func:`keep_hours`)."""
         written: dict[SeriesKey, list[tuple[int, Any, Any, Any]]] = {}
         hours: dict[datetime, int] = {}
         for row in rows:
@@ -282,7 +291,7 @@ class MetricSeriesRepository(Repository):
         out = []
         for key in sorted(set(written) | {key for key in packed if key[0] in unpacked}):
             series = packed[key]
-            series.prune()
+            series.prune(keep)
             out.append({"resource_id": key[0], "namespace": key[1], "metric": key[2], **series.columns()})
         upsert(self.session, MetricSeries, out, conflict=["resource_id", "namespace", "metric"])
 

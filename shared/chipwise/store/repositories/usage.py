@@ -53,6 +53,7 @@ from sqlalchemy import String, cast, func, or_, select, update
 
 from chipwise.economics import parse_utc
 from chipwise.store.repositories.metric_series import (
+    KEEP_HOURS,
     MetricSeriesRepository,
     hour_rows,
     unpacked_resources,
@@ -281,7 +282,11 @@ class UsageRepository(Repository):
             hours[instance_type] = hours.get(instance_type, Decimal(0)) + quantity
         return {t: (cost[t] / hours[t]).quantize(RATE_PLACES) for t in sorted(cost) if hours[t] > 0}
 
-    def save_rollups(self, rollups: Iterable[HourlyRollup], resource_ids: dict[str, int]) -> int:
+    def save_rollups(
+        self, rollups: Iterable[HourlyRollup], resource_ids: dict[str, int], keep_hours: int = KEEP_HOURS
+    ) -> int:
+        """Upsert the hourly rows and merge them into the packed series, each keeping ``keep_hours`` hours up to its
+        newest (a scan passes what its windows read: :func:`chipwise.store.repositories.metric_series.keep_hours`)."""
         rows = [
             {
                 "resource_id": resource_ids[r.resource_key],
@@ -296,7 +301,7 @@ class UsageRepository(Repository):
             for r in rollups
         ]
         # before the upsert: a resource packed for the first time is packed from its rows
-        MetricSeriesRepository(self.session).save_packed(rows)
+        MetricSeriesRepository(self.session).save_packed(rows, keep_hours)
         return upsert(self.session, MetricRollup, rows, conflict=["resource_id", "namespace", "metric", "hour"])
 
     def save_coverage(
