@@ -333,9 +333,9 @@ def collect_metrics(
             for item in page.get("MetricDataResults", []):
                 slot = slots[int(item["Id"][1:])]
                 into = values.setdefault(slot.target, {}).setdefault(slot.series, {}).setdefault(slot.stat, {})
-                for ts, value in zip(item.get("Timestamps", []), item.get("Values", []), strict=False):
-                    into[hour_of(ts)] = float(value)
-                    result.datapoints += 1
+                stamps, points = item.get("Timestamps", []), item.get("Values", [])
+                into.update(zip(hours_of(stamps), map(float, points), strict=False))
+                result.datapoints += min(len(stamps), len(points))
         done_before = batch[-1].target if offset + per_call < len(slots) else len(targets)
         finished = _flush(targets, values, finished, done_before, sink, result)
     _flush(targets, values, finished, len(targets), sink, result)
@@ -357,6 +357,14 @@ def hour_of(timestamp: Any) -> int:
     else:
         seconds = parse_utc(str(timestamp)).timestamp()
     return int(seconds // PERIOD_SECONDS * PERIOD_SECONDS)
+
+
+def hours_of(timestamps: Sequence[Any]) -> list[int]:
+    """:func:`hour_of` of each timestamp, in order: a page of epoch seconds (what the lean client leaves) without a
+    call and a type test per datapoint (81,000 on a next-day scan of 1,000 instances)."""
+    if all(isinstance(t, int | float) for t in timestamps):
+        return [int(s // PERIOD_SECONDS * PERIOD_SECONDS) for s in map(float, timestamps)]
+    return [hour_of(t) for t in timestamps]
 
 
 def metric_data_client(aws: AwsContext) -> CloudWatchClient:

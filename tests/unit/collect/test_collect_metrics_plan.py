@@ -258,3 +258,20 @@ def test_one_series_combines_as_it_would_beside_an_empty_one(combine: Any) -> No
     assert alone == beside and len(alone) == 3
     assert [repr(r.average) for r in alone] == [repr(r.average) for r in beside]
     assert repr(alone[0].maximum) == "-0.0" and repr(alone[0].average) == ("-0.0" if combine == "max" else "0.0")
+
+
+@pytest.mark.parametrize(
+    "timestamps",
+    [
+        [1_763_640_000, 1_763_643_599, 1_763_643_600, 0, -1],  # epoch seconds, as the lean client leaves them
+        [1_763_640_000.0, 1_763_643_599.9, 1_763_647_200.5],
+        [True, 1_763_640_000],  # a bool is an int to hour_of too
+        ["2026-11-20T12:00:00Z", "2026-11-20T12:59:59Z", datetime(2026, 11, 20, 13, 30, tzinfo=UTC)],
+        [1_763_640_000, "2026-11-20T12:00:00Z"],  # mixed: each read as hour_of reads it
+        [],
+    ],
+)
+def test_hours_of_is_hour_of_per_timestamp(timestamps: list[Any]) -> None:
+    hours = metrics.hours_of(timestamps)
+    assert hours == [metrics.hour_of(t) for t in timestamps]
+    assert all(type(h) is int for h in hours)
