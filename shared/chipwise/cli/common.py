@@ -162,7 +162,7 @@ def no_match_line(noun: str, **filters: object) -> str:
 
 AccountFilter = Annotated[str | None, typer.Option("--account", help="Only this account (12 digits).")]
 TeamFilter = Annotated[
-    str | None, typer.Option("--team", help="Only this team (the value of a team_tag_keys tag on the resource).")
+    str | None, typer.Option("--team", help="Only this team (the first team_tag_keys tag the resource carries).")
 ]
 RegionFilter = Annotated[str | None, typer.Option("--region", help="Only this region.")]
 LimitOption = Annotated[
