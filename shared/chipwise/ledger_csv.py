@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import IO
 
 from chipwise.links import console_url
-from chipwise.presentation import GROUP_WORDS, Ledger, action_words, target_label
+from chipwise.presentation import Ledger, LedgerRow, action_words, ledger_money, target_label
 
 CSV_COLUMNS = (
     "rank",
@@ -68,44 +68,53 @@ def write_csv(
         writer.writerow(CSV_COLUMNS)
     owners = owners or {}
     verdicts = verdicts or {}
-    none = ("", "")
-    # The rows of the ledger's columns (:func:`chipwise.presentation.ledger_fields`'s words and figures) made here
-    # directly, every row handed to the writer at once: an organisation's report writes every finding (20,000 at
-    # 50,000 resources), and the fields' dictionary and next step per row were a fifth of its build.
+    # every row handed to the writer at once: an organisation's report writes every finding (20,000 at 50,000
+    # resources)
     writer.writerows(
-        [
-            index,
-            "yes" if row.counted else "no",
-            GROUP_WORDS[row.group],
-            row.basis,
-            f"{row.saving_usd:.2f}",
-            f"{row.net_value_12m_usd:.2f}" if row.counted else "",
-            f"{row.one_time_cost_usd:.2f}",
-            "" if row.payback_months is None else f"{row.payback_months}",
-            row.verdict,
-            row.excluded_reason or "",
-            *verdicts.get(d.resource_id, none),
-            owners.get(d.resource_id, ""),
-            d.finding_id,
-            d.rule_id,
-            d.status,
-            d.account_id,
-            d.region,
-            d.resource_name,
-            d.resource_id,
-            d.instance_type or "",
-            d.instance_count,
-            f"{d.monthly_cost_usd:.2f}",
-            f"{d.estimated_monthly_savings_usd:.2f}",
-            "" if d.measured_monthly_savings_usd is None else f"{d.measured_monthly_savings_usd:.2f}",
-            action_words(d.recommendation.action) if row.actionable else "",
-            (target_label(d.recommendation) or "") if row.actionable else "",
-            d.confidence if row.actionable else "",
-            d.effort,
-            d.first_seen.isoformat(),
-            d.last_seen.isoformat(),
-            console_url(d.resource_id, d.region, d.resource_kind, d.resource_name),
-        ]
+        _row(index, row, owners, verdicts.get(row.document.resource_id, _NO_VERDICT))
         for index, row in enumerate(figures.rows, start=start)
-        for d in (row.document,)
     )
+
+
+_NO_VERDICT = ("", "")
+
+
+def _row(index: int, row: LedgerRow, owners: Mapping[str, str], verdict: tuple[str, str]) -> list[object]:
+    """One finding's CSV row: the ledger's words and money (:func:`chipwise.presentation.ledger_money`, as the JSON
+    has them; not :func:`~chipwise.presentation.ledger_fields`, whose next step per row the CSV does not print),
+    its resource's verdict, then the document's columns."""
+    d = row.document
+    saving, net_value, one_time, payback = ledger_money(row)
+    return [
+        index,
+        "yes" if row.counted else "no",
+        row.group_words,
+        row.basis,
+        saving,
+        net_value or "",
+        one_time,
+        payback or "",
+        row.verdict,
+        row.excluded_reason or "",
+        *verdict,
+        owners.get(d.resource_id, ""),
+        d.finding_id,
+        d.rule_id,
+        d.status,
+        d.account_id,
+        d.region,
+        d.resource_name,
+        d.resource_id,
+        d.instance_type or "",
+        d.instance_count,
+        f"{d.monthly_cost_usd:.2f}",
+        f"{d.estimated_monthly_savings_usd:.2f}",
+        "" if d.measured_monthly_savings_usd is None else f"{d.measured_monthly_savings_usd:.2f}",
+        action_words(d.recommendation.action) if row.actionable else "",
+        (target_label(d.recommendation) or "") if row.actionable else "",
+        d.confidence if row.actionable else "",
+        d.effort,
+        d.first_seen.isoformat(),
+        d.last_seen.isoformat(),
+        console_url(d.resource_id, d.region, d.resource_kind, d.resource_name),
+    ]

@@ -551,10 +551,22 @@ def owner_label(tags: dict[str, str] | None) -> str:
     return " / ".join(v for v in (owner, team) if v)
 
 
+def ledger_money(row: LedgerRow) -> tuple[str, str | None, str, str | None]:
+    """The ledger's money columns of one row as plain numbers (CSV, JSON): the saving, the net value over 12 months
+    (None for a row not counted: it shows why instead), the one-time cost and the payback in months (None without
+    one; the one payback figure is the ledger's)."""
+    return (
+        f"{row.saving_usd:.2f}",
+        f"{row.net_value_12m_usd:.2f}" if row.counted else None,
+        f"{row.one_time_cost_usd:.2f}",
+        None if row.payback_months is None else f"{row.payback_months}",
+    )
+
+
 def ledger_fields(row: LedgerRow, owner: str = "") -> dict[str, str | float | bool | None]:
-    """The ledger's columns of one row (CSV, JSON): every enum in words, money as plain numbers. A row not counted
-    carries no net value and no payback (it shows why instead); the one payback figure is the ledger's."""
-    payback = None if row.payback_months is None else f"{row.payback_months}"
+    """The ledger's columns of one row (JSON; the CSV writes the same words and :func:`ledger_money`): every enum
+    in words, money as plain numbers."""
+    saving, net_value, one_time, payback = ledger_money(row)
     return {
         "counted": row.counted,
         "basis": row.basis,
@@ -562,9 +574,9 @@ def ledger_fields(row: LedgerRow, owner: str = "") -> dict[str, str | float | bo
         "excluded_reason": row.excluded_reason,
         "verdict": row.verdict,
         "owner": owner,
-        "saving_usd": f"{row.saving_usd:.2f}",
-        "one_time_cost_usd": f"{row.one_time_cost_usd:.2f}",
-        "net_value_12m_usd": f"{row.net_value_12m_usd:.2f}" if row.counted else None,
+        "saving_usd": saving,
+        "one_time_cost_usd": one_time,
+        "net_value_12m_usd": net_value,
         "payback_months": payback,
         "break_even_months": None if row.payback_months is None else float(row.payback_months),
         "next_step": next_step(row.document) if row.actionable else None,
