@@ -103,3 +103,48 @@ def test_the_databases_totals_and_top_lines_are_the_streamed_lines_summed_and_cu
     with session_factory() as session:
         teams = {x.resource_id: x.team for x in BillRepository(session).spend_table(None, KEYS, limit=None)[0]}
     assert teams == {"i-a1": "ml", "i-a2": "ml", "i-a3": "infra", "i-a4": None, "ep-b1": "search", "i-b2": "ml"}
+
+
+def test_a_resource_without_a_live_team_takes_its_bills_latest_tags(session_factory: sessionmaker[Session]) -> None:
+    """``teams_by_arn``: a resource whose live tags name no team takes the cost allocation tags the bill carries
+    for it (by instance id, whatever its case), merged day by day so that a tag retagged within the bill takes its
+    latest day's value (the same on every run); a live team tag comes first; a resource the bill does not name
+    and no live tag names has no team."""
+    from chipwise.store.tables import Account, Resource
+
+    def arn(name: str) -> str:
+        return f"arn:aws:ec2:us-east-1:111111111111:instance/{name}"
+
+    stored: list[tuple[str, str, dict[str, str]]] = [
+        ("a1", "i-a1", {"team": "live"}),
+        ("a2", "I-A2", {}),
+        ("a3", "i-a3", {}),
+        ("gone", "i-zz", {}),
+    ]
+    with session_factory.begin() as session:
+        _bill(session)
+        session.add(Account(account_id="111111111111", name="Account 1"))
+        session.flush()
+        for name, instance_id, tags in stored:
+            session.add(
+                Resource(
+                    account_id="111111111111",
+                    region="us-east-1",
+                    arn=arn(name),
+                    kind="ec2_instance",
+                    name=name,
+                    instance_type="g5.xlarge",
+                    instance_count=1,
+                    platform="nvidia",
+                    state="running",
+                    tags=tags,
+                    hints={},
+                    details={"instance_id": instance_id},
+                )
+            )
+    with session_factory() as session:
+        teams = BillRepository(session).teams_by_arn(
+            "111111111111", [arn(name) for name, _, _ in stored], ("team", *KEYS)
+        )
+    # i-a2: "zeta" on its first day, "ml" after; i-a3: squad "search" with an empty team, then team "infra"
+    assert teams == {arn("a1"): "live", arn("a2"): "ml", arn("a3"): "infra"}

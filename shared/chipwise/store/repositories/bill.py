@@ -391,14 +391,23 @@ class BillRepository(Repository):
             for period, account, region, service, cost, lines in self.session.execute(stmt)
         ]
 
-    def resource_tags(self, account_id: str) -> dict[str, dict[str, str]]:
-        """The cost allocation tags the bill carries, per resource id of the account."""
-        stmt = select(BillResourceCost.resource_id, BillResourceCost.tags).where(
-            BillResourceCost.account_id == account_id
-        )
+    def resource_tags(self, account_id: str, resource_ids: Iterable[str]) -> dict[str, dict[str, str]]:
+        """The cost allocation tags the bill carries for each of ``resource_ids`` of the account (compared without
+        case, keyed in lower case; an id the bill does not name is absent): the tags of its resource-days merged
+        day by day, so a tag retagged within the bill takes its latest day's value, the same on every run. Only
+        those resources' rows are read, ``IN`` lists of 500, not every resource-day of the account."""
+        wanted = sorted({r.lower() for r in resource_ids})
         found: dict[str, dict[str, str]] = defaultdict(dict)
-        for resource_id, tags in self.session.execute(stmt):
-            found[str(resource_id)].update({str(k): str(v) for k, v in (tags or {}).items()})
+        lowered = func.lower(BillResourceCost.resource_id)
+        for start in range(0, len(wanted), 500):
+            stmt = (
+                select(lowered, BillResourceCost.tags)
+                .where(BillResourceCost.account_id == account_id, lowered.in_(wanted[start : start + 500]))
+                .order_by(BillResourceCost.day, BillResourceCost.id)
+            )
+            for resource_id, tags in self.session.execute(stmt):
+                if tags:
+                    found[str(resource_id)].update({str(k): str(v) for k, v in tags.items()})
         return dict(found)
 
     def commitments(self, account_id: str | None = None) -> list[tuple[CommitmentRecord, str]]:
@@ -448,8 +457,8 @@ class BillRepository(Repository):
             for arn, tags, instance_id in rows.all():  # fetched at once, not a row at a time
                 live = {str(k): str(v) for k, v in (tags or {}).items()}
                 found.append((str(arn), first_tag(live, keys), str(instance_id or arn).lower()))
-        unnamed = any(team is None for _, team, _ in found)
-        billed = {k.lower(): v for k, v in self.resource_tags(account_id).items()} if unnamed else {}
+        # the bill's tags of the resources no live tag names a team for (those alone)
+        billed = self.resource_tags(account_id, (bill_id for _, team, bill_id in found if team is None))
         teams: dict[str, str] = {}
         for arn, live_team, bill_id in found:
             team = live_team or first_tag(billed.get(bill_id, {}), keys)
