@@ -43,14 +43,6 @@ findings_app = typer.Typer(
 )
 
 
-# A finding's team in the lists (and the team digests) is its resource's live tag alone; the resources' verdicts,
-# the reports and `bill show` also read the bill's cost allocation tags (docs/cli.md).
-_TEAM_SOURCE = (
-    "a finding's team here is its resource's live team tag; `chipwise resources --team` and the report also take"
-    " the bill's cost allocation tags for a resource without one"
-)
-
-
 def _statuses(status: str) -> tuple[str, ...]:
     from chipwise.errors import InvalidInput
 
@@ -171,8 +163,6 @@ def _table(selected: FindingFilter, limit: int | None, cursor: str | None, statu
         filters: dict[str, object] = {"account": selected.account_id, "team": selected.team, "region": selected.region}
         filters |= {"rule": ", ".join(selected.rule_ids or ()), "min_savings": selected.min_savings, "cursor": cursor}
         out.print(no_match_line(f"{status} finding", **filters), highlight=False)
-        if selected.team is not None:  # where the lists' team comes from, and where else one is read
-            err.print(_TEAM_SOURCE, highlight=False, markup=False, soft_wrap=True)
         return
     shown = len(documents)
     title = plural(page.totals.count, f"{status} finding")

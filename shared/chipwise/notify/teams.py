@@ -4,8 +4,9 @@ teams), then the team's own total and top findings. Every figure is aggregated i
 number of lines whatever the size of the organisation, and planning them costs a few statements per team, not a
 snapshot per account.
 
-A team is the first of ``team_tag_keys`` a finding's resource carries (as ``chipwise findings --team`` resolves
-it); findings of untagged resources make the "(no team tag)" team. Team digests go to the configured recipients;
+A team is the first of ``team_tag_keys`` a finding's resource carries (its live tags, else its latest scan's
+team from the bill, as ``chipwise findings --team`` resolves it); findings of resources neither names make the
+"(no team tag)" team. Team digests go to the configured recipients;
 alerts keep their per-finding messages (new findings above the threshold since the last team digest, the largest
 first, at most ``alert_max_per_run``).
 """

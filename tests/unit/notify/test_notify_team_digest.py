@@ -235,6 +235,64 @@ def test_a_resource_tagged_under_two_keys_is_the_first_key_s_team_alone(session_
         }
 
 
+def test_a_team_the_bill_alone_names_is_the_finding_s_team_everywhere(session_factory: sessionmaker[Session]) -> None:
+    """A resource without a live team tag takes the team its latest scan gave it (from the bill's cost allocation
+    tags: the scan's verdict rows), in the per-team totals, a team's page and its top findings, as ``chipwise
+    resources`` and the reports have it; a live team tag still comes first; a scan of another region does not
+    count."""
+    from datetime import date
+
+    from chipwise.store.repositories.finding_pages import FindingFilter, FindingPages
+    from chipwise.store.tables import Scan, ScanVerdict
+
+    account = "100000000000"
+    with session_factory.begin() as session:
+        add_account(session, account, name="Account 0")
+        add_resource(session, "ep-billed", account_id=account, tags={})
+        add_resource(session, "ep-live", account_id=account, tags={"team": "live-team"})
+        billed = add_finding(session, "ep-billed", account_id=account, savings="700")
+        live = add_finding(session, "ep-live", account_id=account, savings="300")
+        window = {"window_start": date(2026, 11, 1), "window_end": date(2026, 11, 15)}
+        session.add(Scan(id="scan-latest", account_id=account, region="us-east-1", status="succeeded", **window))
+        session.add(Scan(id="scan-other-region", account_id=account, region="eu-west-1", status="succeeded", **window))
+        session.flush()
+        for scan_id, position, name, team in (
+            ("scan-latest", 0, "ep-billed", "billed-team"),
+            ("scan-latest", 1, "ep-live", "billed-other"),
+            ("scan-other-region", 0, "ep-billed", "elsewhere"),
+        ):
+            arn = arn_for(name, account)
+            session.add(
+                ScanVerdict(
+                    scan_id=scan_id,
+                    position=position,
+                    resource_id=arn,
+                    resource_arn=arn,
+                    resource_variant="",
+                    team=team,
+                    verdict="waste",
+                )
+            )
+    keys = ("team", "user:team")
+    with session_factory() as session:
+        pages = FindingPages(session)
+        assert [(g.key, g.count) for g in pages.by_team(FindingFilter(team_tag_keys=keys))] == [
+            ("billed-team", 1),
+            ("live-team", 1),
+        ]
+        for team, expected in (("billed-team", [billed.id]), ("live-team", [live.id]), ("billed-other", [])):
+            page = pages.page(FindingFilter(team=team, team_tag_keys=keys), limit=5)
+            assert [d.finding_id for d in page] == expected, team
+        tops = pages.top_by_team(FindingFilter(team_tag_keys=keys), limit=5)
+        assert {t: [d.finding_id for d in top] for t, top in tops.items()} == {
+            "billed-team": [billed.id],
+            "live-team": [live.id],
+        }
+        assert pages.page(FindingFilter(team=NO_TEAM, team_tag_keys=keys), limit=5) == []
+        # without team tag keys no team is known, the scan's included
+        assert [g.key for g in pages.by_team(FindingFilter())] == [NO_TEAM]
+
+
 def test_every_team_s_top_findings_in_one_statement_are_its_own_page(
     session_factory: sessionmaker[Session],
 ) -> None:

@@ -3,8 +3,8 @@ least saving) and totals computed in SQL, pages by keyset (after a finding id), 
 
 The order is the list's: largest estimated saving first, then rule, resource name and id (a total order, so a
 cursor resumes exactly where the previous page stopped). A finding's team is the first of ``team_tag_keys`` its
-resource's live tags carry (the bill's cost allocation tags are not consulted here: they are not in SQL's reach).
-"""
+resource's live tags carry, else the team the latest scan of its account and region gave the resource (from the
+cost allocation tags the bill carries for it: ``scan_verdicts``), else "(no team tag)"."""
 
 from __future__ import annotations
 
@@ -14,14 +14,14 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import and_, exists, false, func, or_, select
+from sqlalchemy import and_, func, literal, or_, select
 from sqlalchemy.orm import aliased
 
 from chipwise.errors import NotFound
 from chipwise.models.findings import FindingDocument
 from chipwise.store.repositories.findings import document_columns, document_of_columns
 from chipwise.store.repositories.records import Repository
-from chipwise.store.tables import Finding, Resource
+from chipwise.store.tables import Finding, Resource, Scan, ScanVerdict
 
 BATCH = 500  # rows fetched at a time when streaming every finding
 
@@ -64,27 +64,51 @@ def _groups(rows: Iterable[Any]) -> list[Group]:
 
 
 def _team_matches(team: str, keys: Sequence[str]) -> Any:
-    """The findings whose team (:func:`_team_of`: the first of ``keys`` their resource's tags name) is ``team``:
-    what :meth:`FindingPages.by_team` counts under that key, so a resource tagged for two teams under two keys is
-    the first key's team's alone."""
+    """The findings whose team (:func:`_team_of`) is ``team``: what :meth:`FindingPages.by_team` counts under that
+    key, so a resource tagged for two teams under two keys is the first key's team's alone."""
     # The resource's own row (account, ARN and variant: what by_team joins on), found through the unique (arn,
     # variant) index; matched on account and ARN alone, SQLite chose the account index and read every resource of
     # the finding's account for each finding (notify's team digests: 7.07x the CPU at 10x the findings). An alias,
     # so that the test stays inside the subquery in a statement that joins the resources itself (by_team).
     own = aliased(Resource)
-    if team == NO_TEAM:  # none of the keys names a team (or no resource row): what by_team groups under NO_TEAM
-        named = [own.tags[key].as_string().is_not(None) for key in keys]
-        return ~exists().where(
+    if not keys:
+        return literal(team == NO_TEAM)
+    live = (
+        select(_live(keys, own))
+        .where(
             own.account_id == Finding.account_id,
             own.arn == Finding.resource_arn,
             own.variant == Finding.resource_variant,
-            or_(*named) if named else false(),
         )
-    return exists().where(
-        own.account_id == Finding.account_id,
-        own.arn == Finding.resource_arn,
-        own.variant == Finding.resource_variant,
-        _team_of(keys, own) == team if keys else false(),
+        .limit(1)
+        .scalar_subquery()
+    )
+    return func.coalesce(live, _scanned_team(), NO_TEAM) == team
+
+
+def _live(keys: Sequence[str], resource: Any) -> Any:
+    """The resource's team from its live tags alone: the first of ``keys`` they name (NULL when none does; SQLite's
+    coalesce takes two arguments or more)."""
+    named = [resource.tags[k].as_string() for k in keys]
+    return named[0] if len(named) == 1 else func.coalesce(*named)
+
+
+def _scanned_team() -> Any:
+    """The team the latest scan of the finding's account and region gave its resource (``scan_verdicts`` keeps that
+    scan's rows alone): its live tags, else the cost allocation tags the bill carries for it, so that a team the
+    bill alone names is the finding's too, as ``chipwise resources`` and the reports have it. NULL without one."""
+    return (
+        select(ScanVerdict.team)
+        .join(Scan, Scan.id == ScanVerdict.scan_id)
+        .where(
+            Scan.account_id == Finding.account_id,
+            Scan.region == Finding.region,
+            ScanVerdict.resource_arn == Finding.resource_arn,
+            ScanVerdict.resource_variant == Finding.resource_variant,
+            ScanVerdict.team.is_not(None),
+        )
+        .limit(1)
+        .scalar_subquery()
     )
 
 
@@ -109,8 +133,11 @@ _ORDER = (Finding.estimated_monthly_savings_usd.desc(), Finding.rule_id, Finding
 
 
 def _team_of(keys: Sequence[str], resource: Any = Resource) -> Any:
-    """A finding's team: the first of ``keys`` its resource's tags name, else "(no team tag)"."""
-    return func.coalesce(*(resource.tags[k].as_string() for k in keys), NO_TEAM)
+    """A finding's team: the first of ``keys`` its resource's live tags name, else the team its latest scan gave it
+    (:func:`_scanned_team`: the bill's cost allocation tags), else "(no team tag)"."""
+    if not keys:
+        return literal(NO_TEAM)
+    return func.coalesce(*(resource.tags[k].as_string() for k in keys), _scanned_team(), NO_TEAM)
 
 
 def _with_resource(stmt: Any) -> Any:
