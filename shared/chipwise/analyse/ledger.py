@@ -158,9 +158,12 @@ def price_from_bill(
             found = environment_bill(source, by_key)
         else:
             found = by_key.get(key) if key is not None else None
-        tags = {**(found.tags if found else {}), **{k: str(v) for k, v in (source.tags or {}).items()}}
-        resource.team = first_tag(tags, team_keys)
-        resource.owner = first_tag(tags, owner_keys)
+        # the live tags first, then the bill's (as BillRepository.teams_by_arn and the findings' lists take a team):
+        # a live tag under any key wins over the bill's under an earlier key
+        live = {k: str(v) for k, v in (source.tags or {}).items()}
+        billed = found.tags if found else {}
+        resource.team = first_tag(live, team_keys) or first_tag(billed, team_keys)
+        resource.owner = first_tag(live, owner_keys) or first_tag(billed, owner_keys)
         if key is not None and key in owned and resource.kind == "ec2_instance":
             resource.billed_on = owned[key]
             continue

@@ -182,3 +182,20 @@ def test_billed_costs_never_list_an_instance_its_environment_carries() -> None:
     resources = extra[2]  # type: ignore[index]
     billed = {r.id: r.cost_usd for r in resources if r.cost_usd is not None}
     assert list(billed) == [POOL] and billed_costs(None) == {}
+
+
+def test_a_resource_s_live_tags_name_its_team_and_owner_before_the_bill_s() -> None:
+    """The live tags first, then the bill's cost allocation tags (as the findings' lists and the reports take a team):
+    a live ``cost-center`` wins over the bill's ``user:team`` though that key comes first; without a live one, the
+    bill's names it; an owner likewise."""
+    live = _instance(IDS[0])
+    live.tags = {"cost-center": "search", "Owner": "ana@example.com"}
+    billed_only = _instance(IDS[1])
+    bills = {IDS[0]: _line(IDS[0]), IDS[1]: _line(IDS[1])}
+    bills[IDS[1]].tags = {"user:team": "research", "user:owner": "bo@example.com"}
+    resources = _scan([live, billed_only])
+    keys = ("user:team", "cost-center")
+    price_from_bill(
+        resources, {r.key: r for r in (live, billed_only)}, bills, team_keys=keys, owner_keys=("user:owner", "owner")
+    )
+    assert [(r.team, r.owner) for r in resources] == [("search", "ana@example.com"), ("research", "bo@example.com")]
